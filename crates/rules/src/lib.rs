@@ -1,0 +1,118 @@
+//! What may happen: the documented subagent-scheduling rules of Claude Code as pure
+//! functions over plain data.
+//!
+//! Every function here takes plain values and returns a [`Decision`]-like value that names
+//! the rule (an ID from `rules.md`) that decided. Nothing here knows about time, I/O, async,
+//! randomness or serde — the engine owns time, the scenario crate owns files.
+//!
+//! The main types:
+//! - [`SessionConfig`]: the session settings after version gates ([`Gates`]) and env vars;
+//! - [`placement::place`]: FGBG-1's first-match chain;
+//! - [`cap::admit`]: the concurrency cap;
+//! - [`tools::resolve`]: the two tool filters and `tools`/`disallowedTools`;
+//! - [`prompt::route`]: where a permission prompt goes.
+//!
+//! ```
+//! use subsim_rules::{cap, SessionConfig, SessionKind, PermissionMode, Version};
+//! let (config, _notes) = SessionConfig::resolve(
+//!     Version::NEWEST, SessionKind::Interactive, &Default::default(), false, false,
+//!     PermissionMode::Default);
+//! let decision = cap::admit(20, &config);
+//! assert!(!decision.admitted);
+//! assert_eq!(decision.rule, "CAP-1");
+//! ```
+#![warn(missing_docs)]
+
+pub mod cap;
+pub mod depth;
+pub mod messages;
+pub mod notify;
+pub mod placement;
+pub mod prompt;
+pub mod session;
+pub mod tools;
+pub mod version;
+
+pub use session::{PermissionMode, SessionConfig, SessionKind};
+pub use version::{Gates, Version};
+
+/// A rule ID from `rules.md` (e.g. `"CAP-1"`), or an open-question ID (`"Q-11"`) where
+/// the catalog's adopted default decided.
+pub type RuleId = &'static str;
+
+/// Foreground or background (FGBG).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Blocks the launching conversation until it completes (FGBG-4).
+    Foreground,
+    /// Runs concurrently; reports by a completion notification (NOTIFY-3).
+    Background,
+}
+
+impl Mode {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Foreground => "foreground",
+            Mode::Background => "background",
+        }
+    }
+}
+
+/// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// CAP-1.
+    ConcurrentLimit,
+    /// DEPTH-3/4: the caller has no working `Agent` tool at its depth.
+    DepthLimit,
+    /// SPAWN-7 / SPAWN-5: the type is denied or not on the main-thread allowlist.
+    Denied,
+    /// The named type does not exist.
+    UnknownType,
+    /// SPAWN-3/4: no type and no `general-purpose`.
+    TypeRequired,
+    /// TOOLS-12.
+    ZeroTools,
+    /// FORK-7.
+    ForkInFork,
+    /// FGBG-1 case 1.
+    TeammateBackground,
+    /// FORK-3/4: `fork` requested while fork mode is off or forks are denied.
+    ForkUnavailable,
+    /// Q-29: only the main conversation can fork.
+    ForkFromSubagent,
+}
+
+impl RejectReason {
+    /// The trace spelling (`reason` field).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::ConcurrentLimit => "concurrent_limit",
+            RejectReason::DepthLimit => "depth_limit",
+            RejectReason::Denied => "denied",
+            RejectReason::UnknownType => "unknown_type",
+            RejectReason::TypeRequired => "type_required",
+            RejectReason::ZeroTools => "zero_tools",
+            RejectReason::ForkInFork => "fork_in_fork",
+            RejectReason::TeammateBackground => "teammate_background",
+            RejectReason::ForkUnavailable => "fork_unavailable",
+            RejectReason::ForkFromSubagent => "fork_from_subagent",
+        }
+    }
+
+    /// Every reason, in declaration order (summary tables list them in this order).
+    pub const ALL: [RejectReason; 10] = [
+        RejectReason::ConcurrentLimit,
+        RejectReason::DepthLimit,
+        RejectReason::Denied,
+        RejectReason::UnknownType,
+        RejectReason::TypeRequired,
+        RejectReason::ZeroTools,
+        RejectReason::ForkInFork,
+        RejectReason::TeammateBackground,
+        RejectReason::ForkUnavailable,
+        RejectReason::ForkFromSubagent,
+    ];
+}

@@ -1,0 +1,92 @@
+//! NOTIFY — who receives a finished run's result, and whether a launcher waits.
+
+use crate::{Mode, RuleId, SessionKind};
+
+/// Who gets a finished run's single text result (NOTIFY-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recipient {
+    /// The agent that launched (or resumed) the run.
+    Caller,
+    /// The main conversation.
+    Main,
+}
+
+/// The facts about a finishing run that decide where its result goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finishing {
+    /// The run's mode when it ends.
+    pub mode: Mode,
+    /// The run is a fork.
+    pub fork: bool,
+    /// The caller (launcher or resumer) is the main conversation.
+    pub caller_is_main: bool,
+    /// The caller is still running (a subagent caller may have finished, NOTIFY-7).
+    pub caller_running: bool,
+    /// The run is a resume started by SendMessage.
+    pub resumed: bool,
+}
+
+/// What kind of delivery a result is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// The Agent tool's result to a blocked caller (NOTIFY-2).
+    ToolResult,
+    /// A completion notification in a later turn (NOTIFY-3).
+    Notification,
+}
+
+/// NOTIFY-2/3/7/9/10: where a finished run's result goes, and how.
+pub fn completion(finishing: Finishing) -> (Recipient, Delivery, RuleId) {
+    if finishing.mode == Mode::Foreground && finishing.caller_running {
+        return (Recipient::Caller, Delivery::ToolResult, "NOTIFY-2");
+    }
+    if finishing.caller_is_main {
+        let rule = if finishing.fork { "NOTIFY-10" } else { "NOTIFY-3" };
+        return (Recipient::Main, Delivery::Notification, rule);
+    }
+    if finishing.caller_running {
+        let rule = if finishing.resumed { "NOTIFY-9" } else { "NOTIFY-6" };
+        (Recipient::Caller, Delivery::Notification, rule)
+    } else {
+        // NOTIFY-7: an orphan reports to the main conversation.
+        (Recipient::Main, Delivery::Notification, "NOTIFY-7")
+    }
+}
+
+/// NOTIFY-6 / NOTIFY-7: does a launcher whose steps are done wait for its background
+/// children before it finishes?
+pub fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
+    if kind.is_interactive() {
+        (true, "NOTIFY-6")
+    } else {
+        (false, "NOTIFY-7")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finishing(mode: Mode, caller_is_main: bool, caller_running: bool) -> Finishing {
+        Finishing { mode, fork: false, caller_is_main, caller_running, resumed: false }
+    }
+
+    #[test]
+    fn recipients() {
+        assert_eq!(completion(finishing(Mode::Foreground, true, true)).2, "NOTIFY-2");
+        assert_eq!(completion(finishing(Mode::Background, true, true)), (Recipient::Main, Delivery::Notification, "NOTIFY-3"));
+        assert_eq!(completion(finishing(Mode::Background, false, true)), (Recipient::Caller, Delivery::Notification, "NOTIFY-6"));
+        assert_eq!(completion(finishing(Mode::Background, false, false)), (Recipient::Main, Delivery::Notification, "NOTIFY-7"));
+        let fork = Finishing { fork: true, ..finishing(Mode::Background, true, true) };
+        assert_eq!(completion(fork).2, "NOTIFY-10");
+        let resumed = Finishing { resumed: true, ..finishing(Mode::Background, false, true) };
+        assert_eq!(completion(resumed).2, "NOTIFY-9");
+    }
+
+    #[test]
+    fn launchers_wait_only_interactively() {
+        assert!(launcher_waits(SessionKind::Interactive).0);
+        assert!(!launcher_waits(SessionKind::Headless).0);
+        assert!(!launcher_waits(SessionKind::Sdk).0);
+    }
+}

@@ -1,0 +1,316 @@
+//! The session-wide settings that decide scheduling: session kind, permission modes, and
+//! the documented environment variables resolved into one [`SessionConfig`].
+//!
+//! Not for per-agent decisions; those live in the sibling modules and read this config.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::version::{Gates, Version};
+
+/// How the session was started (glossary: *session kind*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SessionKind {
+    /// A terminal session.
+    #[default]
+    Interactive,
+    /// `claude -p`.
+    Headless,
+    /// The Agent SDK.
+    Sdk,
+}
+
+impl SessionKind {
+    /// The scenario-file spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionKind::Interactive => "interactive",
+            SessionKind::Headless => "headless",
+            SessionKind::Sdk => "sdk",
+        }
+    }
+
+    /// True for a terminal session.
+    pub fn is_interactive(self) -> bool {
+        self == SessionKind::Interactive
+    }
+}
+
+impl FromStr for SessionKind {
+    type Err = ();
+    fn from_str(text: &str) -> Result<SessionKind, ()> {
+        match text {
+            "interactive" => Ok(SessionKind::Interactive),
+            "headless" => Ok(SessionKind::Headless),
+            "sdk" => Ok(SessionKind::Sdk),
+            _ => Err(()),
+        }
+    }
+}
+
+/// A `permissionMode` value (PERM-9). `manual` parses to [`PermissionMode::Default`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PermissionMode {
+    /// Prompts for permission ("Manual").
+    #[default]
+    Default,
+    /// Auto-accepts file edits.
+    AcceptEdits,
+    /// The classifier reviews actions.
+    Auto,
+    /// Auto-denies prompts.
+    DontAsk,
+    /// Skips prompts.
+    BypassPermissions,
+    /// Read-only exploration.
+    Plan,
+}
+
+impl PermissionMode {
+    /// The configuration spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Auto => "auto",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::Plan => "plan",
+        }
+    }
+
+    /// Every spelling accepted in files, for "did you mean" suggestions.
+    pub const NAMES: [&'static str; 7] = [
+        "default",
+        "acceptEdits",
+        "auto",
+        "dontAsk",
+        "bypassPermissions",
+        "plan",
+        "manual",
+    ];
+}
+
+impl fmt::Display for PermissionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PermissionMode {
+    type Err = ();
+    fn from_str(text: &str) -> Result<PermissionMode, ()> {
+        match text {
+            "default" | "manual" => Ok(PermissionMode::Default),
+            "acceptEdits" => Ok(PermissionMode::AcceptEdits),
+            "auto" => Ok(PermissionMode::Auto),
+            "dontAsk" => Ok(PermissionMode::DontAsk),
+            "bypassPermissions" => Ok(PermissionMode::BypassPermissions),
+            "plan" => Ok(PermissionMode::Plan),
+            _ => Err(()),
+        }
+    }
+}
+
+/// The environment variables the scheduling rules read, by their real names.
+pub mod env {
+    /// CAP-1: the concurrency cap.
+    pub const MAX_CONCURRENT: &str = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS";
+    /// DEPTH-2: the depth limit.
+    pub const MAX_DEPTH: &str = "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH";
+    /// FORK-2: fork mode override.
+    pub const FORK_SUBAGENT: &str = "CLAUDE_CODE_FORK_SUBAGENT";
+    /// FGBG-1 case 2: everything in the foreground.
+    pub const DISABLE_BACKGROUND_TASKS: &str = "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS";
+    /// MODEL-2: the subagent model.
+    pub const SUBAGENT_MODEL: &str = "CLAUDE_CODE_SUBAGENT_MODEL";
+    /// MODEL-8: force one model.
+    pub const SUBAGENT_MODEL_FORCE: &str = "CLAUDE_CODE_SUBAGENT_MODEL_FORCE";
+    /// MODEL-14: effort override.
+    pub const EFFORT_LEVEL: &str = "CLAUDE_CODE_EFFORT_LEVEL";
+    /// SPAWN-8: drop Explore and Plan.
+    pub const DISABLE_EXPLORE_PLAN: &str = "CLAUDE_CODE_DISABLE_EXPLORE_PLAN_AGENTS";
+    /// SPAWN-8: drop every built-in (non-interactive sessions).
+    pub const SDK_DISABLE_BUILTINS: &str = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS";
+    /// Every variable the simulator reads, for validation hints.
+    pub const KNOWN: [&str; 9] = [
+        MAX_CONCURRENT,
+        MAX_DEPTH,
+        FORK_SUBAGENT,
+        DISABLE_BACKGROUND_TASKS,
+        SUBAGENT_MODEL,
+        SUBAGENT_MODEL_FORCE,
+        EFFORT_LEVEL,
+        DISABLE_EXPLORE_PLAN,
+        SDK_DISABLE_BUILTINS,
+    ];
+}
+
+/// A note about how a setting was read, e.g. an invalid value that fell back to its default.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigNote {
+    /// The rule or open question that decided.
+    pub rule: &'static str,
+    /// What happened, in words.
+    pub text: String,
+}
+
+/// The session-wide scheduling settings after applying the version gates and env vars.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// The gates of the session's version.
+    pub gates: Gates,
+    /// Session kind.
+    pub kind: SessionKind,
+    /// CAP-1: the cap, or `None` when the version has none.
+    pub cap: Option<u32>,
+    /// CAP-4 / Q-42: ultracode exempts spawns from the cap check; slots are still counted.
+    pub ultracode: bool,
+    /// DEPTH-1/2/6: how many subagent layers below main may exist (0 = no subagent may spawn).
+    pub depth_limit: u32,
+    /// FORK-1/2: whether fork mode is on.
+    pub fork_mode: bool,
+    /// FGBG-1 case 2: `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`.
+    pub background_disabled: bool,
+    /// Agent teams enabled (SPAWN-11).
+    pub agent_teams: bool,
+    /// The main conversation's permission mode.
+    pub permission_mode: PermissionMode,
+}
+
+/// Reads a positive integer env value (Q-9: anything else is ignored, with a note).
+fn positive_int(
+    env: &BTreeMap<String, String>,
+    name: &str,
+    notes: &mut Vec<ConfigNote>,
+) -> Option<u32> {
+    let raw = env.get(name)?;
+    match raw.trim().parse::<u32>() {
+        Ok(value) if value > 0 => Some(value),
+        _ => {
+            notes.push(ConfigNote {
+                rule: "Q-9",
+                text: format!("{name}={raw:?} is not a positive integer; the default applies"),
+            });
+            None
+        }
+    }
+}
+
+fn flag(env: &BTreeMap<String, String>, name: &str) -> Option<bool> {
+    match env.get(name).map(|value| value.trim()) {
+        Some("1") | Some("true") => Some(true),
+        Some("0") | Some("false") => Some(false),
+        _ => None,
+    }
+}
+
+impl SessionConfig {
+    /// Resolves the session settings for `version`, reading the documented env vars.
+    pub fn resolve(
+        version: Version,
+        kind: SessionKind,
+        env: &BTreeMap<String, String>,
+        ultracode: bool,
+        agent_teams: bool,
+        permission_mode: PermissionMode,
+    ) -> (SessionConfig, Vec<ConfigNote>) {
+        let gates = Gates::for_version(version);
+        let mut notes = Vec::new();
+        // CAP-1: default 20, any positive integer through the env var; no cap before 2.1.217.
+        let cap = if gates.cap {
+            Some(positive_int(env, env::MAX_CONCURRENT, &mut notes).unwrap_or(20))
+        } else {
+            None
+        };
+        // DEPTH-2 / DEPTH-6: the env var is honoured only where the limit is configurable.
+        let depth_limit = if gates.depth_configurable {
+            positive_int(env, env::MAX_DEPTH, &mut notes).unwrap_or(gates.default_depth)
+        } else {
+            if env.contains_key(env::MAX_DEPTH) {
+                notes.push(ConfigNote {
+                    rule: "DEPTH-6",
+                    text: format!(
+                        "{} is ignored before v2.1.217; the depth limit is fixed at {}",
+                        env::MAX_DEPTH,
+                        gates.default_depth
+                    ),
+                });
+            }
+            gates.default_depth
+        };
+        // FORK-1 / FORK-2: interactive on from v2.1.232, -p and SDK off; the env var overrides.
+        let fork_default = kind.is_interactive() && gates.fork_mode_interactive_default;
+        let fork_mode = flag(env, env::FORK_SUBAGENT).unwrap_or(fork_default);
+        let background_disabled = flag(env, env::DISABLE_BACKGROUND_TASKS).unwrap_or(false);
+        let config = SessionConfig {
+            gates,
+            kind,
+            cap,
+            ultracode,
+            depth_limit,
+            fork_mode,
+            background_disabled,
+            agent_teams,
+            permission_mode,
+        };
+        (config, notes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(version: u32, kind: SessionKind, pairs: &[(&str, &str)]) -> SessionConfig {
+        let env = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        SessionConfig::resolve(
+            Version::v2_1(version),
+            kind,
+            &env,
+            false,
+            false,
+            PermissionMode::Default,
+        )
+        .0
+    }
+
+    #[test]
+    fn cap_defaults_and_env() {
+        assert_eq!(resolve(292, SessionKind::Interactive, &[]).cap, Some(20));
+        assert_eq!(
+            resolve(292, SessionKind::Interactive, &[(env::MAX_CONCURRENT, "5")]).cap,
+            Some(5)
+        );
+        assert_eq!(
+            resolve(292, SessionKind::Interactive, &[(env::MAX_CONCURRENT, "0")]).cap,
+            Some(20)
+        );
+        assert_eq!(resolve(216, SessionKind::Interactive, &[]).cap, None);
+    }
+
+    #[test]
+    fn depth_env_only_where_configurable() {
+        assert_eq!(
+            resolve(292, SessionKind::Interactive, &[(env::MAX_DEPTH, "1")]).depth_limit,
+            1
+        );
+        assert_eq!(
+            resolve(200, SessionKind::Interactive, &[(env::MAX_DEPTH, "1")]).depth_limit,
+            5
+        );
+    }
+
+    #[test]
+    fn fork_mode_by_kind_and_env() {
+        assert!(resolve(292, SessionKind::Interactive, &[]).fork_mode);
+        assert!(!resolve(231, SessionKind::Interactive, &[]).fork_mode);
+        assert!(!resolve(292, SessionKind::Headless, &[]).fork_mode);
+        assert!(resolve(292, SessionKind::Sdk, &[(env::FORK_SUBAGENT, "1")]).fork_mode);
+        assert!(!resolve(292, SessionKind::Interactive, &[(env::FORK_SUBAGENT, "0")]).fork_mode);
+    }
+}

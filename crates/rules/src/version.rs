@@ -1,0 +1,232 @@
+//! Claude Code versions and the version gates of the catalog (rules.md §23).
+//!
+//! This module is the *one place* that maps a version to the rule set in force: every
+//! gate the simulator honours is a field of [`Gates`], computed by [`Gates::for_version`].
+//! It is not for parsing anything but the `major.minor.patch` form.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A Claude Code version such as `2.1.186`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    /// Major component.
+    pub major: u32,
+    /// Minor component.
+    pub minor: u32,
+    /// Patch component.
+    pub patch: u32,
+}
+
+impl Version {
+    /// The newest version the catalog documents (ES mentions v2.1.292).
+    pub const NEWEST: Version = Version::new(2, 1, 292);
+
+    /// Builds a version from its three components.
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Version {
+        Version { major, minor, patch }
+    }
+
+    /// `2.1.patch`, the only line the catalog speaks about.
+    pub const fn v2_1(patch: u32) -> Version {
+        Version::new(2, 1, patch)
+    }
+}
+
+impl Default for Version {
+    fn default() -> Version {
+        Version::NEWEST
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// Why a version string did not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VersionError {
+    /// The text is not three dot-separated non-negative integers.
+    Malformed(String),
+}
+
+impl fmt::Display for VersionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VersionError::Malformed(text) => write!(
+                f,
+                "`{text}` is not a version; write it as major.minor.patch, e.g. \"2.1.186\""
+            ),
+        }
+    }
+}
+
+impl std::error::Error for VersionError {}
+
+impl FromStr for Version {
+    type Err = VersionError;
+
+    fn from_str(text: &str) -> Result<Version, VersionError> {
+        let trimmed = text.trim().trim_start_matches('v');
+        let mut parts = trimmed.split('.');
+        let mut next = || -> Option<u32> { parts.next()?.parse().ok() };
+        let (Some(major), Some(minor), Some(patch)) = (next(), next(), next()) else {
+            return Err(VersionError::Malformed(text.to_string()));
+        };
+        if parts.next().is_some() {
+            return Err(VersionError::Malformed(text.to_string()));
+        }
+        Ok(Version::new(major, minor, patch))
+    }
+}
+
+/// Every version gate that changes what the simulator does, resolved for one version.
+///
+/// Fields are named after what they switch on; each doc comment names the rule and the gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gates {
+    /// The version these gates were computed for.
+    pub version: Version,
+    /// CAP-1: the concurrency cap exists from v2.1.217; earlier versions have none.
+    pub cap: bool,
+    /// DEPTH-6: the default depth limit (5 in 2.1.172–2.1.216, 1 in 2.1.217–2.1.218, 3 from
+    /// 2.1.219); `0` below 2.1.172 where nesting is unsupported.
+    pub default_depth: u32,
+    /// DEPTH-2: `CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH` is honoured from v2.1.217.
+    pub depth_configurable: bool,
+    /// PERM-4 / PERM-5: background prompts surface in the main session from v2.1.186;
+    /// before, they were silently auto-denied.
+    pub background_prompts: bool,
+    /// FORK-1: fork mode is on by default in interactive sessions from v2.1.232.
+    pub fork_mode_interactive_default: bool,
+    /// FORK-9: the user fork command: `/subtask` from v2.1.212, `/fork` in 2.1.161–2.1.211.
+    pub user_fork_command: Option<&'static str>,
+    /// NOTIFY-4: from v2.1.211 Claude waits for the completion notification and answers
+    /// "still running"; before, it sometimes reported unfinished results.
+    pub waits_for_notification: bool,
+    /// RESUME-8: from v2.1.205 a resumed agent shows as running again.
+    pub resume_shows_running: bool,
+    /// RESUME-12: the SendMessage name-reuse check, from v2.1.199.
+    pub name_reuse_check: bool,
+    /// RESUME-11: typing into a user-stopped agent's transcript resumes it, from v2.1.191.
+    pub type_to_resume: bool,
+    /// RESUME-4: `maxTurns` partial-output marking, from v2.1.246.
+    pub max_turns_partial: bool,
+    /// RESUME-14: a per-invocation `model` survives resume, from v2.1.211.
+    pub model_survives_resume: bool,
+    /// TOOLS-12: a zero-tools spawn is refused from v2.1.208.
+    pub zero_tools_refused: bool,
+    /// TOOLS-5: `LSP` is on the background allow-list from v2.1.280.
+    pub lsp_in_background: bool,
+    /// TOOLS-3 / D-1 / Q-20: `TaskOutput` is removed by filter 1 up to v2.1.271.
+    pub task_output_filtered: bool,
+    /// HANDBACK-1: `SubagentHandback` exists from v2.1.271.
+    pub handback: bool,
+    /// PANEL-2 / PANEL-4: a successful row leaves the panel at once from v2.1.232.
+    pub success_row_removed_at_once: bool,
+    /// PANEL-5: completed agents stay listed in `/tasks` for 30 s from v2.1.208.
+    pub tasks_lists_done: bool,
+    /// SCAN-1: reports are scanned from v2.1.210.
+    pub output_scanning: bool,
+    /// PERM-12: a subagent declaring `bypassPermissions` under a default/dontAsk/plan main
+    /// keeps the main mode from v2.1.267.
+    pub bypass_keeps_main_mode: bool,
+    /// MODEL-2: per-invocation > frontmatter > env > main from v2.1.251; env first before.
+    pub model_order_env_last: bool,
+    /// SPAWN-8: `CLAUDE_CODE_DISABLE_EXPLORE_PLAN_AGENTS` is honoured from v2.1.198.
+    pub disable_explore_plan_env: bool,
+    /// ERR-2: from v2.1.199 a failed run reports failure rather than error text.
+    pub reports_failure: bool,
+}
+
+impl Gates {
+    /// The gates in force for `version` (rules.md §23).
+    pub fn for_version(version: Version) -> Gates {
+        let at_least = |patch: u32| version >= Version::v2_1(patch);
+        let default_depth = if at_least(219) {
+            3
+        } else if at_least(217) {
+            1
+        } else if at_least(172) {
+            5
+        } else {
+            0
+        };
+        let user_fork_command = if at_least(212) {
+            Some("/subtask")
+        } else if at_least(161) {
+            Some("/fork")
+        } else {
+            None
+        };
+        Gates {
+            version,
+            cap: at_least(217),
+            default_depth,
+            depth_configurable: at_least(217),
+            background_prompts: at_least(186),
+            fork_mode_interactive_default: at_least(232),
+            user_fork_command,
+            waits_for_notification: at_least(211),
+            resume_shows_running: at_least(205),
+            name_reuse_check: at_least(199),
+            type_to_resume: at_least(191),
+            max_turns_partial: at_least(246),
+            model_survives_resume: at_least(211),
+            zero_tools_refused: at_least(208),
+            lsp_in_background: at_least(280),
+            task_output_filtered: !at_least(272),
+            handback: at_least(271),
+            success_row_removed_at_once: at_least(232),
+            tasks_lists_done: at_least(208),
+            output_scanning: at_least(210),
+            bypass_keeps_main_mode: at_least(267),
+            model_order_env_last: at_least(251),
+            disable_explore_plan_env: at_least(198),
+            reports_failure: at_least(199),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_orders_versions() {
+        let old: Version = "2.1.185".parse().unwrap();
+        let new: Version = "v2.1.292".parse().unwrap();
+        assert!(old < new);
+        assert_eq!(new, Version::NEWEST);
+        assert!("2.1".parse::<Version>().is_err());
+        assert!("2.1.x".parse::<Version>().is_err());
+        assert!("2.1.3.4".parse::<Version>().is_err());
+    }
+
+    #[test]
+    fn depth_default_follows_depth_6_table() {
+        let depth = |patch| Gates::for_version(Version::v2_1(patch)).default_depth;
+        assert_eq!(depth(171), 0);
+        assert_eq!(depth(172), 5);
+        assert_eq!(depth(216), 5);
+        assert_eq!(depth(217), 1);
+        assert_eq!(depth(218), 1);
+        assert_eq!(depth(219), 3);
+        assert_eq!(depth(292), 3);
+    }
+
+    #[test]
+    fn cap_and_prompt_gates() {
+        let gates = |patch| Gates::for_version(Version::v2_1(patch));
+        assert!(!gates(216).cap);
+        assert!(gates(217).cap);
+        assert!(!gates(185).background_prompts);
+        assert!(gates(186).background_prompts);
+        assert_eq!(gates(211).user_fork_command, Some("/fork"));
+        assert_eq!(gates(212).user_fork_command, Some("/subtask"));
+        assert_eq!(gates(160).user_fork_command, None);
+    }
+}
