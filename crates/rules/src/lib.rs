@@ -26,6 +26,7 @@
 pub mod cap;
 pub mod depth;
 pub mod messages;
+pub mod model;
 pub mod notify;
 pub mod placement;
 pub mod prompt;
@@ -83,6 +84,8 @@ pub enum RejectReason {
     ForkUnavailable,
     /// only the main conversation can fork.
     ForkFromSubagent,
+    /// DEPTH-5: the caller's own tool set has no `Agent` (its definition left it out).
+    NoAgentTool,
 }
 
 impl RejectReason {
@@ -99,11 +102,12 @@ impl RejectReason {
             RejectReason::TeammateBackground => "teammate_background",
             RejectReason::ForkUnavailable => "fork_unavailable",
             RejectReason::ForkFromSubagent => "fork_from_subagent",
+            RejectReason::NoAgentTool => "no_agent_tool",
         }
     }
 
     /// Every reason, in declaration order (summary tables list them in this order).
-    pub const ALL: [RejectReason; 10] = [
+    pub const ALL: [RejectReason; 11] = [
         RejectReason::ConcurrentLimit,
         RejectReason::DepthLimit,
         RejectReason::Denied,
@@ -114,5 +118,6 @@ impl RejectReason {
         RejectReason::TeammateBackground,
         RejectReason::ForkUnavailable,
         RejectReason::ForkFromSubagent,
+        RejectReason::NoAgentTool,
     ];
 }

@@ -1,0 +1,105 @@
+//! Durations that may be random: the distributions of the scenario format, sampled from a
+//! seeded portable generator and quantised to whole microseconds.
+
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, Exp, LogNormal, Normal};
+
+/// A duration, fixed or drawn from a distribution. All parameters are in microseconds
+/// except `LogNormal::sigma`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    /// `const(3s)` or a plain duration.
+    Const(u64),
+    /// `exp(10s)`: exponential with that mean.
+    Exp {
+        /// Mean, µs.
+        mean: f64,
+    },
+    /// `uniform(1s, 5s)`.
+    Uniform {
+        /// Lower bound, µs.
+        low: f64,
+        /// Upper bound, µs.
+        high: f64,
+    },
+    /// `normal(10s, 2s)`, truncated at 0.
+    Normal {
+        /// Mean, µs.
+        mean: f64,
+        /// Standard deviation, µs.
+        std_dev: f64,
+    },
+    /// `lognormal(10s, 0.5)`: median and sigma.
+    LogNormal {
+        /// Median, µs.
+        median: f64,
+        /// Sigma of the underlying normal.
+        sigma: f64,
+    },
+}
+
+impl Dist {
+    /// A fixed duration in microseconds.
+    pub const fn fixed(micros: u64) -> Dist {
+        Dist::Const(micros)
+    }
+
+    /// True if sampling never draws from the generator.
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, Dist::Const(_))
+    }
+
+    /// The mean in microseconds (for documentation and load math).
+    pub fn mean_micros(&self) -> f64 {
+        match *self {
+            Dist::Const(value) => value as f64,
+            Dist::Exp { mean } => mean,
+            Dist::Uniform { low, high } => (low + high) / 2.0,
+            Dist::Normal { mean, .. } => mean,
+            Dist::LogNormal { median, sigma } => median * (sigma * sigma / 2.0).exp(),
+        }
+    }
+
+    /// Draws one duration, quantised to whole microseconds (rounded to nearest).
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        let value = match *self {
+            Dist::Const(value) => return value,
+            Dist::Exp { mean } => {
+                if mean <= 0.0 {
+                    return 0;
+                }
+                Exp::new(1.0 / mean).map(|exp| exp.sample(rng)).unwrap_or(mean)
+            }
+            Dist::Uniform { low, high } => {
+                if high <= low {
+                    low
+                } else {
+                    rng.random_range(low..high)
+                }
+            }
+            Dist::Normal { mean, std_dev } => Normal::new(mean, std_dev.max(0.0))
+                .map(|normal| normal.sample(rng))
+                .unwrap_or(mean),
+            Dist::LogNormal { median, sigma } => {
+                if median <= 0.0 {
+                    return 0;
+                }
+                LogNormal::new(median.ln(), sigma.max(0.0))
+                    .map(|lognormal| lognormal.sample(rng))
+                    .unwrap_or(median)
+            }
+        };
+        quantise(value)
+    }
+}
+
+/// Rounds to whole microseconds, truncating negatives at 0 and saturating huge values.
+pub fn quantise(value: f64) -> u64 {
+    if value.is_nan() || value <= 0.0 {
+        0
+    } else if value >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        value.round() as u64
+    }
+}

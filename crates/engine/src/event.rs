@@ -1,0 +1,552 @@
+//! The trace: everything that can happen is one closed [`EventKind`].
+//!
+//! Field names follow the contract in `spec/scenario-format.md`; [`Event::visit_fields`]
+//! is the one place that lists them, used by the JSONL writer and by `expect:` filters.
+
+use std::sync::Arc;
+
+use subsim_rules::{Mode, RejectReason, RuleId};
+
+use crate::spec::Answer;
+use crate::time::SimTime;
+
+/// An agent's stable id: `0` is the main conversation, `n` is `a{n}`.
+pub type AgentId = u32;
+
+/// The main conversation's id.
+pub const MAIN: AgentId = 0;
+
+/// An agent as events name it: its id and, when it has one, its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentRef {
+    /// Stable id.
+    pub id: AgentId,
+    /// Name given at spawn (or the `/subtask` name).
+    pub name: Option<Arc<str>>,
+}
+
+impl AgentRef {
+    /// The main conversation.
+    pub const MAIN: AgentRef = AgentRef { id: MAIN, name: None };
+
+    /// The id as the trace writes it: `main`, `a1`, `a2`, …
+    pub fn id_string(&self) -> String {
+        id_string(self.id)
+    }
+
+    /// Name if it has one, else the id.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => name.to_string(),
+            None => self.id_string(),
+        }
+    }
+
+    /// True if `text` is this agent's id or name.
+    pub fn is(&self, text: &str) -> bool {
+        self.name.as_deref() == Some(text) || id_matches(self.id, text)
+    }
+}
+
+/// `main` or `a{n}`.
+pub fn id_string(id: AgentId) -> String {
+    if id == MAIN {
+        "main".to_string()
+    } else {
+        format!("a{id}")
+    }
+}
+
+/// Does `text` spell agent `id` (`main`, `a12`)?
+pub fn id_matches(id: AgentId, text: &str) -> bool {
+    if id == MAIN {
+        return text == "main";
+    }
+    text.strip_prefix('a').and_then(|digits| digits.parse::<AgentId>().ok()) == Some(id)
+}
+
+/// How a run ended (`agent_finished.outcome`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Finished its steps.
+    Completed,
+    /// Ended early with partial output (API error after text, ERR-3; `maxTurns`, RESUME-4).
+    Partial,
+    /// Ended in an error.
+    Failed,
+    /// Claude stopped it with TaskStop.
+    Stopped,
+    /// The person stopped it (`x` in the panel, RESUME-10).
+    Cancelled,
+}
+
+impl Outcome {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Partial => "partial",
+            Outcome::Failed => "failed",
+            Outcome::Stopped => "stopped",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A resolved tool list, shared by every run that resolved to the same set.
+pub type ToolList = Arc<[Arc<str>]>;
+
+/// One thing that happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// Virtual time.
+    pub t: SimTime,
+    /// 0, 1, 2, … in the order the simulator decided.
+    pub seq: u64,
+    /// The documented rule that decided, where one did.
+    pub rule: Option<RuleId>,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// Everything that can happen.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    /// The session's resolved settings, at time 0.
+    SessionStarted {
+        /// Version whose rules apply.
+        version: Arc<str>,
+        /// Session kind.
+        session_kind: &'static str,
+        /// The cap, if the version has one.
+        cap: Option<u32>,
+        /// The depth limit.
+        depth_limit: u32,
+        /// Fork mode.
+        fork_mode: bool,
+        /// Background tasks disabled.
+        background_disabled: bool,
+    },
+    /// An Agent tool call was made.
+    SpawnRequested {
+        /// Who called.
+        caller: AgentRef,
+        /// Requested type (`general-purpose` when left out and resolved, `fork` for forks).
+        agent_type: Arc<str>,
+        /// Requested name.
+        name: Option<Arc<str>>,
+        /// The `run_in_background` parameter, if given.
+        background: Option<bool>,
+        /// The call is a fork.
+        fork: bool,
+    },
+    /// An Agent tool call was refused.
+    SpawnRejected {
+        /// Who called.
+        caller: AgentRef,
+        /// Requested type.
+        agent_type: Arc<str>,
+        /// Requested name.
+        name: Option<Arc<str>>,
+        /// Why.
+        reason: RejectReason,
+        /// What the caller is told.
+        message: Arc<str>,
+        /// Running subagents at the time.
+        running: u32,
+    },
+    /// A run started (a new agent, a `/subtask` fork).
+    AgentStarted {
+        /// The agent.
+        agent: AgentRef,
+        /// Its type.
+        agent_type: Arc<str>,
+        /// Who launched it.
+        parent: AgentRef,
+        /// Its depth (main = 0).
+        depth: u32,
+        /// Foreground or background.
+        mode: Mode,
+        /// A fork.
+        fork: bool,
+        /// Its model.
+        model: Arc<str>,
+        /// Its tools.
+        tools: ToolList,
+        /// Running subagents after the start.
+        running: u32,
+        /// Whether the cap was checked for this slot.
+        cap_checked: bool,
+    },
+    /// A tool call happened (or was refused).
+    ToolCalled {
+        /// The caller.
+        agent: AgentRef,
+        /// The tool.
+        tool: Arc<str>,
+        /// Whether it ran.
+        allowed: bool,
+        /// Why it did not run: `not_in_tools`, `denied`, `auto_denied`, `depth_limit`.
+        reason: Option<&'static str>,
+    },
+    /// A permission prompt was raised (or auto-denied before v2.1.186).
+    PermissionRequested {
+        /// The asking agent.
+        agent: AgentRef,
+        /// The tool.
+        tool: Arc<str>,
+        /// `terminal` or `main`; `None` when auto-denied.
+        routed_to: Option<&'static str>,
+        /// Silently auto-denied (PERM-5).
+        auto_denied: bool,
+        /// Prompt number, 1, 2, …
+        prompt: u64,
+    },
+    /// The person answered a prompt.
+    PermissionAnswered {
+        /// The asking agent.
+        agent: AgentRef,
+        /// The tool.
+        tool: Arc<str>,
+        /// The answer.
+        answer: Answer,
+        /// Time from request to answer, µs.
+        waited_us: u64,
+        /// Prompt number.
+        prompt: u64,
+    },
+    /// A pending prompt was withdrawn because its run ended.
+    PermissionWithdrawn {
+        /// The asking agent.
+        agent: AgentRef,
+        /// The tool.
+        tool: Arc<str>,
+        /// Prompt number.
+        prompt: u64,
+    },
+    /// A run's steps are done but it waits (for children, NOTIFY-6; for a shell, NOTIFY-5).
+    AgentWaiting {
+        /// The agent.
+        agent: AgentRef,
+        /// `children` or `bash`.
+        waiting_for: &'static str,
+        /// How many it waits for.
+        count: u32,
+    },
+    /// Ctrl+B moved a foreground run to the background (FGBG-5).
+    AgentBackgrounded {
+        /// The agent.
+        agent: AgentRef,
+        /// Running subagents.
+        running: u32,
+    },
+    /// A run ended.
+    AgentFinished {
+        /// The agent.
+        agent: AgentRef,
+        /// How.
+        outcome: Outcome,
+        /// Running subagents after it ended.
+        running: u32,
+        /// Extra words, e.g. the API error.
+        detail: Option<Arc<str>>,
+    },
+    /// Something was delivered to an agent (main included).
+    Notification {
+        /// Recipient.
+        to: AgentRef,
+        /// Sender.
+        from: AgentRef,
+        /// `completion`, `result`, `bash_done`, `still_running`, `stopped`, `failed`, …
+        what: &'static str,
+    },
+    /// SendMessage (or the person) resumed a finished agent.
+    AgentResumed {
+        /// The agent.
+        agent: AgentRef,
+        /// Who resumed it.
+        by: AgentRef,
+        /// Always false where the rules bypass the cap.
+        cap_checked: bool,
+        /// Running subagents after the resume.
+        running: u32,
+        /// The resumed run's mode.
+        mode: Mode,
+    },
+    /// A message reached a running agent as direction (RESUME-17, Q-8).
+    MessageDelivered {
+        /// Recipient.
+        to: AgentRef,
+        /// Sender.
+        from: AgentRef,
+    },
+    /// A SendMessage was refused.
+    MessageRejected {
+        /// The `to` value as written.
+        to: Arc<str>,
+        /// Sender.
+        by: AgentRef,
+        /// Why.
+        reason: &'static str,
+        /// What the sender is told.
+        message: Arc<str>,
+    },
+    /// TaskStop was called on an agent.
+    StopRequested {
+        /// The agent.
+        agent: AgentRef,
+        /// Who stopped it (main for TaskStop and the person).
+        by: AgentRef,
+        /// `task_stop` or `user`.
+        source: &'static str,
+    },
+    /// A person's action had no target or no effect.
+    ActionIgnored {
+        /// The action.
+        action: &'static str,
+        /// Why.
+        why: Arc<str>,
+    },
+    /// A safety limit ended the run.
+    LimitReached {
+        /// `max_events`, `max_time` or `max_agents`.
+        limit: &'static str,
+        /// The bound.
+        value: u64,
+    },
+}
+
+impl EventKind {
+    /// The trace spelling of the kind.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::SessionStarted { .. } => "session_started",
+            EventKind::SpawnRequested { .. } => "spawn_requested",
+            EventKind::SpawnRejected { .. } => "spawn_rejected",
+            EventKind::AgentStarted { .. } => "agent_started",
+            EventKind::ToolCalled { .. } => "tool_called",
+            EventKind::PermissionRequested { .. } => "permission_requested",
+            EventKind::PermissionAnswered { .. } => "permission_answered",
+            EventKind::PermissionWithdrawn { .. } => "permission_withdrawn",
+            EventKind::AgentWaiting { .. } => "agent_waiting",
+            EventKind::AgentBackgrounded { .. } => "agent_backgrounded",
+            EventKind::AgentFinished { .. } => "agent_finished",
+            EventKind::Notification { .. } => "notification",
+            EventKind::AgentResumed { .. } => "agent_resumed",
+            EventKind::MessageDelivered { .. } => "message_delivered",
+            EventKind::MessageRejected { .. } => "message_rejected",
+            EventKind::StopRequested { .. } => "stop_requested",
+            EventKind::ActionIgnored { .. } => "action_ignored",
+            EventKind::LimitReached { .. } => "limit_reached",
+        }
+    }
+
+    /// Every kind name, for validation of `expect:` filters.
+    pub const NAMES: [&'static str; 18] = [
+        "session_started",
+        "spawn_requested",
+        "spawn_rejected",
+        "agent_started",
+        "tool_called",
+        "permission_requested",
+        "permission_answered",
+        "permission_withdrawn",
+        "agent_waiting",
+        "agent_backgrounded",
+        "agent_finished",
+        "notification",
+        "agent_resumed",
+        "message_delivered",
+        "message_rejected",
+        "stop_requested",
+        "action_ignored",
+        "limit_reached",
+    ];
+
+    /// The running count carried by the event, if it carries one.
+    pub fn running(&self) -> Option<u32> {
+        match self {
+            EventKind::SpawnRejected { running, .. }
+            | EventKind::AgentStarted { running, .. }
+            | EventKind::AgentBackgrounded { running, .. }
+            | EventKind::AgentFinished { running, .. }
+            | EventKind::AgentResumed { running, .. } => Some(*running),
+            _ => None,
+        }
+    }
+}
+
+/// One field's value, borrowed from an event.
+#[derive(Clone, Copy, Debug)]
+pub enum Field<'a> {
+    /// A string.
+    Str(&'a str),
+    /// An unsigned integer.
+    U64(u64),
+    /// A boolean.
+    Bool(bool),
+    /// A list of strings.
+    List(&'a [Arc<str>]),
+    /// An agent: written as its id; filters match its id or its name.
+    Agent(&'a AgentRef),
+}
+
+/// Every field name an event may carry, for validation of `expect:` filters.
+pub const FIELD_NAMES: [&str; 45] = [
+    "version", "session_kind", "cap", "depth_limit", "fork_mode", "background_disabled", "t_us", "seq", "kind", "rule", "agent", "name", "caller", "agent_type", "background",
+    "fork", "reason", "message", "running", "parent", "depth", "mode", "model", "tools",
+    "cap_checked", "tool", "allowed", "routed_to", "auto_denied", "prompt", "answer",
+    "waited_us", "waiting_for", "count", "outcome", "detail", "to", "from", "what", "by",
+    "source", "action", "why", "limit", "value",
+];
+
+/// The fields that name agents (matched by id or name).
+pub const AGENT_FIELDS: [&str; 6] = ["agent", "parent", "caller", "from", "to", "by"];
+
+impl Event {
+    /// Calls `visit` with every field, in the order the JSONL trace writes them
+    /// (`t_us`, `seq`, `kind` first, `rule` last).
+    pub fn visit_fields(&self, visit: &mut dyn FnMut(&'static str, Field<'_>)) {
+        visit("t_us", Field::U64(self.t.as_micros()));
+        visit("seq", Field::U64(self.seq));
+        visit("kind", Field::Str(self.kind.name()));
+        fn subject(visit: &mut dyn FnMut(&'static str, Field<'_>), agent: &AgentRef) {
+            visit("agent", Field::Agent(agent));
+            if let Some(name) = &agent.name {
+                visit("name", Field::Str(name));
+            }
+        }
+        match &self.kind {
+            EventKind::SessionStarted { version, session_kind, cap, depth_limit, fork_mode, background_disabled } => {
+                visit("version", Field::Str(version));
+                visit("session_kind", Field::Str(session_kind));
+                if let Some(cap) = cap {
+                    visit("cap", Field::U64(u64::from(*cap)));
+                }
+                visit("depth_limit", Field::U64(u64::from(*depth_limit)));
+                visit("fork_mode", Field::Bool(*fork_mode));
+                visit("background_disabled", Field::Bool(*background_disabled));
+            }
+            EventKind::SpawnRequested { caller, agent_type, name, background, fork } => {
+                visit("caller", Field::Agent(caller));
+                visit("agent_type", Field::Str(agent_type));
+                if let Some(name) = name {
+                    visit("name", Field::Str(name));
+                }
+                if let Some(background) = background {
+                    visit("background", Field::Bool(*background));
+                }
+                visit("fork", Field::Bool(*fork));
+            }
+            EventKind::SpawnRejected { caller, agent_type, name, reason, message, running } => {
+                visit("caller", Field::Agent(caller));
+                visit("agent_type", Field::Str(agent_type));
+                if let Some(name) = name {
+                    visit("name", Field::Str(name));
+                }
+                visit("reason", Field::Str(reason.as_str()));
+                visit("message", Field::Str(message));
+                visit("running", Field::U64(u64::from(*running)));
+            }
+            EventKind::AgentStarted { agent, agent_type, parent, depth, mode, fork, model, tools, running, cap_checked } => {
+                subject(visit, agent);
+                visit("agent_type", Field::Str(agent_type));
+                visit("parent", Field::Agent(parent));
+                visit("depth", Field::U64(u64::from(*depth)));
+                visit("mode", Field::Str(mode.as_str()));
+                visit("fork", Field::Bool(*fork));
+                visit("model", Field::Str(model));
+                visit("tools", Field::List(tools));
+                visit("running", Field::U64(u64::from(*running)));
+                visit("cap_checked", Field::Bool(*cap_checked));
+            }
+            EventKind::ToolCalled { agent, tool, allowed, reason } => {
+                subject(visit, agent);
+                visit("tool", Field::Str(tool));
+                visit("allowed", Field::Bool(*allowed));
+                if let Some(reason) = reason {
+                    visit("reason", Field::Str(reason));
+                }
+            }
+            EventKind::PermissionRequested { agent, tool, routed_to, auto_denied, prompt } => {
+                subject(visit, agent);
+                visit("tool", Field::Str(tool));
+                if let Some(routed_to) = routed_to {
+                    visit("routed_to", Field::Str(routed_to));
+                }
+                if *auto_denied {
+                    visit("auto_denied", Field::Bool(true));
+                }
+                visit("prompt", Field::U64(*prompt));
+            }
+            EventKind::PermissionAnswered { agent, tool, answer, waited_us, prompt } => {
+                subject(visit, agent);
+                visit("tool", Field::Str(tool));
+                visit("answer", Field::Str(answer.as_str()));
+                visit("waited_us", Field::U64(*waited_us));
+                visit("prompt", Field::U64(*prompt));
+            }
+            EventKind::PermissionWithdrawn { agent, tool, prompt } => {
+                subject(visit, agent);
+                visit("tool", Field::Str(tool));
+                visit("prompt", Field::U64(*prompt));
+            }
+            EventKind::AgentWaiting { agent, waiting_for, count } => {
+                subject(visit, agent);
+                visit("waiting_for", Field::Str(waiting_for));
+                visit("count", Field::U64(u64::from(*count)));
+            }
+            EventKind::AgentBackgrounded { agent, running } => {
+                subject(visit, agent);
+                visit("mode", Field::Str("background"));
+                visit("running", Field::U64(u64::from(*running)));
+            }
+            EventKind::AgentFinished { agent, outcome, running, detail } => {
+                subject(visit, agent);
+                visit("outcome", Field::Str(outcome.as_str()));
+                visit("running", Field::U64(u64::from(*running)));
+                if let Some(detail) = detail {
+                    visit("detail", Field::Str(detail));
+                }
+            }
+            EventKind::Notification { to, from, what } => {
+                visit("to", Field::Agent(to));
+                visit("from", Field::Agent(from));
+                visit("what", Field::Str(what));
+            }
+            EventKind::AgentResumed { agent, by, cap_checked, running, mode } => {
+                subject(visit, agent);
+                visit("by", Field::Agent(by));
+                visit("cap_checked", Field::Bool(*cap_checked));
+                visit("running", Field::U64(u64::from(*running)));
+                visit("mode", Field::Str(mode.as_str()));
+            }
+            EventKind::MessageDelivered { to, from } => {
+                visit("to", Field::Agent(to));
+                visit("from", Field::Agent(from));
+            }
+            EventKind::MessageRejected { to, by, reason, message } => {
+                visit("to", Field::Str(to));
+                visit("by", Field::Agent(by));
+                visit("reason", Field::Str(reason));
+                visit("message", Field::Str(message));
+            }
+            EventKind::StopRequested { agent, by, source } => {
+                subject(visit, agent);
+                visit("by", Field::Agent(by));
+                visit("source", Field::Str(source));
+            }
+            EventKind::ActionIgnored { action, why } => {
+                visit("action", Field::Str(action));
+                visit("why", Field::Str(why));
+            }
+            EventKind::LimitReached { limit, value } => {
+                visit("limit", Field::Str(limit));
+                visit("value", Field::U64(*value));
+            }
+        }
+        if let Some(rule) = self.rule {
+            visit("rule", Field::Str(rule));
+        }
+    }
+}

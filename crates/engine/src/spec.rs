@@ -1,0 +1,435 @@
+//! The engine's input: a validated scenario as plain data.
+//!
+//! The scenario crate builds a [`SimSpec`] from a YAML file; tests and benches build one in
+//! code. Nothing here parses text (except the tiny helpers the builders share).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use subsim_rules::prompt::PermissionRules;
+use subsim_rules::{PermissionMode, SessionKind, Version};
+
+use crate::dist::Dist;
+use crate::time::SimTime;
+
+/// A step program, shared between every run that executes it.
+pub type Program = Arc<[Step]>;
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct SimSpec {
+    /// The scenario's `name`.
+    pub name: String,
+    /// The scenario's `description`.
+    pub description: Option<String>,
+    /// Session settings.
+    pub session: SessionSpec,
+    /// Agent definitions beyond (or overriding) the built-ins, by name.
+    pub agents: BTreeMap<String, AgentDef>,
+    /// The main conversation's script.
+    pub main: Program,
+    /// The person at the terminal.
+    pub user: UserSpec,
+    /// A generator of Agent calls, for load tests.
+    pub load: Option<LoadSpec>,
+}
+
+/// The `session` block.
+#[derive(Clone, Debug)]
+pub struct SessionSpec {
+    /// Session kind.
+    pub kind: SessionKind,
+    /// Claude Code version whose rules apply.
+    pub version: Version,
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// The main conversation's model.
+    pub model: String,
+    /// Documented env vars by real name.
+    pub env: BTreeMap<String, String>,
+    /// `permissions.allow` / `permissions.deny`.
+    pub permissions: PermissionRules,
+    /// Agent teams on.
+    pub agent_teams: bool,
+    /// Ultracode on (CAP-4).
+    pub ultracode: bool,
+    /// The main session's permission mode.
+    pub permission_mode: PermissionMode,
+    /// The main conversation's built-in tools; `None` = the documented default list.
+    pub tools: Option<Vec<String>>,
+    /// MCP servers and their tools.
+    pub mcp: BTreeMap<String, Vec<String>>,
+    /// `--agent`: main runs as this agent.
+    pub agent: Option<String>,
+    /// Safety bounds.
+    pub limits: Limits,
+}
+
+impl Default for SessionSpec {
+    fn default() -> SessionSpec {
+        SessionSpec {
+            kind: SessionKind::Interactive,
+            version: Version::NEWEST,
+            seed: 0,
+            model: "opus".to_string(),
+            env: BTreeMap::new(),
+            permissions: PermissionRules::default(),
+            agent_teams: false,
+            ultracode: false,
+            permission_mode: PermissionMode::Default,
+            tools: None,
+            mcp: BTreeMap::new(),
+            agent: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Safety bounds: hitting one ends the run with a clear error, keeping the trace so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most trace events.
+    pub max_events: u64,
+    /// Latest virtual time.
+    pub max_time: SimTime,
+    /// Most agents created.
+    pub max_agents: u64,
+}
+
+impl Default for Limits {
+    /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents.
+    fn default() -> Limits {
+        Limits {
+            max_events: 100_000_000,
+            max_time: SimTime::from_secs(30 * 24 * 3_600),
+            max_agents: 20_000_000,
+        }
+    }
+}
+
+/// Where a definition came from (DEF-1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Managed settings (priority 1).
+    Managed,
+    /// CLI `--agents` (2).
+    Cli,
+    /// Project `.claude/agents/` (3).
+    #[default]
+    Project,
+    /// User `~/.claude/agents/` (4).
+    User,
+    /// A plugin (5).
+    Plugin,
+    /// A built-in type.
+    BuiltIn,
+}
+
+/// One agent definition (frontmatter fields plus the simulator's `behavior`).
+#[derive(Clone, Debug, Default)]
+pub struct AgentDef {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+    /// `tools`, when set.
+    pub tools: Option<Vec<String>>,
+    /// `disallowedTools`.
+    pub disallowed_tools: Vec<String>,
+    /// `model`.
+    pub model: Option<String>,
+    /// `permissionMode`.
+    pub permission_mode: Option<PermissionMode>,
+    /// `maxTurns`.
+    pub max_turns: Option<u32>,
+    /// `background: true`.
+    pub background: bool,
+    /// `isolation`.
+    pub isolation: Option<String>,
+    /// `effort`.
+    pub effort: Option<String>,
+    /// `memory`.
+    pub memory: Option<String>,
+    /// `skills`.
+    pub skills: Vec<String>,
+    /// `omitClaudeMd`.
+    pub omit_claude_md: bool,
+    /// `color`.
+    pub color: Option<String>,
+    /// Where the definition came from.
+    pub scope: Scope,
+    /// The steps an instance runs; `None` = [`default_behavior`].
+    pub behavior: Option<Program>,
+}
+
+/// The steps a run takes when neither the spawn nor the definition gives `behavior`:
+/// one 10-second turn, then a report.
+pub fn default_behavior() -> Program {
+    Arc::from(vec![Step::Work(Dist::fixed(10_000_000)), Step::Report("done".into())])
+}
+
+/// The steps a resumed run takes when the `send` gives no `behavior`: one 5-second turn,
+/// then a report.
+pub fn default_resume_behavior() -> Program {
+    Arc::from(vec![Step::Work(Dist::fixed(5_000_000)), Step::Report("done".into())])
+}
+
+/// One step of a script.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// `work`: one agentic turn of that duration (counts toward `maxTurns`).
+    Work(Dist),
+    /// `tool`: a tool call.
+    Tool(ToolCall),
+    /// `spawn`: Agent tool calls (`count` of them, issued together).
+    Spawn(SpawnSpec),
+    /// `send`: a SendMessage call.
+    Send(SendSpec),
+    /// `stop`: a TaskStop call.
+    Stop(String),
+    /// `wait: <duration>`.
+    Sleep(Dist),
+    /// `wait: {for: ...}`.
+    WaitFor(WaitTarget),
+    /// `bash_background`: a shell command that runs on past the turn.
+    BashBackground(Dist),
+    /// `report`: the final report text.
+    Report(String),
+    /// `fail`: the run ends in an API error.
+    Fail(FailSpec),
+    /// `ask_progress`: the person asks how an agent is doing (main only).
+    AskProgress(String),
+    /// `repeat`.
+    Repeat {
+        /// How many times.
+        times: u32,
+        /// The body.
+        steps: Program,
+    },
+}
+
+/// A `tool` step.
+#[derive(Clone, Debug, Default)]
+pub struct ToolCall {
+    /// Tool name.
+    pub name: String,
+    /// The call's input (e.g. the Bash command), matched by permission rules.
+    pub input: Option<String>,
+    /// Forces the permission prompt on (`true`) or off (`false`).
+    pub prompt: Option<bool>,
+    /// How long the call runs once allowed; `None` = instantaneous.
+    pub duration: Option<Dist>,
+}
+
+/// A `spawn` (or `fork`) step: one or more Agent tool calls.
+#[derive(Clone, Debug, Default)]
+pub struct SpawnSpec {
+    /// `subagent_type`; `None` leaves it out.
+    pub agent: Option<String>,
+    /// `name`; with `count > 1`, runs are named `NAME-1..N`.
+    pub name: Option<String>,
+    /// How many calls.
+    pub count: u32,
+    /// `run_in_background`, if passed.
+    pub background: Option<bool>,
+    /// the caller needs the result before going on.
+    pub needs_result: bool,
+    /// Per-invocation `model`.
+    pub model: Option<String>,
+    /// Per-invocation `effort`.
+    pub effort: Option<String>,
+    /// `isolation`.
+    pub isolation: Option<String>,
+    /// Steps overriding the definition's `behavior`.
+    pub behavior: Option<Program>,
+    /// The call is a fork (`fork:` step, or `agent: fork`).
+    pub fork: bool,
+}
+
+/// A `send` step.
+#[derive(Clone, Debug, Default)]
+pub struct SendSpec {
+    /// Agent id (`a3`) or name.
+    pub to: String,
+    /// The message.
+    pub message: String,
+    /// Steps the resumed run executes; `None` = [`default_resume_behavior`].
+    pub behavior: Option<Program>,
+}
+
+/// What a `wait: {for: ...}` waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WaitTarget {
+    /// An agent (id or name) to finish.
+    Agent(String),
+    /// Every child the waiter launched to finish.
+    Children,
+    /// The next notification addressed to the waiter.
+    Notification,
+}
+
+/// The API errors of `fail` steps (ERR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiError {
+    /// A rate or usage limit.
+    RateLimit,
+    /// Overloaded.
+    Overloaded,
+    /// A server error.
+    Server,
+}
+
+impl ApiError {
+    /// The scenario spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiError::RateLimit => "rate_limit",
+            ApiError::Overloaded => "overloaded",
+            ApiError::Server => "server",
+        }
+    }
+}
+
+/// A `fail` step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailSpec {
+    /// Which error.
+    pub api_error: ApiError,
+    /// Whether the run had produced text before the cut (ERR-3).
+    pub after_output: bool,
+}
+
+/// How the person answers permission prompts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Answer {
+    /// Approve the call.
+    #[default]
+    Approve,
+    /// Esc: deny this call only (PERM-4).
+    Deny,
+    /// Approve for the rest of the session (PERM-6).
+    ApproveSession,
+}
+
+impl Answer {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Approve => "approve",
+            Answer::Deny => "deny",
+            Answer::ApproveSession => "approve_session",
+        }
+    }
+}
+
+/// The `user` block.
+#[derive(Clone, Debug)]
+pub struct UserSpec {
+    /// How prompts are answered.
+    pub answer: Answer,
+    /// Time to answer each prompt (default `const(2s)`).
+    pub think: Dist,
+    /// Timed actions, in file order.
+    pub actions: Vec<UserAction>,
+}
+
+impl Default for UserSpec {
+    fn default() -> UserSpec {
+        UserSpec { answer: Answer::Approve, think: Dist::fixed(2_000_000), actions: Vec::new() }
+    }
+}
+
+/// One timed action of the person.
+#[derive(Clone, Debug)]
+pub struct UserAction {
+    /// When.
+    pub at: SimTime,
+    /// What.
+    pub kind: ActionKind,
+}
+
+/// What the person does.
+#[derive(Clone, Debug)]
+pub enum ActionKind {
+    /// `x` in the tasks panel on a running agent (id or name).
+    Stop(String),
+    /// `/subtask <task>`: a fork the person starts.
+    Subtask {
+        /// The task text; the fork is named from its first words.
+        task: String,
+        /// The fork's steps.
+        behavior: Option<Program>,
+    },
+    /// Ctrl+B: background the running foreground task.
+    CtrlB,
+    /// `/clear`.
+    Clear,
+    /// Typing into an agent's transcript.
+    TypeTo {
+        /// Agent id or name.
+        to: String,
+        /// The message.
+        message: String,
+        /// Steps of the resumed run, when it resumes one.
+        behavior: Option<Program>,
+    },
+}
+
+/// The `load` block.
+#[derive(Clone, Debug)]
+pub struct LoadSpec {
+    /// The arrival process.
+    pub arrivals: Arrivals,
+    /// When arrivals stop.
+    pub until: LoadUntil,
+    /// What each arrival does: one Agent call from main.
+    pub spawn: SpawnSpec,
+    /// What a rejected arrival does.
+    pub retry: Retry,
+}
+
+/// Arrival processes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// `poisson(20/s)`: rate per second.
+    Poisson(f64),
+    /// `every(50ms)`: fixed spacing in µs.
+    Every(u64),
+    /// `burst(25)`: that many at time 0, repeated every `every` µs if set.
+    Burst(u32),
+}
+
+/// When the load generator stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadUntil {
+    /// After this many arrivals.
+    Count(u64),
+    /// After this much virtual time.
+    Duration(SimTime),
+}
+
+/// What a rejected load arrival does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Retry {
+    /// CAP-2: the documented behaviour: no retry.
+    None,
+    /// Try again when a running subagent finishes.
+    AfterCompletion,
+    /// Try again after a sampled delay.
+    Backoff(Dist),
+}
+
+impl SimSpec {
+    /// An empty scenario with default session settings, no agents and no steps.
+    pub fn minimal(name: &str) -> SimSpec {
+        SimSpec {
+            name: name.to_string(),
+            description: None,
+            session: SessionSpec::default(),
+            agents: BTreeMap::new(),
+            main: Arc::from(Vec::new()),
+            user: UserSpec::default(),
+            load: None,
+        }
+    }
+}
