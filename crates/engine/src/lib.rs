@@ -35,9 +35,11 @@
 pub mod dist;
 pub mod event;
 pub mod expect;
+pub mod render;
 pub mod sim;
 pub mod sink;
 pub mod spec;
+pub mod summary;
 pub mod time;
 
 pub use event::{AgentRef, Event, EventKind, Outcome};

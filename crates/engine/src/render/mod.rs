@@ -1,0 +1,3 @@
+//! Trace renderers (placeholder; being written).
+pub mod jsonl;
+pub mod text;
