@@ -1,0 +1,233 @@
+//! Property tests over generated scenarios: the invariants the rules promise hold for any
+//! mix of spawns, nesting, prompts, resumes, stops and `/subtask` forks.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use subsim_engine::dist::Dist;
+use subsim_engine::event::{Event, EventKind};
+use subsim_engine::sink::Collect;
+use subsim_engine::spec::{
+    ActionKind, Answer, SendSpec, SimSpec, SpawnSpec, Step, ToolCall, UserAction, UserSpec,
+    WaitTarget,
+};
+use subsim_engine::{SimTime, Simulation};
+use subsim_rules::{SessionKind, Version};
+
+const NAMES: [&str; 4] = ["r", "s", "t", "u"];
+
+fn leaf_step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (1u64..20).prop_map(|s| Step::Work(Dist::fixed(s * 1_000_000))),
+        (1u64..5).prop_map(|s| Step::Work(Dist::Exp { mean: s as f64 * 1e6 })),
+        any::<bool>().prop_map(|prompt| Step::Tool(ToolCall {
+            name: "Bash".into(),
+            input: Some("make test".into()),
+            prompt: Some(prompt),
+            duration: None,
+        })),
+        (1u64..10).prop_map(|s| Step::BashBackground(Dist::fixed(s * 1_000_000))),
+        Just(Step::WaitFor(WaitTarget::Children)),
+        (0usize..4).prop_map(|i| Step::Send(SendSpec { to: NAMES[i].into(), message: "go on".into(), behavior: None })),
+        (0usize..4).prop_map(|i| Step::Stop(NAMES[i].into())),
+    ]
+}
+
+fn program() -> impl Strategy<Value = Vec<Step>> {
+    let leaf = prop::collection::vec(leaf_step(), 0..4);
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop::collection::vec(
+            prop_oneof![
+                3 => leaf_step(),
+                2 => (0usize..4, 1u32..4, any::<Option<bool>>(), any::<bool>(), inner.clone()).prop_map(
+                    |(name, count, background, needs_result, behavior)| Step::Spawn(SpawnSpec {
+                        agent: Some("general-purpose".into()),
+                        name: Some(NAMES[name].into()),
+                        count,
+                        background,
+                        needs_result,
+                        behavior: Some(Arc::from(behavior)),
+                        ..SpawnSpec::default()
+                    })
+                ),
+                1 => inner.clone().prop_map(|behavior| Step::Spawn(SpawnSpec {
+                    fork: true,
+                    name: Some("f".into()),
+                    count: 1,
+                    behavior: Some(Arc::from(behavior)),
+                    ..SpawnSpec::default()
+                })),
+                1 => (1u32..3, inner).prop_map(|(times, steps)| Step::Repeat { times, steps: Arc::from(steps) }),
+            ],
+            0..5,
+        )
+    })
+}
+
+fn action() -> impl Strategy<Value = UserAction> {
+    (1u64..60, 0usize..4, 0u8..4).prop_map(|(at, name, which)| UserAction {
+        at: SimTime::from_secs(at),
+        kind: match which {
+            0 => ActionKind::Stop(NAMES[name].into()),
+            1 => ActionKind::Subtask { task: "draft the tests".into(), behavior: None },
+            2 => ActionKind::CtrlB,
+            _ => ActionKind::TypeTo { to: NAMES[name].into(), message: "go on".into(), behavior: None },
+        },
+    })
+}
+
+fn scenario() -> impl Strategy<Value = SimSpec> {
+    (
+        program(),
+        prop::collection::vec(action(), 0..4),
+        0u8..3,
+        prop::sample::select(vec![185u32, 200, 216, 217, 219, 231, 292]),
+        1u32..6,
+        1u32..5,
+        any::<u64>(),
+        0u8..3,
+    )
+        .prop_map(|(main, actions, kind, version, cap, depth, seed, answer)| {
+            let mut spec = SimSpec::minimal("generated");
+            spec.main = Arc::from(main);
+            spec.session.kind = [SessionKind::Interactive, SessionKind::Headless, SessionKind::Sdk][kind as usize];
+            spec.session.version = Version::v2_1(version);
+            spec.session.seed = seed;
+            spec.session.env.insert("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(), cap.to_string());
+            spec.session.env.insert("CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH".into(), depth.to_string());
+            spec.user = UserSpec {
+                answer: [Answer::Approve, Answer::Deny, Answer::ApproveSession][answer as usize],
+                think: Dist::Exp { mean: 2e6 },
+                actions,
+            };
+            spec
+        })
+}
+
+fn string_field(event: &Event, wanted: &str) -> Option<String> {
+    let mut found = None;
+    event.visit_fields(&mut |name, value| {
+        if name == wanted {
+            found = Some(match value {
+                subsim_engine::event::Field::Str(s) => s.to_string(),
+                subsim_engine::event::Field::U64(n) => n.to_string(),
+                subsim_engine::event::Field::Bool(b) => b.to_string(),
+                subsim_engine::event::Field::Agent(a) => a.id_string(),
+                subsim_engine::event::Field::List(l) => l.join(","),
+            });
+        }
+    });
+    found
+}
+
+fn check_invariants(events: &[Event]) -> Result<(), String> {
+    let mut cap = None;
+    let mut depth_limit = 0;
+    let mut last_time = SimTime::ZERO;
+    let mut running_runs: BTreeSet<String> = BTreeSet::new();
+    // Agents whose last run ended and still owe their one result notification.
+    let mut owed: BTreeMap<String, u32> = BTreeMap::new();
+    let mut requested = BTreeSet::new();
+    let mut answered = BTreeSet::new();
+    let mut withdrawn = BTreeSet::new();
+    let mut unchecked_starts = 0u32;
+    for (index, event) in events.iter().enumerate() {
+        if event.seq != index as u64 {
+            return Err(format!("seq {} at position {index}", event.seq));
+        }
+        if event.t < last_time {
+            return Err(format!("time went back at #{}", event.seq));
+        }
+        last_time = event.t;
+        match &event.kind {
+            EventKind::SessionStarted { cap: c, depth_limit: d, .. } => {
+                cap = *c;
+                depth_limit = *d;
+            }
+            EventKind::AgentStarted { agent, depth, running, cap_checked, fork, .. } => {
+                if !running_runs.insert(agent.id_string()) {
+                    return Err(format!("#{}: {} started twice", event.seq, agent.id_string()));
+                }
+                if let Some(cap) = cap {
+                    if *cap_checked && *running > cap {
+                        return Err(format!("#{}: cap-checked start left {running} > {cap} running", event.seq));
+                    }
+                    if unchecked_starts == 0 && *running > cap {
+                        return Err(format!("#{}: {running} > {cap} with no resume or /subtask", event.seq));
+                    }
+                }
+                if !*cap_checked {
+                    unchecked_starts += 1;
+                }
+                let bound = depth_limit.max(1);
+                if *depth > bound && !*fork {
+                    return Err(format!("#{}: depth {depth} beyond limit {bound}", event.seq));
+                }
+            }
+            EventKind::AgentResumed { agent, .. } => {
+                unchecked_starts += 1;
+                if owed.get(&agent.id_string()).copied().unwrap_or(0) > 0 {
+                    return Err(format!("#{}: resumed before its result was delivered", event.seq));
+                }
+                if !running_runs.insert(agent.id_string()) {
+                    return Err(format!("#{}: {} resumed while running", event.seq, agent.id_string()));
+                }
+            }
+            EventKind::AgentFinished { agent, .. } => {
+                if !running_runs.remove(&agent.id_string()) {
+                    return Err(format!("#{}: {} ended a run it was not running", event.seq, agent.id_string()));
+                }
+                *owed.entry(agent.id_string()).or_default() += 1;
+            }
+            EventKind::Notification { from, what, .. } => {
+                if matches!(*what, "result" | "completion" | "failed" | "stopped") {
+                    let count = owed.entry(from.id_string()).or_default();
+                    if *count == 0 {
+                        return Err(format!("#{}: a second result notification from {}", event.seq, from.id_string()));
+                    }
+                    *count -= 1;
+                }
+            }
+            EventKind::PermissionRequested { prompt, auto_denied, .. } => {
+                if !*auto_denied {
+                    requested.insert(*prompt);
+                }
+            }
+            EventKind::PermissionAnswered { prompt, .. } => {
+                if !requested.contains(prompt) || withdrawn.contains(prompt) || !answered.insert(*prompt) {
+                    return Err(format!("#{}: prompt {prompt} answered twice or after withdrawal", event.seq));
+                }
+            }
+            EventKind::PermissionWithdrawn { prompt, .. } => {
+                if answered.contains(prompt) || !withdrawn.insert(*prompt) {
+                    return Err(format!("#{}: prompt {prompt} withdrawn after its answer", event.seq));
+                }
+            }
+            _ => {}
+        }
+        let _ = string_field;
+    }
+    if let Some((agent, _)) = owed.iter().find(|(_, count)| **count > 0) {
+        return Err(format!("{agent} finished without its result being delivered"));
+    }
+    if let Some(agent) = running_runs.iter().next() {
+        return Err(format!("{agent} never ended"));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_for_generated_scenarios(spec in scenario()) {
+        let mut trace = Collect::default();
+        let report = Simulation::new(spec).run(&mut trace);
+        prop_assert!(report.limit.is_none(), "hit {:?}", report.limit);
+        if let Err(problem) = check_invariants(&trace.events) {
+            let dump: Vec<String> = trace.events.iter().map(|e| format!("{e:?}")).collect();
+            prop_assert!(false, "{problem}\n{}", dump.join("\n"));
+        }
+    }
+}
