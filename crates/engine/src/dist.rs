@@ -100,6 +100,7 @@ pub fn quantise(value: f64) -> u64 {
     } else if value >= u64::MAX as f64 {
         u64::MAX
     } else {
-        value.round() as u64
+        // floor(x + 0.5): round half up, without a libm call.
+        (value + 0.5) as u64
     }
 }

@@ -249,7 +249,10 @@ struct Agent {
     from_load: bool,
     status: Status,
     user_cancelled: bool,
-    frames: Vec<Frame>,
+    /// The run's own program and position; `stack` holds `repeat` bodies.
+    program: Program,
+    pc: usize,
+    stack: Vec<Frame>,
     block: Block,
     gen: u32,
     foreground_pending: u32,
@@ -262,7 +265,7 @@ struct Agent {
     report_to: AgentId,
     resumed: bool,
     turns: u32,
-    rng: Option<ChaCha8Rng>,
+    rng: Option<Box<ChaCha8Rng>>,
     finished_at: SimTime,
 }
 
@@ -301,6 +304,9 @@ struct Kernel<'s> {
     last_time: SimTime,
     queue_seq: u64,
     queue: BinaryHeap<Reverse<(SimTime, u64, Wake)>>,
+    /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
+    /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
+    now_queue: VecDeque<(u64, Wake)>,
     trace_seq: u64,
     limit: Option<LimitHit>,
     // Agents.
@@ -326,6 +332,8 @@ struct Kernel<'s> {
     retry_rng: ChaCha8Rng,
     user_rng: ChaCha8Rng,
     general_purpose_arc: Arc<str>,
+    /// The load block's Agent call, shared (it is issued once per arrival).
+    load_spawn_spec: Arc<SpawnSpec>,
     fork_arc: Arc<str>,
 }
 
@@ -425,6 +433,7 @@ impl<'s> Kernel<'s> {
             last_time: SimTime::ZERO,
             queue_seq: 0,
             queue: BinaryHeap::new(),
+            now_queue: VecDeque::new(),
             trace_seq: 0,
             limit: None,
             slots: Vec::new(),
@@ -446,6 +455,7 @@ impl<'s> Kernel<'s> {
             retry_rng: stream(seed, 0, purpose::RETRY),
             user_rng: stream(seed, 0, purpose::USER),
             general_purpose_arc: Arc::from("general-purpose"),
+            load_spawn_spec: Arc::new(spec.load.as_ref().map(|load| load.spawn.clone()).unwrap_or_default()),
             fork_arc: Arc::from("fork"),
         };
         // The main conversation is agent 0 in slot 0.
@@ -469,7 +479,9 @@ impl<'s> Kernel<'s> {
             from_load: false,
             status: Status::Running,
             user_cancelled: false,
-            frames: vec![Frame { program: spec.main.clone(), pc: 0, remaining: 1 }],
+            program: spec.main.clone(),
+            pc: 0,
+            stack: Vec::new(),
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
@@ -481,7 +493,7 @@ impl<'s> Kernel<'s> {
             report_to: MAIN,
             resumed: false,
             turns: 0,
-            rng: Some(stream(seed, 0, purpose::BEHAVIOR)),
+            rng: Some(Box::new(stream(seed, 0, purpose::BEHAVIOR))),
             finished_at: SimTime::ZERO,
         };
         kernel.slots.push(Some(main));
@@ -516,7 +528,7 @@ impl<'s> Kernel<'s> {
                 self.schedule(first, Wake::Arrival);
             }
         }
-        while let Some(Reverse((time, _, wake))) = self.queue.pop() {
+        while let Some((time, wake)) = self.pop_next() {
             if self.limit.is_some() {
                 break;
             }
@@ -531,7 +543,28 @@ impl<'s> Kernel<'s> {
 
     fn schedule(&mut self, at: SimTime, wake: Wake) {
         self.queue_seq += 1;
-        self.queue.push(Reverse((at, self.queue_seq, wake)));
+        if at == self.now {
+            // Same instant: a FIFO is enough, since every seq given now is larger than any
+            // seq already queued for this instant in the heap.
+            self.now_queue.push_back((self.queue_seq, wake));
+        } else {
+            self.queue.push(Reverse((at, self.queue_seq, wake)));
+        }
+    }
+
+    /// The next wake in (time, seq) order.
+    fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
+        let heap_first = match (self.queue.peek(), self.now_queue.front()) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(Reverse((time, seq, _))), Some((now_seq, _))) => *time < self.now || (*time == self.now && seq < now_seq),
+        };
+        if heap_first {
+            self.queue.pop().map(|Reverse((time, _, wake))| (time, wake))
+        } else {
+            self.now_queue.pop_front().map(|(_, wake)| (self.now, wake))
+        }
     }
 
     fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
@@ -576,9 +609,8 @@ impl<'s> Kernel<'s> {
             }
             Wake::Arrival => self.arrival(),
             Wake::Retry => {
-                if let Some(spec) = self.load.as_ref().map(|load| load.spawn.clone()) {
-                    self.load_spawn(&spec, None);
-                }
+                let spec = self.load_spawn_spec.clone();
+                self.load_spawn(&spec, None);
             }
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),
@@ -645,15 +677,14 @@ impl<'s> Kernel<'s> {
             return dist.sample(&mut self.load_rng);
         }
         let id = u64::from(agent.id);
-        let rng = agent.rng.get_or_insert_with(|| stream(seed, id, purpose::BEHAVIOR));
-        dist.sample(rng)
+        let rng = agent.rng.get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
+        dist.sample(rng.as_mut())
     }
 
     // -- the step interpreter ----------------------------------------------------------
 
     fn next_step(agent: &mut Agent) -> Option<(Program, usize)> {
-        loop {
-            let frame = agent.frames.last_mut()?;
+        while let Some(frame) = agent.stack.last_mut() {
             if frame.pc < frame.program.len() {
                 let pc = frame.pc;
                 frame.pc += 1;
@@ -664,8 +695,14 @@ impl<'s> Kernel<'s> {
                 frame.pc = 0;
                 continue;
             }
-            agent.frames.pop();
+            agent.stack.pop();
         }
+        if agent.pc < agent.program.len() {
+            let pc = agent.pc;
+            agent.pc += 1;
+            return Some((agent.program.clone(), pc));
+        }
+        None
     }
 
     fn advance(&mut self, slot: u32) {
@@ -743,7 +780,7 @@ impl<'s> Kernel<'s> {
                 Step::Repeat { times, steps } => {
                     if *times > 0 && !steps.is_empty() {
                         let frame = Frame { program: steps.clone(), pc: 0, remaining: *times };
-                        self.agent_mut(slot).frames.push(frame);
+                        self.agent_mut(slot).stack.push(frame);
                     }
                 }
             }
@@ -961,7 +998,10 @@ impl<'s> Kernel<'s> {
             self.fork_arc.clone()
         } else {
             match &spec.agent {
-                Some(agent) => Arc::from(agent.as_str()),
+                Some(agent) => match self.type_index.get(agent.as_str()) {
+                    Some(index) => self.types[*index].name.clone(),
+                    None => Arc::from(agent.as_str()),
+                },
                 None => self.general_purpose_arc.clone(),
             }
         };
@@ -990,7 +1030,7 @@ impl<'s> Kernel<'s> {
         let caller_is_fork = caller_agent.fork;
         // SPAWN-7: deny rules on Agent and Agent(type).
         let denied = |kernel: &Kernel<'_>, type_name: &str| {
-            kernel.permissions.deny.iter().any(|rule| {
+            !kernel.permissions.deny.is_empty() && kernel.permissions.deny.iter().any(|rule| {
                 let (tool, specifier) = prompt::split_rule(rule.trim());
                 (tool == "Agent" || tool == "Task")
                     && specifier.is_none_or(|types| types.split(',').any(|t| t.trim() == type_name))
@@ -1137,7 +1177,9 @@ impl<'s> Kernel<'s> {
             from_load,
             status: Status::Running,
             user_cancelled: false,
-            frames: vec![Frame { program: behavior, pc: 0, remaining: 1 }],
+            program: behavior,
+            pc: 0,
+            stack: Vec::new(),
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
@@ -1270,7 +1312,8 @@ impl<'s> Kernel<'s> {
         agent.status = Status::Finished(outcome);
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
-        agent.frames.clear();
+        agent.stack.clear();
+        agent.pc = agent.program.len();
         agent.finished_at = now;
         let reference = agent.reference();
         let (mode, fork, report_to, awaited, resumed, waiters, from_load) = (
@@ -1503,7 +1546,9 @@ impl<'s> Kernel<'s> {
         let agent = self.agent_mut(slot);
         agent.status = Status::Running;
         agent.mode = mode;
-        agent.frames = vec![Frame { program, pc: 0, remaining: 1 }];
+        agent.program = program;
+        agent.pc = 0;
+        agent.stack.clear();
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
         agent.report_to = by;
@@ -1651,7 +1696,9 @@ impl<'s> Kernel<'s> {
             from_load: false,
             status: Status::Running,
             user_cancelled: false,
-            frames: vec![Frame { program: behavior.unwrap_or_else(default_behavior), pc: 0, remaining: 1 }],
+            program: behavior.unwrap_or_else(default_behavior),
+            pc: 0,
+            stack: Vec::new(),
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
@@ -1724,8 +1771,8 @@ impl<'s> Kernel<'s> {
     }
 
     fn arrival(&mut self) {
-        let Some(load) = self.load.clone() else { return };
-        let burst = match load.arrivals {
+        let Some((arrivals, spawn)) = self.load.as_ref().map(|load| (load.arrivals, self.load_spawn_spec.clone())) else { return };
+        let burst = match arrivals {
             Arrivals::Burst(count) => count.max(1),
             _ => 1,
         };
@@ -1735,12 +1782,12 @@ impl<'s> Kernel<'s> {
             }
             self.arrivals += 1;
             let index = self.arrivals;
-            self.load_spawn(&load.spawn, Some(index));
+            self.load_spawn(&spawn, Some(index));
             if self.limit.is_some() {
                 return;
             }
         }
-        let next = match load.arrivals {
+        let next = match arrivals {
             Arrivals::Poisson(rate) => Some(self.now.plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng))),
             Arrivals::Every(micros) => Some(self.now.plus(micros.max(1))),
             Arrivals::Burst(_) => None,
