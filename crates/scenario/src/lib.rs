@@ -1,1 +1,117 @@
-//! placeholder
+//! The YAML scenario format: parse → validate → build engine input.
+//!
+//! This is the only crate that knows YAML. A scenario file (its contract is
+//! `scenario-format.md`) becomes a [`subsim_engine::SimSpec`] plus the `expect:`
+//! assertions, or a list of every problem in the file, each at `file:line:col`.
+//!
+//! The tour:
+//! - [`parse_scenario`] / [`load_scenario`]: text or a path in, [`Loaded`] or
+//!   [`Diagnostics`] out;
+//! - [`Loaded`]: the engine input, the located assertions and the warnings;
+//! - [`Diagnostic`]: one located problem, with a byte span for snippet rendering and an
+//!   optional help line ("did you mean …" hints live in the message).
+//!
+//! Internally the file is parsed by serde-saphyr, under a budget, into a raw tree that
+//! keeps the location of every key and value; validation then walks that tree by hand
+//! so that it can report every problem rather than the first.
+//!
+//! ```
+//! use std::path::Path;
+//! use subsim_engine::spec::Step;
+//!
+//! let yaml = "
+//! name: Two researchers
+//! main:
+//!   - spawn: {agent: Explore, count: 2, background: true}
+//!   - wait: {for: children}
+//! expect:
+//!   - max_running: 2
+//! ";
+//! let loaded = subsim_scenario::parse_scenario(yaml, "two.yaml", Path::new(".")).unwrap();
+//! assert_eq!(loaded.spec.name, "Two researchers");
+//! assert!(matches!(&loaded.spec.main[0], Step::Spawn(spawn) if spawn.count == 2));
+//! assert_eq!(loaded.expect[0].location.as_deref(), Some("two.yaml:7:5"));
+//!
+//! let broken = "name: x\nmain:\n  - spawn: {agent: Explore, backgroud: true}\n";
+//! let problems = subsim_scenario::parse_scenario(broken, "x.yaml", Path::new(".")).unwrap_err();
+//! assert_eq!(
+//!     problems.problems[0].to_string().lines().next(),
+//!     Some("x.yaml:3:29: unknown key `backgroud`, did you mean `background`?")
+//! );
+//! ```
+#![warn(missing_docs)]
+
+mod agents;
+mod build;
+mod check;
+pub mod diagnostic;
+mod duration;
+mod expect;
+mod raw;
+mod session;
+mod steps;
+
+use std::path::{Path, PathBuf};
+
+pub use diagnostic::{suggest, Diagnostic, Diagnostics};
+pub use session::AgentDir;
+use subsim_engine::expect::Located;
+use subsim_engine::SimSpec;
+
+/// A valid scenario: what the engine runs, what to check afterwards, and what to warn about.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The engine input.
+    pub spec: SimSpec,
+    /// The `expect:` assertions, each with its `file:line:col`.
+    pub expect: Vec<Located>,
+    /// Problems that do not stop the run (unknown agent types, unknown env vars, skipped
+    /// agent files …), in discovery order.
+    pub warnings: Vec<Diagnostic>,
+    /// `session.agent_dirs`, resolved against the scenario file's directory; not loaded yet.
+    pub agent_dirs: Vec<AgentDir>,
+    /// `(agent key, resolved path)` of every `agents.*.file`, in file order.
+    pub agent_files: Vec<(String, PathBuf)>,
+    /// The scenario text, so warnings can be rendered with snippets.
+    pub source: String,
+}
+
+/// Parses and validates scenario text. `file_name` is what diagnostics and assertion
+/// locations call the file; `base_dir` is where relative paths (`file:`, `agent_dirs`)
+/// are resolved.
+pub fn parse_scenario(source: &str, file_name: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
+    build::build(source, file_name, base_dir)
+}
+
+/// Reads a scenario file and parses it; relative paths inside resolve against its
+/// directory. An unreadable file is reported as a [`Diagnostic`] at 1:1.
+pub fn load_scenario(path: &Path) -> Result<Loaded, Diagnostics> {
+    let file_name = path.display().to_string();
+    let unreadable = |message: String| Diagnostics {
+        source: String::new(),
+        problems: vec![Diagnostic {
+            file: file_name.clone(),
+            line: 1,
+            column: 1,
+            offset: 0,
+            len: 0,
+            message,
+            help: None,
+        }],
+    };
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.len() > raw::MAX_FILE_BYTES as u64 => {
+            return Err(unreadable(format!(
+                "the file is {} bytes; scenario files are at most {}",
+                metadata.len(),
+                raw::MAX_FILE_BYTES
+            )))
+        }
+        Ok(_) => {}
+        Err(error) => return Err(unreadable(format!("cannot read the scenario file: {error}"))),
+    }
+    let source = std::fs::read_to_string(path)
+        .map_err(|error| unreadable(format!("cannot read the scenario file: {error}")))?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    parse_scenario(&source, &file_name, base_dir)
+}

@@ -1,0 +1,348 @@
+//! The whole file: raw tree → validated [`SimSpec`] + assertions, reporting every problem.
+//!
+//! This module owns the top level and the small `user` and `load` blocks; the bigger
+//! blocks have their own modules (`session`, `agents`, `steps`, `expect`).
+
+use std::path::Path;
+
+use subsim_engine::spec::{
+    ActionKind, Answer, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, UserAction, UserSpec,
+};
+use subsim_engine::SimTime;
+
+use crate::agents::{agents, BUILT_IN};
+use crate::check::Ctx;
+use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
+use crate::duration::{parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS};
+use crate::expect::expectations;
+use crate::raw::{self, Node, Span, Value};
+use crate::session::session;
+use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
+use crate::Loaded;
+
+const TOP_KEYS: [&str; 8] = ["name", "description", "session", "agents", "main", "user", "load", "expect"];
+const USER_KEYS: [&str; 3] = ["answer", "think", "actions"];
+const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
+const ACTION_KINDS: [&str; 5] = ["stop", "subtask", "ctrl_b", "clear", "type_to"];
+const ACTION_KEYS: [&str; 8] = ["at", "stop", "subtask", "ctrl_b", "clear", "type_to", "message", "behavior"];
+const SUBTASK_KEYS: [&str; 2] = ["task", "behavior"];
+const LOAD_KEYS: [&str; 5] = ["arrivals", "count", "duration", "spawn", "retry"];
+const RETRIES: [&str; 3] = ["none", "after_completion", "backoff"];
+const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `burst(25)`";
+
+/// Parses and validates a whole scenario.
+pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
+    let root = match raw::parse(source) {
+        Ok(root) => root,
+        Err(error) => {
+            let problem = Diagnostic {
+                file: file.to_string(),
+                line: error.span.line,
+                column: error.span.column,
+                offset: error.span.offset,
+                len: error.span.len,
+                message: error.message,
+                help: error.help,
+            };
+            return Err(Diagnostics { source: source.to_string(), problems: vec![problem] });
+        }
+    };
+    let mut ctx = Ctx::new(file, base_dir);
+    let loaded = scenario(&mut ctx, &root, source);
+    let mut errors = std::mem::take(&mut ctx.errors);
+    match loaded {
+        Some(loaded) if errors.is_empty() => Ok(loaded),
+        _ => {
+            // File order, so the first problem shown is the first in the file.
+            errors.sort_by_key(|problem| (problem.line, problem.column));
+            Err(Diagnostics { source: source.to_string(), problems: errors })
+        }
+    }
+}
+
+fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
+    let start = Span { offset: 0, len: 0, line: 1, column: 1 };
+    match &root.value {
+        Value::Map(_) => {}
+        Value::Null => {
+            ctx.error_help(start, "the scenario file is empty", "a scenario needs at least `name: ...`");
+            return None;
+        }
+        _ => {
+            ctx.error_help(
+                root.span,
+                format!("a scenario file is a map of top-level keys, found {}", root.describe()),
+                format!("top-level keys are {}", list_names(&TOP_KEYS)),
+            );
+            return None;
+        }
+    }
+    let fields = ctx.fields(root, "a scenario", &TOP_KEYS)?;
+    let name = match fields.get("name") {
+        Some(value) => ctx.name(value, "`name`"),
+        None => {
+            ctx.error_help(start, "missing `name`", "every scenario has a name: add `name: ...` at the top");
+            None
+        }
+    };
+    let description = fields.get("description").and_then(|value| ctx.text(value, "`description`"));
+    let session = session(ctx, fields.get("session"));
+    let agents = agents(ctx, fields.get("agents"), session.spec.version);
+    let main = fields.get("main").map(|value| steps(ctx, value, "`main`", Script::Main));
+    let user = user(ctx, fields.get("user"));
+    let load = fields.get("load").and_then(|value| load(ctx, value));
+    let expect = expectations(ctx, fields.get("expect"));
+
+    // Agent types can only be checked once every definition is known. An unknown type is
+    // a warning: the simulator rejects such a spawn at run time (`unknown_type`), which a
+    // scenario may want to show.
+    let mut known: Vec<&str> = BUILT_IN.to_vec();
+    known.extend(agents.defs.keys().map(String::as_str));
+    for reference in std::mem::take(&mut ctx.agent_refs) {
+        if !known.contains(&reference.name.as_str()) {
+            let hint = did_you_mean(&reference.name, &known);
+            ctx.warn(
+                reference.span,
+                format!("unknown agent type `{}`{hint}", reference.name),
+                Some(format!(
+                    "spawning it is rejected at run time (`unknown_type`); known types are {}",
+                    list_names(&known)
+                )),
+            );
+        }
+    }
+    if let Some((agent, span)) = &session.main_agent {
+        if !known.contains(&agent.as_str()) {
+            let hint = did_you_mean(agent, &known);
+            ctx.warn(*span, format!("`session.agent` names an unknown agent `{agent}`{hint}"), None);
+        }
+    }
+
+    let mut spec = SimSpec::minimal(&name?);
+    spec.description = description;
+    spec.session = session.spec;
+    spec.agents = agents.defs;
+    if let Some(main) = main {
+        spec.main = main;
+    }
+    spec.user = user;
+    spec.load = load;
+    Some(Loaded {
+        spec,
+        expect,
+        warnings: std::mem::take(&mut ctx.warnings),
+        agent_dirs: session.agent_dirs,
+        agent_files: agents.files,
+        source: source.to_string(),
+    })
+}
+
+fn user(ctx: &mut Ctx<'_>, node: Option<&Node>) -> UserSpec {
+    let mut user = UserSpec::default();
+    let Some(node) = node else { return user };
+    let Some(fields) = ctx.fields(node, "`user`", &USER_KEYS) else { return user };
+    if let Some(value) = fields.get("answer") {
+        user.answer = match ctx.choice(value, "answer", &ANSWERS) {
+            Some("deny") => Answer::Deny,
+            Some("approve_session") => Answer::ApproveSession,
+            _ => Answer::Approve,
+        };
+    }
+    if let Some(value) = fields.get("think") {
+        if let Some(think) = ctx.dist(value, "`think`") {
+            user.think = think;
+        }
+    }
+    if let Some(value) = fields.get("actions") {
+        if value.value != Value::Null {
+            if let Some(items) = ctx.list(value, "`actions`") {
+                user.actions = items.iter().filter_map(|item| action(ctx, item)).collect();
+            }
+        }
+    }
+    user
+}
+
+fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
+    let fields = ctx.fields(node, "an action", &ACTION_KEYS)?;
+    let at = match fields.get("at") {
+        Some(value) => ctx.duration(value, "`at`"),
+        None => {
+            ctx.error_help(fields.span, "an action needs `at`", "e.g. `{at: 10s, stop: researcher-3}`");
+            None
+        }
+    };
+    let kinds: Vec<&str> = fields.names().filter(|name| ACTION_KINDS.contains(name)).collect();
+    let Some(&kind) = kinds.first() else {
+        ctx.error_help(
+            fields.span,
+            "an action needs something to do",
+            format!("add one of {}", list_names(&ACTION_KINDS)),
+        );
+        return None;
+    };
+    if let Some(second) = kinds.get(1).and_then(|name| fields.key(name)) {
+        ctx.error_help(
+            second.span,
+            format!("`{}` and `{kind}` are two actions in one entry", kinds[1]),
+            "write each action as its own list item",
+        );
+        return None;
+    }
+    for extra in ["message", "behavior"] {
+        if kind != "type_to" {
+            if let Some(key) = fields.key(extra) {
+                ctx.error_help(
+                    key.span,
+                    format!("`{extra}` does not go with `{kind}`"),
+                    "`message` and `behavior` go with `type_to`; a subtask takes `{task, behavior}`",
+                );
+            }
+        }
+    }
+    let value = fields.get(kind)?;
+    let action = match kind {
+        "stop" => ActionKind::Stop(ctx.name(value, "`stop`")?),
+        "ctrl_b" | "clear" => {
+            if !ctx.boolean(value, &format!("`{kind}`"))? {
+                ctx.error_help(
+                    value.span,
+                    format!("`{kind}: false` does nothing"),
+                    format!("write `{kind}: true`, or leave the action out"),
+                );
+                return None;
+            }
+            if kind == "clear" {
+                ActionKind::Clear
+            } else {
+                ActionKind::CtrlB
+            }
+        }
+        "subtask" => match &value.value {
+            Value::Map(_) => {
+                let inner = ctx.fields(value, "`subtask`", &SUBTASK_KEYS)?;
+                let task = require(ctx, &inner, "`subtask`", "task", "`subtask: {task: \"draft tests\"}`")
+                    .and_then(|task| ctx.name(task, "`task`"));
+                let behavior = inner.get("behavior").map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
+                ActionKind::Subtask { task: task?, behavior }
+            }
+            _ => ActionKind::Subtask { task: ctx.name(value, "`subtask`")?, behavior: None },
+        },
+        _ => {
+            let to = ctx.name(value, "`type_to`");
+            let message = fields.get("message").map(|message| ctx.text(message, "`message`"));
+            let behavior = fields.get("behavior").map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
+            let message = match message {
+                Some(written) => written?,
+                None => String::new(),
+            };
+            ActionKind::TypeTo { to: to?, message, behavior }
+        }
+    };
+    Some(UserAction { at: SimTime(at?), kind: action })
+}
+
+fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
+    let fields = ctx.fields(node, "`load`", &LOAD_KEYS)?;
+    let example = "`load: {arrivals: poisson(20/s), count: 1000, spawn: {agent: worker}}`";
+    let arrivals = require(ctx, &fields, "`load`", "arrivals", example).and_then(|value| arrivals(ctx, value));
+    let until = match (fields.get("count"), fields.get("duration")) {
+        (Some(_), Some(_)) => {
+            let second = if fields.names().position(|name| name == "count") < fields.names().position(|name| name == "duration") {
+                "duration"
+            } else {
+                "count"
+            };
+            if let Some(key) = fields.key(second) {
+                ctx.error_help(
+                    key.span,
+                    "`load` takes `count` or `duration`, not both",
+                    "keep one: `count` stops after that many arrivals, `duration` after that much time",
+                );
+            }
+            None
+        }
+        (Some(count), None) => ctx.integer(count, "`count`", 1).map(LoadUntil::Count),
+        (None, Some(duration)) => match ctx.duration(duration, "`duration`") {
+            Some(0) => {
+                ctx.error(duration.span, "`duration` must be above zero");
+                None
+            }
+            Some(micros) => Some(LoadUntil::Duration(SimTime(micros))),
+            None => None,
+        },
+        (None, None) => {
+            ctx.error_help(fields.span, "`load` needs `count` or `duration`", "e.g. `count: 1000` or `duration: 1h`");
+            None
+        }
+    };
+    let spawn_keys: Vec<&str> = SPAWN_KEYS.iter().copied().filter(|key| *key != "count").collect();
+    let spawn = require(ctx, &fields, "`load`", "spawn", example)
+        .and_then(|value| spawn(ctx, value, "`load.spawn` (one Agent call per arrival)", &spawn_keys, false));
+    let retry = match fields.get("retry") {
+        Some(value) => retry(ctx, value),
+        None => Some(Retry::None),
+    };
+    Some(LoadSpec { arrivals: arrivals?, until: until?, spawn: spawn?, retry: retry? })
+}
+
+/// Splits `name(argument)`.
+fn call(text: &str) -> Option<(&str, &str)> {
+    let (name, rest) = text.trim().split_once('(')?;
+    let argument = rest.trim_end().strip_suffix(')')?;
+    Some((name.trim(), argument.trim()))
+}
+
+fn arrivals(ctx: &mut Ctx<'_>, node: &Node) -> Option<Arrivals> {
+    let text = ctx.text(node, "`arrivals`")?;
+    let parsed = match call(&text) {
+        Some(("poisson", rate)) => parse_rate(rate).map(Arrivals::Poisson).map_err(|message| (message, RATE_FORMS)),
+        Some(("every", spacing)) => match parse_duration(spacing) {
+            Ok(0) => Err(("the spacing must be above zero".to_string(), DURATION_FORMS)),
+            Ok(micros) => Ok(Arrivals::Every(micros)),
+            Err(message) => Err((message, DURATION_FORMS)),
+        },
+        Some(("burst", size)) => match size.parse::<u32>() {
+            Ok(size) if size > 0 => Ok(Arrivals::Burst(size)),
+            _ => Err((format!("`{size}` is not a burst size (a whole number from 1)"), ARRIVALS_FORMS)),
+        },
+        Some((other, _)) => {
+            let hint = did_you_mean(other, &["poisson", "every", "burst"]);
+            Err((format!("unknown arrival process `{other}`{hint}"), ARRIVALS_FORMS))
+        }
+        None => Err((format!("`{text}` is not an arrival process"), ARRIVALS_FORMS)),
+    };
+    match parsed {
+        Ok(arrivals) => Some(arrivals),
+        Err((message, help)) => {
+            ctx.error_help(node.span, format!("`arrivals`: {message}"), help);
+            None
+        }
+    }
+}
+
+fn retry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Retry> {
+    let text = ctx.text(node, "`retry`")?;
+    match text.trim() {
+        "none" => return Some(Retry::None),
+        "after_completion" => return Some(Retry::AfterCompletion),
+        _ => {}
+    }
+    if let Some(("backoff", delay)) = call(&text) {
+        return match parse_dist(delay) {
+            Ok(dist) => Some(Retry::Backoff(dist)),
+            Err(message) => {
+                ctx.error_help(node.span, format!("`retry`: {message}"), DIST_FORMS);
+                None
+            }
+        };
+    }
+    let head = text.split('(').next().unwrap_or_default().trim();
+    let hint = did_you_mean(head, &RETRIES);
+    ctx.error_help(
+        node.span,
+        format!("unknown retry `{text}`{hint}"),
+        "retry is `none`, `after_completion` or `backoff(DIST)`, e.g. `backoff(exp(1s))`",
+    );
+    None
+}

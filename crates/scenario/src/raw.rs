@@ -1,0 +1,555 @@
+//! The raw YAML tree: every key and value with where it was written.
+//!
+//! This is the only module that talks to serde-saphyr. It parses untrusted text under a
+//! tight [`serde_saphyr::Budget`] into a [`Node`] tree that keeps line, column and byte
+//! span for every node, so validation can report every problem at its place. It knows
+//! nothing about scenarios: which keys mean what is decided in the modules that build
+//! engine input.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::budget::BudgetBreach;
+use serde_saphyr::{
+    Budget, DuplicateKeyPolicy, Error as YamlError, Location, MessageFormatter, Options, Spanned,
+};
+
+/// Largest scenario or agent file accepted, in bytes.
+pub(crate) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+/// Deepest nesting of lists and maps. A `spawn` with a `behavior` costs three levels, so
+/// this allows some twenty levels of nested spawns.
+const MAX_DEPTH: usize = 64;
+/// Stack of the parser thread: some 35 KiB per nesting level in debug builds, with room.
+const PARSER_STACK_BYTES: usize = 16 * 1024 * 1024;
+/// Most nodes (scalars, lists, maps), aliases expanded.
+const MAX_NODES: usize = 100_000;
+/// Most alias uses (`*name`) and anchors (`&name`).
+const MAX_ALIASES: usize = 1_000;
+/// Most parser events replayed by aliases: what stops a "billion laughs" file.
+const MAX_REPLAYED_EVENTS: usize = 20_000;
+
+/// Where a node was written: byte span plus 1-based line and (character) column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// Byte offset into the source.
+    pub offset: usize,
+    /// Byte length (0 for a point, e.g. an empty value or the start of a block map).
+    pub len: usize,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+/// A YAML value with its location.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Node {
+    /// The value.
+    pub value: Value,
+    /// Where it was written (for an alias: where the alias was used).
+    pub span: Span,
+}
+
+/// A YAML value. Maps keep file order and duplicate keys (validation reports those).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    /// `~`, `null` or nothing.
+    Null,
+    /// `true` / `false` (YAML 1.2 spellings only: `yes` stays a string).
+    Bool(bool),
+    /// An integer.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(String),
+    /// A list.
+    Seq(Vec<Node>),
+    /// A map, in file order.
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    /// The string, if this is a string.
+    #[cfg(test)]
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The text of a scalar: strings as they are, numbers and booleans as YAML writes them.
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Str(text) => Some(text.clone()),
+            Value::Int(number) => Some(number.to_string()),
+            Value::Float(number) => Some(number.to_string()),
+            Value::Bool(flag) => Some(flag.to_string()),
+            Value::Null | Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// A short description of what was found, for "expected X, found Y" messages.
+    pub fn describe(&self) -> String {
+        match &self.value {
+            Value::Null => "nothing".to_string(),
+            Value::Bool(flag) => format!("`{flag}`"),
+            Value::Int(number) => format!("the number {number}"),
+            Value::Float(number) => format!("the number {number}"),
+            Value::Str(text) => {
+                let shown: String = text.chars().take(40).collect();
+                let ellipsis = if text.chars().count() > 40 { "…" } else { "" };
+                format!("`{}{ellipsis}`", shown.escape_debug())
+            }
+            Value::Seq(_) => "a list".to_string(),
+            Value::Map(_) => "a map".to_string(),
+        }
+    }
+}
+
+/// A YAML-level problem: the text is not YAML, or breaches the budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SyntaxError {
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// Where.
+    pub span: Span,
+}
+
+/// Parses one YAML document into a [`Node`] tree, under the budget.
+pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
+    let lines = LineIndex::new(source);
+    if source.len() > MAX_FILE_BYTES {
+        return Err(SyntaxError {
+            message: format!("the file is {} bytes; scenario files are at most {MAX_FILE_BYTES}", source.len()),
+            help: None,
+            span: Span { offset: 0, len: 0, line: 1, column: 1 },
+        });
+    }
+    // The parser recurses once per nesting level, with large frames in debug builds, so it
+    // runs on its own thread with a stack sized for the depth budget whatever thread the
+    // caller is on (test threads have 2 MiB). That thread also contains a panic: scenario
+    // files are untrusted input, and a bug deep inside the YAML library is reported like
+    // any other unreadable file instead of taking the caller down.
+    let parsed = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("subsim-yaml".to_string())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                serde_saphyr::from_str_with_options::<RawNode>(source, options())
+                    .map(|raw| raw.into_node(&lines))
+                    .map_err(|error| syntax_error(&error, &lines))
+            });
+        match worker {
+            Ok(handle) => handle.join().ok(),
+            Err(_) => None,
+        }
+    });
+    parsed.unwrap_or_else(|| {
+        Err(SyntaxError {
+            message: "the YAML parser failed on this file".to_string(),
+            help: Some("this is a bug in subsim; please report it with the file".to_string()),
+            span: Span { offset: 0, len: 0, line: 1, column: 1 },
+        })
+    })
+}
+
+fn options() -> Options {
+    let mut budget = Budget::default();
+    budget.max_depth = MAX_DEPTH;
+    // Above the depth budget (the scanner reads ahead of it), so that deep flow nesting is reported as a budget breach.
+    budget.flow_nesting_limit = MAX_DEPTH * 2;
+    budget.max_nodes = MAX_NODES;
+    budget.max_events = MAX_NODES * 3;
+    budget.max_aliases = MAX_ALIASES;
+    budget.max_anchors = MAX_ALIASES;
+    budget.max_documents = 1;
+    budget.max_total_scalar_bytes = MAX_FILE_BYTES;
+    budget.max_recorded_anchor_events = MAX_REPLAYED_EVENTS;
+    budget.max_recorded_anchor_bytes = MAX_FILE_BYTES;
+    budget.max_merge_keys = MAX_ALIASES;
+    budget.max_inclusion_depth = 0;
+
+    let mut options = Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_REPLAYED_EVENTS;
+    options.alias_limits.max_replay_stack_depth = 16;
+    // Duplicate keys reach validation, which reports every one of them at its place.
+    options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
+    // YAML 1.2: `yes`, `no`, `on`, `off` are strings, not booleans.
+    options.strict_booleans = true;
+    options.reject_unsupported_tags = true;
+    options.with_snippet = false;
+    options
+}
+
+fn budget_help() -> String {
+    format!(
+        "scenario files are untrusted input and are read under a budget: nesting depth \
+         {MAX_DEPTH}, {MAX_NODES} values, {MAX_ALIASES} aliases, {MAX_REPLAYED_EVENTS} \
+         events replayed by aliases, one document"
+    )
+}
+
+fn syntax_error(error: &YamlError, lines: &LineIndex) -> SyntaxError {
+    let span = error.location().map(|location| lines.span_of(&location, false)).unwrap_or_default();
+    let span = if span.line == 0 { Span { offset: 0, len: 0, line: 1, column: 1 } } else { span };
+    let (message, help) = match original_error(error) {
+        YamlError::Budget { breach, .. } => budget_message(breach),
+        YamlError::AliasReplayLimitExceeded { .. }
+        | YamlError::AliasExpansionLimitExceeded { .. }
+        | YamlError::AliasReplayStackDepthExceeded { .. }
+        | YamlError::AliasReplayCounterOverflow { .. } => (
+            "aliases expand beyond the budget for scenario files (an alias bomb?)".to_string(),
+            Some(budget_help()),
+        ),
+        YamlError::MultipleDocuments { .. } => (
+            "a scenario file holds one YAML document; this starts a second one".to_string(),
+            Some("remove the `---` line, or split the file".to_string()),
+        ),
+        other => {
+            let message = serde_saphyr::DefaultMessageFormatter.format_message(other);
+            // The formatter's text is not sanitised; keep control characters out of terminals.
+            (format!("invalid YAML: {}", sanitise(&message)), None)
+        }
+    };
+    SyntaxError { message, help, span }
+}
+
+/// The error under alias and snippet wrappers (the location stays the outer one: where
+/// the alias was used).
+fn original_error(mut error: &YamlError) -> &YamlError {
+    while let YamlError::AliasError { error: inner, .. } | YamlError::WithSnippet { error: inner, .. } =
+        error
+    {
+        error = inner;
+    }
+    error
+}
+
+fn budget_message(breach: &BudgetBreach) -> (String, Option<String>) {
+    let message = match breach {
+        BudgetBreach::Depth { .. } => format!("lists and maps nest deeper than {MAX_DEPTH} levels"),
+        BudgetBreach::Documents { .. } => {
+            return (
+                "a scenario file holds one YAML document; this starts a second one".to_string(),
+                Some("remove the `---` line, or split the file".to_string()),
+            )
+        }
+        BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. } => {
+            format!("the file has more than {MAX_NODES} values")
+        }
+        BudgetBreach::Aliases { .. }
+        | BudgetBreach::Anchors { .. }
+        | BudgetBreach::AliasAnchorRatio { .. }
+        | BudgetBreach::RecordedAnchorEvents { .. }
+        | BudgetBreach::RecordedAnchorBytes { .. } => {
+            "aliases expand beyond the budget for scenario files (an alias bomb?)".to_string()
+        }
+        _ => "the file exceeds the budget for scenario files".to_string(),
+    };
+    (message, Some(budget_help()))
+}
+
+/// The text with control characters escaped (`\n` → `\\n`).
+fn sanitise(text: &str) -> String {
+    let mut clean = String::with_capacity(text.len());
+    for character in text.chars() {
+        if character.is_control() {
+            clean.extend(character.escape_default());
+        } else {
+            clean.push(character);
+        }
+    }
+    clean
+}
+
+/// Line starts of a source, to turn (line, character column) into byte offsets.
+pub(crate) struct LineIndex<'s> {
+    source: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> LineIndex<'s> {
+    /// Indexes `source`.
+    pub fn new(source: &'s str) -> LineIndex<'s> {
+        let mut starts = vec![0];
+        starts.extend(source.match_indices('\n').map(|(index, _)| index + 1));
+        LineIndex { source, starts }
+    }
+
+    /// The byte offset of 1-based `line` and character `column`, clamped into the source.
+    pub fn offset_of(&self, line: usize, column: usize) -> usize {
+        let Some(&start) = self.starts.get(line.saturating_sub(1)) else {
+            return self.source.len();
+        };
+        let rest = &self.source[start..];
+        let line_text = rest.split('\n').next().unwrap_or("");
+        let within = line_text
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map(|(index, _)| index)
+            .unwrap_or(line_text.len());
+        start + within
+    }
+
+    /// The span of a saphyr location. `prefer_bytes`: trust the library's byte offset when
+    /// it has one (node spans do; syntax errors often only have characters).
+    fn span_of(&self, location: &Location, prefer_bytes: bool) -> Span {
+        let line = usize::try_from(location.line()).unwrap_or(0);
+        let column = usize::try_from(location.column()).unwrap_or(0);
+        if line == 0 {
+            return Span::default();
+        }
+        let span = location.span();
+        let offset = match span.byte_offset().and_then(|offset| usize::try_from(offset).ok()) {
+            Some(offset) if prefer_bytes && offset <= self.source.len() => offset,
+            _ => self.offset_of(line, column),
+        };
+        let len = span
+            .byte_len()
+            .and_then(|len| usize::try_from(len).ok())
+            .or_else(|| {
+                // Characters to bytes, from the offset on.
+                let chars = usize::try_from(span.len()).ok()?;
+                let rest = self.source.get(offset..)?;
+                Some(rest.char_indices().nth(chars).map(|(index, _)| index).unwrap_or(rest.len()))
+            })
+            .unwrap_or(0);
+        let len = len.min(self.source.len().saturating_sub(offset));
+        Span { offset, len, line, column }
+    }
+}
+
+/// What serde-saphyr builds; turned into a [`Node`] once the line index is at hand.
+struct RawNode {
+    value: RawValue,
+    location: Location,
+}
+
+enum RawValue {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Seq(Vec<RawNode>),
+    Map(Vec<(RawNode, RawNode)>),
+}
+
+impl RawNode {
+    fn into_node(self, lines: &LineIndex<'_>) -> Node {
+        let span = lines.span_of(&self.location, true);
+        let value = match self.value {
+            RawValue::Null => Value::Null,
+            RawValue::Bool(flag) => Value::Bool(flag),
+            RawValue::Int(number) => Value::Int(number),
+            RawValue::Float(number) => Value::Float(number),
+            RawValue::Str(text) => Value::Str(text),
+            RawValue::Seq(items) => {
+                Value::Seq(items.into_iter().map(|item| item.into_node(lines)).collect())
+            }
+            RawValue::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| (key.into_node(lines), value.into_node(lines)))
+                    .collect(),
+            ),
+        };
+        Node { value, span }
+    }
+}
+
+impl<'de> Deserialize<'de> for RawNode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawNode, D::Error> {
+        let spanned = Spanned::<RawValue>::deserialize(deserializer)?;
+        Ok(RawNode { value: spanned.value, location: spanned.referenced })
+    }
+}
+
+impl<'de> Deserialize<'de> for RawValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawValue, D::Error> {
+        deserializer.deserialize_any(RawVisitor)
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = RawValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, flag: bool) -> Result<RawValue, E> {
+        Ok(RawValue::Bool(flag))
+    }
+
+    fn visit_i64<E: de::Error>(self, number: i64) -> Result<RawValue, E> {
+        Ok(RawValue::Int(number.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, number: u64) -> Result<RawValue, E> {
+        Ok(RawValue::Int(number.into()))
+    }
+
+    fn visit_i128<E: de::Error>(self, number: i128) -> Result<RawValue, E> {
+        Ok(RawValue::Int(number))
+    }
+
+    fn visit_u128<E: de::Error>(self, number: u128) -> Result<RawValue, E> {
+        Ok(i128::try_from(number).map(RawValue::Int).unwrap_or(RawValue::Float(number as f64)))
+    }
+
+    fn visit_f64<E: de::Error>(self, number: f64) -> Result<RawValue, E> {
+        Ok(RawValue::Float(number))
+    }
+
+    fn visit_char<E: de::Error>(self, character: char) -> Result<RawValue, E> {
+        Ok(RawValue::Str(character.to_string()))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<RawValue, E> {
+        Ok(RawValue::Str(text.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<RawValue, E> {
+        Ok(RawValue::Str(text))
+    }
+
+    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<RawValue, E> {
+        Ok(RawValue::Str(String::from_utf8_lossy(bytes).into_owned()))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<RawValue, E> {
+        Ok(RawValue::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<RawValue, E> {
+        Ok(RawValue::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<RawValue, D::Error> {
+        deserializer.deserialize_any(RawVisitor)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<RawValue, D::Error> {
+        deserializer.deserialize_any(RawVisitor)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<RawValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = access.next_element::<RawNode>()? {
+            items.push(item);
+        }
+        Ok(RawValue::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<RawValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = access.next_key::<RawNode>()? {
+            let value = access.next_value::<RawNode>()?;
+            entries.push((key, value));
+        }
+        Ok(RawValue::Map(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(source: &str) -> Node {
+        match parse(source) {
+            Ok(node) => node,
+            Err(error) => panic!("{source:?} did not parse: {error:?}"),
+        }
+    }
+
+    fn map_entries(node: &Node) -> &[(Node, Node)] {
+        match &node.value {
+            Value::Map(entries) => entries,
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn keeps_locations_of_keys_and_values() {
+        let source = "name: x\nmain:\n  - work: 1.5s\n";
+        let root = parse_ok(source);
+        let entries = map_entries(&root);
+        assert_eq!(entries[0].0.span, Span { offset: 0, len: 4, line: 1, column: 1 });
+        assert_eq!(entries[0].1.span, Span { offset: 6, len: 1, line: 1, column: 7 });
+        let Value::Seq(steps) = &entries[1].1.value else { panic!("main is a list") };
+        let step = map_entries(&steps[0]);
+        assert_eq!(step[0].1.as_str(), Some("1.5s"));
+        assert_eq!(step[0].1.span.line, 3);
+        assert_eq!(step[0].1.span.column, 11);
+        assert_eq!(&source[step[0].1.span.offset..][..step[0].1.span.len], "1.5s");
+    }
+
+    #[test]
+    fn scalars_follow_yaml_1_2() {
+        let root = parse_ok("a: yes\nb: true\nc: 3\nd: 0.5\ne: ~\nf: \"1\"\n");
+        let values: Vec<&Value> = map_entries(&root).iter().map(|(_, value)| &value.value).collect();
+        assert_eq!(
+            values,
+            vec![
+                &Value::Str("yes".into()),
+                &Value::Bool(true),
+                &Value::Int(3),
+                &Value::Float(0.5),
+                &Value::Null,
+                &Value::Str("1".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_reach_validation() {
+        let root = parse_ok("a: 1\na: 2\n");
+        assert_eq!(map_entries(&root).len(), 2);
+    }
+
+    #[test]
+    fn syntax_errors_are_located_with_byte_offsets() {
+        let source = "a: [1, 2\nb: 3\n";
+        let error = parse(source).unwrap_err();
+        assert!(error.message.starts_with("invalid YAML"), "{error:?}");
+        assert_eq!((error.span.line, error.span.column), (2, 2));
+        assert_eq!(error.span.offset, 10);
+    }
+
+    #[test]
+    fn alias_bombs_and_deep_nesting_breach_the_budget() {
+        let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        for (name, previous) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e"), ("g", "f")] {
+            let refs = vec![format!("*{previous}"); 9].join(",");
+            bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let error = parse(&bomb).unwrap_err();
+        assert!(error.message.contains("alias"), "{error:?}");
+
+        let deep = format!("x: {}{}", "[".repeat(100), "]".repeat(100));
+        let error = parse(&deep).unwrap_err();
+        assert!(error.message.contains("nest deeper"), "{error:?}");
+    }
+
+    #[test]
+    fn offsets_are_bytes_after_multibyte_text() {
+        let source = "name: \"héllo wörld\"\nx: [1, 2\ny: 3\n";
+        let error = parse(source).unwrap_err();
+        let line_start = source.find("y:").unwrap_or(0);
+        assert!(error.span.offset >= line_start - 10, "{error:?}");
+        let root = parse_ok("é: ü\nk: v\n");
+        let entries = map_entries(&root);
+        assert_eq!(entries[1].0.span.offset, "é: ü\n".len());
+    }
+}

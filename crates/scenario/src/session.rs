@@ -1,0 +1,292 @@
+//! The `session` block → [`SessionSpec`], plus the `agent_dirs` entries kept for later
+//! loading ([`AgentDir`]).
+//!
+//! Not for applying version gates or env vars: the rules crate resolves those at run time
+//! from the plain values read here.
+
+use std::path::PathBuf;
+
+use subsim_engine::spec::{Limits, Scope, SessionSpec};
+use subsim_engine::SimTime;
+use subsim_rules::session::env;
+use subsim_rules::{PermissionMode, SessionKind, Version};
+
+use crate::check::Ctx;
+use crate::diagnostic::did_you_mean;
+use crate::raw::{Node, Span, Value};
+use crate::steps::require;
+
+const SESSION_KEYS: [&str; 14] = [
+    "kind",
+    "version",
+    "seed",
+    "model",
+    "env",
+    "permissions",
+    "agent_teams",
+    "ultracode",
+    "permission_mode",
+    "tools",
+    "mcp",
+    "agent_dirs",
+    "agent",
+    "limits",
+];
+const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
+const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
+const LIMIT_KEYS: [&str; 3] = ["max_events", "max_time", "max_agents"];
+const AGENT_DIR_KEYS: [&str; 3] = ["scope", "path", "plugin"];
+/// Scope names as the scenario format spells them.
+pub(crate) const SCOPES: [&str; 5] = ["managed", "cli", "project", "user", "plugin"];
+
+/// One `session.agent_dirs` entry: a directory of agent definition files to load.
+///
+/// The directories are not read yet; this keeps them, resolved against the scenario
+/// file's directory, for the loader that will.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentDir {
+    /// The scope its definitions get.
+    pub scope: Scope,
+    /// The directory, relative paths resolved against the scenario file's directory.
+    pub path: PathBuf,
+    /// The plugin's name (for `scope: plugin`, which requires it).
+    pub plugin: Option<String>,
+    /// Where the entry was written, `file:line:col`.
+    pub location: String,
+}
+
+/// Reads a scope name.
+pub(crate) fn scope_of(name: &str) -> Scope {
+    match name {
+        "managed" => Scope::Managed,
+        "cli" => Scope::Cli,
+        "user" => Scope::User,
+        "plugin" => Scope::Plugin,
+        _ => Scope::Project,
+    }
+}
+
+/// The `session` block, and where `session.agent` was written (checked once agents are known).
+pub(crate) struct Session {
+    pub spec: SessionSpec,
+    pub agent_dirs: Vec<AgentDir>,
+    pub main_agent: Option<(String, Span)>,
+}
+
+/// Reads the `session` block; `None` (no block) gives the defaults.
+pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
+    let mut session = Session { spec: SessionSpec::default(), agent_dirs: Vec::new(), main_agent: None };
+    let Some(node) = node else { return session };
+    let Some(fields) = ctx.fields(node, "`session`", &SESSION_KEYS) else { return session };
+    let spec = &mut session.spec;
+    if let Some(value) = fields.get("kind") {
+        if let Some(kind) = ctx.choice(value, "session kind", &KINDS) {
+            spec.kind = kind.parse::<SessionKind>().unwrap_or_default();
+        }
+    }
+    if let Some(value) = fields.get("version") {
+        if let Some(version) = version(ctx, value) {
+            spec.version = version;
+        }
+    }
+    if let Some(value) = fields.get("seed") {
+        if let Some(seed) = ctx.integer(value, "`seed`", 0) {
+            spec.seed = seed;
+        }
+    }
+    if let Some(value) = fields.get("model") {
+        if let Some(model) = ctx.name(value, "`model`") {
+            spec.model = model;
+        }
+    }
+    if let Some(value) = fields.get("env") {
+        spec.env = env_vars(ctx, value);
+    }
+    if let Some(value) = fields.get("permissions") {
+        if let Some(permissions) = ctx.fields(value, "`permissions`", &PERMISSION_KEYS) {
+            if let Some(allow) = permissions.get("allow") {
+                spec.permissions.allow = ctx.string_list(allow, "`allow`").unwrap_or_default();
+            }
+            if let Some(deny) = permissions.get("deny") {
+                spec.permissions.deny = ctx.string_list(deny, "`deny`").unwrap_or_default();
+            }
+        }
+    }
+    if let Some(value) = fields.get("agent_teams") {
+        spec.agent_teams = ctx.boolean(value, "`agent_teams`").unwrap_or(false);
+    }
+    if let Some(value) = fields.get("ultracode") {
+        spec.ultracode = ctx.boolean(value, "`ultracode`").unwrap_or(false);
+    }
+    if let Some(value) = fields.get("permission_mode") {
+        if let Some(mode) = ctx.choice(value, "permission_mode", &PermissionMode::NAMES) {
+            spec.permission_mode = mode.parse::<PermissionMode>().unwrap_or_default();
+        }
+    }
+    if let Some(value) = fields.get("tools") {
+        spec.tools = ctx.name_list(value, "`tools`");
+    }
+    if let Some(value) = fields.get("mcp") {
+        spec.mcp = mcp(ctx, value);
+    }
+    if let Some(value) = fields.get("agent_dirs") {
+        session.agent_dirs = agent_dirs(ctx, value);
+    }
+    if let Some(value) = fields.get("agent") {
+        if let Some(agent) = ctx.name(value, "`agent`") {
+            session.main_agent = Some((agent.clone(), value.span));
+            session.spec.agent = Some(agent);
+        }
+    }
+    if let Some(value) = fields.get("limits") {
+        session.spec.limits = limits(ctx, value);
+    }
+    session
+}
+
+fn version(ctx: &mut Ctx<'_>, node: &Node) -> Option<Version> {
+    let text = ctx.text(node, "`version`")?;
+    match text.parse::<Version>() {
+        Ok(version) => {
+            if version > Version::NEWEST {
+                ctx.warn(
+                    node.span,
+                    format!("version {version} is newer than the newest the rules know ({})", Version::NEWEST),
+                    Some(format!("the rules of {} apply", Version::NEWEST)),
+                );
+            }
+            Some(version)
+        }
+        Err(error) => {
+            let help = if matches!(node.value, Value::Float(_) | Value::Int(_)) {
+                "quote it so YAML keeps it as text: `version: \"2.1.186\"`"
+            } else {
+                "e.g. `version: \"2.1.186\"`"
+            };
+            ctx.error_help(node.span, error.to_string(), help);
+            None
+        }
+    }
+}
+
+fn env_vars(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, String> {
+    let mut vars = std::collections::BTreeMap::new();
+    let entries = match &node.value {
+        Value::Map(entries) => entries.as_slice(),
+        Value::Null => &[],
+        _ => {
+            ctx.error(node.span, format!("`env` must be a map of variable names to values, found {}", node.describe()));
+            return vars;
+        }
+    };
+    for (key, value) in entries {
+        let Some(name) = ctx.key_name(key) else { continue };
+        if vars.contains_key(name) {
+            ctx.error(key.span, format!("duplicate key `{name}`"));
+            continue;
+        }
+        if !env::KNOWN.contains(&name) {
+            let hint = did_you_mean(name, &env::KNOWN);
+            ctx.warn(
+                key.span,
+                format!("`{name}` is not an environment variable the simulator reads{hint}"),
+                Some("it is kept but has no effect".to_string()),
+            );
+        }
+        if let Some(text) = ctx.text(value, &format!("`{name}`")) {
+            vars.insert(name.to_string(), text);
+        }
+    }
+    vars
+}
+
+fn mcp(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut servers = std::collections::BTreeMap::new();
+    let entries = match &node.value {
+        Value::Map(entries) => entries.as_slice(),
+        Value::Null => &[],
+        _ => {
+            ctx.error_help(
+                node.span,
+                format!("`mcp` must be a map of servers to tool lists, found {}", node.describe()),
+                "e.g. `mcp: {github: [create_issue, list_prs]}`",
+            );
+            return servers;
+        }
+    };
+    for (key, value) in entries {
+        let Some(server) = ctx.key_name(key) else { continue };
+        if servers.contains_key(server) {
+            ctx.error(key.span, format!("duplicate key `{server}`"));
+            continue;
+        }
+        let tools = if value.value == Value::Null {
+            Some(Vec::new())
+        } else {
+            ctx.name_list(value, &format!("the tools of `{server}`"))
+        };
+        if let Some(tools) = tools {
+            servers.insert(server.to_string(), tools);
+        }
+    }
+    servers
+}
+
+fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
+    let Some(items) = ctx.list(node, "`agent_dirs`") else { return Vec::new() };
+    let mut dirs = Vec::new();
+    for item in items {
+        let Some(fields) = ctx.fields(item, "an `agent_dirs` entry", &AGENT_DIR_KEYS) else { continue };
+        let example = "`{scope: project, path: .claude/agents}`";
+        let scope = require(ctx, &fields, "an `agent_dirs` entry", "scope", example)
+            .and_then(|value| ctx.choice(value, "scope", &SCOPES));
+        let path = require(ctx, &fields, "an `agent_dirs` entry", "path", example)
+            .and_then(|value| ctx.name(value, "`path`"));
+        let plugin = fields.get("plugin").and_then(|value| ctx.name(value, "`plugin`"));
+        match (scope, &plugin) {
+            (Some("plugin"), None) => ctx.error_help(
+                fields.span,
+                "a `plugin` entry needs `plugin: NAME`",
+                "plugin definitions are registered as `NAME:agent` (DEF-5)",
+            ),
+            (Some(other), Some(_)) if other != "plugin" => {
+                if let Some(key) = fields.key("plugin") {
+                    ctx.error(key.span, format!("`plugin` only goes with `scope: plugin`, not `{other}`"));
+                }
+            }
+            _ => {}
+        }
+        if let (Some(scope), Some(path)) = (scope, path) {
+            dirs.push(AgentDir {
+                scope: scope_of(scope),
+                path: ctx.base_dir.join(path),
+                plugin,
+                location: ctx.location(item.span),
+            });
+        }
+    }
+    dirs
+}
+
+fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
+    let mut limits = Limits::default();
+    let Some(fields) = ctx.fields(node, "`limits`", &LIMIT_KEYS) else { return limits };
+    if let Some(value) = fields.get("max_events") {
+        if let Some(max) = ctx.integer(value, "`max_events`", 1) {
+            limits.max_events = max;
+        }
+    }
+    if let Some(value) = fields.get("max_time") {
+        match ctx.duration(value, "`max_time`") {
+            Some(0) => ctx.error(value.span, "`max_time` must be above zero"),
+            Some(micros) => limits.max_time = SimTime(micros),
+            None => {}
+        }
+    }
+    if let Some(value) = fields.get("max_agents") {
+        if let Some(max) = ctx.integer(value, "`max_agents`", 1) {
+            limits.max_agents = max;
+        }
+    }
+    limits
+}
