@@ -224,6 +224,9 @@ impl Narrator {
                 };
                 if message.is_empty() {
                     let _ = write!(what, ": {detail}");
+                } else if message.contains(&detail) {
+                    // The kernel's cap message already says `(20/20 running)`.
+                    let _ = write!(what, ": {message}");
                 } else {
                     let _ = write!(what, ": {message} ({detail})");
                 }
@@ -717,6 +720,19 @@ mod tests {
             Some("CAP-1"),
             "00:00:12.000  main            spawn researcher-21 rejected: Concurrent subagent limit reached \
              (20/20 running) [CAP-1]",
+        );
+        check(
+            EventKind::SpawnRejected {
+                caller: AgentRef::MAIN,
+                agent_type: "general-purpose".into(),
+                name: Some("researcher-22".into()),
+                reason: RejectReason::ConcurrentLimit,
+                message: "Concurrent subagent limit reached (20/20 running); do not retry".into(),
+                running: 20,
+            },
+            Some("CAP-1"),
+            "00:00:12.000  main            spawn researcher-22 rejected: Concurrent subagent limit reached \
+             (20/20 running); do not retry [CAP-1]",
         );
         check(
             EventKind::SpawnRejected {
