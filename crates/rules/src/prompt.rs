@@ -117,12 +117,13 @@ pub fn decide(
         return CallDecision::Run("PERM-9");
     }
     let is_edit = EDIT_TOOLS.contains(&tool);
-    let explicitly_allowed = rules.allow.iter().any(|rule| rule_matches(rule, tool, input))
-        || session_grants.iter().any(|granted| granted == tool);
+    let allowed_by_rule = rules.allow.iter().any(|rule| rule_matches(rule, tool, input));
+    let granted = session_grants.iter().any(|granted| granted == tool);
     match mode {
         PermissionMode::BypassPermissions | PermissionMode::Auto => CallDecision::Run("PERM-9"),
         PermissionMode::Plan if is_edit => CallDecision::Deny("PERM-9"),
-        _ if explicitly_allowed => CallDecision::Run("PERM-14"),
+        _ if granted => CallDecision::Run("PERM-6"),
+        _ if allowed_by_rule => CallDecision::Run("PERM-14"),
         PermissionMode::AcceptEdits if is_edit => CallDecision::Run("PERM-9"),
         PermissionMode::DontAsk => CallDecision::Deny("PERM-9"),
         _ => CallDecision::Prompt("PERM-9"),
@@ -216,7 +217,9 @@ mod tests {
         assert_eq!(decide("Bash", Some("ls"), PermissionMode::DontAsk, &none, &[]), CallDecision::Deny("PERM-9"));
         assert_eq!(decide("Edit", None, PermissionMode::Plan, &none, &[]), CallDecision::Deny("PERM-9"));
         assert_eq!(decide("Bash", Some("git push o"), PermissionMode::BypassPermissions, &deny_push, &[]), CallDecision::Deny("PERM-14"));
-        assert_eq!(decide("Bash", Some("ls"), PermissionMode::Default, &none, &["Bash".into()]), CallDecision::Run("PERM-14"));
+        assert_eq!(decide("Bash", Some("ls"), PermissionMode::Default, &none, &["Bash".into()]), CallDecision::Run("PERM-6"));
+        let allow_ls = PermissionRules { allow: vec!["Bash(ls*)".into()], deny: vec![] };
+        assert_eq!(decide("Bash", Some("ls -l"), PermissionMode::Default, &allow_ls, &[]), CallDecision::Run("PERM-14"));
     }
 
     #[test]
