@@ -17,8 +17,15 @@ use crate::session::{scope_of, SCOPES};
 use crate::steps::{steps, Script, ISOLATIONS};
 
 /// The built-in agent types, which exist without being defined.
-pub(crate) const BUILT_IN: [&str; 7] =
-    ["general-purpose", "Explore", "Plan", "claude", "statusline-setup", "claude-code-guide", "fork"];
+pub(crate) const BUILT_IN: [&str; 7] = [
+    "general-purpose",
+    "Explore",
+    "Plan",
+    "claude",
+    "statusline-setup",
+    "claude-code-guide",
+    "fork",
+];
 
 /// The documented frontmatter fields shared by inline definitions and files (DEF-14),
 /// without `name` (an inline definition's name is its key) and `experimental` (files only).
@@ -56,7 +63,11 @@ pub(crate) struct Agents {
 }
 
 fn all_inline_keys() -> Vec<&'static str> {
-    DEFINITION_KEYS.iter().chain(SIMULATOR_KEYS.iter()).copied().collect()
+    DEFINITION_KEYS
+        .iter()
+        .chain(SIMULATOR_KEYS.iter())
+        .copied()
+        .collect()
 }
 
 fn frontmatter_keys() -> Vec<&'static str> {
@@ -68,7 +79,10 @@ fn frontmatter_keys() -> Vec<&'static str> {
 
 /// Reads the `agents` block.
 pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -> Agents {
-    let mut agents = Agents { defs: BTreeMap::new(), files: Vec::new() };
+    let mut agents = Agents {
+        defs: BTreeMap::new(),
+        files: Vec::new(),
+    };
     let Some(node) = node else { return agents };
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
@@ -76,7 +90,10 @@ pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -
         _ => {
             ctx.error_help(
                 node.span,
-                format!("`agents` must be a map from agent names to definitions, found {}", node.describe()),
+                format!(
+                    "`agents` must be a map from agent names to definitions, found {}",
+                    node.describe()
+                ),
                 "e.g. `agents: {researcher: {description: \"Finds things\", tools: [Read, Grep]}}`",
             );
             return agents;
@@ -84,7 +101,9 @@ pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -
     };
     let mut seen: Vec<&str> = Vec::new();
     for (key, value) in entries {
-        let Some(name) = ctx.key_name(key) else { continue };
+        let Some(name) = ctx.key_name(key) else {
+            continue;
+        };
         if name.trim().is_empty() {
             ctx.error(key.span, "an agent name must not be empty");
             continue;
@@ -94,7 +113,9 @@ pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -
             continue;
         }
         seen.push(name);
-        let Some(def) = definition(ctx, name, value, version, &mut agents.files) else { continue };
+        let Some(def) = definition(ctx, name, value, version, &mut agents.files) else {
+            continue;
+        };
         insert(ctx, &mut agents.defs, def, key.span);
     }
     agents
@@ -123,7 +144,9 @@ fn insert(ctx: &mut Ctx<'_>, defs: &mut BTreeMap<String, AgentDef>, def: AgentDe
     } else {
         ctx.warn(
             span,
-            format!("two definitions are named `{name}`; the other one wins by scope priority (DEF-1)"),
+            format!(
+                "two definitions are named `{name}`; the other one wins by scope priority (DEF-1)"
+            ),
             None,
         );
     }
@@ -143,7 +166,9 @@ fn definition(
         .and_then(|value| ctx.choice(value, "scope", &SCOPES))
         .map(scope_of)
         .unwrap_or_default();
-    let behavior = fields.get("behavior").map(|value| steps(ctx, value, "`behavior`", Script::Behavior));
+    let behavior = fields
+        .get("behavior")
+        .map(|value| steps(ctx, value, "`behavior`", Script::Behavior));
     let mut def = match fields.get("file") {
         Some(file) => {
             for name in fields.names() {
@@ -163,7 +188,10 @@ fn definition(
             load_file(ctx, key, file, &path_text, &path, scope, version)?
         }
         None => {
-            let mut def = AgentDef { name: key.to_string(), ..AgentDef::default() };
+            let mut def = AgentDef {
+                name: key.to_string(),
+                ..AgentDef::default()
+            };
             definition_fields(ctx, &fields, &mut def);
             def
         }
@@ -182,14 +210,17 @@ fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef)
         def.tools = ctx.name_list(value, "`tools`");
     }
     if let Some(value) = fields.get("disallowedTools") {
-        def.disallowed_tools = ctx.name_list(value, "`disallowedTools`").unwrap_or_default();
+        def.disallowed_tools = ctx
+            .name_list(value, "`disallowedTools`")
+            .unwrap_or_default();
     }
     if let Some(value) = fields.get("model") {
         def.model = ctx.name(value, "`model`");
     }
     if let Some(value) = fields.get("permissionMode") {
-        def.permission_mode =
-            ctx.choice(value, "permissionMode", &PermissionMode::NAMES).and_then(|mode| mode.parse().ok());
+        def.permission_mode = ctx
+            .choice(value, "permissionMode", &PermissionMode::NAMES)
+            .and_then(|mode| mode.parse().ok());
     }
     if let Some(value) = fields.get("maxTurns") {
         def.max_turns = ctx.integer_u32(value, "`maxTurns`", 1);
@@ -198,7 +229,9 @@ fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef)
         def.background = ctx.boolean(value, "`background`").unwrap_or(false);
     }
     if let Some(value) = fields.get("isolation") {
-        def.isolation = ctx.choice(value, "isolation", &ISOLATIONS).map(str::to_string);
+        def.isolation = ctx
+            .choice(value, "isolation", &ISOLATIONS)
+            .map(str::to_string);
     }
     if let Some(value) = fields.get("effort") {
         def.effort = ctx.name(value, "`effort`");
@@ -213,12 +246,21 @@ fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef)
         // A list of server names or `{name: config}` maps; the simulator reads MCP tools
         // from `session.mcp`, so only the shape is checked.
         if !matches!(value.value, Value::Seq(_) | Value::Map(_) | Value::Null) {
-            ctx.error(value.span, format!("`mcpServers` must be a list or a map, found {}", value.describe()));
+            ctx.error(
+                value.span,
+                format!(
+                    "`mcpServers` must be a list or a map, found {}",
+                    value.describe()
+                ),
+            );
         }
     }
     if let Some(value) = fields.get("hooks") {
         if !matches!(value.value, Value::Map(_) | Value::Null) {
-            ctx.error(value.span, format!("`hooks` must be a map, found {}", value.describe()));
+            ctx.error(
+                value.span,
+                format!("`hooks` must be a map, found {}", value.describe()),
+            );
         }
     }
     if let Some(value) = fields.get("omitClaudeMd") {
@@ -247,38 +289,66 @@ fn load_file(
     let text = match read_limited(path) {
         Ok(text) => text,
         Err(message) => {
-            ctx.error(file_node.span, format!("cannot read agent file `{shown}`: {message}"));
+            ctx.error_help(
+                file_node.span,
+                format!("cannot read agent file `{shown}`: {message}"),
+                format!(
+                    "`file:` paths are relative to the scenario file's directory ({})",
+                    ctx.base_dir.display()
+                ),
+            );
             return None;
         }
     };
     let plugin = scope == Scope::Plugin;
-    let file_stem = path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_else(|| key.to_string());
+    let file_stem = path
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_else(|| key.to_string());
     // DEF-11: a plugin file without a name, or whose frontmatter does not parse, still
     // loads under its file name.
     let skip = |ctx: &mut Ctx<'_>, why: String| -> Option<AgentDef> {
         if plugin {
             ctx.warn(file_node.span, format!("agent file `{shown}` {why}; as a plugin file it loads as `{file_stem}` (DEF-11)"), None);
-            Some(AgentDef { name: file_stem.clone(), ..AgentDef::default() })
+            Some(AgentDef {
+                name: file_stem.clone(),
+                ..AgentDef::default()
+            })
         } else {
             ctx.warn(
                 file_node.span,
                 format!("agent file `{shown}` is skipped: it {why} (DEF-10)"),
-                Some(format!("agent `{key}` is not defined; spawning it is rejected as an unknown type")),
+                Some(format!(
+                    "agent `{key}` is not defined; spawning it is rejected as an unknown type"
+                )),
             );
             None
         }
     };
     let Some((frontmatter, offset)) = split_frontmatter(&text) else {
-        return skip(ctx, "has no `---` on its first line, so it is read as documentation".to_string());
+        return skip(
+            ctx,
+            "has no `---` on its first line, so it is read as documentation".to_string(),
+        );
     };
     let Some(frontmatter) = frontmatter else {
-        return skip(ctx, "has no closing `---` after its frontmatter, so the frontmatter does not parse".to_string());
+        return skip(
+            ctx,
+            "has no closing `---` after its frontmatter, so the frontmatter does not parse"
+                .to_string(),
+        );
     };
     let root = match raw::parse(frontmatter) {
         Ok(root) => root,
         Err(error) => {
             let line = error.span.line + line_of(&text, offset) - 1;
-            return skip(ctx, format!("has frontmatter that does not parse (line {line}: {})", error.message));
+            return skip(
+                ctx,
+                format!(
+                    "has frontmatter that does not parse (line {line}: {})",
+                    error.message
+                ),
+            );
         }
     };
 
@@ -287,11 +357,30 @@ fn load_file(
     let mut inner = Ctx::new(shown, ctx.base_dir);
     let mut def = AgentDef::default();
     let name = frontmatter_fields(&mut inner, &root, &mut def);
-    relay(ctx, file_node.span, shown, &text, offset, inner.errors, true);
-    relay(ctx, file_node.span, shown, &text, offset, inner.warnings, false);
+    relay(
+        ctx,
+        file_node.span,
+        shown,
+        &text,
+        offset,
+        inner.errors,
+        true,
+    );
+    relay(
+        ctx,
+        file_node.span,
+        shown,
+        &text,
+        offset,
+        inner.warnings,
+        false,
+    );
 
     let Some(name) = name else {
-        return skip(ctx, "has no `name`, so it is treated as documentation".to_string());
+        return skip(
+            ctx,
+            "has no `name`, so it is treated as documentation".to_string(),
+        );
     };
     if let Some(why) = bad_name(&name, version) {
         return skip(ctx, why);
@@ -311,7 +400,13 @@ fn frontmatter_fields(ctx: &mut Ctx<'_>, root: &Node, def: &mut AgentDef) -> Opt
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
         _ => {
-            ctx.error(root.span, format!("the frontmatter must be a map of fields, found {}", root.describe()));
+            ctx.error(
+                root.span,
+                format!(
+                    "the frontmatter must be a map of fields, found {}",
+                    root.describe()
+                ),
+            );
             return None;
         }
     };
@@ -329,15 +424,23 @@ fn frontmatter_fields(ctx: &mut Ctx<'_>, root: &Node, def: &mut AgentDef) -> Opt
             _ => kept.push((key.clone(), value.clone())),
         }
     }
-    let filtered = Node { value: Value::Map(kept), span: root.span };
+    let filtered = Node {
+        value: Value::Map(kept),
+        span: root.span,
+    };
     let fields = ctx.fields(&filtered, "the frontmatter", &known)?;
     definition_fields(ctx, &fields, def);
     if let Some(value) = fields.get("experimental") {
         if !matches!(value.value, Value::Map(_) | Value::Null) {
-            ctx.error(value.span, format!("`experimental` must be a map, found {}", value.describe()));
+            ctx.error(
+                value.span,
+                format!("`experimental` must be a map, found {}", value.describe()),
+            );
         }
     }
-    fields.get("name").and_then(|value| ctx.text(value, "`name`"))
+    fields
+        .get("name")
+        .and_then(|value| ctx.text(value, "`name`"))
 }
 
 /// Why a frontmatter `name` makes the file skipped (DEF-10), if it does.
@@ -350,7 +453,9 @@ fn bad_name(name: &str, version: Version) -> Option<String> {
         // DEF-10 gate: names containing `:` are rejected from v2.1.218.
         Some(format!("has a `name` containing `:` (`{name}`)"))
     } else if name.chars().count() > MAX_NAME_CHARS {
-        Some(format!("has a `name` longer than {MAX_NAME_CHARS} characters"))
+        Some(format!(
+            "has a `name` longer than {MAX_NAME_CHARS} characters"
+        ))
     } else {
         None
     }
@@ -358,11 +463,22 @@ fn bad_name(name: &str, version: Version) -> Option<String> {
 
 /// Copies diagnostics found inside an agent file onto the `file:` value, saying where in
 /// the file they are.
-fn relay(ctx: &mut Ctx<'_>, at: Span, shown: &str, text: &str, offset: usize, found: Vec<Diagnostic>, errors: bool) {
+fn relay(
+    ctx: &mut Ctx<'_>,
+    at: Span,
+    shown: &str,
+    text: &str,
+    offset: usize,
+    found: Vec<Diagnostic>,
+    errors: bool,
+) {
     let first_line = line_of(text, offset);
     for diagnostic in found {
         let line = diagnostic.line + first_line - 1;
-        let message = format!("in `{shown}` at {line}:{}: {}", diagnostic.column, diagnostic.message);
+        let message = format!(
+            "in `{shown}` at {line}:{}: {}",
+            diagnostic.column, diagnostic.message
+        );
         if errors {
             match diagnostic.help {
                 Some(help) => ctx.error_help(at, message, help),
@@ -376,13 +492,19 @@ fn relay(ctx: &mut Ctx<'_>, at: Span, shown: &str, text: &str, offset: usize, fo
 
 /// 1-based line number of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset).map(|before| before.matches('\n').count()).unwrap_or(0) + 1
+    text.get(..offset)
+        .map(|before| before.matches('\n').count())
+        .unwrap_or(0)
+        + 1
 }
 
 /// Splits a Markdown agent file: `None` if the first line is not `---`; otherwise the
 /// frontmatter text (`None` when unterminated) and its byte offset in the file.
 fn split_frontmatter(text: &str) -> Option<(Option<&str>, usize)> {
-    let text_start = text.strip_prefix('\u{feff}').map(|_| '\u{feff}'.len_utf8()).unwrap_or(0);
+    let text_start = text
+        .strip_prefix('\u{feff}')
+        .map(|_| '\u{feff}'.len_utf8())
+        .unwrap_or(0);
     let body = &text[text_start..];
     let (first, rest) = body.split_once('\n').unwrap_or((body, ""));
     if first.trim_end() != "---" {
@@ -414,8 +536,14 @@ mod tests {
 
     #[test]
     fn frontmatter_splits() {
-        assert_eq!(split_frontmatter("---\nname: a\n---\nbody\n"), Some((Some("name: a\n"), 4)));
-        assert_eq!(split_frontmatter("---\r\nname: a\r\n---\r\n"), Some((Some("name: a\r\n"), 5)));
+        assert_eq!(
+            split_frontmatter("---\nname: a\n---\nbody\n"),
+            Some((Some("name: a\n"), 4))
+        );
+        assert_eq!(
+            split_frontmatter("---\r\nname: a\r\n---\r\n"),
+            Some((Some("name: a\r\n"), 5))
+        );
         assert_eq!(split_frontmatter("# Title\n---\n"), None);
         assert_eq!(split_frontmatter("---\nname: a\n"), Some((None, 4)));
         assert_eq!(split_frontmatter(""), None);

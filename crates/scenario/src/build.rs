@@ -13,18 +13,31 @@ use subsim_engine::SimTime;
 use crate::agents::{agents, BUILT_IN};
 use crate::check::Ctx;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
-use crate::duration::{parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS};
+use crate::duration::{
+    parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS,
+};
 use crate::expect::expectations;
 use crate::raw::{self, Node, Span, Value};
 use crate::session::session;
 use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
 use crate::Loaded;
 
-const TOP_KEYS: [&str; 8] = ["name", "description", "session", "agents", "main", "user", "load", "expect"];
+const TOP_KEYS: [&str; 8] = [
+    "name",
+    "description",
+    "session",
+    "agents",
+    "main",
+    "user",
+    "load",
+    "expect",
+];
 const USER_KEYS: [&str; 3] = ["answer", "think", "actions"];
 const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
 const ACTION_KINDS: [&str; 5] = ["stop", "subtask", "ctrl_b", "clear", "type_to"];
-const ACTION_KEYS: [&str; 8] = ["at", "stop", "subtask", "ctrl_b", "clear", "type_to", "message", "behavior"];
+const ACTION_KEYS: [&str; 8] = [
+    "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "message", "behavior",
+];
 const SUBTASK_KEYS: [&str; 2] = ["task", "behavior"];
 const LOAD_KEYS: [&str; 5] = ["arrivals", "count", "duration", "spawn", "retry"];
 const RETRIES: [&str; 3] = ["none", "after_completion", "backoff"];
@@ -44,7 +57,10 @@ pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded,
                 message: error.message,
                 help: error.help,
             };
-            return Err(Diagnostics { source: source.to_string(), problems: vec![problem] });
+            return Err(Diagnostics {
+                source: source.to_string(),
+                problems: vec![problem],
+            });
         }
     };
     let mut ctx = Ctx::new(file, base_dir);
@@ -55,40 +71,63 @@ pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded,
         _ => {
             // File order, so the first problem shown is the first in the file.
             errors.sort_by_key(|problem| (problem.line, problem.column));
-            Err(Diagnostics { source: source.to_string(), problems: errors })
+            Err(Diagnostics {
+                source: source.to_string(),
+                problems: errors,
+            })
         }
     }
 }
 
 fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
-    let start = Span { offset: 0, len: 0, line: 1, column: 1 };
+    let start = Span {
+        offset: 0,
+        len: 0,
+        line: 1,
+        column: 1,
+    };
     match &root.value {
         Value::Map(_) => {}
         Value::Null => {
-            ctx.error_help(start, "the scenario file is empty", "a scenario needs at least `name: ...`");
+            ctx.error_help(
+                start,
+                "the scenario file is empty",
+                "a scenario needs at least `name: ...`",
+            );
             return None;
         }
         _ => {
             ctx.error_help(
                 root.span,
-                format!("a scenario file is a map of top-level keys, found {}", root.describe()),
+                format!(
+                    "a scenario file is a map of top-level keys, found {}",
+                    root.describe()
+                ),
                 format!("top-level keys are {}", list_names(&TOP_KEYS)),
             );
             return None;
         }
     }
-    let fields = ctx.fields(root, "a scenario", &TOP_KEYS)?;
+    let fields = ctx.fields(root, "the top level", &TOP_KEYS)?;
     let name = match fields.get("name") {
         Some(value) => ctx.name(value, "`name`"),
         None => {
-            ctx.error_help(start, "missing `name`", "every scenario has a name: add `name: ...` at the top");
+            ctx.error_help(
+                start,
+                "missing `name`",
+                "every scenario has a name: add `name: ...` at the top",
+            );
             None
         }
     };
-    let description = fields.get("description").and_then(|value| ctx.text(value, "`description`"));
+    let description = fields
+        .get("description")
+        .and_then(|value| ctx.text(value, "`description`"));
     let session = session(ctx, fields.get("session"));
     let agents = agents(ctx, fields.get("agents"), session.spec.version);
-    let main = fields.get("main").map(|value| steps(ctx, value, "`main`", Script::Main));
+    let main = fields
+        .get("main")
+        .map(|value| steps(ctx, value, "`main`", Script::Main));
     let user = user(ctx, fields.get("user"));
     let load = fields.get("load").and_then(|value| load(ctx, value));
     let expect = expectations(ctx, fields.get("expect"));
@@ -114,7 +153,11 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     if let Some((agent, span)) = &session.main_agent {
         if !known.contains(&agent.as_str()) {
             let hint = did_you_mean(agent, &known);
-            ctx.warn(*span, format!("`session.agent` names an unknown agent `{agent}`{hint}"), None);
+            ctx.warn(
+                *span,
+                format!("`session.agent` names an unknown agent `{agent}`{hint}"),
+                None,
+            );
         }
     }
 
@@ -140,7 +183,9 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
 fn user(ctx: &mut Ctx<'_>, node: Option<&Node>) -> UserSpec {
     let mut user = UserSpec::default();
     let Some(node) = node else { return user };
-    let Some(fields) = ctx.fields(node, "`user`", &USER_KEYS) else { return user };
+    let Some(fields) = ctx.fields(node, "`user`", &USER_KEYS) else {
+        return user;
+    };
     if let Some(value) = fields.get("answer") {
         user.answer = match ctx.choice(value, "answer", &ANSWERS) {
             Some("deny") => Answer::Deny,
@@ -168,11 +213,18 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
     let at = match fields.get("at") {
         Some(value) => ctx.duration(value, "`at`"),
         None => {
-            ctx.error_help(fields.span, "an action needs `at`", "e.g. `{at: 10s, stop: researcher-3}`");
+            ctx.error_help(
+                fields.span,
+                "an action needs `at`",
+                "e.g. `{at: 10s, stop: researcher-3}`",
+            );
             None
         }
     };
-    let kinds: Vec<&str> = fields.names().filter(|name| ACTION_KINDS.contains(name)).collect();
+    let kinds: Vec<&str> = fields
+        .names()
+        .filter(|name| ACTION_KINDS.contains(name))
+        .collect();
     let Some(&kind) = kinds.first() else {
         ctx.error_help(
             fields.span,
@@ -221,34 +273,62 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
         "subtask" => match &value.value {
             Value::Map(_) => {
                 let inner = ctx.fields(value, "`subtask`", &SUBTASK_KEYS)?;
-                let task = require(ctx, &inner, "`subtask`", "task", "`subtask: {task: \"draft tests\"}`")
-                    .and_then(|task| ctx.name(task, "`task`"));
-                let behavior = inner.get("behavior").map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
-                ActionKind::Subtask { task: task?, behavior }
+                let task = require(
+                    ctx,
+                    &inner,
+                    "`subtask`",
+                    "task",
+                    "`subtask: {task: \"draft tests\"}`",
+                )
+                .and_then(|task| ctx.name(task, "`task`"));
+                let behavior = inner
+                    .get("behavior")
+                    .map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
+                ActionKind::Subtask {
+                    task: task?,
+                    behavior,
+                }
             }
-            _ => ActionKind::Subtask { task: ctx.name(value, "`subtask`")?, behavior: None },
+            _ => ActionKind::Subtask {
+                task: ctx.name(value, "`subtask`")?,
+                behavior: None,
+            },
         },
         _ => {
             let to = ctx.name(value, "`type_to`");
-            let message = fields.get("message").map(|message| ctx.text(message, "`message`"));
-            let behavior = fields.get("behavior").map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
+            let message = fields
+                .get("message")
+                .map(|message| ctx.text(message, "`message`"));
+            let behavior = fields
+                .get("behavior")
+                .map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
             let message = match message {
                 Some(written) => written?,
                 None => String::new(),
             };
-            ActionKind::TypeTo { to: to?, message, behavior }
+            ActionKind::TypeTo {
+                to: to?,
+                message,
+                behavior,
+            }
         }
     };
-    Some(UserAction { at: SimTime(at?), kind: action })
+    Some(UserAction {
+        at: SimTime(at?),
+        kind: action,
+    })
 }
 
 fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
     let fields = ctx.fields(node, "`load`", &LOAD_KEYS)?;
     let example = "`load: {arrivals: poisson(20/s), count: 1000, spawn: {agent: worker}}`";
-    let arrivals = require(ctx, &fields, "`load`", "arrivals", example).and_then(|value| arrivals(ctx, value));
+    let arrivals =
+        require(ctx, &fields, "`load`", "arrivals", example).and_then(|value| arrivals(ctx, value));
     let until = match (fields.get("count"), fields.get("duration")) {
         (Some(_), Some(_)) => {
-            let second = if fields.names().position(|name| name == "count") < fields.names().position(|name| name == "duration") {
+            let second = if fields.names().position(|name| name == "count")
+                < fields.names().position(|name| name == "duration")
+            {
                 "duration"
             } else {
                 "count"
@@ -272,18 +352,38 @@ fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
             None => None,
         },
         (None, None) => {
-            ctx.error_help(fields.span, "`load` needs `count` or `duration`", "e.g. `count: 1000` or `duration: 1h`");
+            ctx.error_help(
+                fields.span,
+                "`load` needs `count` or `duration`",
+                "e.g. `count: 1000` or `duration: 1h`",
+            );
             None
         }
     };
-    let spawn_keys: Vec<&str> = SPAWN_KEYS.iter().copied().filter(|key| *key != "count").collect();
-    let spawn = require(ctx, &fields, "`load`", "spawn", example)
-        .and_then(|value| spawn(ctx, value, "`load.spawn` (one Agent call per arrival)", &spawn_keys, false));
+    let spawn_keys: Vec<&str> = SPAWN_KEYS
+        .iter()
+        .copied()
+        .filter(|key| *key != "count")
+        .collect();
+    let spawn = require(ctx, &fields, "`load`", "spawn", example).and_then(|value| {
+        spawn(
+            ctx,
+            value,
+            "`load.spawn` (one Agent call per arrival)",
+            &spawn_keys,
+            false,
+        )
+    });
     let retry = match fields.get("retry") {
         Some(value) => retry(ctx, value),
         None => Some(Retry::None),
     };
-    Some(LoadSpec { arrivals: arrivals?, until: until?, spawn: spawn?, retry: retry? })
+    Some(LoadSpec {
+        arrivals: arrivals?,
+        until: until?,
+        spawn: spawn?,
+        retry: retry?,
+    })
 }
 
 /// Splits `name(argument)`.
@@ -296,7 +396,9 @@ fn call(text: &str) -> Option<(&str, &str)> {
 fn arrivals(ctx: &mut Ctx<'_>, node: &Node) -> Option<Arrivals> {
     let text = ctx.text(node, "`arrivals`")?;
     let parsed = match call(&text) {
-        Some(("poisson", rate)) => parse_rate(rate).map(Arrivals::Poisson).map_err(|message| (message, RATE_FORMS)),
+        Some(("poisson", rate)) => parse_rate(rate)
+            .map(Arrivals::Poisson)
+            .map_err(|message| (message, RATE_FORMS)),
         Some(("every", spacing)) => match parse_duration(spacing) {
             Ok(0) => Err(("the spacing must be above zero".to_string(), DURATION_FORMS)),
             Ok(micros) => Ok(Arrivals::Every(micros)),
@@ -304,13 +406,22 @@ fn arrivals(ctx: &mut Ctx<'_>, node: &Node) -> Option<Arrivals> {
         },
         Some(("burst", size)) => match size.parse::<u32>() {
             Ok(size) if size > 0 => Ok(Arrivals::Burst(size)),
-            _ => Err((format!("`{size}` is not a burst size (a whole number from 1)"), ARRIVALS_FORMS)),
+            _ => Err((
+                format!("`{size}` is not a burst size (a whole number from 1)"),
+                ARRIVALS_FORMS,
+            )),
         },
         Some((other, _)) => {
             let hint = did_you_mean(other, &["poisson", "every", "burst"]);
-            Err((format!("unknown arrival process `{other}`{hint}"), ARRIVALS_FORMS))
+            Err((
+                format!("unknown arrival process `{other}`{hint}"),
+                ARRIVALS_FORMS,
+            ))
         }
-        None => Err((format!("`{text}` is not an arrival process"), ARRIVALS_FORMS)),
+        None => Err((
+            format!("`{text}` is not an arrival process"),
+            ARRIVALS_FORMS,
+        )),
     };
     match parsed {
         Ok(arrivals) => Some(arrivals),

@@ -39,7 +39,13 @@ pub(crate) struct Ctx<'s> {
 impl<'s> Ctx<'s> {
     /// A context for `file`.
     pub fn new(file: &'s str, base_dir: &'s Path) -> Ctx<'s> {
-        Ctx { file, base_dir, errors: Vec::new(), warnings: Vec::new(), agent_refs: Vec::new() }
+        Ctx {
+            file,
+            base_dir,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            agent_refs: Vec::new(),
+        }
     }
 
     fn diagnostic(&self, span: Span, message: String, help: Option<String>) -> Diagnostic {
@@ -93,9 +99,14 @@ impl<'s> Ctx<'s> {
                 return None;
             }
         };
-        let mut fields = Fields { entries: Vec::new(), span: node.span };
+        let mut fields = Fields {
+            entries: Vec::new(),
+            span: node.span,
+        };
         for (key, value) in entries {
-            let Some(name) = self.key_name(key) else { continue };
+            let Some(name) = self.key_name(key) else {
+                continue;
+            };
             if !known.contains(&name) {
                 let hint = did_you_mean(name, known);
                 self.error_help(
@@ -107,7 +118,10 @@ impl<'s> Ctx<'s> {
             }
             if let Some(first) = fields.entries.iter().find(|(seen, _, _)| *seen == name) {
                 let first_at = format!("{}:{}", first.1.span.line, first.1.span.column);
-                self.error(key.span, format!("duplicate key `{name}` (first written at {first_at})"));
+                self.error(
+                    key.span,
+                    format!("duplicate key `{name}` (first written at {first_at})"),
+                );
                 continue;
             }
             fields.entries.push((name, key, value));
@@ -120,7 +134,10 @@ impl<'s> Ctx<'s> {
         match &key.value {
             Value::Str(text) => Some(text),
             _ => {
-                self.error(key.span, format!("a key must be a name, found {}", key.describe()));
+                self.error(
+                    key.span,
+                    format!("a key must be a name, found {}", key.describe()),
+                );
                 None
             }
         }
@@ -130,7 +147,10 @@ impl<'s> Ctx<'s> {
     pub fn text(&mut self, node: &Node, what: &str) -> Option<String> {
         let text = node.scalar_text();
         if text.is_none() {
-            self.error(node.span, format!("{what} must be text, found {}", node.describe()));
+            self.error(
+                node.span,
+                format!("{what} must be text, found {}", node.describe()),
+            );
         }
         text
     }
@@ -165,7 +185,13 @@ impl<'s> Ctx<'s> {
         match node.value {
             Value::Bool(flag) => Some(flag),
             _ => {
-                self.error(node.span, format!("{what} must be `true` or `false`, found {}", node.describe()));
+                self.error(
+                    node.span,
+                    format!(
+                        "{what} must be `true` or `false`, found {}",
+                        node.describe()
+                    ),
+                );
                 None
             }
         }
@@ -182,12 +208,19 @@ impl<'s> Ctx<'s> {
                 }
             },
             Value::Int(number) => {
-                let floor = if min == 1 { "at least 1".to_string() } else { format!("at least {min}") };
+                let floor = if min == 1 {
+                    "at least 1".to_string()
+                } else {
+                    format!("at least {min}")
+                };
                 self.error(node.span, format!("{what} must be {floor}, found {number}"));
                 None
             }
             _ => {
-                self.error(node.span, format!("{what} must be a whole number, found {}", node.describe()));
+                self.error(
+                    node.span,
+                    format!("{what} must be a whole number, found {}", node.describe()),
+                );
                 None
             }
         }
@@ -211,7 +244,10 @@ impl<'s> Ctx<'s> {
             Value::Int(number) => Some(number as f64),
             Value::Float(number) if number.is_finite() => Some(number),
             _ => {
-                self.error(node.span, format!("{what} must be a number, found {}", node.describe()));
+                self.error(
+                    node.span,
+                    format!("{what} must be a number, found {}", node.describe()),
+                );
                 None
             }
         }
@@ -229,7 +265,13 @@ impl<'s> Ctx<'s> {
         match parsed {
             Ok(dist) => Some(dist),
             Err(message) => {
-                self.error_help(node.span, format!("{what}: {message}"), DIST_FORMS);
+                let help = if message.contains("missing its closing") {
+                    // In `{work: normal(10s, 2s)}` the comma ends the value.
+                    format!("inside `{{...}}` or `[...]` a comma ends the value; quote it: `\"{}, ...)\"`", node.scalar_text().unwrap_or_default())
+                } else {
+                    DIST_FORMS.to_string()
+                };
+                self.error_help(node.span, format!("{what}: {message}"), help);
                 None
             }
         }
@@ -241,12 +283,20 @@ impl<'s> Ctx<'s> {
             Value::Str(text) => text.clone(),
             Value::Int(_) | Value::Float(_) => node.scalar_text().unwrap_or_default(),
             _ => {
-                self.error_help(node.span, format!("{what}: expected a duration, found {}", node.describe()), DURATION_FORMS);
+                self.error_help(
+                    node.span,
+                    format!("{what}: expected a duration, found {}", node.describe()),
+                    DURATION_FORMS,
+                );
                 return None;
             }
         };
         if text.contains('(') {
-            self.error_help(node.span, format!("{what} must be a fixed duration, not a distribution"), DURATION_FORMS);
+            self.error_help(
+                node.span,
+                format!("{what} must be a fixed duration, not a distribution"),
+                DURATION_FORMS,
+            );
             return None;
         }
         match parse_duration(&text) {
@@ -263,7 +313,10 @@ impl<'s> Ctx<'s> {
         match &node.value {
             Value::Seq(items) => Some(items),
             _ => {
-                self.error(node.span, format!("{what} must be a list, found {}", node.describe()));
+                self.error(
+                    node.span,
+                    format!("{what} must be a list, found {}", node.describe()),
+                );
                 None
             }
         }
@@ -273,16 +326,24 @@ impl<'s> Ctx<'s> {
     pub fn name_list(&mut self, node: &Node, what: &str) -> Option<Vec<String>> {
         match &node.value {
             Value::Str(text) => Some(
-                text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_string).collect(),
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|item| !item.is_empty())
+                    .map(str::to_string)
+                    .collect(),
             ),
             Value::Seq(items) => {
-                let names: Vec<Option<String>> = items.iter().map(|item| self.name(item, what)).collect();
+                let names: Vec<Option<String>> =
+                    items.iter().map(|item| self.name(item, what)).collect();
                 names.into_iter().collect()
             }
             _ => {
                 self.error_help(
                     node.span,
-                    format!("{what} must be a list or a comma-separated string, found {}", node.describe()),
+                    format!(
+                        "{what} must be a list or a comma-separated string, found {}",
+                        node.describe()
+                    ),
                     "e.g. `[Read, Grep]` or `\"Read, Grep\"`",
                 );
                 None
@@ -308,12 +369,18 @@ pub(crate) struct Fields<'n> {
 impl<'n> Fields<'n> {
     /// The value of `key`, if written.
     pub fn get(&self, key: &str) -> Option<&'n Node> {
-        self.entries.iter().find(|(name, _, _)| *name == key).map(|(_, _, value)| *value)
+        self.entries
+            .iter()
+            .find(|(name, _, _)| *name == key)
+            .map(|(_, _, value)| *value)
     }
 
     /// The key node of `key`, if written (to point at the key rather than its value).
     pub fn key(&self, key: &str) -> Option<&'n Node> {
-        self.entries.iter().find(|(name, _, _)| *name == key).map(|(_, key, _)| *key)
+        self.entries
+            .iter()
+            .find(|(name, _, _)| *name == key)
+            .map(|(_, key, _)| *key)
     }
 
     /// Written keys, in file order.

@@ -87,7 +87,11 @@ pub fn suggest<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
         let prefix = wanted.chars().count() >= 3 && lowered.starts_with(&wanted);
         if distance <= allowed || prefix {
             // A prefix match ranks by how much is missing, like an edit distance.
-            let score = if prefix { distance.min(lowered.len() - wanted.len()) } else { distance };
+            let score = if prefix {
+                distance.min(lowered.len() - wanted.len())
+            } else {
+                distance
+            };
             if best.is_none_or(|(best_score, _)| score < best_score) {
                 best = Some((score, candidate));
             }
@@ -106,7 +110,11 @@ pub(crate) fn did_you_mean(unknown: &str, known: &[&str]) -> String {
 
 /// `a, b, c` with each name in backticks.
 pub(crate) fn list_names(names: &[&str]) -> String {
-    names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -114,7 +122,11 @@ mod tests {
     use super::*;
 
     fn check(unknown: &str, known: &[&str], expected: Option<&str>) {
-        assert_eq!(suggest(unknown, known), expected, "suggestion for {unknown:?}");
+        assert_eq!(
+            suggest(unknown, known),
+            expected,
+            "suggestion for {unknown:?}"
+        );
     }
 
     #[test]
@@ -125,8 +137,16 @@ mod tests {
         check("cuont", &keys, Some("count"));
         check("zzz", &keys, None);
         check("", &keys, None);
-        check("acceptedits", &["default", "acceptEdits"], Some("acceptEdits"));
-        check("bypass", &["default", "bypassPermissions"], Some("bypassPermissions"));
+        check(
+            "acceptedits",
+            &["default", "acceptEdits"],
+            Some("acceptEdits"),
+        );
+        check(
+            "bypass",
+            &["default", "bypassPermissions"],
+            Some("bypassPermissions"),
+        );
         check("CLAUDE_CODE_FOO", &subsim_rules::session::env::KNOWN, None);
         check(
             "CLAUDE_CODE_MAX_CONCURENT_SUBAGENTS",

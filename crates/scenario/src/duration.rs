@@ -18,8 +18,14 @@ pub(crate) const DIST_FORMS: &str = "write a duration (`250ms`, `1.5s`, `30s`, `
 pub(crate) const RATE_FORMS: &str = "write a rate as a number per unit: `20/s`, `300/m`, `5/h`";
 
 /// Microseconds per unit, longest suffix first so `ms` is not read as `m` + `s`.
-const UNITS: [(&str, f64); 6] =
-    [("ms", 1e3), ("us", 1.0), ("µs", 1.0), ("s", 1e6), ("m", 60e6), ("h", 3_600e6)];
+const UNITS: [(&str, f64); 6] = [
+    ("ms", 1e3),
+    ("us", 1.0),
+    ("µs", 1.0),
+    ("s", 1e6),
+    ("m", 60e6),
+    ("h", 3_600e6),
+];
 
 /// Parses a plain number: digits with an optional fraction; no sign, no exponent.
 fn number(text: &str) -> Option<f64> {
@@ -38,7 +44,9 @@ fn number(text: &str) -> Option<f64> {
 fn micros_f64(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
     if trimmed.starts_with('-') {
-        return Err(format!("`{trimmed}` is negative; durations are zero or more"));
+        return Err(format!(
+            "`{trimmed}` is negative; durations are zero or more"
+        ));
     }
     let micros = number(trimmed).map(|seconds| seconds * 1e6).or_else(|| {
         UNITS.iter().find_map(|(unit, scale)| {
@@ -73,11 +81,14 @@ pub(crate) fn parse_dist(text: &str) -> Result<Dist, String> {
         if args.len() == count && args.iter().all(|arg| !arg.is_empty()) {
             Ok(())
         } else {
-            Err(format!("`{trimmed}` has the wrong arguments; write `{form}`"))
+            Err(format!(
+                "`{trimmed}` has the wrong arguments; write `{form}`"
+            ))
         }
     };
     let arg = |index: usize| -> Result<f64, String> {
-        micros_f64(args.get(index).copied().unwrap_or("")).map_err(|message| format!("in `{trimmed}`: {message}"))
+        micros_f64(args.get(index).copied().unwrap_or(""))
+            .map_err(|message| format!("in `{trimmed}`: {message}"))
     };
     match name {
         "const" => {
@@ -98,7 +109,10 @@ pub(crate) fn parse_dist(text: &str) -> Result<Dist, String> {
         }
         "normal" => {
             want(2, "normal(10s, 2s)")?;
-            Ok(Dist::Normal { mean: arg(0)?, std_dev: arg(1)? })
+            Ok(Dist::Normal {
+                mean: arg(0)?,
+                std_dev: arg(1)?,
+            })
         }
         "lognormal" => {
             want(2, "lognormal(10s, 0.5)")?;
@@ -112,7 +126,10 @@ pub(crate) fn parse_dist(text: &str) -> Result<Dist, String> {
             Ok(Dist::LogNormal { median, sigma })
         }
         other => {
-            let hint = crate::diagnostic::did_you_mean(other, &["exp", "uniform", "normal", "lognormal", "const"]);
+            let hint = crate::diagnostic::did_you_mean(
+                other,
+                &["exp", "uniform", "normal", "lognormal", "const"],
+            );
             Err(format!("unknown distribution `{other}`{hint}"))
         }
     }
@@ -177,9 +194,27 @@ mod tests {
         assert_eq!(parse_dist("3s"), Ok(Dist::Const(3_000_000)));
         assert_eq!(parse_dist("const(3s)"), Ok(Dist::Const(3_000_000)));
         assert_eq!(parse_dist("exp(10s)"), Ok(Dist::Exp { mean: 10e6 }));
-        assert_eq!(parse_dist("uniform(1s, 5s)"), Ok(Dist::Uniform { low: 1e6, high: 5e6 }));
-        assert_eq!(parse_dist("normal(10s,2s)"), Ok(Dist::Normal { mean: 10e6, std_dev: 2e6 }));
-        assert_eq!(parse_dist("lognormal(10s, 0.5)"), Ok(Dist::LogNormal { median: 10e6, sigma: 0.5 }));
+        assert_eq!(
+            parse_dist("uniform(1s, 5s)"),
+            Ok(Dist::Uniform {
+                low: 1e6,
+                high: 5e6
+            })
+        );
+        assert_eq!(
+            parse_dist("normal(10s,2s)"),
+            Ok(Dist::Normal {
+                mean: 10e6,
+                std_dev: 2e6
+            })
+        );
+        assert_eq!(
+            parse_dist("lognormal(10s, 0.5)"),
+            Ok(Dist::LogNormal {
+                median: 10e6,
+                sigma: 0.5
+            })
+        );
         assert_eq!(parse_dist("exp(250ms)"), Ok(Dist::Exp { mean: 250e3 }));
 
         let fails = [
@@ -203,7 +238,12 @@ mod tests {
         assert_eq!(parse_rate("300/m"), Ok(5.0));
         assert_eq!(parse_rate("36/h"), Ok(0.01));
         assert_eq!(parse_rate("2.5 / s"), Ok(2.5));
-        for (text, fragment) in [("20", "not a rate"), ("20/d", "rate unit"), ("x/s", "not a number"), ("0/s", "zero")] {
+        for (text, fragment) in [
+            ("20", "not a rate"),
+            ("20/d", "rate unit"),
+            ("x/s", "not a number"),
+            ("0/s", "zero"),
+        ] {
             let message = parse_rate(text).expect_err(text);
             assert!(message.contains(fragment), "{text}: {message}");
         }

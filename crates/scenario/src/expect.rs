@@ -13,17 +13,37 @@ use crate::raw::{Node, Value};
 use crate::steps::require;
 
 /// The keys that name an assertion; each entry has exactly one.
-const HEADS: [&str; 7] = ["count", "max_running", "at", "final", "order", "event", "blocking"];
+const HEADS: [&str; 7] = [
+    "count",
+    "max_running",
+    "at",
+    "final",
+    "order",
+    "event",
+    "blocking",
+];
 const COMPARES: [&str; 4] = ["equals", "at_least", "at_most", "between"];
 const FINAL_KEYS: [&str; 2] = ["agent", "outcome"];
 const BLOCKING_KEYS: [&str; 2] = ["approx", "tolerance"];
 /// Outcomes `final` may expect: the trace's outcomes, plus `running` for a run that never ended.
-const OUTCOMES: [&str; 6] = ["completed", "partial", "failed", "stopped", "cancelled", "running"];
+const OUTCOMES: [&str; 6] = [
+    "completed",
+    "partial",
+    "failed",
+    "stopped",
+    "cancelled",
+    "running",
+];
 /// `blocking.tolerance` when left out.
 const DEFAULT_TOLERANCE: f64 = 0.01;
 
 fn entry_keys() -> Vec<&'static str> {
-    HEADS.iter().chain(COMPARES.iter()).chain(["running"].iter()).copied().collect()
+    HEADS
+        .iter()
+        .chain(COMPARES.iter())
+        .chain(["running"].iter())
+        .copied()
+        .collect()
 }
 
 /// Reads the `expect` list.
@@ -32,12 +52,17 @@ pub(crate) fn expectations(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Vec<Locate
     if node.value == Value::Null {
         return Vec::new();
     }
-    let Some(items) = ctx.list(node, "`expect`") else { return Vec::new() };
+    let Some(items) = ctx.list(node, "`expect`") else {
+        return Vec::new();
+    };
     items
         .iter()
         .filter_map(|item| {
             let expectation = entry(ctx, item)?;
-            Some(Located { expectation, location: Some(ctx.location(item.span)) })
+            Some(Located {
+                expectation,
+                location: Some(ctx.location(item.span)),
+            })
         })
         .collect()
 }
@@ -58,7 +83,10 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
     if let Some(second) = heads.get(1).and_then(|name| fields.key(name)) {
         ctx.error_help(
             second.span,
-            format!("`{}` and `{head}` are two assertions in one entry", heads[1]),
+            format!(
+                "`{}` and `{head}` are two assertions in one entry",
+                heads[1]
+            ),
             "write each assertion as its own list item",
         );
         return None;
@@ -77,7 +105,11 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
                 } else {
                     format!("`{head}` goes with {}", list_names(companions))
                 };
-                ctx.error_help(key.span, format!("`{name}` does not go with `{head}`"), help);
+                ctx.error_help(
+                    key.span,
+                    format!("`{name}` does not go with `{head}`"),
+                    help,
+                );
                 ok = false;
             }
         }
@@ -87,7 +119,10 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
         "count" => {
             let filter = filter(ctx, value);
             let compare = compare(ctx, &fields, "`count`");
-            Expectation::Count { filter: filter?, compare: compare? }
+            Expectation::Count {
+                filter: filter?,
+                compare: compare?,
+            }
         }
         "max_running" => Expectation::MaxRunning(match &value.value {
             Value::Map(_) => {
@@ -100,15 +135,22 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
             let at = ctx.duration(value, "`at`");
             let running = require(ctx, &fields, "`at`", "running", "`{at: 10s, running: 20}`")
                 .and_then(|running| ctx.integer(running, "`running`", 0));
-            Expectation::RunningAt { at: SimTime(at?), running: running? }
+            Expectation::RunningAt {
+                at: SimTime(at?),
+                running: running?,
+            }
         }
         "final" => {
             let inner = ctx.fields(value, "`final`", &FINAL_KEYS)?;
             let example = "`final: {agent: researcher-1, outcome: completed}`";
-            let agent = require(ctx, &inner, "`final`", "agent", example).and_then(|agent| ctx.name(agent, "`agent`"));
+            let agent = require(ctx, &inner, "`final`", "agent", example)
+                .and_then(|agent| ctx.name(agent, "`agent`"));
             let outcome = require(ctx, &inner, "`final`", "outcome", example)
                 .and_then(|outcome| ctx.choice(outcome, "outcome", &OUTCOMES));
-            Expectation::Final { agent: agent?, outcome: outcome?.to_string() }
+            Expectation::Final {
+                agent: agent?,
+                outcome: outcome?.to_string(),
+            }
         }
         "order" => {
             let items = ctx.list(value, "`order`")?;
@@ -116,19 +158,29 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
                 ctx.error(value.span, "`order` needs at least one event filter");
                 return None;
             }
-            let filters: Vec<Option<EventFilter>> = items.iter().map(|item| filter(ctx, item)).collect();
+            let filters: Vec<Option<EventFilter>> =
+                items.iter().map(|item| filter(ctx, item)).collect();
             Expectation::Order(filters.into_iter().collect::<Option<Vec<_>>>()?)
         }
         "event" => Expectation::Exists(filter(ctx, value)?),
         _ => {
             let inner = ctx.fields(value, "`blocking`", &BLOCKING_KEYS)?;
-            let approx = require(ctx, &inner, "`blocking`", "approx", "`blocking: {approx: 0.16, tolerance: 0.01}`")
-                .and_then(|approx| fraction(ctx, approx, "`approx`"));
+            let approx = require(
+                ctx,
+                &inner,
+                "`blocking`",
+                "approx",
+                "`blocking: {approx: 0.16, tolerance: 0.01}`",
+            )
+            .and_then(|approx| fraction(ctx, approx, "`approx`"));
             let tolerance = match inner.get("tolerance") {
                 Some(tolerance) => fraction(ctx, tolerance, "`tolerance`"),
                 None => Some(DEFAULT_TOLERANCE),
             };
-            Expectation::Blocking { approx: approx?, tolerance: tolerance? }
+            Expectation::Blocking {
+                approx: approx?,
+                tolerance: tolerance?,
+            }
         }
     };
     ok.then_some(expectation)
@@ -138,7 +190,10 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
 fn fraction(ctx: &mut Ctx<'_>, node: &Node, what: &str) -> Option<f64> {
     let value = ctx.number(node, what)?;
     if !(0.0..=1.0).contains(&value) {
-        ctx.error(node.span, format!("{what} is a fraction between 0 and 1, found {value}"));
+        ctx.error(
+            node.span,
+            format!("{what} is a fraction between 0 and 1, found {value}"),
+        );
         return None;
     }
     Some(value)
@@ -146,7 +201,10 @@ fn fraction(ctx: &mut Ctx<'_>, node: &Node, what: &str) -> Option<f64> {
 
 /// Exactly one of `equals`, `at_least`, `at_most`, `between`.
 fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare> {
-    let written: Vec<&str> = fields.names().filter(|name| COMPARES.contains(name)).collect();
+    let written: Vec<&str> = fields
+        .names()
+        .filter(|name| COMPARES.contains(name))
+        .collect();
     let Some(&name) = written.first() else {
         ctx.error_help(
             fields.span,
@@ -156,7 +214,13 @@ fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare
         return None;
     };
     if let Some(second) = written.get(1).and_then(|name| fields.key(name)) {
-        ctx.error(second.span, format!("`{}` and `{name}` are two comparisons; keep one", written[1]));
+        ctx.error(
+            second.span,
+            format!(
+                "`{}` and `{name}` are two comparisons; keep one",
+                written[1]
+            ),
+        );
         return None;
     }
     let value = fields.get(name)?;
@@ -168,7 +232,11 @@ fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare
             let bounds = match &value.value {
                 Value::Seq(items) if items.len() == 2 => items,
                 _ => {
-                    ctx.error_help(value.span, format!("`between` takes two numbers, found {}", value.describe()), "e.g. `between: [3, 5]`");
+                    ctx.error_help(
+                        value.span,
+                        format!("`between` takes two numbers, found {}", value.describe()),
+                        "e.g. `between: [3, 5]`",
+                    );
                     return None;
                 }
             };
@@ -176,7 +244,10 @@ fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare
             let high = ctx.integer(&bounds[1], "the high bound", 0);
             let (low, high) = (low?, high?);
             if low > high {
-                ctx.error(value.span, format!("`between: [{low}, {high}]` has its low bound above its high bound"));
+                ctx.error(
+                    value.span,
+                    format!("`between: [{low}, {high}]` has its low bound above its high bound"),
+                );
                 return None;
             }
             Some(Compare::Between(low, high))
@@ -188,15 +259,22 @@ fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare
 fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
     let fields = ctx.fields(node, "an event filter", &FIELD_NAMES)?;
     if fields.is_empty() {
-        ctx.error_help(node.span, "an event filter needs at least one field", "e.g. `{kind: spawn_rejected}`");
+        ctx.error_help(
+            node.span,
+            "an event filter needs at least one field",
+            "e.g. `{kind: spawn_rejected}`",
+        );
         return None;
     }
     let mut filter = EventFilter::default();
     let mut ok = true;
     for name in fields.names() {
-        let Some(value) = fields.get(name) else { continue };
+        let Some(value) = fields.get(name) else {
+            continue;
+        };
         let wanted = if name == "kind" {
-            ctx.choice(value, "event kind", &EventKind::NAMES).map(|kind| FilterValue::Str(kind.to_string()))
+            ctx.choice(value, "event kind", &EventKind::NAMES)
+                .map(|kind| FilterValue::Str(kind.to_string()))
         } else {
             filter_value(ctx, value, name)
         };
@@ -212,11 +290,16 @@ fn filter_value(ctx: &mut Ctx<'_>, node: &Node, field: &str) -> Option<FilterVal
     match &node.value {
         Value::Str(text) => Some(FilterValue::Str(text.clone())),
         Value::Bool(flag) => Some(FilterValue::Bool(*flag)),
-        Value::Int(_) => ctx.integer(node, &format!("`{field}`"), 0).map(FilterValue::Int),
+        Value::Int(_) => ctx
+            .integer(node, &format!("`{field}`"), 0)
+            .map(FilterValue::Int),
         _ => {
             ctx.error(
                 node.span,
-                format!("`{field}` in a filter must be text, a whole number or a boolean, found {}", node.describe()),
+                format!(
+                    "`{field}` in a filter must be text, a whole number or a boolean, found {}",
+                    node.describe()
+                ),
             );
             None
         }
@@ -234,7 +317,10 @@ mod tests {
         let node = parse(yaml).unwrap_or_else(|error| panic!("{yaml}: {error:?}"));
         let mut ctx = Ctx::new("t.yaml", Path::new("."));
         let located = expectations(&mut ctx, Some(&node));
-        (located, ctx.errors.iter().map(ToString::to_string).collect())
+        (
+            located,
+            ctx.errors.iter().map(ToString::to_string).collect(),
+        )
     }
 
     #[test]
@@ -271,31 +357,76 @@ mod tests {
                 compare: Compare::Between(1, 3),
             }
         );
-        assert_eq!(located[2].expectation, Expectation::MaxRunning(Compare::Equals(20)));
-        assert_eq!(located[3].expectation, Expectation::MaxRunning(Compare::AtMost(4)));
-        assert_eq!(located[4].expectation, Expectation::RunningAt { at: SimTime::from_secs(10), running: 20 });
-        assert_eq!(located[8].expectation, Expectation::Blocking { approx: 0.159, tolerance: 0.01 });
+        assert_eq!(
+            located[2].expectation,
+            Expectation::MaxRunning(Compare::Equals(20))
+        );
+        assert_eq!(
+            located[3].expectation,
+            Expectation::MaxRunning(Compare::AtMost(4))
+        );
+        assert_eq!(
+            located[4].expectation,
+            Expectation::RunningAt {
+                at: SimTime::from_secs(10),
+                running: 20
+            }
+        );
+        assert_eq!(
+            located[8].expectation,
+            Expectation::Blocking {
+                approx: 0.159,
+                tolerance: 0.01
+            }
+        );
     }
 
     #[test]
     fn assertion_problems() {
         let cases = [
-            ("- count: {kind: spawn_rejeted}\n  equals: 1", "unknown event kind `spawn_rejeted`, did you mean `spawn_rejected`?"),
-            ("- count: {knd: spawn_rejected}\n  equals: 1", "unknown key `knd`, did you mean `kind`?"),
-            ("- count: {kind: spawn_rejected}", "`count` needs a comparison"),
-            ("- count: {kind: spawn_rejected}\n  equals: 1\n  at_most: 2", "two comparisons"),
+            (
+                "- count: {kind: spawn_rejeted}\n  equals: 1",
+                "unknown event kind `spawn_rejeted`, did you mean `spawn_rejected`?",
+            ),
+            (
+                "- count: {knd: spawn_rejected}\n  equals: 1",
+                "unknown key `knd`, did you mean `kind`?",
+            ),
+            (
+                "- count: {kind: spawn_rejected}",
+                "`count` needs a comparison",
+            ),
+            (
+                "- count: {kind: spawn_rejected}\n  equals: 1\n  at_most: 2",
+                "two comparisons",
+            ),
             ("- running: 3", "needs an assertion"),
-            ("- final: {agent: a, outcome: done}", "unknown outcome `done`"),
+            (
+                "- final: {agent: a, outcome: done}",
+                "unknown outcome `done`",
+            ),
             ("- at: 10s", "`at` needs `running`"),
-            ("- event: {kind: agent_started}\n  equals: 3", "`equals` does not go with `event`"),
+            (
+                "- event: {kind: agent_started}\n  equals: 3",
+                "`equals` does not go with `event`",
+            ),
             ("- event: {}", "at least one field"),
-            ("- count: {kind: agent_started}\n  between: [5, 1]", "low bound above"),
+            (
+                "- count: {kind: agent_started}\n  between: [5, 1]",
+                "low bound above",
+            ),
             ("- blocking: {approx: 1.5}", "between 0 and 1"),
-            ("- max_running: 3\n  event: {kind: agent_started}", "two assertions in one entry"),
+            (
+                "- max_running: 3\n  event: {kind: agent_started}",
+                "two assertions in one entry",
+            ),
         ];
         for (yaml, fragment) in cases {
             let (_, errors) = check(yaml);
-            assert!(errors.iter().any(|error| error.contains(fragment)), "{yaml}: wanted {fragment:?} in {errors:?}");
+            assert!(
+                errors.iter().any(|error| error.contains(fragment)),
+                "{yaml}: wanted {fragment:?} in {errors:?}"
+            );
         }
     }
 }

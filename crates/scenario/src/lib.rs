@@ -79,7 +79,11 @@ pub struct Loaded {
 /// Parses and validates scenario text. `file_name` is what diagnostics and assertion
 /// locations call the file; `base_dir` is where relative paths (`file:`, `agent_dirs`)
 /// are resolved.
-pub fn parse_scenario(source: &str, file_name: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
+pub fn parse_scenario(
+    source: &str,
+    file_name: &str,
+    base_dir: &Path,
+) -> Result<Loaded, Diagnostics> {
     build::build(source, file_name, base_dir)
 }
 
@@ -108,7 +112,11 @@ pub fn load_scenario(path: &Path) -> Result<Loaded, Diagnostics> {
             )))
         }
         Ok(_) => {}
-        Err(error) => return Err(unreadable(format!("cannot read the scenario file: {error}"))),
+        Err(error) => {
+            return Err(unreadable(format!(
+                "cannot read the scenario file: {error}"
+            )))
+        }
     }
     let source = std::fs::read_to_string(path)
         .map_err(|error| unreadable(format!("cannot read the scenario file: {error}")))?;

@@ -124,9 +124,17 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
     let lines = LineIndex::new(source);
     if source.len() > MAX_FILE_BYTES {
         return Err(SyntaxError {
-            message: format!("the file is {} bytes; scenario files are at most {MAX_FILE_BYTES}", source.len()),
+            message: format!(
+                "the file is {} bytes; scenario files are at most {MAX_FILE_BYTES}",
+                source.len()
+            ),
             help: None,
-            span: Span { offset: 0, len: 0, line: 1, column: 1 },
+            span: Span {
+                offset: 0,
+                len: 0,
+                line: 1,
+                column: 1,
+            },
         });
     }
     // The parser recurses once per nesting level, with large frames in debug builds, so it
@@ -152,7 +160,12 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
         Err(SyntaxError {
             message: "the YAML parser failed on this file".to_string(),
             help: Some("this is a bug in subsim; please report it with the file".to_string()),
-            span: Span { offset: 0, len: 0, line: 1, column: 1 },
+            span: Span {
+                offset: 0,
+                len: 0,
+                line: 1,
+                column: 1,
+            },
         })
     })
 }
@@ -195,8 +208,20 @@ fn budget_help() -> String {
 }
 
 fn syntax_error(error: &YamlError, lines: &LineIndex) -> SyntaxError {
-    let span = error.location().map(|location| lines.span_of(&location, false)).unwrap_or_default();
-    let span = if span.line == 0 { Span { offset: 0, len: 0, line: 1, column: 1 } } else { span };
+    let span = error
+        .location()
+        .map(|location| lines.span_of(&location, false))
+        .unwrap_or_default();
+    let span = if span.line == 0 {
+        Span {
+            offset: 0,
+            len: 0,
+            line: 1,
+            column: 1,
+        }
+    } else {
+        span
+    };
     let (message, help) = match original_error(error) {
         YamlError::Budget { breach, .. } => budget_message(breach),
         YamlError::AliasReplayLimitExceeded { .. }
@@ -216,14 +241,18 @@ fn syntax_error(error: &YamlError, lines: &LineIndex) -> SyntaxError {
             (format!("invalid YAML: {}", sanitise(&message)), None)
         }
     };
-    SyntaxError { message, help, span }
+    SyntaxError {
+        message,
+        help,
+        span,
+    }
 }
 
 /// The error under alias and snippet wrappers (the location stays the outer one: where
 /// the alias was used).
 fn original_error(mut error: &YamlError) -> &YamlError {
-    while let YamlError::AliasError { error: inner, .. } | YamlError::WithSnippet { error: inner, .. } =
-        error
+    while let YamlError::AliasError { error: inner, .. }
+    | YamlError::WithSnippet { error: inner, .. } = error
     {
         error = inner;
     }
@@ -305,7 +334,10 @@ impl<'s> LineIndex<'s> {
             return Span::default();
         }
         let span = location.span();
-        let offset = match span.byte_offset().and_then(|offset| usize::try_from(offset).ok()) {
+        let offset = match span
+            .byte_offset()
+            .and_then(|offset| usize::try_from(offset).ok())
+        {
             Some(offset) if prefer_bytes && offset <= self.source.len() => offset,
             _ => self.offset_of(line, column),
         };
@@ -316,11 +348,21 @@ impl<'s> LineIndex<'s> {
                 // Characters to bytes, from the offset on.
                 let chars = usize::try_from(span.len()).ok()?;
                 let rest = self.source.get(offset..)?;
-                Some(rest.char_indices().nth(chars).map(|(index, _)| index).unwrap_or(rest.len()))
+                Some(
+                    rest.char_indices()
+                        .nth(chars)
+                        .map(|(index, _)| index)
+                        .unwrap_or(rest.len()),
+                )
             })
             .unwrap_or(0);
         let len = len.min(self.source.len().saturating_sub(offset));
-        Span { offset, len, line, column }
+        Span {
+            offset,
+            len,
+            line,
+            column,
+        }
     }
 }
 
@@ -349,9 +391,12 @@ impl RawNode {
             RawValue::Int(number) => Value::Int(number),
             RawValue::Float(number) => Value::Float(number),
             RawValue::Str(text) => Value::Str(text),
-            RawValue::Seq(items) => {
-                Value::Seq(items.into_iter().map(|item| item.into_node(lines)).collect())
-            }
+            RawValue::Seq(items) => Value::Seq(
+                items
+                    .into_iter()
+                    .map(|item| item.into_node(lines))
+                    .collect(),
+            ),
             RawValue::Map(entries) => Value::Map(
                 entries
                     .into_iter()
@@ -366,7 +411,10 @@ impl RawNode {
 impl<'de> Deserialize<'de> for RawNode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawNode, D::Error> {
         let spanned = Spanned::<RawValue>::deserialize(deserializer)?;
-        Ok(RawNode { value: spanned.value, location: spanned.referenced })
+        Ok(RawNode {
+            value: spanned.value,
+            location: spanned.referenced,
+        })
     }
 }
 
@@ -402,7 +450,9 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 
     fn visit_u128<E: de::Error>(self, number: u128) -> Result<RawValue, E> {
-        Ok(i128::try_from(number).map(RawValue::Int).unwrap_or(RawValue::Float(number as f64)))
+        Ok(i128::try_from(number)
+            .map(RawValue::Int)
+            .unwrap_or(RawValue::Float(number as f64)))
     }
 
     fn visit_f64<E: de::Error>(self, number: f64) -> Result<RawValue, E> {
@@ -485,20 +535,44 @@ mod tests {
         let source = "name: x\nmain:\n  - work: 1.5s\n";
         let root = parse_ok(source);
         let entries = map_entries(&root);
-        assert_eq!(entries[0].0.span, Span { offset: 0, len: 4, line: 1, column: 1 });
-        assert_eq!(entries[0].1.span, Span { offset: 6, len: 1, line: 1, column: 7 });
-        let Value::Seq(steps) = &entries[1].1.value else { panic!("main is a list") };
+        assert_eq!(
+            entries[0].0.span,
+            Span {
+                offset: 0,
+                len: 4,
+                line: 1,
+                column: 1
+            }
+        );
+        assert_eq!(
+            entries[0].1.span,
+            Span {
+                offset: 6,
+                len: 1,
+                line: 1,
+                column: 7
+            }
+        );
+        let Value::Seq(steps) = &entries[1].1.value else {
+            panic!("main is a list")
+        };
         let step = map_entries(&steps[0]);
         assert_eq!(step[0].1.as_str(), Some("1.5s"));
         assert_eq!(step[0].1.span.line, 3);
         assert_eq!(step[0].1.span.column, 11);
-        assert_eq!(&source[step[0].1.span.offset..][..step[0].1.span.len], "1.5s");
+        assert_eq!(
+            &source[step[0].1.span.offset..][..step[0].1.span.len],
+            "1.5s"
+        );
     }
 
     #[test]
     fn scalars_follow_yaml_1_2() {
         let root = parse_ok("a: yes\nb: true\nc: 3\nd: 0.5\ne: ~\nf: \"1\"\n");
-        let values: Vec<&Value> = map_entries(&root).iter().map(|(_, value)| &value.value).collect();
+        let values: Vec<&Value> = map_entries(&root)
+            .iter()
+            .map(|(_, value)| &value.value)
+            .collect();
         assert_eq!(
             values,
             vec![
@@ -529,8 +603,17 @@ mod tests {
 
     #[test]
     fn alias_bombs_and_deep_nesting_breach_the_budget() {
-        let mut bomb = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
-        for (name, previous) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e"), ("g", "f")] {
+        let mut bomb = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
+        for (name, previous) in [
+            ("b", "a"),
+            ("c", "b"),
+            ("d", "c"),
+            ("e", "d"),
+            ("f", "e"),
+            ("g", "f"),
+        ] {
             let refs = vec![format!("*{previous}"); 9].join(",");
             bomb.push_str(&format!("{name}: &{name} [{refs}]\n"));
         }

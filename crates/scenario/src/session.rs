@@ -75,9 +75,15 @@ pub(crate) struct Session {
 
 /// Reads the `session` block; `None` (no block) gives the defaults.
 pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
-    let mut session = Session { spec: SessionSpec::default(), agent_dirs: Vec::new(), main_agent: None };
+    let mut session = Session {
+        spec: SessionSpec::default(),
+        agent_dirs: Vec::new(),
+        main_agent: None,
+    };
     let Some(node) = node else { return session };
-    let Some(fields) = ctx.fields(node, "`session`", &SESSION_KEYS) else { return session };
+    let Some(fields) = ctx.fields(node, "`session`", &SESSION_KEYS) else {
+        return session;
+    };
     let spec = &mut session.spec;
     if let Some(value) = fields.get("kind") {
         if let Some(kind) = ctx.choice(value, "session kind", &KINDS) {
@@ -151,7 +157,10 @@ fn version(ctx: &mut Ctx<'_>, node: &Node) -> Option<Version> {
             if version > Version::NEWEST {
                 ctx.warn(
                     node.span,
-                    format!("version {version} is newer than the newest the rules know ({})", Version::NEWEST),
+                    format!(
+                        "version {version} is newer than the newest the rules know ({})",
+                        Version::NEWEST
+                    ),
                     Some(format!("the rules of {} apply", Version::NEWEST)),
                 );
             }
@@ -175,12 +184,20 @@ fn env_vars(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
         _ => {
-            ctx.error(node.span, format!("`env` must be a map of variable names to values, found {}", node.describe()));
+            ctx.error(
+                node.span,
+                format!(
+                    "`env` must be a map of variable names to values, found {}",
+                    node.describe()
+                ),
+            );
             return vars;
         }
     };
     for (key, value) in entries {
-        let Some(name) = ctx.key_name(key) else { continue };
+        let Some(name) = ctx.key_name(key) else {
+            continue;
+        };
         if vars.contains_key(name) {
             ctx.error(key.span, format!("duplicate key `{name}`"));
             continue;
@@ -208,14 +225,19 @@ fn mcp(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, Vec
         _ => {
             ctx.error_help(
                 node.span,
-                format!("`mcp` must be a map of servers to tool lists, found {}", node.describe()),
+                format!(
+                    "`mcp` must be a map of servers to tool lists, found {}",
+                    node.describe()
+                ),
                 "e.g. `mcp: {github: [create_issue, list_prs]}`",
             );
             return servers;
         }
     };
     for (key, value) in entries {
-        let Some(server) = ctx.key_name(key) else { continue };
+        let Some(server) = ctx.key_name(key) else {
+            continue;
+        };
         if servers.contains_key(server) {
             ctx.error(key.span, format!("duplicate key `{server}`"));
             continue;
@@ -233,16 +255,22 @@ fn mcp(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, Vec
 }
 
 fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
-    let Some(items) = ctx.list(node, "`agent_dirs`") else { return Vec::new() };
+    let Some(items) = ctx.list(node, "`agent_dirs`") else {
+        return Vec::new();
+    };
     let mut dirs = Vec::new();
     for item in items {
-        let Some(fields) = ctx.fields(item, "an `agent_dirs` entry", &AGENT_DIR_KEYS) else { continue };
+        let Some(fields) = ctx.fields(item, "an `agent_dirs` entry", &AGENT_DIR_KEYS) else {
+            continue;
+        };
         let example = "`{scope: project, path: .claude/agents}`";
         let scope = require(ctx, &fields, "an `agent_dirs` entry", "scope", example)
             .and_then(|value| ctx.choice(value, "scope", &SCOPES));
         let path = require(ctx, &fields, "an `agent_dirs` entry", "path", example)
             .and_then(|value| ctx.name(value, "`path`"));
-        let plugin = fields.get("plugin").and_then(|value| ctx.name(value, "`plugin`"));
+        let plugin = fields
+            .get("plugin")
+            .and_then(|value| ctx.name(value, "`plugin`"));
         match (scope, &plugin) {
             (Some("plugin"), None) => ctx.error_help(
                 fields.span,
@@ -251,7 +279,10 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
             ),
             (Some(other), Some(_)) if other != "plugin" => {
                 if let Some(key) = fields.key("plugin") {
-                    ctx.error(key.span, format!("`plugin` only goes with `scope: plugin`, not `{other}`"));
+                    ctx.error(
+                        key.span,
+                        format!("`plugin` only goes with `scope: plugin`, not `{other}`"),
+                    );
                 }
             }
             _ => {}
@@ -270,7 +301,9 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
 
 fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     let mut limits = Limits::default();
-    let Some(fields) = ctx.fields(node, "`limits`", &LIMIT_KEYS) else { return limits };
+    let Some(fields) = ctx.fields(node, "`limits`", &LIMIT_KEYS) else {
+        return limits;
+    };
     if let Some(value) = fields.get("max_events") {
         if let Some(max) = ctx.integer(value, "`max_events`", 1) {
             limits.max_events = max;

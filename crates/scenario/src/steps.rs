@@ -32,11 +32,28 @@ pub(crate) const STEP_NAMES: [&str; 12] = [
 ];
 
 /// Keys of a `spawn` step.
-pub(crate) const SPAWN_KEYS: [&str; 9] =
-    ["agent", "name", "count", "background", "needs_result", "model", "effort", "isolation", "behavior"];
+pub(crate) const SPAWN_KEYS: [&str; 9] = [
+    "agent",
+    "name",
+    "count",
+    "background",
+    "needs_result",
+    "model",
+    "effort",
+    "isolation",
+    "behavior",
+];
 /// Keys of a `fork` step.
-const FORK_KEYS: [&str; 8] =
-    ["name", "count", "background", "needs_result", "model", "effort", "isolation", "behavior"];
+const FORK_KEYS: [&str; 8] = [
+    "name",
+    "count",
+    "background",
+    "needs_result",
+    "model",
+    "effort",
+    "isolation",
+    "behavior",
+];
 const TOOL_KEYS: [&str; 4] = ["name", "input", "prompt", "duration"];
 const SEND_KEYS: [&str; 3] = ["to", "message", "behavior"];
 const WAIT_KEYS: [&str; 1] = ["for"];
@@ -79,8 +96,13 @@ pub(crate) fn steps(ctx: &mut Ctx<'_>, node: &Node, what: &str, script: Script) 
     if node.value == Value::Null {
         return Arc::from(Vec::new());
     }
-    let Some(items) = ctx.list(node, what) else { return Arc::from(Vec::new()) };
-    let parsed: Vec<Step> = items.iter().filter_map(|item| step(ctx, item, script)).collect();
+    let Some(items) = ctx.list(node, what) else {
+        return Arc::from(Vec::new());
+    };
+    let parsed: Vec<Step> = items
+        .iter()
+        .filter_map(|item| step(ctx, item, script))
+        .collect();
     Arc::from(parsed)
 }
 
@@ -89,7 +111,11 @@ fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
         Value::Str(name) => bare_step(ctx, node, name),
         Value::Map(entries) => {
             let Some((key, value)) = entries.first() else {
-                ctx.error_help(node.span, "empty step", format!("a step is one of {}", list_names(&STEP_NAMES)));
+                ctx.error_help(
+                    node.span,
+                    "empty step",
+                    format!("a step is one of {}", list_names(&STEP_NAMES)),
+                );
                 return None;
             };
             let name = ctx.key_name(key)?;
@@ -105,7 +131,10 @@ fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
         _ => {
             ctx.error_help(
                 node.span,
-                format!("a step is a one-key map such as `work: 10s`, found {}", node.describe()),
+                format!(
+                    "a step is a one-key map such as `work: 10s`, found {}",
+                    node.describe()
+                ),
                 format!("steps are {}", list_names(&STEP_NAMES)),
             );
             None
@@ -115,13 +144,19 @@ fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
 
 fn unknown_step(ctx: &mut Ctx<'_>, at: &Node, name: &str) {
     let hint = did_you_mean(name, &STEP_NAMES);
-    ctx.error_help(at.span, format!("unknown step `{name}`{hint}"), format!("steps are {}", list_names(&STEP_NAMES)));
+    ctx.error_help(
+        at.span,
+        format!("unknown step `{name}`{hint}"),
+        format!("steps are {}", list_names(&STEP_NAMES)),
+    );
 }
 
 /// A second key in a step map: usually a mis-indented key of the step, or a step that
 /// should have been its own list item.
 fn extra_key(ctx: &mut Ctx<'_>, step: &str, key: &Node) {
-    let Some(name) = ctx.key_name(key) else { return };
+    let Some(name) = ctx.key_name(key) else {
+        return;
+    };
     let step_keys: &[&str] = match step {
         "spawn" => &SPAWN_KEYS,
         "fork" => &FORK_KEYS,
@@ -132,23 +167,43 @@ fn extra_key(ctx: &mut Ctx<'_>, step: &str, key: &Node) {
         "repeat" => &REPEAT_KEYS,
         _ => &[],
     };
-    let help = if step_keys.contains(&name) {
+    let help = if name.ends_with(')') {
+        "inside `{...}` a comma ends the value: quote a distribution with two arguments, e.g. `{work: \"uniform(1s, 5s)\"}`".to_string()
+    } else if step_keys.contains(&name) {
         format!("`{name}` belongs to `{step}`: indent it under `{step}:` (or write `{step}: {{{name}: …}}`)")
     } else if STEP_NAMES.contains(&name) {
         format!("start a new list item for another step: `- {name}: …`")
     } else {
-        format!("a step is a map with one key, the step name, e.g. {}", example(step))
+        format!(
+            "a step is a map with one key, the step name, e.g. {}",
+            example(step)
+        )
     };
-    ctx.error_help(key.span, format!("unexpected key `{name}` in a `{step}` step"), help);
+    ctx.error_help(
+        key.span,
+        format!("unexpected key `{name}` in a `{step}` step"),
+        help,
+    );
 }
 
 fn bare_step(ctx: &mut Ctx<'_>, node: &Node, name: &str) -> Option<Step> {
     match name {
         // The argument-less forms: an Agent call with no parameters.
-        "spawn" => Some(Step::Spawn(SpawnSpec { count: 1, ..SpawnSpec::default() })),
-        "fork" => Some(Step::Spawn(SpawnSpec { count: 1, fork: true, ..SpawnSpec::default() })),
+        "spawn" => Some(Step::Spawn(SpawnSpec {
+            count: 1,
+            ..SpawnSpec::default()
+        })),
+        "fork" => Some(Step::Spawn(SpawnSpec {
+            count: 1,
+            fork: true,
+            ..SpawnSpec::default()
+        })),
         _ if STEP_NAMES.contains(&name) => {
-            ctx.error_help(node.span, format!("step `{name}` needs a value"), format!("e.g. {}", example(name)));
+            ctx.error_help(
+                node.span,
+                format!("step `{name}` needs a value"),
+                format!("e.g. {}", example(name)),
+            );
             None
         }
         _ => {
@@ -158,7 +213,13 @@ fn bare_step(ctx: &mut Ctx<'_>, node: &Node, name: &str) -> Option<Step> {
     }
 }
 
-fn step_body(ctx: &mut Ctx<'_>, name: &str, key: &Node, value: &Node, script: Script) -> Option<Step> {
+fn step_body(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    key: &Node,
+    value: &Node,
+    script: Script,
+) -> Option<Step> {
     match name {
         "work" => ctx.dist(value, "`work`").map(Step::Work),
         "tool" => tool(ctx, value).map(Step::Tool),
@@ -167,7 +228,9 @@ fn step_body(ctx: &mut Ctx<'_>, name: &str, key: &Node, value: &Node, script: Sc
         "send" => send(ctx, value).map(Step::Send),
         "stop" => ctx.name(value, "`stop`").map(Step::Stop),
         "wait" => wait(ctx, value),
-        "bash_background" => ctx.dist(value, "`bash_background`").map(Step::BashBackground),
+        "bash_background" => ctx
+            .dist(value, "`bash_background`")
+            .map(Step::BashBackground),
         "report" => ctx.text(value, "`report`").map(Step::Report),
         "fail" => fail(ctx, value).map(Step::Fail),
         "ask_progress" => {
@@ -191,37 +254,75 @@ fn step_body(ctx: &mut Ctx<'_>, name: &str, key: &Node, value: &Node, script: Sc
 }
 
 /// Reports a missing required key of a map step.
-pub(crate) fn require<'n>(ctx: &mut Ctx<'_>, fields: &Fields<'n>, what: &str, key: &str, example: &str) -> Option<&'n Node> {
+pub(crate) fn require<'n>(
+    ctx: &mut Ctx<'_>,
+    fields: &Fields<'n>,
+    what: &str,
+    key: &str,
+    example: &str,
+) -> Option<&'n Node> {
     let value = fields.get(key);
     if value.is_none() {
-        ctx.error_help(fields.span, format!("{what} needs `{key}`"), format!("e.g. {example}"));
+        ctx.error_help(
+            fields.span,
+            format!("{what} needs `{key}`"),
+            format!("e.g. {example}"),
+        );
     }
     value
 }
 
 fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
     if let Value::Str(_) | Value::Int(_) = node.value {
-        return ctx.name(node, "`tool`").map(|name| ToolCall { name, ..ToolCall::default() });
+        return ctx.name(node, "`tool`").map(|name| ToolCall {
+            name,
+            ..ToolCall::default()
+        });
     }
     let fields = ctx.fields(node, "`tool`", &TOOL_KEYS)?;
-    let name = require(ctx, &fields, "`tool`", "name", example("tool")).and_then(|value| ctx.name(value, "tool `name`"));
-    let input = fields.get("input").and_then(|value| ctx.text(value, "tool `input`"));
-    let prompt = fields.get("prompt").and_then(|value| ctx.boolean(value, "tool `prompt`"));
-    let duration = fields.get("duration").and_then(|value| ctx.dist(value, "tool `duration`"));
-    Some(ToolCall { name: name?, input, prompt, duration })
+    let name = require(ctx, &fields, "`tool`", "name", example("tool"))
+        .and_then(|value| ctx.name(value, "tool `name`"));
+    let input = fields
+        .get("input")
+        .and_then(|value| ctx.text(value, "tool `input`"));
+    let prompt = fields
+        .get("prompt")
+        .and_then(|value| ctx.boolean(value, "tool `prompt`"));
+    let duration = fields
+        .get("duration")
+        .and_then(|value| ctx.dist(value, "tool `duration`"));
+    Some(ToolCall {
+        name: name?,
+        input,
+        prompt,
+        duration,
+    })
 }
 
 /// Reads the map of a `spawn` or `fork` step (or `load.spawn`, with fewer `keys`).
-pub(crate) fn spawn(ctx: &mut Ctx<'_>, node: &Node, what: &str, keys: &[&str], fork: bool) -> Option<SpawnSpec> {
+pub(crate) fn spawn(
+    ctx: &mut Ctx<'_>,
+    node: &Node,
+    what: &str,
+    keys: &[&str],
+    fork: bool,
+) -> Option<SpawnSpec> {
     let fields = ctx.fields(node, what, keys)?;
-    let mut spec = SpawnSpec { count: 1, fork, ..SpawnSpec::default() };
+    let mut spec = SpawnSpec {
+        count: 1,
+        fork,
+        ..SpawnSpec::default()
+    };
     let mut ok = true;
     if let Some(value) = fields.get("agent") {
         match ctx.name(value, "`agent`") {
             // `agent: fork` is the fork type: the same call as a `fork` step.
             Some(agent) if agent == "fork" => spec.fork = true,
             Some(agent) => {
-                ctx.agent_refs.push(AgentRef { name: agent.clone(), span: value.span });
+                ctx.agent_refs.push(AgentRef {
+                    name: agent.clone(),
+                    span: value.span,
+                });
                 spec.agent = Some(agent);
             }
             None => ok = false,
@@ -256,7 +357,9 @@ pub(crate) fn spawn(ctx: &mut Ctx<'_>, node: &Node, what: &str, keys: &[&str], f
         ok &= spec.effort.is_some();
     }
     if let Some(value) = fields.get("isolation") {
-        spec.isolation = ctx.choice(value, "isolation", &ISOLATIONS).map(str::to_string);
+        spec.isolation = ctx
+            .choice(value, "isolation", &ISOLATIONS)
+            .map(str::to_string);
         ok &= spec.isolation.is_some();
     }
     if let Some(value) = fields.get("behavior") {
@@ -267,14 +370,23 @@ pub(crate) fn spawn(ctx: &mut Ctx<'_>, node: &Node, what: &str, keys: &[&str], f
 
 fn send(ctx: &mut Ctx<'_>, node: &Node) -> Option<SendSpec> {
     let fields = ctx.fields(node, "`send`", &SEND_KEYS)?;
-    let to = require(ctx, &fields, "`send`", "to", example("send")).and_then(|value| ctx.name(value, "`to`"));
-    let message = fields.get("message").map(|value| ctx.text(value, "`message`"));
-    let behavior = fields.get("behavior").map(|value| steps(ctx, value, "`behavior`", Script::Behavior));
+    let to = require(ctx, &fields, "`send`", "to", example("send"))
+        .and_then(|value| ctx.name(value, "`to`"));
+    let message = fields
+        .get("message")
+        .map(|value| ctx.text(value, "`message`"));
+    let behavior = fields
+        .get("behavior")
+        .map(|value| steps(ctx, value, "`behavior`", Script::Behavior));
     let message = match message {
         Some(written) => written?,
         None => String::new(),
     };
-    Some(SendSpec { to: to?, message, behavior })
+    Some(SendSpec {
+        to: to?,
+        message,
+        behavior,
+    })
 }
 
 fn wait(ctx: &mut Ctx<'_>, node: &Node) -> Option<Step> {
@@ -282,7 +394,8 @@ fn wait(ctx: &mut Ctx<'_>, node: &Node) -> Option<Step> {
         return ctx.dist(node, "`wait`").map(Step::Sleep);
     }
     let fields = ctx.fields(node, "`wait`", &WAIT_KEYS)?;
-    let target = require(ctx, &fields, "`wait`", "for", example("wait")).and_then(|value| ctx.name(value, "`for`"))?;
+    let target = require(ctx, &fields, "`wait`", "for", example("wait"))
+        .and_then(|value| ctx.name(value, "`for`"))?;
     Some(Step::WaitFor(match target.as_str() {
         "children" => WaitTarget::Children,
         "notification" => WaitTarget::Notification,
@@ -303,15 +416,22 @@ fn fail(ctx: &mut Ctx<'_>, node: &Node) -> Option<FailSpec> {
         Some(value) => ctx.boolean(value, "`after_output`")?,
         None => false,
     };
-    Some(FailSpec { api_error: api_error?, after_output })
+    Some(FailSpec {
+        api_error: api_error?,
+        after_output,
+    })
 }
 
 fn repeat(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
     let fields = ctx.fields(node, "`repeat`", &REPEAT_KEYS)?;
     let times = require(ctx, &fields, "`repeat`", "times", example("repeat"))
         .and_then(|value| ctx.integer_u32(value, "`times`", 1));
-    let body = require(ctx, &fields, "`repeat`", "steps", example("repeat")).map(|value| steps(ctx, value, "`steps`", script));
-    Some(Step::Repeat { times: times?, steps: body? })
+    let body = require(ctx, &fields, "`repeat`", "steps", example("repeat"))
+        .map(|value| steps(ctx, value, "`steps`", script));
+    Some(Step::Repeat {
+        times: times?,
+        steps: body?,
+    })
 }
 
 #[cfg(test)]
@@ -326,7 +446,10 @@ mod tests {
         let node = parse(yaml).unwrap_or_else(|error| panic!("{yaml}: {error:?}"));
         let mut ctx = Ctx::new("t.yaml", Path::new("."));
         let program = steps(&mut ctx, &node, "`main`", script);
-        (program.to_vec(), ctx.errors.iter().map(ToString::to_string).collect())
+        (
+            program.to_vec(),
+            ctx.errors.iter().map(ToString::to_string).collect(),
+        )
     }
 
     fn ok(yaml: &str) -> Vec<Step> {
@@ -337,7 +460,10 @@ mod tests {
 
     fn fails(yaml: &str, script: Script, fragment: &str) {
         let (_, errors) = check(yaml, script);
-        assert!(errors.iter().any(|error| error.contains(fragment)), "{yaml}: wanted {fragment:?} in {errors:?}");
+        assert!(
+            errors.iter().any(|error| error.contains(fragment)),
+            "{yaml}: wanted {fragment:?} in {errors:?}"
+        );
     }
 
     #[test]
@@ -364,44 +490,112 @@ mod tests {
 - repeat: {times: 2, steps: [{work: 1s}]}
 "#);
         assert_eq!(steps.len(), 19);
-        let Step::Spawn(spawn) = &steps[3] else { panic!("{:?}", steps[3]) };
+        let Step::Spawn(spawn) = &steps[3] else {
+            panic!("{:?}", steps[3])
+        };
         assert_eq!(spawn.agent.as_deref(), Some("Explore"));
-        assert_eq!((spawn.count, spawn.background, spawn.needs_result, spawn.fork), (3, Some(true), true, false));
-        assert_eq!(spawn.behavior.as_ref().map(|program| program.len()), Some(1));
-        let Step::Spawn(empty) = &steps[4] else { panic!() };
-        assert_eq!((empty.agent.clone(), empty.count, empty.fork), (None, 1, false));
-        let Step::Spawn(typed_fork) = &steps[6] else { panic!() };
+        assert_eq!(
+            (
+                spawn.count,
+                spawn.background,
+                spawn.needs_result,
+                spawn.fork
+            ),
+            (3, Some(true), true, false)
+        );
+        assert_eq!(
+            spawn.behavior.as_ref().map(|program| program.len()),
+            Some(1)
+        );
+        let Step::Spawn(empty) = &steps[4] else {
+            panic!()
+        };
+        assert_eq!(
+            (empty.agent.clone(), empty.count, empty.fork),
+            (None, 1, false)
+        );
+        let Step::Spawn(typed_fork) = &steps[6] else {
+            panic!()
+        };
         assert!(typed_fork.fork && typed_fork.agent.is_none());
-        let Step::Spawn(fork) = &steps[7] else { panic!() };
+        let Step::Spawn(fork) = &steps[7] else {
+            panic!()
+        };
         assert!(fork.fork && fork.name.as_deref() == Some("f"));
         assert!(matches!(&steps[11], Step::WaitFor(WaitTarget::Children)));
-        assert!(matches!(&steps[12], Step::WaitFor(WaitTarget::Notification)));
+        assert!(matches!(
+            &steps[12],
+            Step::WaitFor(WaitTarget::Notification)
+        ));
         assert!(matches!(&steps[13], Step::WaitFor(WaitTarget::Agent(name)) if name == "r-3"));
-        assert!(matches!(&steps[16], Step::Fail(FailSpec { api_error: ApiError::RateLimit, after_output: true })));
+        assert!(matches!(
+            &steps[16],
+            Step::Fail(FailSpec {
+                api_error: ApiError::RateLimit,
+                after_output: true
+            })
+        ));
         assert!(matches!(&steps[18], Step::Repeat { times: 2, .. }));
     }
 
     #[test]
     fn step_problems() {
-        fails("- wrok: 1s", Script::Main, "unknown step `wrok`, did you mean `work`?");
-        fails("- spawn: {agent: x, backgroud: true}", Script::Main, "unknown key `backgroud`, did you mean `background`?");
-        fails("- spawn: {count: 0}", Script::Main, "`count` must be at least 1");
-        fails("- spawn: {agent: x}\n  count: 3", Script::Main, "unexpected key `count` in a `spawn` step");
+        fails(
+            "- wrok: 1s",
+            Script::Main,
+            "unknown step `wrok`, did you mean `work`?",
+        );
+        fails(
+            "- spawn: {agent: x, backgroud: true}",
+            Script::Main,
+            "unknown key `backgroud`, did you mean `background`?",
+        );
+        fails(
+            "- spawn: {count: 0}",
+            Script::Main,
+            "`count` must be at least 1",
+        );
+        fails(
+            "- spawn: {agent: x}\n  count: 3",
+            Script::Main,
+            "unexpected key `count` in a `spawn` step",
+        );
         fails("- work: 10 parsecs", Script::Main, "not a duration");
         fails("- work", Script::Main, "step `work` needs a value");
-        fails("- ask_progress: r-1", Script::Behavior, "only allowed in `main`");
+        fails(
+            "- ask_progress: r-1",
+            Script::Behavior,
+            "only allowed in `main`",
+        );
         fails("- send: {message: hi}", Script::Main, "`send` needs `to`");
-        fails("- fail: {api_error: ratelimit}", Script::Main, "did you mean `rate_limit`?");
-        fails("- repeat: {times: 2}", Script::Main, "`repeat` needs `steps`");
+        fails(
+            "- fail: {api_error: ratelimit}",
+            Script::Main,
+            "did you mean `rate_limit`?",
+        );
+        fails(
+            "- repeat: {times: 2}",
+            Script::Main,
+            "`repeat` needs `steps`",
+        );
         fails("- stop: ''", Script::Main, "must not be empty");
         fails("- 42", Script::Main, "a step is a one-key map");
-        fails("- spawn: {isolation: worktre}", Script::Main, "did you mean `worktree`?");
-        fails("- spawn: {behavior: work}", Script::Main, "`behavior` must be a list");
+        fails(
+            "- spawn: {isolation: worktre}",
+            Script::Main,
+            "did you mean `worktree`?",
+        );
+        fails(
+            "- spawn: {behavior: work}",
+            Script::Main,
+            "`behavior` must be a list",
+        );
     }
 
     #[test]
     fn spawned_types_are_collected_for_later() {
-        let node = parse("- spawn: {agent: researcher}\n- spawn: {agent: fork}\n").unwrap_or_else(|e| panic!("{e:?}"));
+        let node = parse("- spawn: {agent: researcher}\n- spawn: {agent: fork}\n")
+            .unwrap_or_else(|e| panic!("{e:?}"));
         let mut ctx = Ctx::new("t.yaml", Path::new("."));
         steps(&mut ctx, &node, "`main`", Script::Main);
         let names: Vec<&str> = ctx.agent_refs.iter().map(|r| r.name.as_str()).collect();

@@ -1,0 +1,312 @@
+//! Valid scenarios: a rich file using every key of the contract, and agent files loaded
+//! (or skipped) the documented way.
+
+use std::path::{Path, PathBuf};
+
+use subsim_engine::dist::Dist;
+use subsim_engine::expect::{Compare, Expectation};
+use subsim_engine::spec::{
+    ActionKind, Answer, ApiError, Arrivals, LoadUntil, Retry, Scope, Step, WaitTarget,
+};
+use subsim_engine::SimTime;
+use subsim_rules::{PermissionMode, SessionKind, Version};
+use subsim_scenario::{load_scenario, parse_scenario, Loaded};
+
+fn valid_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/valid")
+}
+
+fn load_rich() -> Loaded {
+    match load_scenario(&valid_dir().join("rich.yaml")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("rich.yaml should be valid:\n{problems}"),
+    }
+}
+
+#[test]
+fn rich_session() {
+    let loaded = load_rich();
+    let spec = &loaded.spec;
+    assert_eq!(spec.name, "Fan-out of 25 researchers hits the cap");
+    assert!(spec
+        .description
+        .as_deref()
+        .is_some_and(|text| text.starts_with("Main fans out")));
+    let session = &spec.session;
+    assert_eq!(session.kind, SessionKind::Interactive);
+    assert_eq!(session.version, Version::v2_1(250));
+    assert_eq!(session.seed, 42);
+    assert_eq!(session.model, "sonnet");
+    assert_eq!(
+        session
+            .env
+            .get("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS")
+            .map(String::as_str),
+        Some("20")
+    );
+    assert_eq!(
+        session
+            .env
+            .get("CLAUDE_CODE_FORK_SUBAGENT")
+            .map(String::as_str),
+        Some("0")
+    );
+    assert_eq!(
+        session
+            .env
+            .get("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS")
+            .map(String::as_str),
+        Some("false")
+    );
+    assert_eq!(
+        session
+            .env
+            .get("CLAUDE_CODE_SUBAGENT_MODEL")
+            .map(String::as_str),
+        Some("haiku")
+    );
+    assert_eq!(
+        session.permissions.allow,
+        vec!["Agent(Explore)", "Bash(git status)"]
+    );
+    assert_eq!(session.permissions.deny, vec!["Bash(git push *)"]);
+    assert!(!session.agent_teams && session.ultracode);
+    assert_eq!(session.permission_mode, PermissionMode::AcceptEdits);
+    assert_eq!(session.tools.as_ref().map(Vec::len), Some(6));
+    assert_eq!(
+        session.mcp.get("github"),
+        Some(&vec!["create_issue".to_string(), "list_prs".to_string()])
+    );
+    assert_eq!(session.agent.as_deref(), Some("lead"));
+    assert_eq!(session.limits.max_events, 100_000);
+    assert_eq!(session.limits.max_time, SimTime::from_secs(7_200));
+    assert_eq!(session.limits.max_agents, 500);
+
+    assert_eq!(loaded.agent_dirs.len(), 2);
+    assert_eq!(loaded.agent_dirs[0].scope, Scope::Project);
+    assert_eq!(
+        loaded.agent_dirs[0].path,
+        valid_dir().join(".claude/agents")
+    );
+    assert_eq!(loaded.agent_dirs[1].plugin.as_deref(), Some("review"));
+    assert!(
+        loaded.agent_dirs[1].location.ends_with("rich.yaml:27:7"),
+        "{}",
+        loaded.agent_dirs[1].location
+    );
+    assert!(
+        loaded.warnings.is_empty(),
+        "unexpected warnings: {:?}",
+        loaded.warnings
+    );
+}
+
+#[test]
+fn rich_agents() {
+    let loaded = load_rich();
+    let agents = &loaded.spec.agents;
+    let researcher = &agents["researcher"];
+    assert_eq!(researcher.description, "Finds things");
+    assert_eq!(
+        researcher.tools,
+        Some(vec!["Read".into(), "Grep".into(), "Glob".into()])
+    );
+    assert_eq!(researcher.disallowed_tools, vec!["Bash".to_string()]);
+    assert_eq!(researcher.permission_mode, Some(PermissionMode::DontAsk));
+    assert_eq!(researcher.max_turns, Some(5));
+    assert!(researcher.background && researcher.omit_claude_md);
+    assert_eq!(researcher.isolation.as_deref(), Some("worktree"));
+    assert_eq!(researcher.memory.as_deref(), Some("project"));
+    assert_eq!(researcher.skills, vec!["search".to_string()]);
+    assert_eq!(researcher.color.as_deref(), Some("cyan"));
+    assert_eq!(researcher.scope, Scope::User);
+    assert_eq!(
+        researcher.behavior.as_ref().map(|steps| steps.len()),
+        Some(3)
+    );
+
+    // The file's frontmatter names the definition.
+    assert!(!agents.contains_key("reviewer"));
+    let reviewer = &agents["code-reviewer"];
+    assert_eq!(reviewer.description, "Reviews diffs for mistakes");
+    assert_eq!(reviewer.tools, Some(vec!["Read".into(), "Grep".into()]));
+    assert_eq!(reviewer.max_turns, Some(8));
+    assert_eq!(reviewer.behavior.as_ref().map(|steps| steps.len()), Some(1));
+    assert_eq!(
+        loaded.agent_files,
+        vec![(
+            "reviewer".to_string(),
+            valid_dir().join("agents/reviewer.md")
+        )]
+    );
+}
+
+#[test]
+fn rich_main_user_load() {
+    let loaded = load_rich();
+    let main = &loaded.spec.main;
+    assert_eq!(main.len(), 18);
+    assert!(matches!(main[0], Step::Work(Dist::Const(2_000_000))));
+    let Step::Spawn(spawn) = &main[3] else {
+        panic!("{:?}", main[3])
+    };
+    assert_eq!(
+        (spawn.count, spawn.background, spawn.name.as_deref()),
+        (25, Some(true), Some("r"))
+    );
+    let Step::Spawn(fork) = &main[6] else {
+        panic!("{:?}", main[6])
+    };
+    assert!(fork.fork && fork.needs_result && fork.count == 2);
+    assert!(matches!(&main[10], Step::WaitFor(WaitTarget::Children)));
+    assert!(matches!(&main[14], Step::AskProgress(name) if name == "r-4"));
+    assert!(matches!(&main[15], Step::Repeat { times: 3, steps } if steps.len() == 2));
+    assert!(
+        matches!(&main[16], Step::Fail(fail) if fail.api_error == ApiError::Overloaded && fail.after_output)
+    );
+
+    let user = &loaded.spec.user;
+    assert_eq!(user.answer, Answer::ApproveSession);
+    assert_eq!(user.think, Dist::Exp { mean: 3e6 });
+    assert_eq!(user.actions.len(), 6);
+    assert!(matches!(&user.actions[0].kind, ActionKind::Stop(name) if name == "r-3"));
+    assert!(
+        matches!(&user.actions[1].kind, ActionKind::Subtask { task, behavior: Some(_) } if task == "draft tests")
+    );
+    assert!(matches!(
+        &user.actions[2].kind,
+        ActionKind::Subtask { behavior: None, .. }
+    ));
+    assert!(matches!(user.actions[3].kind, ActionKind::CtrlB));
+    assert!(matches!(user.actions[4].kind, ActionKind::Clear));
+    assert!(
+        matches!(&user.actions[5].kind, ActionKind::TypeTo { to, message, behavior: Some(_) } if to == "r-3" && message == "go on")
+    );
+    assert_eq!(user.actions[5].at, SimTime::from_secs(25));
+
+    let load = loaded.spec.load.as_ref().expect("load block");
+    assert_eq!(load.arrivals, Arrivals::Poisson(20.0));
+    assert_eq!(load.until, LoadUntil::Count(100_000));
+    assert_eq!(load.spawn.agent.as_deref(), Some("researcher"));
+    assert_eq!(load.retry, Retry::Backoff(Dist::Exp { mean: 1e6 }));
+}
+
+#[test]
+fn rich_expect() {
+    let loaded = load_rich();
+    assert_eq!(loaded.expect.len(), 11);
+    assert!(loaded
+        .expect
+        .iter()
+        .all(|located| located.location.is_some()));
+    assert!(
+        loaded.expect[0]
+            .location
+            .as_deref()
+            .is_some_and(|at| at.ends_with("rich.yaml:100:5")),
+        "{:?}",
+        loaded.expect[0].location
+    );
+    assert_eq!(
+        loaded.expect[5].expectation,
+        Expectation::MaxRunning(Compare::AtMost(20))
+    );
+    assert_eq!(
+        loaded.expect[6].expectation,
+        Expectation::RunningAt {
+            at: SimTime::from_secs(10),
+            running: 20
+        }
+    );
+}
+
+/// Parses `yaml` against the agent files in `tests/valid/agents`.
+fn with_agent_files(yaml: &str) -> Loaded {
+    match parse_scenario(yaml, "agents.yaml", &valid_dir()) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should be valid:\n{problems}"),
+    }
+}
+
+#[test]
+fn a_file_without_frontmatter_is_skipped_with_the_documented_reason() {
+    let loaded = with_agent_files(
+        "name: x\nagents:\n  ghost: {file: agents/notes.md}\nmain: [{spawn: {agent: ghost}}]\n",
+    );
+    assert!(loaded.spec.agents.is_empty());
+    let messages: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert!(
+        messages[0].contains("is skipped") && messages[0].contains("DEF-10"),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|message| message.contains("unknown agent type `ghost`")),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_plugin_file_without_frontmatter_loads_under_its_file_name() {
+    let loaded =
+        with_agent_files("name: x\nagents:\n  ghost: {file: agents/notes.md, scope: plugin}\n");
+    assert!(
+        loaded.spec.agents.contains_key("notes"),
+        "{:?}",
+        loaded.spec.agents.keys()
+    );
+    assert_eq!(loaded.spec.agents["notes"].scope, Scope::Plugin);
+}
+
+#[test]
+fn unrecognised_frontmatter_fields_are_ignored_with_a_hint() {
+    let loaded = with_agent_files("name: x\nagents:\n  typo: {file: agents/typo.md}\n");
+    assert!(loaded.spec.agents.contains_key("typo"));
+    let warning = loaded
+        .warnings
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(warning.contains("in `agents/typo.md` at 4:1"), "{warning}");
+    assert!(warning.contains("did you mean `background`?"), "{warning}");
+    // The warning points at the `file:` value in the scenario.
+    assert_eq!(
+        (loaded.warnings[0].line, loaded.warnings[0].column),
+        (3, 16)
+    );
+}
+
+#[test]
+fn warnings_do_not_stop_a_run() {
+    let loaded = with_agent_files(
+        "name: x\nsession:\n  version: \"2.1.999\"\n  env: {CLAUDE_CODE_MAX_CONCURENT_SUBAGENTS: 3}\nmain: [{spawn: {agent: Explor}}]\n",
+    );
+    let messages: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert!(messages[0].contains("newer than the newest"));
+    assert!(messages[1].contains("did you mean `CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`?"));
+    assert!(messages[2].contains("unknown agent type `Explor`, did you mean `Explore`?"));
+    assert_eq!(
+        loaded
+            .spec
+            .session
+            .env
+            .get("CLAUDE_CODE_MAX_CONCURENT_SUBAGENTS")
+            .map(String::as_str),
+        Some("3")
+    );
+}
+
+#[test]
+fn an_unreadable_scenario_file_is_a_diagnostic() {
+    let problems = load_scenario(&valid_dir().join("no-such-file.yaml")).expect_err("missing file");
+    assert_eq!(problems.problems.len(), 1);
+    assert!(problems.problems[0]
+        .message
+        .contains("cannot read the scenario file"));
+    assert_eq!(
+        (problems.problems[0].line, problems.problems[0].column),
+        (1, 1)
+    );
+}
