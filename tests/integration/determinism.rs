@@ -7,7 +7,11 @@ fn every_scenario_twice_gives_identical_bytes() {
     for path in scenario_files(&repo_root().join("scenarios")) {
         let first = run_file(&path, None).expect("scenario runs");
         let second = run_file(&path, None).expect("scenario runs");
-        assert!(first.jsonl == second.jsonl, "{} is not deterministic", path.display());
+        assert!(
+            first.jsonl == second.jsonl,
+            "{} is not deterministic",
+            path.display()
+        );
         assert!(!first.jsonl.is_empty());
     }
 }
@@ -19,5 +23,8 @@ fn a_changed_seed_changes_a_random_scenario() {
     let again = run_file(&path, Some(1)).expect("runs");
     let other = run_file(&path, Some(2)).expect("runs");
     assert!(base.jsonl == again.jsonl);
-    assert!(base.jsonl != other.jsonl, "seed 1 and seed 2 gave the same trace");
+    assert!(
+        base.jsonl != other.jsonl,
+        "seed 1 and seed 2 gave the same trace"
+    );
 }

@@ -20,7 +20,9 @@ const NAMES: [&str; 4] = ["r", "s", "t", "u"];
 fn leaf_step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (1u64..20).prop_map(|s| Step::Work(Dist::fixed(s * 1_000_000))),
-        (1u64..5).prop_map(|s| Step::Work(Dist::Exp { mean: s as f64 * 1e6 })),
+        (1u64..5).prop_map(|s| Step::Work(Dist::Exp {
+            mean: s as f64 * 1e6
+        })),
         any::<bool>().prop_map(|prompt| Step::Tool(ToolCall {
             name: "Bash".into(),
             input: Some("make test".into()),
@@ -29,18 +31,22 @@ fn leaf_step() -> impl Strategy<Value = Step> {
         })),
         (1u64..10).prop_map(|s| Step::BashBackground(Dist::fixed(s * 1_000_000))),
         Just(Step::WaitFor(WaitTarget::Children)),
-        (0usize..4).prop_map(|i| Step::Send(SendSpec { to: NAMES[i].into(), message: "go on".into(), behavior: None })),
+        (0usize..4).prop_map(|i| Step::Send(SendSpec {
+            to: NAMES[i].into(),
+            message: "go on".into(),
+            behavior: None
+        })),
         (0usize..4).prop_map(|i| Step::Stop(NAMES[i].into())),
     ]
 }
 
 fn program() -> impl Strategy<Value = Vec<Step>> {
-    let leaf = prop::collection::vec(leaf_step(), 0..4);
-    leaf.prop_recursive(3, 24, 4, |inner| {
+    let leaf = prop::collection::vec(leaf_step(), 1..5);
+    leaf.prop_recursive(4, 96, 8, |inner| {
         prop::collection::vec(
             prop_oneof![
                 3 => leaf_step(),
-                2 => (0usize..4, 1u32..4, any::<Option<bool>>(), any::<bool>(), inner.clone()).prop_map(
+                3 => (0usize..4, 1u32..6, any::<Option<bool>>(), any::<bool>(), inner.clone()).prop_map(
                     |(name, count, background, needs_result, behavior)| Step::Spawn(SpawnSpec {
                         agent: Some("general-purpose".into()),
                         name: Some(NAMES[name].into()),
@@ -60,7 +66,7 @@ fn program() -> impl Strategy<Value = Vec<Step>> {
                 })),
                 1 => (1u32..3, inner).prop_map(|(times, steps)| Step::Repeat { times, steps: Arc::from(steps) }),
             ],
-            0..5,
+            1..8,
         )
     })
 }
@@ -70,9 +76,16 @@ fn action() -> impl Strategy<Value = UserAction> {
         at: SimTime::from_secs(at),
         kind: match which {
             0 => ActionKind::Stop(NAMES[name].into()),
-            1 => ActionKind::Subtask { task: "draft the tests".into(), behavior: None },
+            1 => ActionKind::Subtask {
+                task: "draft the tests".into(),
+                behavior: None,
+            },
             2 => ActionKind::CtrlB,
-            _ => ActionKind::TypeTo { to: NAMES[name].into(), message: "go on".into(), behavior: None },
+            _ => ActionKind::TypeTo {
+                to: NAMES[name].into(),
+                message: "go on".into(),
+                behavior: None,
+            },
         },
     })
 }
@@ -80,7 +93,7 @@ fn action() -> impl Strategy<Value = UserAction> {
 fn scenario() -> impl Strategy<Value = SimSpec> {
     (
         program(),
-        prop::collection::vec(action(), 0..4),
+        prop::collection::vec(action(), 0..6),
         0u8..3,
         prop::sample::select(vec![185u32, 200, 216, 217, 219, 231, 292]),
         1u32..6,
@@ -91,11 +104,21 @@ fn scenario() -> impl Strategy<Value = SimSpec> {
         .prop_map(|(main, actions, kind, version, cap, depth, seed, answer)| {
             let mut spec = SimSpec::minimal("generated");
             spec.main = Arc::from(main);
-            spec.session.kind = [SessionKind::Interactive, SessionKind::Headless, SessionKind::Sdk][kind as usize];
+            spec.session.kind = [
+                SessionKind::Interactive,
+                SessionKind::Headless,
+                SessionKind::Sdk,
+            ][kind as usize];
             spec.session.version = Version::v2_1(version);
             spec.session.seed = seed;
-            spec.session.env.insert("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(), cap.to_string());
-            spec.session.env.insert("CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH".into(), depth.to_string());
+            spec.session.env.insert(
+                "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(),
+                cap.to_string(),
+            );
+            spec.session.env.insert(
+                "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH".into(),
+                depth.to_string(),
+            );
             spec.user = UserSpec {
                 answer: [Answer::Approve, Answer::Deny, Answer::ApproveSession][answer as usize],
                 think: Dist::Exp { mean: 2e6 },
@@ -141,42 +164,77 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
         }
         last_time = event.t;
         match &event.kind {
-            EventKind::SessionStarted { cap: c, depth_limit: d, .. } => {
+            EventKind::SessionStarted {
+                cap: c,
+                depth_limit: d,
+                ..
+            } => {
                 cap = *c;
                 depth_limit = *d;
             }
-            EventKind::AgentStarted { agent, depth, running, cap_checked, fork, .. } => {
+            EventKind::AgentStarted {
+                agent,
+                depth,
+                running,
+                cap_checked,
+                fork,
+                ..
+            } => {
                 if !running_runs.insert(agent.id_string()) {
-                    return Err(format!("#{}: {} started twice", event.seq, agent.id_string()));
-                }
-                if let Some(cap) = cap {
-                    if *cap_checked && *running > cap {
-                        return Err(format!("#{}: cap-checked start left {running} > {cap} running", event.seq));
-                    }
-                    if unchecked_starts == 0 && *running > cap {
-                        return Err(format!("#{}: {running} > {cap} with no resume or /subtask", event.seq));
-                    }
+                    return Err(format!(
+                        "#{}: {} started twice",
+                        event.seq,
+                        agent.id_string()
+                    ));
                 }
                 if !*cap_checked {
                     unchecked_starts += 1;
                 }
+                if let Some(cap) = cap {
+                    if *cap_checked && *running > cap {
+                        return Err(format!(
+                            "#{}: cap-checked start left {running} > {cap} running",
+                            event.seq
+                        ));
+                    }
+                    if unchecked_starts == 0 && *running > cap {
+                        return Err(format!(
+                            "#{}: {running} > {cap} with no resume or /subtask",
+                            event.seq
+                        ));
+                    }
+                }
                 let bound = depth_limit.max(1);
                 if *depth > bound && !*fork {
-                    return Err(format!("#{}: depth {depth} beyond limit {bound}", event.seq));
+                    return Err(format!(
+                        "#{}: depth {depth} beyond limit {bound}",
+                        event.seq
+                    ));
                 }
             }
             EventKind::AgentResumed { agent, .. } => {
                 unchecked_starts += 1;
                 if owed.get(&agent.id_string()).copied().unwrap_or(0) > 0 {
-                    return Err(format!("#{}: resumed before its result was delivered", event.seq));
+                    return Err(format!(
+                        "#{}: resumed before its result was delivered",
+                        event.seq
+                    ));
                 }
                 if !running_runs.insert(agent.id_string()) {
-                    return Err(format!("#{}: {} resumed while running", event.seq, agent.id_string()));
+                    return Err(format!(
+                        "#{}: {} resumed while running",
+                        event.seq,
+                        agent.id_string()
+                    ));
                 }
             }
             EventKind::AgentFinished { agent, .. } => {
                 if !running_runs.remove(&agent.id_string()) {
-                    return Err(format!("#{}: {} ended a run it was not running", event.seq, agent.id_string()));
+                    return Err(format!(
+                        "#{}: {} ended a run it was not running",
+                        event.seq,
+                        agent.id_string()
+                    ));
                 }
                 *owed.entry(agent.id_string()).or_default() += 1;
             }
@@ -184,24 +242,41 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 if matches!(*what, "result" | "completion" | "failed" | "stopped") {
                     let count = owed.entry(from.id_string()).or_default();
                     if *count == 0 {
-                        return Err(format!("#{}: a second result notification from {}", event.seq, from.id_string()));
+                        return Err(format!(
+                            "#{}: a second result notification from {}",
+                            event.seq,
+                            from.id_string()
+                        ));
                     }
                     *count -= 1;
                 }
             }
-            EventKind::PermissionRequested { prompt, auto_denied, .. } => {
+            EventKind::PermissionRequested {
+                prompt,
+                auto_denied,
+                ..
+            } => {
                 if !*auto_denied {
                     requested.insert(*prompt);
                 }
             }
             EventKind::PermissionAnswered { prompt, .. } => {
-                if !requested.contains(prompt) || withdrawn.contains(prompt) || !answered.insert(*prompt) {
-                    return Err(format!("#{}: prompt {prompt} answered twice or after withdrawal", event.seq));
+                if !requested.contains(prompt)
+                    || withdrawn.contains(prompt)
+                    || !answered.insert(*prompt)
+                {
+                    return Err(format!(
+                        "#{}: prompt {prompt} answered twice or after withdrawal",
+                        event.seq
+                    ));
                 }
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
                 if answered.contains(prompt) || !withdrawn.insert(*prompt) {
-                    return Err(format!("#{}: prompt {prompt} withdrawn after its answer", event.seq));
+                    return Err(format!(
+                        "#{}: prompt {prompt} withdrawn after its answer",
+                        event.seq
+                    ));
                 }
             }
             _ => {}
@@ -209,7 +284,9 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
         let _ = string_field;
     }
     if let Some((agent, _)) = owed.iter().find(|(_, count)| **count > 0) {
-        return Err(format!("{agent} finished without its result being delivered"));
+        return Err(format!(
+            "{agent} finished without its result being delivered"
+        ));
     }
     if let Some(agent) = running_runs.iter().next() {
         return Err(format!("{agent} never ended"));

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use subsim_engine::dist::Dist;
 use subsim_engine::expect::{Checker, Expectation, Located};
-use subsim_engine::spec::{AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step};
+use subsim_engine::spec::{
+    AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step,
+};
 use subsim_engine::Simulation;
 
 /// Erlang B by the stable recurrence B(0) = 1, B(k) = E·B(k−1) / (k + E·B(k−1)).
@@ -32,7 +34,11 @@ fn blocking_fraction(offered: f64, arrivals: u64, seed: u64) -> (f64, u64) {
     spec.load = Some(LoadSpec {
         arrivals: Arrivals::Poisson(offered),
         until: LoadUntil::Count(arrivals),
-        spawn: SpawnSpec { agent: Some("worker".into()), count: 1, ..SpawnSpec::default() },
+        spawn: SpawnSpec {
+            agent: Some("worker".into()),
+            count: 1,
+            ..SpawnSpec::default()
+        },
         retry: Retry::None,
     });
     let mut requested = 0u64;
@@ -82,16 +88,33 @@ fn blocking_expectation_checks_the_same_fraction() {
     spec.load = Some(LoadSpec {
         arrivals: Arrivals::Poisson(20.0),
         until: LoadUntil::Count(100_000),
-        spawn: SpawnSpec { agent: Some("worker".into()), count: 1, ..SpawnSpec::default() },
+        spawn: SpawnSpec {
+            agent: Some("worker".into()),
+            count: 1,
+            ..SpawnSpec::default()
+        },
         retry: Retry::None,
     });
-    let located = |expectation| Located { expectation, location: None };
+    let located = |expectation| Located {
+        expectation,
+        location: None,
+    };
     let mut checker = Checker::new(vec![
-        located(Expectation::Blocking { approx: expected, tolerance: 0.01 }),
-        located(Expectation::Blocking { approx: expected + 0.1, tolerance: 0.01 }),
+        located(Expectation::Blocking {
+            approx: expected,
+            tolerance: 0.01,
+        }),
+        located(Expectation::Blocking {
+            approx: expected + 0.1,
+            tolerance: 0.01,
+        }),
     ]);
     Simulation::new(spec).run(&mut checker);
     let failures = checker.finish();
-    assert_eq!(failures.len(), 1, "only the wrong expectation fails: {failures:?}");
+    assert_eq!(
+        failures.len(),
+        1,
+        "only the wrong expectation fails: {failures:?}"
+    );
     assert_eq!(failures[0].index, 1);
 }

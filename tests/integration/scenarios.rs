@@ -5,7 +5,11 @@ use subsim_tests::{repo_root, run_file, scenario_files};
 #[test]
 fn every_scenario_meets_its_expectations() {
     let files = scenario_files(&repo_root().join("scenarios"));
-    assert!(files.len() >= 20, "expected the rule scenarios under scenarios/, found {}", files.len());
+    assert!(
+        files.len() >= 20,
+        "expected the rule scenarios under scenarios/, found {}",
+        files.len()
+    );
     let mut problems = Vec::new();
     for path in &files {
         match run_file(path, None) {
@@ -27,5 +31,10 @@ fn every_scenario_meets_its_expectations() {
             }
         }
     }
-    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -10,7 +10,10 @@ use subsim_engine::Simulation;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// Every `*.yaml` under `dir`, recursively, sorted by path.
@@ -18,12 +21,17 @@ pub fn scenario_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(current) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else { continue };
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "yaml" || ext == "yml") {
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml")
+            {
                 found.push(path);
             }
         }
@@ -44,7 +52,8 @@ pub struct FileRun {
 
 /// Loads, runs and checks one scenario file, with an optional seed override.
 pub fn run_file(path: &Path, seed: Option<u64>) -> Result<FileRun, String> {
-    let loaded = subsim_scenario::load_scenario(path).map_err(|diagnostics| diagnostics.to_string())?;
+    let loaded =
+        subsim_scenario::load_scenario(path).map_err(|diagnostics| diagnostics.to_string())?;
     let expectations = loaded.expect.len();
     let mut checker = Checker::new(loaded.expect);
     let mut writer = JsonlWriter::new(Vec::new());
@@ -52,10 +61,17 @@ pub fn run_file(path: &Path, seed: Option<u64>) -> Result<FileRun, String> {
     if let Some(seed) = seed {
         simulation = simulation.with_seed(seed);
     }
-    let report = simulation.run(&mut Tee { first: &mut checker, second: &mut writer });
+    let report = simulation.run(&mut Tee {
+        first: &mut checker,
+        second: &mut writer,
+    });
     if let Some(limit) = report.limit {
         return Err(format!("{}: {limit}", path.display()));
     }
     let jsonl = writer.finish().map_err(|error| error.to_string())?;
-    Ok(FileRun { jsonl, failures: checker.finish(), expectations })
+    Ok(FileRun {
+        jsonl,
+        failures: checker.finish(),
+        expectations,
+    })
 }
