@@ -1,1 +1,88 @@
-fn main() {}
+//! The `subsim` binary: glue only. `main` maps [`run`]'s result to an exit code; the
+//! commands live in their own modules and everything they simulate lives in the library
+//! crates.
+//!
+//! Exit codes: 0 ok, 1 expectations failed, 2 bad usage or input, 3 a run stopped by a
+//! safety limit (its output so far is kept).
+
+mod args;
+mod check;
+mod diagnostics;
+mod output;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use crate::args::{Cli, Command};
+
+/// How a command ended, when it did not fail outright.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Everything went as expected.
+    Ok,
+    /// At least one `expect:` assertion failed, or a file did not load (`check`).
+    ExpectationsFailed,
+    /// A safety limit ended the run; the message naming it has been printed.
+    LimitHit,
+}
+
+/// An error whose message has already been printed (diagnostics with snippets): `main`
+/// only sets the exit code.
+#[derive(Debug)]
+pub struct AlreadyReported;
+
+impl std::fmt::Display for AlreadyReported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the problems above were reported")
+    }
+}
+
+impl std::error::Error for AlreadyReported {}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(Status::Ok) => ExitCode::SUCCESS,
+        Ok(Status::ExpectationsFailed) => ExitCode::from(1),
+        Ok(Status::LimitHit) => ExitCode::from(3),
+        Err(error) => {
+            if !error.is::<AlreadyReported>() {
+                eprintln!("subsim: error: {error:#}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<Status> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` print to stdout and succeed; usage errors exit 2.
+            let _ = error.print();
+            return if error.use_stderr() {
+                Err(AlreadyReported.into())
+            } else {
+                Ok(Status::Ok)
+            };
+        }
+    };
+    init_tracing();
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::check(args),
+        Command::Validate(args) => check::validate(args),
+    }
+}
+
+/// Diagnostics of subsim itself go to stderr, filtered by `RUST_LOG` (default: warnings).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

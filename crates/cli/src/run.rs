@@ -1,0 +1,245 @@
+//! `subsim run`: load a scenario (or the built-in demo), simulate it, and write the
+//! narration, the JSON Lines trace or the statistics; optionally replayed against the
+//! wall clock (`--realtime`).
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use subsim_engine::render::{JsonlWriter, TextWriter};
+use subsim_engine::sink::Collect;
+use subsim_engine::summary::Summary;
+use subsim_engine::{Event, RunReport, Simulation, Sink};
+use subsim_scenario::Loaded;
+
+use crate::args::{Format, RunArgs};
+use crate::diagnostics::{self, Level};
+use crate::output;
+use crate::{AlreadyReported, Status};
+
+/// The built-in demo: the cap, a resume past it, the depth limit, a routed prompt.
+pub const DEMO: &str = include_str!("demo.yaml");
+/// The name the demo's diagnostics and `--explain` use.
+pub const DEMO_NAME: &str = "demo.yaml";
+
+pub fn run(args: RunArgs) -> anyhow::Result<Status> {
+    if args.realtime.is_some() && !matches!(args.format, Format::Text | Format::Jsonl) {
+        anyhow::bail!("--realtime plays events as they happen: use it with --format text or jsonl");
+    }
+    let loaded = match &args.file {
+        Some(path) => load(path)?,
+        None => load_demo()?,
+    };
+    let description = describe(&loaded);
+    let mut simulation = Simulation::new(loaded.spec);
+    if let Some(seed) = args.seed {
+        simulation = simulation.with_seed(seed);
+    }
+    let mut out = output::open(args.out.as_deref())?;
+    if args.explain {
+        if args.format == Format::Text {
+            // Into the narration itself, so that `--out` keeps it too.
+            if let Err(error) = out.write_all(description.as_bytes()) {
+                return finish_with(Err(error), None, &args);
+            }
+        } else {
+            eprint!("{description}");
+        }
+    }
+    tracing::debug!(format = ?args.format, seed = ?args.seed, "running");
+    let (report, written) = match args.realtime {
+        Some(speed) => realtime(simulation, out, args.format, speed)?,
+        None => batch(simulation, out, args.format),
+    };
+    finish_with(written, Some(report), &args)
+}
+
+/// Reports the end of a run: an output error, the engine's notes, a safety limit.
+fn finish_with(
+    written: io::Result<()>,
+    report: Option<RunReport>,
+    args: &RunArgs,
+) -> anyhow::Result<Status> {
+    match written {
+        Ok(()) => {}
+        // The reader went away (`subsim run | head`): not an error.
+        Err(error) if output::is_broken_pipe(&error) => {}
+        Err(error) => {
+            let target = match &args.out {
+                Some(path) => path.display().to_string(),
+                None => "stdout".to_string(),
+            };
+            return Err(anyhow::Error::new(error).context(format!("cannot write to {target}")));
+        }
+    }
+    let Some(report) = report else {
+        return Ok(Status::Ok);
+    };
+    for note in &report.notes {
+        eprintln!("subsim: note: {} [{}]", note.text, note.rule);
+    }
+    match &report.limit {
+        Some(limit) => {
+            let kept = match &args.out {
+                Some(path) => format!("in {}", path.display()),
+                None => "above".to_string(),
+            };
+            eprintln!(
+                "subsim: the run was stopped by its safety limit `{}` ({}) at {}; the output up \
+                 to that point is kept {kept}. Raise `session.limits.{}` to let it go on.",
+                limit.limit, limit.value, report.end, limit.limit
+            );
+            Ok(Status::LimitHit)
+        }
+        None => Ok(Status::Ok),
+    }
+}
+
+/// Runs at full speed, streaming into the chosen writer.
+fn batch(
+    simulation: Simulation,
+    out: Box<dyn Write>,
+    format: Format,
+) -> (RunReport, io::Result<()>) {
+    match format {
+        Format::Text => {
+            let mut writer = TextWriter::new(out);
+            let report = simulation.run(&mut writer);
+            (report, writer.finish().map(drop))
+        }
+        Format::Jsonl => {
+            let mut writer = JsonlWriter::new(out);
+            let report = simulation.run(&mut writer);
+            (report, writer.finish().map(drop))
+        }
+        Format::Summary | Format::Json => {
+            let mut summary = Summary::new();
+            let report = simulation.run(&mut summary);
+            let text = if format == Format::Json {
+                summary.render_json()
+            } else {
+                summary.render_text()
+            };
+            (report, write_all(out, text.as_bytes()))
+        }
+    }
+}
+
+fn write_all(mut out: Box<dyn Write>, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// Computes the whole run first (it is deterministic), then plays its events against the
+/// wall clock, `speed` times faster than virtual time, flushing after each one.
+fn realtime(
+    simulation: Simulation,
+    out: Box<dyn Write>,
+    format: Format,
+    speed: f64,
+) -> anyhow::Result<(RunReport, io::Result<()>)> {
+    let mut trace = Collect::default();
+    let report = simulation.run(&mut trace);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .context("cannot start the timer for --realtime")?;
+    let written = runtime.block_on(async {
+        match format {
+            Format::Jsonl => {
+                let mut writer = JsonlWriter::new(out);
+                play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
+                writer.finish().map(drop)
+            }
+            _ => {
+                let mut writer = TextWriter::new(out);
+                play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
+                writer.finish().map(drop)
+            }
+        }
+    });
+    Ok((report, written))
+}
+
+async fn play<S: Sink>(
+    events: &[Event],
+    speed: f64,
+    sink: &mut S,
+    flush: impl Fn(&mut S) -> io::Result<()>,
+) -> io::Result<()> {
+    let start = tokio::time::Instant::now();
+    for event in events {
+        let offset =
+            Duration::try_from_secs_f64(event.t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
+        // A wall-clock instant too far away to represent is as good as never.
+        match start.checked_add(offset) {
+            Some(due) => tokio::time::sleep_until(due).await,
+            None => std::future::pending::<()>().await,
+        }
+        sink.event(event);
+        flush(sink)?;
+    }
+    Ok(())
+}
+
+/// `name` and `description`, for `--explain`.
+fn describe(loaded: &Loaded) -> String {
+    let mut text = format!("{}\n", loaded.spec.name);
+    if let Some(description) = &loaded.spec.description {
+        text.push('\n');
+        text.push_str(description.trim_end());
+        text.push('\n');
+    }
+    text.push('\n');
+    text
+}
+
+/// Loads a scenario file; on failure prints its diagnostics to stderr.
+pub fn load(path: &Path) -> anyhow::Result<Loaded> {
+    tracing::debug!(path = %path.display(), "loading");
+    report(subsim_scenario::load_scenario(path))
+}
+
+/// Loads the built-in demo.
+fn load_demo() -> anyhow::Result<Loaded> {
+    report(subsim_scenario::parse_scenario(
+        DEMO,
+        DEMO_NAME,
+        Path::new("."),
+    ))
+}
+
+/// Prints warnings (or the errors) of a load to stderr.
+fn report(
+    loaded: Result<Loaded, subsim_scenario::diagnostic::Diagnostics>,
+) -> anyhow::Result<Loaded> {
+    match loaded {
+        Ok(loaded) => {
+            if !loaded.warnings.is_empty() {
+                eprint!(
+                    "{}",
+                    diagnostics::render(
+                        &loaded.warnings,
+                        &loaded.source,
+                        Level::Warning,
+                        output::stderr_color()
+                    )
+                );
+            }
+            Ok(loaded)
+        }
+        Err(problems) => {
+            eprint!(
+                "{}",
+                diagnostics::render(
+                    &problems.problems,
+                    &problems.source,
+                    Level::Error,
+                    output::stderr_color()
+                )
+            );
+            Err(AlreadyReported.into())
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! End-to-end runs of the built `subsim` binary: exit codes, what goes to stdout and
+//! stderr, and the files it writes. Kept few; behaviour is tested in the library crates.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
+
+/// Runs `subsim` with `args`, without colors or log filters from the environment.
+fn subsim(args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the subsim binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn code(output: &Output) -> i32 {
+    output
+        .status
+        .code()
+        .expect("subsim exits with a code, not a signal")
+}
+
+/// A fresh folder for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(test: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!("subsim-cli-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("folder");
+        }
+        std::fs::write(&path, text).expect("write scenario");
+        path
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 temp path")
+}
+
+const TWO_WORKERS: &str = "\
+name: two workers
+main:
+  - spawn: {agent: general-purpose, name: worker, count: 2}
+expect:
+  - count: {kind: agent_started}
+    equals: 2
+";
+
+const WRONG_EXPECTATION: &str = "\
+name: two workers, wrongly expected
+main:
+  - spawn: {agent: general-purpose, name: worker, count: 2}
+expect:
+  - count: {kind: agent_started}
+    equals: 99
+";
+
+const NO_EXPECTATIONS: &str = "\
+name: nothing to check
+main:
+  - spawn: {agent: general-purpose, name: worker}
+";
+
+/// Parses JSON Lines output, checking the fields every event has.
+fn parse_trace(text: &str) -> Vec<serde_json::Value> {
+    let mut events = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let event: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|error| panic!("line {} is not JSON ({error}): {line}", index + 1));
+        let object = event
+            .as_object()
+            .unwrap_or_else(|| panic!("line {} is not an object", index + 1));
+        assert!(
+            object.get("t_us").is_some_and(|t| t.is_u64()),
+            "t_us on line {}: {line}",
+            index + 1
+        );
+        assert_eq!(
+            object.get("seq").and_then(|s| s.as_u64()),
+            Some(index as u64),
+            "seq: {line}"
+        );
+        assert!(
+            object.get("kind").is_some_and(|k| k.is_string()),
+            "kind: {line}"
+        );
+        events.push(event);
+    }
+    events
+}
+
+#[test]
+fn run_demo_narrates_and_exits_0() {
+    let output = subsim(&["run"]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    let narration = stdout(&output);
+    assert!(
+        narration.contains("Concurrent subagent limit reached"),
+        "{narration}"
+    );
+    assert!(narration.contains("[CAP-1]"), "{narration}");
+    assert!(
+        narration.contains("shown in the main session"),
+        "{narration}"
+    );
+    assert!(
+        narration
+            .lines()
+            .all(|line| line.as_bytes().get(2) == Some(&b':')),
+        "every line starts with the clock"
+    );
+}
+
+#[test]
+fn run_demo_jsonl_is_one_object_per_line() {
+    let output = subsim(&["run", "--format", "jsonl"]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    let events = parse_trace(&stdout(&output));
+    let rejected_by_cap = events
+        .iter()
+        .filter(|event| event["kind"] == "spawn_rejected" && event["reason"] == "concurrent_limit")
+        .count();
+    assert_eq!(rejected_by_cap, 5);
+    assert!(events
+        .iter()
+        .any(|event| event["kind"] == "spawn_rejected" && event["reason"] == "depth_limit"));
+    assert!(events
+        .iter()
+        .any(|event| event["kind"] == "agent_resumed" && event["cap_checked"] == false));
+}
+
+#[test]
+fn run_out_writes_the_file_and_nothing_to_stdout() {
+    let dir = TempDir::new("out");
+    let out = dir.path().join("trace.jsonl");
+    let output = subsim(&["run", "--format", "jsonl", "--out", text(&out)]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let written = std::fs::read_to_string(&out).expect("--out wrote the file");
+    parse_trace(&written);
+    // Same scenario, same seed: the same bytes.
+    assert_eq!(written, stdout(&subsim(&["run", "--format", "jsonl"])));
+}
+
+#[test]
+fn seeds_change_sampled_times_deterministically() {
+    let first = stdout(&subsim(&["run", "--format", "jsonl", "--seed", "1"]));
+    let again = stdout(&subsim(&["run", "--format", "jsonl", "--seed", "1"]));
+    let other = stdout(&subsim(&["run", "--format", "jsonl", "--seed", "2"]));
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+}
+
+#[test]
+fn run_summary_json() {
+    let output = subsim(&["run", "--format", "json"]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    let summary: serde_json::Value =
+        serde_json::from_str(&stdout(&output)).expect("one JSON object");
+    assert_eq!(
+        summary["spawns"]["rejected_by_reason"]["concurrent_limit"],
+        5
+    );
+    assert_eq!(summary["spawns"]["rejected_by_reason"]["depth_limit"], 1);
+    assert_eq!(summary["running"]["peak"], 21);
+    let table = stdout(&subsim(&["run", "--format", "summary"]));
+    assert!(table.contains("blocking"), "{table}");
+}
+
+#[test]
+fn realtime_plays_the_same_events() {
+    let played = subsim(&["run", "--format", "jsonl", "--realtime", "100000"]);
+    assert_eq!(code(&played), 0, "stderr: {}", stderr(&played));
+    assert_eq!(
+        stdout(&played),
+        stdout(&subsim(&["run", "--format", "jsonl"]))
+    );
+    assert_eq!(code(&subsim(&["run", "--realtime", "0"])), 2);
+}
+
+#[test]
+fn bad_file_exits_2_with_a_located_message() {
+    let dir = TempDir::new("bad");
+    let bad = dir.write("bad.yaml", "name: typo\nnmae: oops\nmain: []\n");
+    let output = subsim(&["run", text(&bad)]);
+    assert_eq!(code(&output), 2);
+    let message = stderr(&output);
+    assert!(message.contains("bad.yaml:2:1"), "{message}");
+    assert!(message.contains("nmae"), "{message}");
+    let output = subsim(&["validate", text(&bad)]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("bad.yaml:2:1"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn validate_good_file_exits_0() {
+    let dir = TempDir::new("validate");
+    let good = dir.write("good.yaml", TWO_WORKERS);
+    let output = subsim(&["validate", text(&good)]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    assert!(
+        stdout(&output).contains("two workers"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn check_reports_each_file_and_closes_with_the_counts() {
+    let dir = TempDir::new("check");
+    dir.write("a/good.yaml", TWO_WORKERS);
+    dir.write("b/wrong.yml", WRONG_EXPECTATION);
+    dir.write("b/plain.yaml", NO_EXPECTATIONS);
+    dir.write("b/notes.txt", "not a scenario");
+    let output = subsim(&["check", text(dir.path())]);
+    let report = stdout(&output);
+    assert_eq!(code(&output), 1, "{report}\n{}", stderr(&output));
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(
+        lines[0].starts_with("ok   ") && lines[0].ends_with("good.yaml"),
+        "{report}"
+    );
+    assert!(
+        lines[1].starts_with("ok   ") && lines[1].ends_with("plain.yaml (no expectations)"),
+        "{report}"
+    );
+    assert!(
+        lines[2].starts_with("FAIL ") && lines[2].ends_with("wrong.yml"),
+        "{report}"
+    );
+    assert!(
+        report.contains("exactly 99"),
+        "the failure says what was expected: {report}"
+    );
+    assert!(
+        report.contains("2 matching events"),
+        "and what happened: {report}"
+    );
+    assert!(
+        report.contains("wrong.yml:"),
+        "and where the expectation is: {report}"
+    );
+    assert_eq!(lines.last(), Some(&"2 passed, 1 failed"), "{report}");
+}
+
+#[test]
+fn check_passing_files_exits_0() {
+    let dir = TempDir::new("check-pass");
+    let good = dir.write("good.yaml", TWO_WORKERS);
+    let output = subsim(&["check", text(&good)]);
+    assert_eq!(code(&output), 0, "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(stdout(&output).lines().last(), Some("1 passed, 0 failed"));
+}
+
+#[test]
+fn check_counts_a_file_that_does_not_load_as_failed() {
+    let dir = TempDir::new("check-bad");
+    dir.write("bad.yaml", "name: typo\nnmae: oops\n");
+    let output = subsim(&["check", text(dir.path())]);
+    assert_eq!(code(&output), 1);
+    let report = stdout(&output);
+    assert!(report.contains("FAIL "), "{report}");
+    assert!(report.contains("bad.yaml:2:1"), "{report}");
+    assert_eq!(report.lines().last(), Some("0 passed, 1 failed"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = TempDir::new("usage");
+    let missing = dir.path().join("missing.yaml");
+    let output = subsim(&["check", text(&missing)]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("missing.yaml"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(code(&subsim(&["run", "--format", "xml"])), 2);
+    assert_eq!(code(&subsim(&["frobnicate"])), 2);
+    assert_eq!(code(&subsim(&["--help"])), 0);
+}
+
+#[test]
+fn a_safety_limit_exits_3_and_keeps_the_output() {
+    let dir = TempDir::new("limit");
+    let scenario = dir.write(
+        "limit.yaml",
+        "\
+name: endless
+session:
+  limits: {max_events: 10}
+main:
+  - repeat:
+      times: 1000
+      steps:
+        - spawn: {agent: general-purpose}
+",
+    );
+    let out = dir.path().join("trace.jsonl");
+    let output = subsim(&[
+        "run",
+        text(&scenario),
+        "--format",
+        "jsonl",
+        "--out",
+        text(&out),
+    ]);
+    assert_eq!(code(&output), 3, "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("max_events"),
+        "{}",
+        stderr(&output)
+    );
+    let events = parse_trace(&std::fs::read_to_string(&out).expect("the trace so far"));
+    assert!(!events.is_empty());
+}
