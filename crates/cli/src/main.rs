@@ -1,4 +1,4 @@
-//! The `subsim` binary: glue only. `main` maps [`run`]'s result to an exit code; the
+//! The `subsim` binary: glue only. `main` maps [`run()`]'s result to an exit code; the
 //! commands live in their own modules and everything they simulate lives in the library
 //! crates.
 //!
