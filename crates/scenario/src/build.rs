@@ -457,3 +457,190 @@ fn retry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Retry> {
     );
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use subsim_engine::expect::Expectation;
+    use subsim_engine::spec::{Answer, Arrivals, LoadUntil, Retry};
+
+    use super::*;
+
+    /// The examples of `scenario-format.md`, put together in one file.
+    const CONTRACT_EXAMPLE: &str = r#"
+name: Fan-out of 25 researchers hits the cap     # required
+description: |                                    # optional, shown by `run --explain`
+  Main asks for 25 researchers at once.
+session:
+  env:
+    CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: 20
+    CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH: 3
+    CLAUDE_CODE_FORK_SUBAGENT: 0
+    CLAUDE_CODE_DISABLE_BACKGROUND_TASKS: 1
+    CLAUDE_CODE_SUBAGENT_MODEL: haiku
+  permissions: {allow: [Agent(Explore)], deny: [Bash(git push *)]}
+  mcp: {github: [create_issue, list_prs]}
+agents:
+  worker:
+    description: Does one thing
+main:
+  - spawn: {agent: general-purpose, name: researcher, count: 25, background: true}
+user:
+  answer: approve          # approve | deny (Esc) | approve_session
+  think: exp(3s)           # time to answer each prompt
+  actions:                 # things the person does at given times
+    - {at: 10s, stop: researcher-3}      # x in the tasks panel
+    - {at: 12s, subtask: {task: "draft tests", behavior: [{work: 30s}]}}  # /subtask (a fork)
+    - {at: 5s, ctrl_b: true}             # background the running foreground task
+    - {at: 20s, clear: true}             # /clear
+    - {at: 25s, type_to: researcher-3, message: "go on"}  # write in an agent's transcript
+load:
+  arrivals: poisson(20/s)   # or every(50ms), or burst(25)
+  count: 100000             # or duration: 1h
+  spawn: {agent: worker}    # what each arrival does: one Agent call from main
+  retry: none               # none (as documented) | after_completion | backoff(exp(1s))
+expect:
+  - count: {kind: spawn_rejected, reason: concurrent_limit}
+    equals: 5                      # or at_least / at_most / between: [a, b]
+  - max_running: 20                # peak of the running-subagent count
+  - at: 10s
+    running: 20
+  - final: {agent: researcher-1, outcome: completed}
+  - order: [{kind: permission_answered, agent: r-1}, {kind: agent_finished, agent: r-1}]
+  - event: {kind: spawn_rejected, message: "Concurrent subagent limit reached"}
+  - blocking: {approx: 0.159, tolerance: 0.01}   # rejected / attempted spawns
+"#;
+
+    #[test]
+    fn the_contract_example_builds() {
+        let loaded = match build(CONTRACT_EXAMPLE, "contract.yaml", Path::new(".")) {
+            Ok(loaded) => loaded,
+            Err(problems) => panic!("{problems}"),
+        };
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let spec = &loaded.spec;
+        assert_eq!(spec.name, "Fan-out of 25 researchers hits the cap");
+        assert_eq!(
+            spec.description.as_deref(),
+            Some("Main asks for 25 researchers at once.\n")
+        );
+        assert_eq!(spec.session.env.len(), 5);
+        assert_eq!(
+            spec.session.env["CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"],
+            "1"
+        );
+        assert_eq!(
+            spec.session.permissions.deny,
+            vec!["Bash(git push *)".to_string()]
+        );
+        assert_eq!(spec.main.len(), 1);
+        assert_eq!(spec.user.answer, Answer::Approve);
+        assert_eq!(spec.user.actions.len(), 5);
+        assert_eq!(spec.user.actions[2].at, SimTime::from_secs(5));
+        let load = spec
+            .load
+            .as_ref()
+            .map(|load| (load.arrivals, load.until, load.retry));
+        assert_eq!(
+            load,
+            Some((
+                Arrivals::Poisson(20.0),
+                LoadUntil::Count(100_000),
+                Retry::None
+            ))
+        );
+        assert_eq!(loaded.expect.len(), 7);
+        assert_eq!(
+            loaded.expect[1].expectation,
+            Expectation::MaxRunning(subsim_engine::expect::Compare::Equals(20))
+        );
+        assert_eq!(
+            loaded.expect[0].location.as_deref(),
+            Some("contract.yaml:34:5")
+        );
+    }
+
+    #[test]
+    fn load_forms() {
+        let check = |arrivals: &str, until: &str| -> Result<(Arrivals, LoadUntil, Retry), String> {
+            let yaml = format!("name: x\nload:\n  arrivals: {arrivals}\n  {until}\n  spawn: {{}}\n  retry: backoff(exp(1s))\n");
+            build(&yaml, "l.yaml", Path::new("."))
+                .map(|loaded| {
+                    let load = loaded.spec.load.unwrap_or_else(|| panic!("load missing"));
+                    (load.arrivals, load.until, load.retry)
+                })
+                .map_err(|problems| problems.to_string())
+        };
+        let backoff = Retry::Backoff(subsim_engine::dist::Dist::Exp { mean: 1e6 });
+        assert_eq!(
+            check("every(50ms)", "duration: 1h"),
+            Ok((
+                Arrivals::Every(50_000),
+                LoadUntil::Duration(SimTime::from_secs(3_600)),
+                backoff
+            ))
+        );
+        assert_eq!(
+            check("burst(25)", "count: 3"),
+            Ok((Arrivals::Burst(25), LoadUntil::Count(3), backoff))
+        );
+        let fails = [
+            ("poison(20/s)", "count: 3", "did you mean `poisson`?"),
+            ("burst(0)", "count: 3", "not a burst size"),
+            ("every(0s)", "count: 3", "above zero"),
+            ("every(50ms)", "count: 0", "at least 1"),
+            (
+                "every(50ms)",
+                "# no count",
+                "`load` needs `count` or `duration`",
+            ),
+        ];
+        for (arrivals, until, fragment) in fails {
+            let message = check(arrivals, until).expect_err(arrivals);
+            assert!(message.contains(fragment), "{arrivals} {until}: {message}");
+        }
+    }
+
+    #[test]
+    fn user_action_problems() {
+        let cases = [
+            ("- {stop: r-1}", "an action needs `at`"),
+            ("- {at: 1s}", "an action needs something to do"),
+            (
+                "- {at: 1s, stop: a, clear: true}",
+                "two actions in one entry",
+            ),
+            ("- {at: 1s, ctrl_b: false}", "`ctrl_b: false` does nothing"),
+            (
+                "- {at: 1s, stop: a, message: hi}",
+                "`message` does not go with `stop`",
+            ),
+            ("- {at: exp(1s), stop: a}", "must be a fixed duration"),
+            (
+                "- {at: 1s, subtask: {behavior: []}}",
+                "`subtask` needs `task`",
+            ),
+        ];
+        for (actions, fragment) in cases {
+            let yaml = format!("name: x\nuser:\n  actions:\n    {actions}\n");
+            let message = build(&yaml, "u.yaml", Path::new("."))
+                .map(|_| String::new())
+                .unwrap_or_else(|problems| problems.to_string());
+            assert!(message.contains(fragment), "{actions}: {message}");
+        }
+    }
+
+    #[test]
+    fn the_top_level_must_be_a_map_with_a_name() {
+        for (yaml, fragment) in [
+            ("- a\n- b\n", "a scenario file is a map"),
+            ("name: ''\n", "`name` must not be empty"),
+            ("name: [x]\n", "`name` must be text"),
+            ("", "the scenario file is empty"),
+        ] {
+            let message = build(yaml, "t.yaml", Path::new("."))
+                .map(|_| String::new())
+                .unwrap_or_else(|problems| problems.to_string());
+            assert!(message.contains(fragment), "{yaml:?}: {message}");
+        }
+    }
+}
