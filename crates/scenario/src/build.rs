@@ -170,10 +170,12 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     }
     spec.user = user;
     spec.load = load;
+    let mut warnings = std::mem::take(&mut ctx.warnings);
+    warnings.sort_by_key(|warning| (warning.line, warning.column));
     Some(Loaded {
         spec,
         expect,
-        warnings: std::mem::take(&mut ctx.warnings),
+        warnings,
         agent_dirs: session.agent_dirs,
         agent_files: agents.files,
         source: source.to_string(),
@@ -642,5 +644,23 @@ expect:
                 .unwrap_or_else(|problems| problems.to_string());
             assert!(message.contains(fragment), "{yaml:?}: {message}");
         }
+    }
+
+    #[test]
+    fn anchors_and_merge_keys_work_and_keep_use_site_locations() {
+        let yaml = "name: x\nagents:\n  base: &base {description: Base, model: haiku}\n  derived: {<<: *base, model: opus}\nmain:\n  - spawn: &s {agent: base}\n  - spawn: *s\n  - spawn: {<<: *s, cuont: 2}\n";
+        let problems = build(yaml, "m.yaml", Path::new("."))
+            .map(|_| String::new())
+            .unwrap_or_else(|problems| problems.to_string());
+        assert!(
+            problems.contains("m.yaml:8:21: unknown key `cuont`, did you mean `count`?"),
+            "{problems}"
+        );
+        let fixed = yaml.replace("cuont", "count");
+        let loaded =
+            build(&fixed, "m.yaml", Path::new(".")).unwrap_or_else(|problems| panic!("{problems}"));
+        assert_eq!(loaded.spec.agents["derived"].model.as_deref(), Some("opus"));
+        assert_eq!(loaded.spec.agents["derived"].description, "Base");
+        assert_eq!(loaded.spec.main.len(), 3);
     }
 }

@@ -129,7 +129,7 @@ impl<'s> Ctx<'s> {
         Some(fields)
     }
 
-    /// The text of a map key, which must be a scalar. Numbers are taken as their text.
+    /// The text of a map key, which must be a string (a number or a list is reported).
     pub fn key_name<'n>(&mut self, key: &'n Node) -> Option<&'n str> {
         match &key.value {
             Value::Str(text) => Some(text),

@@ -66,7 +66,7 @@ pub struct Loaded {
     /// The `expect:` assertions, each with its `file:line:col`.
     pub expect: Vec<Located>,
     /// Problems that do not stop the run (unknown agent types, unknown env vars, skipped
-    /// agent files …), in discovery order.
+    /// agent files …), in file order.
     pub warnings: Vec<Diagnostic>,
     /// `session.agent_dirs`, resolved against the scenario file's directory; not loaded yet.
     pub agent_dirs: Vec<AgentDir>,
