@@ -17,26 +17,38 @@ fn w1(c: &mut Criterion) {
     group.sample_size(10);
     for arrivals in [100_000u64, 1_000_000] {
         group.throughput(Throughput::Elements(arrivals));
-        group.bench_with_input(BenchmarkId::new("baseline", arrivals), &arrivals, |b, &n| {
-            b.iter(|| black_box(baseline_w1(n, 1)))
-        });
-        group.bench_with_input(BenchmarkId::new("subsim_discard", arrivals), &arrivals, |b, &n| {
-            b.iter(|| black_box(Simulation::new(w1_spec(n)).run(&mut Discard)))
-        });
-        group.bench_with_input(BenchmarkId::new("subsim_summary", arrivals), &arrivals, |b, &n| {
-            b.iter(|| {
-                let mut summary = Summary::default();
-                Simulation::new(w1_spec(n)).run(&mut summary);
-                black_box(summary)
-            })
-        });
-        group.bench_with_input(BenchmarkId::new("subsim_jsonl", arrivals), &arrivals, |b, &n| {
-            b.iter(|| {
-                let mut writer = JsonlWriter::new(io::sink());
-                Simulation::new(w1_spec(n)).run(&mut writer);
-                black_box(writer.finish().is_ok())
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("baseline", arrivals),
+            &arrivals,
+            |b, &n| b.iter(|| black_box(baseline_w1(n, 1))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("subsim_discard", arrivals),
+            &arrivals,
+            |b, &n| b.iter(|| black_box(Simulation::new(w1_spec(n)).run(&mut Discard))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("subsim_summary", arrivals),
+            &arrivals,
+            |b, &n| {
+                b.iter(|| {
+                    let mut summary = Summary::default();
+                    Simulation::new(w1_spec(n)).run(&mut summary);
+                    black_box(summary)
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("subsim_jsonl", arrivals),
+            &arrivals,
+            |b, &n| {
+                b.iter(|| {
+                    let mut writer = JsonlWriter::new(io::sink());
+                    Simulation::new(w1_spec(n)).run(&mut writer);
+                    black_box(writer.finish().is_ok())
+                })
+            },
+        );
     }
     group.finish();
 }

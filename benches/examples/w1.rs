@@ -5,12 +5,20 @@ use subsim_engine::sink::Discard;
 use subsim_engine::Simulation;
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let start = Instant::now();
     let base = baseline_w1(n, 1);
     let baseline = start.elapsed();
     let start = Instant::now();
     let report = Simulation::new(w1_spec(n)).run(&mut Discard);
     let kernel = start.elapsed();
-    println!("baseline {baseline:?} ({} rejected), kernel {kernel:?} ({} events), ratio {:.2}", base.rejected, report.events, kernel.as_secs_f64() / baseline.as_secs_f64());
+    println!(
+        "baseline {baseline:?} ({} rejected), kernel {kernel:?} ({} events), ratio {:.2}",
+        base.rejected,
+        report.events,
+        kernel.as_secs_f64() / baseline.as_secs_f64()
+    );
 }

@@ -14,7 +14,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 use subsim_engine::dist::Dist;
-use subsim_engine::spec::{AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step};
+use subsim_engine::spec::{
+    AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step,
+};
 
 /// The W1 spec with `arrivals` Poisson arrivals.
 pub fn w1_spec(arrivals: u64) -> SimSpec {
@@ -31,7 +33,11 @@ pub fn w1_spec(arrivals: u64) -> SimSpec {
     spec.load = Some(LoadSpec {
         arrivals: Arrivals::Poisson(20.0),
         until: LoadUntil::Count(arrivals),
-        spawn: SpawnSpec { agent: Some("worker".into()), count: 1, ..SpawnSpec::default() },
+        spawn: SpawnSpec {
+            agent: Some("worker".into()),
+            count: 1,
+            ..SpawnSpec::default()
+        },
         retry: Retry::None,
     });
     spec
@@ -88,7 +94,11 @@ pub fn baseline_w1(arrivals: u64, seed: u64) -> BaselineResult {
             _ => break,
         }
     }
-    BaselineResult { arrivals: emitted, rejected, makespan_us: makespan }
+    BaselineResult {
+        arrivals: emitted,
+        rejected,
+        makespan_us: makespan,
+    }
 }
 
 #[cfg(test)]

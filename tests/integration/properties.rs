@@ -128,20 +128,13 @@ fn scenario() -> impl Strategy<Value = SimSpec> {
         })
 }
 
-fn string_field(event: &Event, wanted: &str) -> Option<String> {
-    let mut found = None;
-    event.visit_fields(&mut |name, value| {
-        if name == wanted {
-            found = Some(match value {
-                subsim_engine::event::Field::Str(s) => s.to_string(),
-                subsim_engine::event::Field::U64(n) => n.to_string(),
-                subsim_engine::event::Field::Bool(b) => b.to_string(),
-                subsim_engine::event::Field::Agent(a) => a.id_string(),
-                subsim_engine::event::Field::List(l) => l.join(","),
-            });
-        }
-    });
-    found
+/// `Ok` if `holds`, else the message.
+fn check(holds: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if holds {
+        Ok(())
+    } else {
+        Err(message())
+    }
 }
 
 fn check_invariants(events: &[Event]) -> Result<(), String> {
@@ -253,35 +246,30 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
             }
             EventKind::PermissionRequested {
                 prompt,
-                auto_denied,
+                auto_denied: false,
                 ..
             } => {
-                if !*auto_denied {
-                    requested.insert(*prompt);
-                }
+                requested.insert(*prompt);
             }
             EventKind::PermissionAnswered { prompt, .. } => {
-                if !requested.contains(prompt)
-                    || withdrawn.contains(prompt)
-                    || !answered.insert(*prompt)
-                {
-                    return Err(format!(
+                let fresh = requested.contains(prompt) && !withdrawn.contains(prompt);
+                let first_answer = answered.insert(*prompt);
+                check(fresh && first_answer, || {
+                    format!(
                         "#{}: prompt {prompt} answered twice or after withdrawal",
                         event.seq
-                    ));
-                }
+                    )
+                })?;
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
-                if answered.contains(prompt) || !withdrawn.insert(*prompt) {
-                    return Err(format!(
-                        "#{}: prompt {prompt} withdrawn after its answer",
-                        event.seq
-                    ));
-                }
+                let unanswered = !answered.contains(prompt);
+                let first_withdrawal = withdrawn.insert(*prompt);
+                check(unanswered && first_withdrawal, || {
+                    format!("#{}: prompt {prompt} withdrawn after its answer", event.seq)
+                })?;
             }
             _ => {}
         }
-        let _ = string_field;
     }
     if let Some((agent, _)) = owed.iter().find(|(_, count)| **count > 0) {
         return Err(format!(

@@ -68,7 +68,9 @@ impl Dist {
                 if mean <= 0.0 {
                     return 0;
                 }
-                Exp::new(1.0 / mean).map(|exp| exp.sample(rng)).unwrap_or(mean)
+                Exp::new(1.0 / mean)
+                    .map(|exp| exp.sample(rng))
+                    .unwrap_or(mean)
             }
             Dist::Uniform { low, high } => {
                 if high <= low {

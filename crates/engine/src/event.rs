@@ -27,7 +27,10 @@ pub struct AgentRef {
 
 impl AgentRef {
     /// The main conversation.
-    pub const MAIN: AgentRef = AgentRef { id: MAIN, name: None };
+    pub const MAIN: AgentRef = AgentRef {
+        id: MAIN,
+        name: None,
+    };
 
     /// The id as the trace writes it: `main`, `a1`, `a2`, …
     pub fn id_string(&self) -> String {
@@ -62,7 +65,9 @@ pub fn id_matches(id: AgentId, text: &str) -> bool {
     if id == MAIN {
         return text == "main";
     }
-    text.strip_prefix('a').and_then(|digits| digits.parse::<AgentId>().ok()) == Some(id)
+    text.strip_prefix('a')
+        .and_then(|digits| digits.parse::<AgentId>().ok())
+        == Some(id)
 }
 
 /// How a run ended (`agent_finished.outcome`).
@@ -393,11 +398,51 @@ pub enum Field<'a> {
 
 /// Every field name an event may carry, for validation of `expect:` filters.
 pub const FIELD_NAMES: [&str; 45] = [
-    "version", "session_kind", "cap", "depth_limit", "fork_mode", "background_disabled", "t_us", "seq", "kind", "rule", "agent", "name", "caller", "agent_type", "background",
-    "fork", "reason", "message", "running", "parent", "depth", "mode", "model", "tools",
-    "cap_checked", "tool", "allowed", "routed_to", "auto_denied", "prompt", "answer",
-    "waited_us", "waiting_for", "count", "outcome", "detail", "to", "from", "what", "by",
-    "source", "action", "why", "limit", "value",
+    "version",
+    "session_kind",
+    "cap",
+    "depth_limit",
+    "fork_mode",
+    "background_disabled",
+    "t_us",
+    "seq",
+    "kind",
+    "rule",
+    "agent",
+    "name",
+    "caller",
+    "agent_type",
+    "background",
+    "fork",
+    "reason",
+    "message",
+    "running",
+    "parent",
+    "depth",
+    "mode",
+    "model",
+    "tools",
+    "cap_checked",
+    "tool",
+    "allowed",
+    "routed_to",
+    "auto_denied",
+    "prompt",
+    "answer",
+    "waited_us",
+    "waiting_for",
+    "count",
+    "outcome",
+    "detail",
+    "to",
+    "from",
+    "what",
+    "by",
+    "source",
+    "action",
+    "why",
+    "limit",
+    "value",
 ];
 
 /// The fields that name agents (matched by id or name).
@@ -417,7 +462,14 @@ impl Event {
             }
         }
         match &self.kind {
-            EventKind::SessionStarted { version, session_kind, cap, depth_limit, fork_mode, background_disabled } => {
+            EventKind::SessionStarted {
+                version,
+                session_kind,
+                cap,
+                depth_limit,
+                fork_mode,
+                background_disabled,
+            } => {
                 visit("version", Field::Str(version));
                 visit("session_kind", Field::Str(session_kind));
                 if let Some(cap) = cap {
@@ -427,7 +479,13 @@ impl Event {
                 visit("fork_mode", Field::Bool(*fork_mode));
                 visit("background_disabled", Field::Bool(*background_disabled));
             }
-            EventKind::SpawnRequested { caller, agent_type, name, background, fork } => {
+            EventKind::SpawnRequested {
+                caller,
+                agent_type,
+                name,
+                background,
+                fork,
+            } => {
                 visit("caller", Field::Agent(caller));
                 visit("agent_type", Field::Str(agent_type));
                 if let Some(name) = name {
@@ -438,7 +496,14 @@ impl Event {
                 }
                 visit("fork", Field::Bool(*fork));
             }
-            EventKind::SpawnRejected { caller, agent_type, name, reason, message, running } => {
+            EventKind::SpawnRejected {
+                caller,
+                agent_type,
+                name,
+                reason,
+                message,
+                running,
+            } => {
                 visit("caller", Field::Agent(caller));
                 visit("agent_type", Field::Str(agent_type));
                 if let Some(name) = name {
@@ -448,7 +513,18 @@ impl Event {
                 visit("message", Field::Str(message));
                 visit("running", Field::U64(u64::from(*running)));
             }
-            EventKind::AgentStarted { agent, agent_type, parent, depth, mode, fork, model, tools, running, cap_checked } => {
+            EventKind::AgentStarted {
+                agent,
+                agent_type,
+                parent,
+                depth,
+                mode,
+                fork,
+                model,
+                tools,
+                running,
+                cap_checked,
+            } => {
                 subject(visit, agent);
                 visit("agent_type", Field::Str(agent_type));
                 visit("parent", Field::Agent(parent));
@@ -460,7 +536,12 @@ impl Event {
                 visit("running", Field::U64(u64::from(*running)));
                 visit("cap_checked", Field::Bool(*cap_checked));
             }
-            EventKind::ToolCalled { agent, tool, allowed, reason } => {
+            EventKind::ToolCalled {
+                agent,
+                tool,
+                allowed,
+                reason,
+            } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
                 visit("allowed", Field::Bool(*allowed));
@@ -468,7 +549,13 @@ impl Event {
                     visit("reason", Field::Str(reason));
                 }
             }
-            EventKind::PermissionRequested { agent, tool, routed_to, auto_denied, prompt } => {
+            EventKind::PermissionRequested {
+                agent,
+                tool,
+                routed_to,
+                auto_denied,
+                prompt,
+            } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
                 if let Some(routed_to) = routed_to {
@@ -479,19 +566,33 @@ impl Event {
                 }
                 visit("prompt", Field::U64(*prompt));
             }
-            EventKind::PermissionAnswered { agent, tool, answer, waited_us, prompt } => {
+            EventKind::PermissionAnswered {
+                agent,
+                tool,
+                answer,
+                waited_us,
+                prompt,
+            } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
                 visit("answer", Field::Str(answer.as_str()));
                 visit("waited_us", Field::U64(*waited_us));
                 visit("prompt", Field::U64(*prompt));
             }
-            EventKind::PermissionWithdrawn { agent, tool, prompt } => {
+            EventKind::PermissionWithdrawn {
+                agent,
+                tool,
+                prompt,
+            } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
                 visit("prompt", Field::U64(*prompt));
             }
-            EventKind::AgentWaiting { agent, waiting_for, count } => {
+            EventKind::AgentWaiting {
+                agent,
+                waiting_for,
+                count,
+            } => {
                 subject(visit, agent);
                 visit("waiting_for", Field::Str(waiting_for));
                 visit("count", Field::U64(u64::from(*count)));
@@ -501,7 +602,12 @@ impl Event {
                 visit("mode", Field::Str("background"));
                 visit("running", Field::U64(u64::from(*running)));
             }
-            EventKind::AgentFinished { agent, outcome, running, detail } => {
+            EventKind::AgentFinished {
+                agent,
+                outcome,
+                running,
+                detail,
+            } => {
                 subject(visit, agent);
                 visit("outcome", Field::Str(outcome.as_str()));
                 visit("running", Field::U64(u64::from(*running)));
@@ -514,7 +620,13 @@ impl Event {
                 visit("from", Field::Agent(from));
                 visit("what", Field::Str(what));
             }
-            EventKind::AgentResumed { agent, by, cap_checked, running, mode } => {
+            EventKind::AgentResumed {
+                agent,
+                by,
+                cap_checked,
+                running,
+                mode,
+            } => {
                 subject(visit, agent);
                 visit("by", Field::Agent(by));
                 visit("cap_checked", Field::Bool(*cap_checked));
@@ -525,7 +637,12 @@ impl Event {
                 visit("to", Field::Agent(to));
                 visit("from", Field::Agent(from));
             }
-            EventKind::MessageRejected { to, by, reason, message } => {
+            EventKind::MessageRejected {
+                to,
+                by,
+                reason,
+                message,
+            } => {
                 visit("to", Field::Str(to));
                 visit("by", Field::Agent(by));
                 visit("reason", Field::Str(reason));

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, EventKind, Field, AGENT_FIELDS};
+use crate::event::{Event, EventKind, Field};
 use crate::sink::Sink;
 use crate::time::SimTime;
 
@@ -44,7 +44,8 @@ impl EventFilter {
         let mut matched = vec![false; self.fields.len()];
         event.visit_fields(&mut |name, value| {
             for (index, (wanted_name, wanted)) in self.fields.iter().enumerate() {
-                if wanted_name == name && field_equals(value, wanted, AGENT_FIELDS.contains(&name)) {
+                if wanted_name == name && field_equals(value, wanted, PREFIX_FIELDS.contains(&name))
+                {
                     matched[index] = true;
                 }
             }
@@ -66,8 +67,15 @@ impl std::fmt::Display for EventFilter {
     }
 }
 
-fn field_equals(value: Field<'_>, wanted: &FilterValue, _agent_field: bool) -> bool {
+/// Free-text fields: a filter value matches the whole text or its beginning, so the
+/// documented part of a message (e.g. `Agent would be spawned with zero tools`) matches a
+/// message that goes on to name details.
+const PREFIX_FIELDS: [&str; 3] = ["message", "detail", "why"];
+
+/// Agent-naming fields (`AGENT_FIELDS`) arrive as `Field::Agent` and match id or name.
+fn field_equals(value: Field<'_>, wanted: &FilterValue, prefix: bool) -> bool {
     match (value, wanted) {
+        (Field::Str(text), FilterValue::Str(want)) if prefix => text.starts_with(want.as_str()),
         (Field::Str(text), FilterValue::Str(want)) => text == want,
         (Field::U64(number), FilterValue::Int(want)) => number == *want,
         (Field::U64(number), FilterValue::Str(want)) => want.parse::<u64>().ok() == Some(number),
@@ -373,10 +381,11 @@ impl Sink for Checker {
         }
         match &event.kind {
             EventKind::SpawnRequested { .. } => self.spawns_attempted += 1,
-            EventKind::SpawnRejected { reason, .. } => {
-                if *reason == subsim_rules::RejectReason::ConcurrentLimit {
-                    self.spawns_rejected_cap += 1;
-                }
+            EventKind::SpawnRejected {
+                reason: subsim_rules::RejectReason::ConcurrentLimit,
+                ..
+            } => {
+                self.spawns_rejected_cap += 1;
             }
             EventKind::AgentStarted { agent, .. } => {
                 if let Some(name) = &agent.name {
@@ -392,12 +401,12 @@ impl Sink for Checker {
         }
         for (located, state) in self.expectations.iter().zip(self.states.iter_mut()) {
             match &located.expectation {
-                Expectation::Count { filter, .. } | Expectation::Exists(filter) => {
-                    if filter.matches(event) {
-                        state.count += 1;
-                        if state.kept.len() < KEEP {
-                            state.kept.push(short(event));
-                        }
+                Expectation::Count { filter, .. } | Expectation::Exists(filter)
+                    if filter.matches(event) =>
+                {
+                    state.count += 1;
+                    if state.kept.len() < KEEP {
+                        state.kept.push(short(event));
                     }
                 }
                 Expectation::Order(filters) => {
@@ -426,7 +435,8 @@ impl Checker {
     fn record_final(&mut self, agent: &crate::event::AgentRef, outcome: &str, seq: u64) {
         for wanted in &self.wanted_finals {
             if agent.is(wanted) {
-                self.finals.insert(wanted.clone(), (outcome.to_string(), seq));
+                self.finals
+                    .insert(wanted.clone(), (outcome.to_string(), seq));
             }
         }
     }

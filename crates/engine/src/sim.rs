@@ -2,7 +2,7 @@
 //!
 //! Each run (the main conversation included) is a small state machine that interprets its
 //! step program; it advances until it blocks (a timer, a permission prompt, foreground
-//! children, a wait) and is woken by a queued [`Wake`]. The queue is keyed by
+//! children, a wait) and is woken by a queued wake. The queue is keyed by
 //! `(time, seq)`, so same-instant wakes run in the order they were scheduled.
 //!
 //! This module decides *when*; every *whether* is asked of `subsim-rules`, and the rule it
@@ -128,7 +128,8 @@ impl Hasher for IdHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for byte in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
     }
     fn write_u32(&mut self, value: u32) {
@@ -233,17 +234,11 @@ struct TypeDef {
 struct Agent {
     id: AgentId,
     name: Option<Arc<str>>,
-    agent_type: Arc<str>,
-    type_index: Option<usize>,
-    parent: AgentId,
     depth: u32,
     mode: Mode,
     fork: bool,
-    model: Arc<str>,
     tools: ToolList,
-    agent_errors: bool,
     permission_mode: PermissionMode,
-    first_ran_foreground: bool,
     one_shot: bool,
     max_turns: Option<u32>,
     from_load: bool,
@@ -271,9 +266,15 @@ struct Agent {
 
 impl Agent {
     fn reference(&self) -> AgentRef {
-        AgentRef { id: self.id, name: self.name.clone() }
+        AgentRef {
+            id: self.id,
+            name: self.name.clone(),
+        }
     }
 }
+
+/// A cached tool resolution: the list and whether `Agent` errors, or the unresolved entries.
+type ToolResolution = Result<(ToolList, bool), Vec<String>>;
 
 struct PendingPrompt {
     agent: AgentId,
@@ -318,7 +319,7 @@ struct Kernel<'s> {
     names: BTreeMap<Arc<str>, AgentId>,
     /// RESUME-12: the agent each name first reached in this conversation.
     reached: BTreeMap<Arc<str>, AgentId>,
-    tool_cache: BTreeMap<(usize, u8, PermissionMode), Result<(ToolList, bool), Vec<String>>>,
+    tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     // The person.
     prompts: BTreeMap<u64, PendingPrompt>,
     prompt_queue: VecDeque<u64>,
@@ -337,8 +338,14 @@ struct Kernel<'s> {
     fork_arc: Arc<str>,
 }
 
-const BUILT_INS: [&str; 6] =
-    ["general-purpose", "Explore", "Plan", "claude", "statusline-setup", "claude-code-guide"];
+const BUILT_INS: [&str; 6] = [
+    "general-purpose",
+    "Explore",
+    "Plan",
+    "claude",
+    "statusline-setup",
+    "claude-code-guide",
+];
 
 impl<'s> Kernel<'s> {
     fn new(spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
@@ -353,7 +360,10 @@ impl<'s> Kernel<'s> {
         );
         let seed = session.seed;
         let main_model: Arc<str> = Arc::from(session.model.as_str());
-        let mut pool = session.tools.clone().unwrap_or_else(tools::default_main_tools);
+        let mut pool = session
+            .tools
+            .clone()
+            .unwrap_or_else(tools::default_main_tools);
         for (server, server_tools) in &session.mcp {
             for tool in server_tools {
                 pool.push(format!("mcp__{server}__{tool}"));
@@ -380,11 +390,19 @@ impl<'s> Kernel<'s> {
             });
             let behavior = def.behavior.clone().unwrap_or_else(default_behavior);
             type_index.insert(def.name.clone(), types.len());
-            types.push(TypeDef { name, model: Arc::from(model), one_shot, behavior, def });
+            types.push(TypeDef {
+                name,
+                model: Arc::from(model),
+                one_shot,
+                behavior,
+                def,
+            });
         };
         // SPAWN-8: built-ins, less the ones the env removes.
         for built_in in BUILT_INS {
-            if disable_builtins || (disable_explore_plan && (built_in == "Explore" || built_in == "Plan")) {
+            if disable_builtins
+                || (disable_explore_plan && (built_in == "Explore" || built_in == "Plan"))
+            {
                 continue;
             }
             if spec.agents.contains_key(built_in) {
@@ -455,7 +473,12 @@ impl<'s> Kernel<'s> {
             retry_rng: stream(seed, 0, purpose::RETRY),
             user_rng: stream(seed, 0, purpose::USER),
             general_purpose_arc: Arc::from("general-purpose"),
-            load_spawn_spec: Arc::new(spec.load.as_ref().map(|load| load.spawn.clone()).unwrap_or_default()),
+            load_spawn_spec: Arc::new(
+                spec.load
+                    .as_ref()
+                    .map(|load| load.spawn.clone())
+                    .unwrap_or_default(),
+            ),
             fork_arc: Arc::from("fork"),
         };
         // The main conversation is agent 0 in slot 0.
@@ -463,17 +486,11 @@ impl<'s> Kernel<'s> {
         let main = Agent {
             id: MAIN,
             name: None,
-            agent_type: Arc::from("main"),
-            type_index: None,
-            parent: MAIN,
             depth: 0,
             mode: Mode::Foreground,
             fork: false,
-            model: main_model,
             tools: main_tools,
-            agent_errors: false,
             permission_mode: session_permission_mode(&spec),
-            first_ran_foreground: true,
             one_shot: false,
             max_turns: None,
             from_load: false,
@@ -521,7 +538,9 @@ impl<'s> Kernel<'s> {
         }
         if let Some(load) = &self.load {
             let first = match load.arrivals {
-                Arrivals::Poisson(rate) => SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng)),
+                Arrivals::Poisson(rate) => {
+                    SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng))
+                }
                 Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
             };
             if self.load_continues(first) {
@@ -558,10 +577,14 @@ impl<'s> Kernel<'s> {
             (None, None) => return None,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some(Reverse((time, seq, _))), Some((now_seq, _))) => *time < self.now || (*time == self.now && seq < now_seq),
+            (Some(Reverse((time, seq, _))), Some((now_seq, _))) => {
+                *time < self.now || (*time == self.now && seq < now_seq)
+            }
         };
         if heap_first {
-            self.queue.pop().map(|Reverse((time, _, wake))| (time, wake))
+            self.queue
+                .pop()
+                .map(|Reverse((time, _, wake))| (time, wake))
         } else {
             self.now_queue.pop_front().map(|(_, wake)| (self.now, wake))
         }
@@ -571,7 +594,12 @@ impl<'s> Kernel<'s> {
         if self.limit.is_some() {
             return;
         }
-        let event = Event { t: self.now, seq: self.trace_seq, rule, kind };
+        let event = Event {
+            t: self.now,
+            seq: self.trace_seq,
+            rule,
+            kind,
+        };
         self.trace_seq += 1;
         self.last_time = self.now;
         self.sink.event(&event);
@@ -598,7 +626,9 @@ impl<'s> Kernel<'s> {
     fn dispatch(&mut self, wake: Wake) {
         match wake {
             Wake::Step { slot, gen } => {
-                let Some(agent) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else { return };
+                let Some(agent) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+                    return;
+                };
                 if agent.gen != gen || agent.status != Status::Running {
                     return;
                 }
@@ -628,11 +658,15 @@ impl<'s> Kernel<'s> {
     }
 
     fn agent(&self, slot: u32) -> &Agent {
-        self.slots[slot as usize].as_ref().expect("slot holds an agent")
+        self.slots[slot as usize]
+            .as_ref()
+            .expect("slot holds an agent")
     }
 
     fn agent_mut(&mut self, slot: u32) -> &mut Agent {
-        self.slots[slot as usize].as_mut().expect("slot holds an agent")
+        self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds an agent")
     }
 
     fn reference(&self, id: AgentId) -> AgentRef {
@@ -643,7 +677,8 @@ impl<'s> Kernel<'s> {
     }
 
     fn is_running(&self, id: AgentId) -> bool {
-        self.slot_of(id).is_some_and(|slot| self.agent(slot).status == Status::Running)
+        self.slot_of(id)
+            .is_some_and(|slot| self.agent(slot).status == Status::Running)
     }
 
     /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
@@ -672,12 +707,16 @@ impl<'s> Kernel<'s> {
             return *value;
         }
         let seed = self.seed;
-        let agent = self.slots[slot as usize].as_mut().expect("slot holds an agent");
+        let agent = self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds an agent");
         if agent.from_load {
             return dist.sample(&mut self.load_rng);
         }
         let id = u64::from(agent.id);
-        let rng = agent.rng.get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
+        let rng = agent
+            .rng
+            .get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
         dist.sample(rng.as_mut())
     }
 
@@ -726,8 +765,17 @@ impl<'s> Kernel<'s> {
                         if agent.turns > max_turns {
                             // RESUME-4: partial from v2.1.246; before, an ordinary result.
                             let partial = self.config.gates.max_turns_partial;
-                            let outcome = if partial { Outcome::Partial } else { Outcome::Completed };
-                            self.finish(slot, outcome, Some("RESUME-4"), Some(format!("stopped at maxTurns ({max_turns})")));
+                            let outcome = if partial {
+                                Outcome::Partial
+                            } else {
+                                Outcome::Completed
+                            };
+                            self.finish(
+                                slot,
+                                outcome,
+                                Some("RESUME-4"),
+                                Some(format!("stopped at maxTurns ({max_turns})")),
+                            );
                             return;
                         }
                     }
@@ -779,7 +827,11 @@ impl<'s> Kernel<'s> {
                 Step::AskProgress(target) => self.ask_progress(slot, target),
                 Step::Repeat { times, steps } => {
                     if *times > 0 && !steps.is_empty() {
-                        let frame = Frame { program: steps.clone(), pc: 0, remaining: *times };
+                        let frame = Frame {
+                            program: steps.clone(),
+                            pc: 0,
+                            remaining: *times,
+                        };
                         self.agent_mut(slot).stack.push(frame);
                     }
                 }
@@ -807,7 +859,14 @@ impl<'s> Kernel<'s> {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
             self.agent_mut(slot).block = Block::EndBash;
-            self.emit(Some("NOTIFY-5"), EventKind::AgentWaiting { agent: reference, waiting_for: "bash", count });
+            self.emit(
+                Some("NOTIFY-5"),
+                EventKind::AgentWaiting {
+                    agent: reference,
+                    waiting_for: "bash",
+                    count,
+                },
+            );
             return;
         }
         let (waits, rule) = notify::launcher_waits(self.config.kind);
@@ -815,7 +874,14 @@ impl<'s> Kernel<'s> {
             // NOTIFY-6 / Q-4: an interactive launcher waits for its children, keeping its slot.
             let count = agent.children_running;
             self.agent_mut(slot).block = Block::EndChildren;
-            self.emit(Some(rule), EventKind::AgentWaiting { agent: reference, waiting_for: "children", count });
+            self.emit(
+                Some(rule),
+                EventKind::AgentWaiting {
+                    agent: reference,
+                    waiting_for: "children",
+                    count,
+                },
+            );
             return;
         }
         self.finish(slot, Outcome::Completed, None, None);
@@ -828,22 +894,56 @@ impl<'s> Kernel<'s> {
         let tool: Arc<str> = Arc::from(call.name.as_str());
         if !agent.tools.iter().any(|t| **t == *call.name) {
             // TOOLS-4: a tool the run was not given cannot be called.
-            let rule = if call.name == "Agent" && agent.depth > 0 { "DEPTH-3" } else { "TOOLS-4" };
-            self.emit(Some(rule), EventKind::ToolCalled { agent: reference, tool, allowed: false, reason: Some("not_in_tools") });
+            let rule = if call.name == "Agent" && agent.depth > 0 {
+                "DEPTH-3"
+            } else {
+                "TOOLS-4"
+            };
+            self.emit(
+                Some(rule),
+                EventKind::ToolCalled {
+                    agent: reference,
+                    tool,
+                    allowed: false,
+                    reason: Some("not_in_tools"),
+                },
+            );
             return false;
         }
         let decision = match call.prompt {
             Some(true) => CallDecision::Prompt("PERM-3"),
             Some(false) => CallDecision::Run("PERM-9"),
-            None => prompt::decide(&call.name, call.input.as_deref(), agent.permission_mode, &self.permissions, &self.session_grants),
+            None => prompt::decide(
+                &call.name,
+                call.input.as_deref(),
+                agent.permission_mode,
+                &self.permissions,
+                &self.session_grants,
+            ),
         };
         match decision {
             CallDecision::Run(rule) => {
-                self.emit(Some(rule), EventKind::ToolCalled { agent: reference, tool, allowed: true, reason: None });
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: true,
+                        reason: None,
+                    },
+                );
                 self.tool_runs(slot, call.duration)
             }
             CallDecision::Deny(rule) => {
-                self.emit(Some(rule), EventKind::ToolCalled { agent: reference, tool, allowed: false, reason: Some("denied") });
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: false,
+                        reason: Some("denied"),
+                    },
+                );
                 false
             }
             CallDecision::Prompt(_) => {
@@ -858,13 +958,45 @@ impl<'s> Kernel<'s> {
                 self.next_prompt += 1;
                 match route {
                     Route::AutoDeny(rule) => {
-                        self.emit(Some(rule), EventKind::PermissionRequested { agent: reference.clone(), tool: tool.clone(), routed_to: None, auto_denied: true, prompt: number });
-                        self.emit(Some(rule), EventKind::ToolCalled { agent: reference, tool, allowed: false, reason: Some("auto_denied") });
+                        self.emit(
+                            Some(rule),
+                            EventKind::PermissionRequested {
+                                agent: reference.clone(),
+                                tool: tool.clone(),
+                                routed_to: None,
+                                auto_denied: true,
+                                prompt: number,
+                            },
+                        );
+                        self.emit(
+                            Some(rule),
+                            EventKind::ToolCalled {
+                                agent: reference,
+                                tool,
+                                allowed: false,
+                                reason: Some("auto_denied"),
+                            },
+                        );
                         false
                     }
                     Route::Terminal(rule) | Route::Main(rule) => {
-                        self.emit(Some(rule), EventKind::PermissionRequested { agent: reference.clone(), tool: tool.clone(), routed_to: route.routed_to(), auto_denied: false, prompt: number });
-                        let pending = PendingPrompt { agent: reference.id, slot, tool, asked_at: self.now, duration: call.duration };
+                        self.emit(
+                            Some(rule),
+                            EventKind::PermissionRequested {
+                                agent: reference.clone(),
+                                tool: tool.clone(),
+                                routed_to: route.routed_to(),
+                                auto_denied: false,
+                                prompt: number,
+                            },
+                        );
+                        let pending = PendingPrompt {
+                            agent: reference.id,
+                            slot,
+                            tool,
+                            asked_at: self.now,
+                            duration: call.duration,
+                        };
                         self.prompts.insert(number, pending);
                         self.prompt_queue.push_back(number);
                         let agent = self.agent_mut(slot);
@@ -940,14 +1072,33 @@ impl<'s> Kernel<'s> {
             Answer::Deny => "PERM-4",
             Answer::Approve => "PERM-3",
         };
-        self.emit(Some(rule), EventKind::PermissionAnswered { agent: reference.clone(), tool: pending.tool.clone(), answer, waited_us: waited, prompt: number });
-        if answer == Answer::ApproveSession && !self.session_grants.iter().any(|t| **t == *pending.tool) {
+        self.emit(
+            Some(rule),
+            EventKind::PermissionAnswered {
+                agent: reference.clone(),
+                tool: pending.tool.clone(),
+                answer,
+                waited_us: waited,
+                prompt: number,
+            },
+        );
+        if answer == Answer::ApproveSession
+            && !self.session_grants.iter().any(|t| **t == *pending.tool)
+        {
             // PERM-6: the grant applies session-wide, main included.
             self.session_grants.push(pending.tool.to_string());
         }
         let allowed = answer != Answer::Deny;
         let reason = if allowed { None } else { Some("denied") };
-        self.emit(Some(if allowed { "PERM-3" } else { "PERM-4" }), EventKind::ToolCalled { agent: reference, tool: pending.tool, allowed, reason });
+        self.emit(
+            Some(if allowed { "PERM-3" } else { "PERM-4" }),
+            EventKind::ToolCalled {
+                agent: reference,
+                tool: pending.tool,
+                allowed,
+                reason,
+            },
+        );
         let _ = pending.agent;
         let agent = self.agent_mut(pending.slot);
         agent.block = Block::Ready;
@@ -991,7 +1142,13 @@ impl<'s> Kernel<'s> {
 
     /// One Agent tool call. Checks run in the order Q-11 adopts: deny / allowlist → type →
     /// depth (the caller's Agent tool) → tools (zero tools) → placement → cap.
-    fn spawn(&mut self, caller: AgentId, spec: &SpawnSpec, name: Option<String>, from_load: bool) -> Result<(u32, Mode), Option<RejectReason>> {
+    fn spawn(
+        &mut self,
+        caller: AgentId,
+        spec: &SpawnSpec,
+        name: Option<String>,
+        from_load: bool,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
         let caller_slot = self.slot_of(caller).ok_or(None)?;
         let caller_ref = self.agent(caller_slot).reference();
         let requested: Arc<str> = if spec.fork {
@@ -1006,80 +1163,155 @@ impl<'s> Kernel<'s> {
             }
         };
         let name: Option<Arc<str>> = name.map(|n| Arc::from(n.as_str()));
-        self.emit(None, EventKind::SpawnRequested {
-            caller: caller_ref.clone(),
-            agent_type: requested.clone(),
-            name: name.clone(),
-            background: if self.config.fork_mode { None } else { spec.background },
-            fork: spec.fork,
-        });
-        let reject = |kernel: &mut Kernel<'_>, reason: RejectReason, rule: RuleId, message: String| {
-            let running = kernel.running;
-            kernel.emit(Some(rule), EventKind::SpawnRejected {
+        self.emit(
+            None,
+            EventKind::SpawnRequested {
                 caller: caller_ref.clone(),
                 agent_type: requested.clone(),
                 name: name.clone(),
-                reason,
-                message: Arc::from(message.as_str()),
-                running,
-            });
-            Err(Some(reason))
-        };
+                background: if self.config.fork_mode {
+                    None
+                } else {
+                    spec.background
+                },
+                fork: spec.fork,
+            },
+        );
+        let reject =
+            |kernel: &mut Kernel<'_>, reason: RejectReason, rule: RuleId, message: String| {
+                let running = kernel.running;
+                kernel.emit(
+                    Some(rule),
+                    EventKind::SpawnRejected {
+                        caller: caller_ref.clone(),
+                        agent_type: requested.clone(),
+                        name: name.clone(),
+                        reason,
+                        message: Arc::from(message.as_str()),
+                        running,
+                    },
+                );
+                Err(Some(reason))
+            };
         let caller_agent = self.agent(caller_slot);
         let caller_depth = caller_agent.depth;
         let caller_is_fork = caller_agent.fork;
         // SPAWN-7: deny rules on Agent and Agent(type).
         let denied = |kernel: &Kernel<'_>, type_name: &str| {
-            !kernel.permissions.deny.is_empty() && kernel.permissions.deny.iter().any(|rule| {
-                let (tool, specifier) = prompt::split_rule(rule.trim());
-                (tool == "Agent" || tool == "Task")
-                    && specifier.is_none_or(|types| types.split(',').any(|t| t.trim() == type_name))
-            })
+            !kernel.permissions.deny.is_empty()
+                && kernel.permissions.deny.iter().any(|rule| {
+                    let (tool, specifier) = prompt::split_rule(rule.trim());
+                    (tool == "Agent" || tool == "Task")
+                        && specifier
+                            .is_none_or(|types| types.split(',').any(|t| t.trim() == type_name))
+                })
         };
         let type_index;
         if spec.fork {
             // FORK-7, Q-29, FORK-3/4.
             if caller_is_fork {
-                return reject(self, RejectReason::ForkInFork, "FORK-7", messages::FORK_IN_FORK.into());
+                return reject(
+                    self,
+                    RejectReason::ForkInFork,
+                    "FORK-7",
+                    messages::FORK_IN_FORK.into(),
+                );
             }
             if caller != MAIN {
-                return reject(self, RejectReason::ForkFromSubagent, "Q-29", messages::FORK_FROM_SUBAGENT.into());
+                return reject(
+                    self,
+                    RejectReason::ForkFromSubagent,
+                    "Q-29",
+                    messages::FORK_FROM_SUBAGENT.into(),
+                );
             }
             if !self.config.fork_mode {
-                return reject(self, RejectReason::ForkUnavailable, "FORK-3", messages::FORK_UNAVAILABLE.into());
+                return reject(
+                    self,
+                    RejectReason::ForkUnavailable,
+                    "FORK-3",
+                    messages::FORK_UNAVAILABLE.into(),
+                );
             }
             if denied(self, "fork") {
-                return reject(self, RejectReason::Denied, "FORK-4", messages::DENIED.into());
+                return reject(
+                    self,
+                    RejectReason::Denied,
+                    "FORK-4",
+                    messages::DENIED.into(),
+                );
             }
             type_index = None;
         } else {
             if let Some(type_name) = &spec.agent {
                 if denied(self, type_name) {
-                    return reject(self, RejectReason::Denied, "SPAWN-7", format!("{} ({type_name})", messages::DENIED));
+                    return reject(
+                        self,
+                        RejectReason::Denied,
+                        "SPAWN-7",
+                        format!("{} ({type_name})", messages::DENIED),
+                    );
                 }
                 match self.type_index.get(type_name.as_str()) {
                     Some(index) => type_index = Some(*index),
                     None => {
-                        return reject(self, RejectReason::UnknownType, "SPAWN-3", format!("Agent type '{type_name}' not found"));
+                        return reject(
+                            self,
+                            RejectReason::UnknownType,
+                            "SPAWN-3",
+                            format!("Agent type '{type_name}' not found"),
+                        );
                     }
                 }
             } else {
                 // SPAWN-3/4: no type → general-purpose, if the session still has it.
                 match self.type_index.get("general-purpose") {
                     Some(index) if !denied(self, "general-purpose") => type_index = Some(*index),
-                    _ => return reject(self, RejectReason::TypeRequired, "SPAWN-4", messages::TYPE_REQUIRED.into()),
+                    _ => {
+                        return reject(
+                            self,
+                            RejectReason::TypeRequired,
+                            "SPAWN-4",
+                            messages::TYPE_REQUIRED.into(),
+                        )
+                    }
                 }
             }
         }
         // DEPTH-3/4/5: the caller's own Agent tool.
         let (state, depth_rule) = agent_tool(caller_depth, self.config.depth_limit, caller_is_fork);
         match state {
-            AgentTool::Removed => return reject(self, RejectReason::DepthLimit, depth_rule, messages::NO_AGENT_TOOL.into()),
-            AgentTool::Errors => return reject(self, RejectReason::DepthLimit, depth_rule, messages::FORK_DEPTH.into()),
+            AgentTool::Removed => {
+                return reject(
+                    self,
+                    RejectReason::DepthLimit,
+                    depth_rule,
+                    messages::NO_AGENT_TOOL.into(),
+                )
+            }
+            AgentTool::Errors => {
+                return reject(
+                    self,
+                    RejectReason::DepthLimit,
+                    depth_rule,
+                    messages::FORK_DEPTH.into(),
+                )
+            }
             AgentTool::Available => {}
         }
-        if caller != MAIN && !self.agent(caller_slot).tools.iter().any(|t| &**t == "Agent") {
-            return reject(self, RejectReason::NoAgentTool, "DEPTH-5", messages::NO_AGENT_TOOL.into());
+        if caller != MAIN
+            && !self
+                .agent(caller_slot)
+                .tools
+                .iter()
+                .any(|t| &**t == "Agent")
+        {
+            return reject(
+                self,
+                RejectReason::NoAgentTool,
+                "DEPTH-5",
+                messages::NO_AGENT_TOOL.into(),
+            );
         }
         // FGBG-1: where it would run.
         let definition_background = type_index.is_some_and(|i| self.types[i].def.background);
@@ -1100,27 +1332,42 @@ impl<'s> Kernel<'s> {
         };
         let permission_mode = self.effective_permission_mode(type_index);
         let resolved = if spec.fork {
-            Ok((self.agent(0).tools.clone(), agent_tool(depth, self.config.depth_limit, true).0 == AgentTool::Errors))
+            Ok((
+                self.agent(0).tools.clone(),
+                agent_tool(depth, self.config.depth_limit, true).0 == AgentTool::Errors,
+            ))
         } else {
-            self.child_tools(type_index.unwrap_or(0), mode_for_tools, depth, permission_mode)
+            self.child_tools(
+                type_index.unwrap_or(0),
+                mode_for_tools,
+                depth,
+                permission_mode,
+            )
         };
-        let (tool_list, agent_errors) = match resolved {
+        let (tool_list, _agent_errors) = match resolved {
             Ok(found) => found,
             Err(unresolved) => {
-                let message = format!("{}: no entry in tools resolves to a usable tool ({})", messages::ZERO_TOOLS, unresolved.join(", "));
+                let message = format!(
+                    "{}: no entry in tools resolves to a usable tool ({})",
+                    messages::ZERO_TOOLS,
+                    unresolved.join(", ")
+                );
                 return reject(self, RejectReason::ZeroTools, "TOOLS-12", message);
             }
         };
         let (mode, placement_rule) = match placement {
             Placement::Run(mode, rule) => (mode, rule),
-            Placement::Reject(reason, rule, message) => return reject(self, reason, rule, message.into()),
+            Placement::Reject(reason, rule, message) => {
+                return reject(self, reason, rule, message.into())
+            }
         };
         // CAP-1/3/4, CAP-5: only Agent-tool spawns are checked; CAP-10: forks too.
         let admission = cap::admit(self.running, &self.config);
         if !admission.admitted {
-            let cap = self.config.cap.unwrap_or(0);
+            // The message is the documented text exactly; the count is the event's `running`
+            // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
             let rule = if spec.fork { "CAP-10" } else { admission.rule };
-            let message = format!("{} ({}/{} running); {}", messages::CONCURRENT_LIMIT, self.running, cap, messages::CONCURRENT_LIMIT_NO_RETRY);
+            let message = messages::CONCURRENT_LIMIT.to_string();
             return reject(self, RejectReason::ConcurrentLimit, rule, message);
         }
         if self.next_id as u64 > self.limits.max_agents {
@@ -1150,7 +1397,12 @@ impl<'s> Kernel<'s> {
         let (agent_type, behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.types[index];
-                (type_def.name.clone(), type_def.behavior.clone(), type_def.one_shot, type_def.def.max_turns)
+                (
+                    type_def.name.clone(),
+                    type_def.behavior.clone(),
+                    type_def.one_shot,
+                    type_def.def.max_turns,
+                )
             }
             None => (self.fork_arc.clone(), default_behavior(), false, None),
         };
@@ -1161,17 +1413,11 @@ impl<'s> Kernel<'s> {
         let child = Agent {
             id,
             name: name.clone(),
-            agent_type: agent_type.clone(),
-            type_index,
-            parent: caller,
             depth,
             mode,
             fork: spec.fork,
-            model: model.clone(),
             tools: tool_list.clone(),
-            agent_errors,
             permission_mode,
-            first_ran_foreground: mode == Mode::Foreground,
             one_shot,
             max_turns,
             from_load,
@@ -1203,18 +1449,21 @@ impl<'s> Kernel<'s> {
             self.reached.entry(name.clone()).or_insert(id);
         }
         let running = self.running;
-        self.emit(Some(placement_rule), EventKind::AgentStarted {
-            agent: AgentRef { id, name },
-            agent_type,
-            parent: caller_ref,
-            depth,
-            mode,
-            fork: spec.fork,
-            model,
-            tools: tool_list,
-            running,
-            cap_checked: true,
-        });
+        self.emit(
+            Some(placement_rule),
+            EventKind::AgentStarted {
+                agent: AgentRef { id, name },
+                agent_type,
+                parent: caller_ref,
+                depth,
+                mode,
+                fork: spec.fork,
+                model,
+                tools: tool_list,
+                running,
+                cap_checked: true,
+            },
+        );
         self.schedule(self.now, Wake::Step { slot, gen });
         Ok((slot, mode))
     }
@@ -1244,22 +1493,38 @@ impl<'s> Kernel<'s> {
         let declared = type_index.and_then(|i| {
             let def = &self.types[i].def;
             // DEF-6: plugin definitions' permissionMode is ignored.
-            if def.scope == Scope::Plugin { None } else { def.permission_mode }
+            if def.scope == Scope::Plugin {
+                None
+            } else {
+                def.permission_mode
+            }
         });
         match main {
             // PERM-11: these main modes override the definition.
-            PermissionMode::BypassPermissions | PermissionMode::AcceptEdits | PermissionMode::Auto => main,
+            PermissionMode::BypassPermissions
+            | PermissionMode::AcceptEdits
+            | PermissionMode::Auto => main,
             _ => match declared {
                 None => main,
                 // PERM-12: declaring bypassPermissions keeps the main mode from v2.1.267.
-                Some(PermissionMode::BypassPermissions) if self.config.gates.bypass_keeps_main_mode => main,
+                Some(PermissionMode::BypassPermissions)
+                    if self.config.gates.bypass_keeps_main_mode =>
+                {
+                    main
+                }
                 Some(mode) => mode,
             },
         }
     }
 
     /// TOOLS-1…16 for a non-fork child, cached per (type, placement, mode).
-    fn child_tools(&mut self, type_index: usize, mode: Mode, depth: u32, permission_mode: PermissionMode) -> Result<(ToolList, bool), Vec<String>> {
+    fn child_tools(
+        &mut self,
+        type_index: usize,
+        mode: Mode,
+        depth: u32,
+        permission_mode: PermissionMode,
+    ) -> Result<(ToolList, bool), Vec<String>> {
         let at_limit = depth >= self.config.depth_limit;
         let flags = u8::from(mode == Mode::Background) | (u8::from(at_limit) << 1);
         let key = (type_index, flags, permission_mode);
@@ -1277,21 +1542,35 @@ impl<'s> Kernel<'s> {
             first_ran_foreground: false,
             permission_mode,
         };
-        let fields = Fields { tools: def.tools.as_deref(), disallowed: &def.disallowed_tools };
-        let result = match tools::resolve(&self.pool, fields, placement, &self.config.gates, handback) {
-            Ok(resolved) => {
-                let list: ToolList = resolved.tools.iter().map(|t| Arc::from(t.as_str())).collect();
-                Ok((list, resolved.agent_errors))
-            }
-            Err(zero) => Err(zero.unresolved),
+        let fields = Fields {
+            tools: def.tools.as_deref(),
+            disallowed: &def.disallowed_tools,
         };
+        let result =
+            match tools::resolve(&self.pool, fields, placement, &self.config.gates, handback) {
+                Ok(resolved) => {
+                    let list: ToolList = resolved
+                        .tools
+                        .iter()
+                        .map(|t| Arc::from(t.as_str()))
+                        .collect();
+                    Ok((list, resolved.agent_errors))
+                }
+                Err(zero) => Err(zero.unresolved),
+            };
         self.tool_cache.insert(key, result.clone());
         result
     }
 
     // -- finishing and delivering -----------------------------------------------------
 
-    fn finish(&mut self, slot: u32, outcome: Outcome, rule: Option<RuleId>, detail: Option<String>) {
+    fn finish(
+        &mut self,
+        slot: u32,
+        outcome: Outcome,
+        rule: Option<RuleId>,
+        detail: Option<String>,
+    ) {
         let agent = self.agent(slot);
         if agent.status != Status::Running || agent.id == MAIN {
             return;
@@ -1300,7 +1579,14 @@ impl<'s> Kernel<'s> {
             let reference = agent.reference();
             // a pending prompt is withdrawn when its run ends.
             if let Some(pending) = self.prompts.remove(&number) {
-                self.emit(Some("Q-38"), EventKind::PermissionWithdrawn { agent: reference, tool: pending.tool, prompt: number });
+                self.emit(
+                    Some("Q-38"),
+                    EventKind::PermissionWithdrawn {
+                        agent: reference,
+                        tool: pending.tool,
+                        prompt: number,
+                    },
+                );
                 if self.person_busy == Some(number) {
                     self.person_busy = None;
                     self.person_next();
@@ -1327,7 +1613,15 @@ impl<'s> Kernel<'s> {
         );
         self.running -= 1;
         let running = self.running;
-        self.emit(rule, EventKind::AgentFinished { agent: reference.clone(), outcome, running, detail: detail.map(|d| Arc::from(d.as_str())) });
+        self.emit(
+            rule,
+            EventKind::AgentFinished {
+                agent: reference.clone(),
+                outcome,
+                running,
+                detail: detail.map(|d| Arc::from(d.as_str())),
+            },
+        );
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.slot_of(report_to);
         let caller_running = caller_slot.is_some_and(|s| self.agent(s).status == Status::Running);
@@ -1349,8 +1643,19 @@ impl<'s> Kernel<'s> {
             Recipient::Main => MAIN,
         };
         let to = self.reference(to_id);
-        let rule = if outcome == Outcome::Failed && delivery == Delivery::Notification { "NOTIFY-12" } else { notify_rule };
-        self.emit(Some(rule), EventKind::Notification { to, from: reference, what });
+        let rule = if outcome == Outcome::Failed && delivery == Delivery::Notification {
+            "NOTIFY-12"
+        } else {
+            notify_rule
+        };
+        self.emit(
+            Some(rule),
+            EventKind::Notification {
+                to,
+                from: reference,
+                what,
+            },
+        );
         // The caller's bookkeeping.
         if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
             let caller = self.agent_mut(caller_slot);
@@ -1429,7 +1734,14 @@ impl<'s> Kernel<'s> {
         agent.bash_running -= 1;
         let reference = agent.reference();
         // NOTIFY-5: the shell's end is reported to the subagent itself.
-        self.emit(Some("NOTIFY-5"), EventKind::Notification { to: reference.clone(), from: reference, what: "bash_done" });
+        self.emit(
+            Some("NOTIFY-5"),
+            EventKind::Notification {
+                to: reference.clone(),
+                from: reference,
+                what: "bash_done",
+            },
+        );
         let agent = self.agent(slot);
         if agent.block == Block::EndBash && agent.bash_running == 0 {
             self.agent_mut(slot).block = Block::Ready;
@@ -1466,7 +1778,9 @@ impl<'s> Kernel<'s> {
     fn wait_for(&mut self, slot: u32, target: &WaitTarget) -> bool {
         match target {
             WaitTarget::Agent(text) => {
-                let Some(id) = self.lookup(text) else { return false };
+                let Some(id) = self.lookup(text) else {
+                    return false;
+                };
                 if !self.is_running(id) || id == self.agent(slot).id {
                     return false;
                 }
@@ -1500,11 +1814,25 @@ impl<'s> Kernel<'s> {
     fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) {
         let by = self.reference(caller);
         let to_arc: Arc<str> = Arc::from(to);
-        let reject = |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
-            kernel.emit(Some(rule), EventKind::MessageRejected { to: to_arc.clone(), by: by.clone(), reason, message: Arc::from(message.as_str()) });
-        };
+        let reject =
+            |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
+                kernel.emit(
+                    Some(rule),
+                    EventKind::MessageRejected {
+                        to: to_arc.clone(),
+                        by: by.clone(),
+                        reason,
+                        message: Arc::from(message.as_str()),
+                    },
+                );
+            };
         let Some(id) = self.lookup(to) else {
-            return reject(self, "unknown_agent", "RESUME-5", format!("{}: {to}", messages::UNKNOWN_AGENT));
+            return reject(
+                self,
+                "unknown_agent",
+                "RESUME-5",
+                format!("{}: {to}", messages::UNKNOWN_AGENT),
+            );
         };
         // RESUME-12: a name must still reach the agent it reached before.
         if self.config.gates.name_reuse_check {
@@ -1522,15 +1850,31 @@ impl<'s> Kernel<'s> {
         let target = self.reference(id);
         if id == MAIN || self.is_running(id) {
             // RESUME-17 / Q-8: a message to a running agent is direction, not a new run.
-            self.emit(Some(if id == MAIN { "NOTIFY-9" } else { "Q-8" }), EventKind::MessageDelivered { to: target, from: by.clone() });
+            self.emit(
+                Some(if id == MAIN { "NOTIFY-9" } else { "Q-8" }),
+                EventKind::MessageDelivered {
+                    to: target,
+                    from: by.clone(),
+                },
+            );
             return;
         }
         let Some(slot) = self.slot_of(id) else {
-            return reject(self, "unknown_agent", "RESUME-5", format!("{}: {to}", messages::UNKNOWN_AGENT));
+            return reject(
+                self,
+                "unknown_agent",
+                "RESUME-5",
+                format!("{}: {to}", messages::UNKNOWN_AGENT),
+            );
         };
         let agent = self.agent(slot);
         if agent.one_shot {
-            return reject(self, "not_resumable", "RESUME-3", messages::NOT_RESUMABLE.into());
+            return reject(
+                self,
+                "not_resumable",
+                "RESUME-3",
+                messages::NOT_RESUMABLE.into(),
+            );
         }
         if agent.user_cancelled {
             return reject(self, "cancelled", "RESUME-10", messages::CANCELLED.into());
@@ -1563,7 +1907,16 @@ impl<'s> Kernel<'s> {
         }
         let by_ref = self.reference(by);
         let running = self.running;
-        self.emit(Some(rule), EventKind::AgentResumed { agent: reference, by: by_ref, cap_checked: false, running, mode });
+        self.emit(
+            Some(rule),
+            EventKind::AgentResumed {
+                agent: reference,
+                by: by_ref,
+                cap_checked: false,
+                running,
+                mode,
+            },
+        );
         self.schedule(self.now, Wake::Step { slot, gen });
     }
 
@@ -1573,44 +1926,101 @@ impl<'s> Kernel<'s> {
     }
 
     fn stop(&mut self, caller: Option<AgentId>, target: &str) {
-        let action = if caller.is_some() { "stop" } else { "user_stop" };
+        let action = if caller.is_some() {
+            "stop"
+        } else {
+            "user_stop"
+        };
         let Some(id) = self.lookup(target).filter(|id| *id != MAIN) else {
-            self.emit(None, EventKind::ActionIgnored { action, why: Arc::from(format!("no agent named {target}").as_str()) });
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action,
+                    why: Arc::from(format!("no agent named {target}").as_str()),
+                },
+            );
             return;
         };
         if !self.is_running(id) {
             let why = format!("{target} is not running");
-            self.emit(None, EventKind::ActionIgnored { action, why: Arc::from(why.as_str()) });
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action,
+                    why: Arc::from(why.as_str()),
+                },
+            );
             return;
         }
         let slot = self.slot_of(id).expect("a running agent has a slot");
         let reference = self.agent(slot).reference();
         let (by, source, outcome, rule) = match caller {
-            Some(caller) => (self.reference(caller), "task_stop", Outcome::Stopped, "RESUME-6"),
+            Some(caller) => (
+                self.reference(caller),
+                "task_stop",
+                Outcome::Stopped,
+                "RESUME-6",
+            ),
             None => (AgentRef::MAIN, "user", Outcome::Cancelled, "RESUME-10"),
         };
-        self.emit(Some(rule), EventKind::StopRequested { agent: reference, by, source });
+        self.emit(
+            Some(rule),
+            EventKind::StopRequested {
+                agent: reference,
+                by,
+                source,
+            },
+        );
         if caller.is_none() {
             self.agent_mut(slot).user_cancelled = true;
         }
         // the slot is released when the stopped run exits (no stop latency).
-        self.finish(slot, outcome, Some(if caller.is_none() { "RESUME-10" } else { "Q-6" }), None);
+        self.finish(
+            slot,
+            outcome,
+            Some(if caller.is_none() { "RESUME-10" } else { "Q-6" }),
+            None,
+        );
     }
 
     fn ask_progress(&mut self, slot: u32, target: &str) {
         let asker = self.agent(slot).reference();
         let Some(id) = self.lookup(target) else {
-            self.emit(None, EventKind::ActionIgnored { action: "ask_progress", why: Arc::from(format!("no agent named {target}").as_str()) });
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action: "ask_progress",
+                    why: Arc::from(format!("no agent named {target}").as_str()),
+                },
+            );
             return;
         };
         let from = self.reference(id);
         if self.is_running(id) {
             // NOTIFY-4: Claude says it is still running (from v2.1.211; before, it sometimes
             // reported unfinished results).
-            let what = if self.config.gates.waits_for_notification { "still_running" } else { "premature_result" };
-            self.emit(Some("NOTIFY-4"), EventKind::Notification { to: asker, from, what });
+            let what = if self.config.gates.waits_for_notification {
+                "still_running"
+            } else {
+                "premature_result"
+            };
+            self.emit(
+                Some("NOTIFY-4"),
+                EventKind::Notification {
+                    to: asker,
+                    from,
+                    what,
+                },
+            );
         } else {
-            self.emit(Some("NOTIFY-4"), EventKind::Notification { to: asker, from, what: "progress_done" });
+            self.emit(
+                Some("NOTIFY-4"),
+                EventKind::Notification {
+                    to: asker,
+                    from,
+                    what: "progress_done",
+                },
+            );
         }
     }
 
@@ -1625,9 +2035,21 @@ impl<'s> Kernel<'s> {
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
                 self.reached.clear();
-                self.emit(Some("RESUME-13"), EventKind::ActionIgnored { action: "clear", why: Arc::from("the conversation was cleared; names are unbound from earlier agents") });
+                self.emit(
+                    Some("RESUME-13"),
+                    EventKind::ActionIgnored {
+                        action: "clear",
+                        why: Arc::from(
+                            "the conversation was cleared; names are unbound from earlier agents",
+                        ),
+                    },
+                );
             }
-            ActionKind::TypeTo { to, message: _, behavior } => self.type_to(&to, behavior),
+            ActionKind::TypeTo {
+                to,
+                message: _,
+                behavior,
+            } => self.type_to(&to, behavior),
         }
     }
 
@@ -1635,14 +2057,25 @@ impl<'s> Kernel<'s> {
     fn ctrl_b(&mut self) {
         let main = self.agent(0);
         if main.block != Block::Foreground {
-            self.emit(Some("FGBG-5"), EventKind::ActionIgnored { action: "ctrl_b", why: Arc::from("no foreground task is running") });
+            self.emit(
+                Some("FGBG-5"),
+                EventKind::ActionIgnored {
+                    action: "ctrl_b",
+                    why: Arc::from("no foreground task is running"),
+                },
+            );
             return;
         }
         // The most recent foreground child main is blocked on.
         let mut candidates: Vec<(AgentId, u32)> = Vec::new();
         for (slot, agent) in self.slots.iter().enumerate() {
             if let Some(agent) = agent {
-                if agent.report_to == MAIN && agent.awaited && agent.mode == Mode::Foreground && agent.status == Status::Running && agent.id != MAIN {
+                if agent.report_to == MAIN
+                    && agent.awaited
+                    && agent.mode == Mode::Foreground
+                    && agent.status == Status::Running
+                    && agent.id != MAIN
+                {
                     candidates.push((agent.id, slot as u32));
                 }
             }
@@ -1654,7 +2087,13 @@ impl<'s> Kernel<'s> {
             agent.awaited = false;
             let reference = agent.reference();
             let running = self.running;
-            self.emit(Some("FGBG-5"), EventKind::AgentBackgrounded { agent: reference, running });
+            self.emit(
+                Some("FGBG-5"),
+                EventKind::AgentBackgrounded {
+                    agent: reference,
+                    running,
+                },
+            );
             let main = self.agent_mut(0);
             main.foreground_pending = main.foreground_pending.saturating_sub(1);
         }
@@ -1666,31 +2105,41 @@ impl<'s> Kernel<'s> {
     /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
     fn subtask(&mut self, task: &str, behavior: Option<Program>) {
         let Some(command) = self.config.gates.user_fork_command else {
-            self.emit(Some("FORK-9"), EventKind::ActionIgnored { action: "subtask", why: Arc::from("this version has no user fork command") });
+            self.emit(
+                Some("FORK-9"),
+                EventKind::ActionIgnored {
+                    action: "subtask",
+                    why: Arc::from("this version has no user fork command"),
+                },
+            );
             return;
         };
-        let words: Vec<String> = task.split_whitespace().take(3).map(|w| w.to_lowercase()).collect();
-        let name: Arc<str> = Arc::from(if words.is_empty() { "subtask".to_string() } else { words.join("-") }.as_str());
+        let words: Vec<String> = task
+            .split_whitespace()
+            .take(3)
+            .map(|w| w.to_lowercase())
+            .collect();
+        let name: Arc<str> = Arc::from(
+            if words.is_empty() {
+                "subtask".to_string()
+            } else {
+                words.join("-")
+            }
+            .as_str(),
+        );
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;
         let tools = self.agent(0).tools.clone();
         let model = self.main_model.clone();
-        let agent_errors = agent_tool(1, self.config.depth_limit, true).0 == AgentTool::Errors;
         let child = Agent {
             id,
             name: Some(name.clone()),
-            agent_type: self.fork_arc.clone(),
-            type_index: None,
-            parent: MAIN,
             depth: 1,
             mode: Mode::Background,
             fork: true,
-            model: model.clone(),
             tools: tools.clone(),
-            agent_errors,
             permission_mode: self.config.permission_mode,
-            first_ran_foreground: false,
             one_shot: false,
             max_turns: None,
             from_load: false,
@@ -1718,46 +2167,87 @@ impl<'s> Kernel<'s> {
         self.agent_mut(0).children_running += 1;
         self.names.insert(name.clone(), id);
         let running = self.running;
-        let rule = if command == "/subtask" { Unchecked::Subtask.rule() } else { "FORK-9" };
-        self.emit(Some(rule), EventKind::AgentStarted {
-            agent: AgentRef { id, name: Some(name) },
-            agent_type: self.fork_arc.clone(),
-            parent: AgentRef::MAIN,
-            depth: 1,
-            mode: Mode::Background,
-            fork: true,
-            model,
-            tools,
-            running,
-            cap_checked: false,
-        });
+        let rule = if command == "/subtask" {
+            Unchecked::Subtask.rule()
+        } else {
+            "FORK-9"
+        };
+        self.emit(
+            Some(rule),
+            EventKind::AgentStarted {
+                agent: AgentRef {
+                    id,
+                    name: Some(name),
+                },
+                agent_type: self.fork_arc.clone(),
+                parent: AgentRef::MAIN,
+                depth: 1,
+                mode: Mode::Background,
+                fork: true,
+                model,
+                tools,
+                running,
+                cap_checked: false,
+            },
+        );
         self.schedule(self.now, Wake::Step { slot, gen });
     }
 
     /// RESUME-11 / Q-7 / Q-24: the person types into an agent's transcript.
     fn type_to(&mut self, to: &str, behavior: Option<Program>) {
         let Some(id) = self.lookup(to).filter(|id| *id != MAIN) else {
-            self.emit(None, EventKind::ActionIgnored { action: "type_to", why: Arc::from(format!("no agent named {to}").as_str()) });
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action: "type_to",
+                    why: Arc::from(format!("no agent named {to}").as_str()),
+                },
+            );
             return;
         };
         let slot = self.slot_of(id).expect("looked-up agent has a slot");
         if self.is_running(id) {
             let target = self.reference(id);
-            self.emit(Some("RESUME-17"), EventKind::MessageDelivered { to: target, from: AgentRef::MAIN });
+            self.emit(
+                Some("RESUME-17"),
+                EventKind::MessageDelivered {
+                    to: target,
+                    from: AgentRef::MAIN,
+                },
+            );
             return;
         }
         let agent = self.agent(slot);
-        let in_panel = self.now.as_micros().saturating_sub(agent.finished_at.as_micros()) <= 30_000_000;
+        let in_panel = self
+            .now
+            .as_micros()
+            .saturating_sub(agent.finished_at.as_micros())
+            <= 30_000_000;
         if agent.user_cancelled && !(self.config.gates.type_to_resume && in_panel) {
-            let why = if self.config.gates.type_to_resume { "its row has left the panel (30 s, PANEL-3)" } else { "typing to resume needs v2.1.191+" };
-            self.emit(Some("RESUME-11"), EventKind::ActionIgnored { action: "type_to", why: Arc::from(why) });
+            let why = if self.config.gates.type_to_resume {
+                "its row has left the panel (30 s, PANEL-3)"
+            } else {
+                "typing to resume needs v2.1.191+"
+            };
+            self.emit(
+                Some("RESUME-11"),
+                EventKind::ActionIgnored {
+                    action: "type_to",
+                    why: Arc::from(why),
+                },
+            );
             return;
         }
         let was_cancelled = agent.user_cancelled;
         // after the person resumes it, Claude may message it again.
         self.agent_mut(slot).user_cancelled = false;
         // a resume the person starts bypasses the cap like Claude's.
-        self.resume(slot, MAIN, behavior, if was_cancelled { "RESUME-11" } else { "Q-7" });
+        self.resume(
+            slot,
+            MAIN,
+            behavior,
+            if was_cancelled { "RESUME-11" } else { "Q-7" },
+        );
     }
 
     // -- load ---------------------------------------------------------------------------
@@ -1771,7 +2261,13 @@ impl<'s> Kernel<'s> {
     }
 
     fn arrival(&mut self) {
-        let Some((arrivals, spawn)) = self.load.as_ref().map(|load| (load.arrivals, self.load_spawn_spec.clone())) else { return };
+        let Some((arrivals, spawn)) = self
+            .load
+            .as_ref()
+            .map(|load| (load.arrivals, self.load_spawn_spec.clone()))
+        else {
+            return;
+        };
         let burst = match arrivals {
             Arrivals::Burst(count) => count.max(1),
             _ => 1,
@@ -1788,7 +2284,10 @@ impl<'s> Kernel<'s> {
             }
         }
         let next = match arrivals {
-            Arrivals::Poisson(rate) => Some(self.now.plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng))),
+            Arrivals::Poisson(rate) => Some(
+                self.now
+                    .plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng)),
+            ),
             Arrivals::Every(micros) => Some(self.now.plus(micros.max(1))),
             Arrivals::Burst(_) => None,
         };

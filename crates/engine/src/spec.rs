@@ -165,13 +165,19 @@ pub struct AgentDef {
 /// The steps a run takes when neither the spawn nor the definition gives `behavior`:
 /// one 10-second turn, then a report.
 pub fn default_behavior() -> Program {
-    Arc::from(vec![Step::Work(Dist::fixed(10_000_000)), Step::Report("done".into())])
+    Arc::from(vec![
+        Step::Work(Dist::fixed(10_000_000)),
+        Step::Report("done".into()),
+    ])
 }
 
 /// The steps a resumed run takes when the `send` gives no `behavior`: one 5-second turn,
 /// then a report.
 pub fn default_resume_behavior() -> Program {
-    Arc::from(vec![Step::Work(Dist::fixed(5_000_000)), Step::Report("done".into())])
+    Arc::from(vec![
+        Step::Work(Dist::fixed(5_000_000)),
+        Step::Report("done".into()),
+    ])
 }
 
 /// One step of a script.
@@ -335,7 +341,11 @@ pub struct UserSpec {
 
 impl Default for UserSpec {
     fn default() -> UserSpec {
-        UserSpec { answer: Answer::Approve, think: Dist::fixed(2_000_000), actions: Vec::new() }
+        UserSpec {
+            answer: Answer::Approve,
+            think: Dist::fixed(2_000_000),
+            actions: Vec::new(),
+        }
     }
 }
 

@@ -65,7 +65,11 @@ pub fn human_duration(micros: u64) -> String {
     let seconds = micros / 1_000_000;
     if seconds < 3_600 {
         let (m, s) = (seconds / 60, seconds % 60);
-        return if s == 0 { format!("{m}m") } else { format!("{m}m{s}s") };
+        return if s == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{s}s")
+        };
     }
     let (h, m) = (seconds / 3_600, (seconds % 3_600) / 60);
     if m == 0 {

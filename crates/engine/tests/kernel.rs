@@ -51,19 +51,29 @@ fn twenty_five_background_spawns_hit_the_cap() {
 #[test]
 fn resume_takes_a_slot_past_the_cap() {
     let mut spec = SimSpec::minimal("resume");
-    spec.session.env.insert("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(), "2".into());
+    spec.session
+        .env
+        .insert("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(), "2".into());
     spec.main = Arc::from(vec![
         spawn("early", 1, vec![Step::Work(secs(1))]),
         Step::Sleep(secs(2)),
         spawn("long", 2, vec![Step::Work(secs(30))]),
-        Step::Send(SendSpec { to: "early".into(), message: "more".into(), behavior: None }),
+        Step::Send(SendSpec {
+            to: "early".into(),
+            message: "more".into(),
+            behavior: None,
+        }),
         spawn("late", 1, vec![Step::Work(secs(1))]),
     ]);
     let events = run(spec);
     let resumed = kinds(&events, "agent_resumed");
     assert_eq!(resumed.len(), 1);
     match &resumed[0].kind {
-        EventKind::AgentResumed { running, cap_checked, .. } => {
+        EventKind::AgentResumed {
+            running,
+            cap_checked,
+            ..
+        } => {
             assert_eq!(*running, 3);
             assert!(!cap_checked);
         }
@@ -97,7 +107,15 @@ fn background_prompt_goes_to_main_and_waits_for_the_person() {
     spec.main = Arc::from(vec![spawn(
         "b",
         1,
-        vec![Step::Tool(ToolCall { name: "Bash".into(), input: Some("make".into()), prompt: None, duration: None }), Step::Work(secs(1))],
+        vec![
+            Step::Tool(ToolCall {
+                name: "Bash".into(),
+                input: Some("make".into()),
+                prompt: None,
+                duration: None,
+            }),
+            Step::Work(secs(1)),
+        ],
     )]);
     let events = run(spec);
     let requested = kinds(&events, "permission_requested");
@@ -116,9 +134,16 @@ fn before_2_1_186_background_prompts_are_auto_denied() {
     spec.main = Arc::from(vec![spawn(
         "b",
         1,
-        vec![Step::Tool(ToolCall { name: "Bash".into(), input: None, prompt: None, duration: None })],
+        vec![Step::Tool(ToolCall {
+            name: "Bash".into(),
+            input: None,
+            prompt: None,
+            duration: None,
+        })],
     )]);
-    spec.session.env.insert("CLAUDE_CODE_FORK_SUBAGENT".into(), "1".into());
+    spec.session
+        .env
+        .insert("CLAUDE_CODE_FORK_SUBAGENT".into(), "1".into());
     let events = run(spec);
     let requested = kinds(&events, "permission_requested");
     assert_eq!(requested[0].rule, Some("PERM-5"));
@@ -130,23 +155,45 @@ fn headless_foreground_blocks_main_until_done() {
     let mut spec = SimSpec::minimal("fg");
     spec.session.kind = subsim_rules::SessionKind::Headless;
     spec.main = Arc::from(vec![
-        Step::Spawn(SpawnSpec { agent: Some("general-purpose".into()), name: Some("f".into()), count: 1, needs_result: true, behavior: Some(Arc::from(vec![Step::Work(secs(5))])), ..SpawnSpec::default() }),
+        Step::Spawn(SpawnSpec {
+            agent: Some("general-purpose".into()),
+            name: Some("f".into()),
+            count: 1,
+            needs_result: true,
+            behavior: Some(Arc::from(vec![Step::Work(secs(5))])),
+            ..SpawnSpec::default()
+        }),
         spawn("after", 1, vec![Step::Work(secs(1))]),
     ]);
     let events = run(spec);
     let started = kinds(&events, "agent_started");
-    assert_eq!(started[1].t, SimTime::from_secs(5), "main waited for the foreground run");
+    assert_eq!(
+        started[1].t,
+        SimTime::from_secs(5),
+        "main waited for the foreground run"
+    );
     assert_eq!(kinds(&events, "notification")[0].rule, Some("NOTIFY-2"));
 }
 
 #[test]
 fn load_run_releases_finished_agents() {
     let mut spec = SimSpec::minimal("load");
-    spec.agents.insert("worker".into(), AgentDef { name: "worker".into(), behavior: Some(Arc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])), ..AgentDef::default() });
+    spec.agents.insert(
+        "worker".into(),
+        AgentDef {
+            name: "worker".into(),
+            behavior: Some(Arc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
+            ..AgentDef::default()
+        },
+    );
     spec.load = Some(LoadSpec {
         arrivals: Arrivals::Poisson(20.0),
         until: LoadUntil::Count(20_000),
-        spawn: SpawnSpec { agent: Some("worker".into()), count: 1, ..SpawnSpec::default() },
+        spawn: SpawnSpec {
+            agent: Some("worker".into()),
+            count: 1,
+            ..SpawnSpec::default()
+        },
         retry: Retry::None,
     });
     let mut requested = 0;
