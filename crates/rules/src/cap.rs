@@ -20,10 +20,22 @@ pub struct Admission {
 /// versions without a cap.
 pub fn admit(running: u32, config: &SessionConfig) -> Admission {
     match config.cap {
-        None => Admission { admitted: true, rule: "Q-34" },
-        Some(_) if config.ultracode => Admission { admitted: true, rule: "CAP-4" },
-        Some(cap) if running < cap => Admission { admitted: true, rule: "CAP-3" },
-        Some(_) => Admission { admitted: false, rule: "CAP-1" },
+        None => Admission {
+            admitted: true,
+            rule: "Q-34",
+        },
+        Some(_) if config.ultracode => Admission {
+            admitted: true,
+            rule: "CAP-4",
+        },
+        Some(cap) if running < cap => Admission {
+            admitted: true,
+            rule: "CAP-3",
+        },
+        Some(_) => Admission {
+            admitted: false,
+            rule: "CAP-1",
+        },
     }
 }
 
@@ -54,7 +66,10 @@ mod tests {
     fn config(version: u32, ultracode: bool, cap: Option<&str>) -> SessionConfig {
         let mut env = std::collections::BTreeMap::new();
         if let Some(cap) = cap {
-            env.insert(crate::session::env::MAX_CONCURRENT.to_string(), cap.to_string());
+            env.insert(
+                crate::session::env::MAX_CONCURRENT.to_string(),
+                cap.to_string(),
+            );
         }
         SessionConfig::resolve(
             Version::v2_1(version),
@@ -68,7 +83,11 @@ mod tests {
     }
 
     fn check(running: u32, config: &SessionConfig, admitted: bool, rule: RuleId) {
-        assert_eq!(admit(running, config), Admission { admitted, rule }, "running={running}");
+        assert_eq!(
+            admit(running, config),
+            Admission { admitted, rule },
+            "running={running}"
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub const TEAMMATE_RUN_IN_BACKGROUND: &str =
 /// RESUME-10: placeholder.
 pub const CANCELLED: &str = "This agent was cancelled by the user and cannot be resumed by Claude";
 /// RESUME-3: placeholder.
-pub const NOT_RESUMABLE: &str = "This agent is one-shot and returned no agent ID; it cannot be resumed";
+pub const NOT_RESUMABLE: &str =
+    "This agent is one-shot and returned no agent ID; it cannot be resumed";
 /// Unknown SendMessage target: placeholder.
 pub const UNKNOWN_AGENT: &str = "No agent with that ID or name";

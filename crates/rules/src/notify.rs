@@ -41,11 +41,19 @@ pub fn completion(finishing: Finishing) -> (Recipient, Delivery, RuleId) {
         return (Recipient::Caller, Delivery::ToolResult, "NOTIFY-2");
     }
     if finishing.caller_is_main {
-        let rule = if finishing.fork { "NOTIFY-10" } else { "NOTIFY-3" };
+        let rule = if finishing.fork {
+            "NOTIFY-10"
+        } else {
+            "NOTIFY-3"
+        };
         return (Recipient::Main, Delivery::Notification, rule);
     }
     if finishing.caller_running {
-        let rule = if finishing.resumed { "NOTIFY-9" } else { "NOTIFY-6" };
+        let rule = if finishing.resumed {
+            "NOTIFY-9"
+        } else {
+            "NOTIFY-6"
+        };
         (Recipient::Caller, Delivery::Notification, rule)
     } else {
         // NOTIFY-7: an orphan reports to the main conversation.
@@ -68,18 +76,42 @@ mod tests {
     use super::*;
 
     fn finishing(mode: Mode, caller_is_main: bool, caller_running: bool) -> Finishing {
-        Finishing { mode, fork: false, caller_is_main, caller_running, resumed: false }
+        Finishing {
+            mode,
+            fork: false,
+            caller_is_main,
+            caller_running,
+            resumed: false,
+        }
     }
 
     #[test]
     fn recipients() {
-        assert_eq!(completion(finishing(Mode::Foreground, true, true)).2, "NOTIFY-2");
-        assert_eq!(completion(finishing(Mode::Background, true, true)), (Recipient::Main, Delivery::Notification, "NOTIFY-3"));
-        assert_eq!(completion(finishing(Mode::Background, false, true)), (Recipient::Caller, Delivery::Notification, "NOTIFY-6"));
-        assert_eq!(completion(finishing(Mode::Background, false, false)), (Recipient::Main, Delivery::Notification, "NOTIFY-7"));
-        let fork = Finishing { fork: true, ..finishing(Mode::Background, true, true) };
+        assert_eq!(
+            completion(finishing(Mode::Foreground, true, true)).2,
+            "NOTIFY-2"
+        );
+        assert_eq!(
+            completion(finishing(Mode::Background, true, true)),
+            (Recipient::Main, Delivery::Notification, "NOTIFY-3")
+        );
+        assert_eq!(
+            completion(finishing(Mode::Background, false, true)),
+            (Recipient::Caller, Delivery::Notification, "NOTIFY-6")
+        );
+        assert_eq!(
+            completion(finishing(Mode::Background, false, false)),
+            (Recipient::Main, Delivery::Notification, "NOTIFY-7")
+        );
+        let fork = Finishing {
+            fork: true,
+            ..finishing(Mode::Background, true, true)
+        };
         assert_eq!(completion(fork).2, "NOTIFY-10");
-        let resumed = Finishing { resumed: true, ..finishing(Mode::Background, false, true) };
+        let resumed = Finishing {
+            resumed: true,
+            ..finishing(Mode::Background, false, true)
+        };
         assert_eq!(completion(resumed).2, "NOTIFY-9");
     }
 

@@ -83,8 +83,19 @@ mod tests {
     use crate::{PermissionMode, SessionKind, Version};
 
     fn config(kind: SessionKind, pairs: &[(&str, &str)]) -> SessionConfig {
-        let env = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        SessionConfig::resolve(Version::NEWEST, kind, &env, false, false, PermissionMode::Default).0
+        let env = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        SessionConfig::resolve(
+            Version::NEWEST,
+            kind,
+            &env,
+            false,
+            false,
+            PermissionMode::Default,
+        )
+        .0
     }
 
     fn check(input: PlacementInput, config: &SessionConfig, expected: Placement) {
@@ -95,27 +106,72 @@ mod tests {
     fn first_match_order() {
         let fork_on = config(SessionKind::Interactive, &[]);
         let fork_off = config(SessionKind::Headless, &[]);
-        let disabled = config(SessionKind::Interactive, &[(env::DISABLE_BACKGROUND_TASKS, "1")]);
-        let wants = PlacementInput { needs_result: true, ..Default::default() };
-        let def_bg = PlacementInput { definition_background: true, needs_result: true, ..Default::default() };
+        let disabled = config(
+            SessionKind::Interactive,
+            &[(env::DISABLE_BACKGROUND_TASKS, "1")],
+        );
+        let wants = PlacementInput {
+            needs_result: true,
+            ..Default::default()
+        };
+        let def_bg = PlacementInput {
+            definition_background: true,
+            needs_result: true,
+            ..Default::default()
+        };
         check(wants, &fork_on, Placement::Run(Mode::Background, "FORK-3"));
         check(wants, &fork_off, Placement::Run(Mode::Foreground, "FGBG-1"));
-        check(PlacementInput::default(), &fork_off, Placement::Run(Mode::Background, "FGBG-1"));
-        check(def_bg, &fork_off, Placement::Run(Mode::Background, "FGBG-3"));
+        check(
+            PlacementInput::default(),
+            &fork_off,
+            Placement::Run(Mode::Background, "FGBG-1"),
+        );
+        check(
+            def_bg,
+            &fork_off,
+            Placement::Run(Mode::Background, "FGBG-3"),
+        );
         // the env var wins over background: true.
-        check(def_bg, &disabled, Placement::Run(Mode::Foreground, "FGBG-1"));
+        check(
+            def_bg,
+            &disabled,
+            Placement::Run(Mode::Foreground, "FGBG-1"),
+        );
     }
 
     #[test]
     fn teammate_cases() {
         let fork_off = config(SessionKind::Headless, &[]);
         let fork_on = config(SessionKind::Interactive, &[]);
-        let by_teammate = PlacementInput { by_teammate: true, ..Default::default() };
-        check(by_teammate, &fork_on, Placement::Run(Mode::Foreground, "FGBG-1"));
-        let with_def_bg = PlacementInput { definition_background: true, ..by_teammate };
-        assert!(matches!(place(with_def_bg, &fork_on), Placement::Reject(RejectReason::TeammateBackground, ..)));
-        let with_param = PlacementInput { run_in_background: Some(true), ..by_teammate };
-        assert!(matches!(place(with_param, &fork_off), Placement::Reject(..)));
-        check(with_param, &fork_on, Placement::Run(Mode::Foreground, "FGBG-1"));
+        let by_teammate = PlacementInput {
+            by_teammate: true,
+            ..Default::default()
+        };
+        check(
+            by_teammate,
+            &fork_on,
+            Placement::Run(Mode::Foreground, "FGBG-1"),
+        );
+        let with_def_bg = PlacementInput {
+            definition_background: true,
+            ..by_teammate
+        };
+        assert!(matches!(
+            place(with_def_bg, &fork_on),
+            Placement::Reject(RejectReason::TeammateBackground, ..)
+        ));
+        let with_param = PlacementInput {
+            run_in_background: Some(true),
+            ..by_teammate
+        };
+        assert!(matches!(
+            place(with_param, &fork_off),
+            Placement::Reject(..)
+        ));
+        check(
+            with_param,
+            &fork_on,
+            Placement::Run(Mode::Foreground, "FGBG-1"),
+        );
     }
 }

@@ -73,7 +73,9 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     let mut rest = text;
     for (index, part) in parts.iter().enumerate() {
         if index == 0 {
-            let Some(stripped) = rest.strip_prefix(part) else { return false };
+            let Some(stripped) = rest.strip_prefix(part) else {
+                return false;
+            };
             rest = stripped;
         } else if index == parts.len() - 1 {
             return rest.ends_with(part);
@@ -93,7 +95,9 @@ pub fn rule_matches(rule: &str, tool: &str, input: Option<&str>) -> bool {
     let tool_matches = rule_tool == tool
         || (rule_tool.starts_with("mcp__")
             && (tool.starts_with(&format!("{rule_tool}__"))
-                || rule_tool.strip_suffix("__*").is_some_and(|server| tool.starts_with(&format!("{server}__")))));
+                || rule_tool
+                    .strip_suffix("__*")
+                    .is_some_and(|server| tool.starts_with(&format!("{server}__")))));
     match specifier {
         None => tool_matches,
         Some(specifier) => tool_matches && glob_match(specifier, input.unwrap_or("")),
@@ -110,14 +114,21 @@ pub fn decide(
     session_grants: &[String],
 ) -> CallDecision {
     // PERM-14: deny rules apply to main and to every subagent, in every mode.
-    if rules.deny.iter().any(|rule| rule_matches(rule, tool, input)) {
+    if rules
+        .deny
+        .iter()
+        .any(|rule| rule_matches(rule, tool, input))
+    {
         return CallDecision::Deny("PERM-14");
     }
     if NEVER_PROMPT.contains(&tool) {
         return CallDecision::Run("PERM-9");
     }
     let is_edit = EDIT_TOOLS.contains(&tool);
-    let allowed_by_rule = rules.allow.iter().any(|rule| rule_matches(rule, tool, input));
+    let allowed_by_rule = rules
+        .allow
+        .iter()
+        .any(|rule| rule_matches(rule, tool, input));
     let granted = session_grants.iter().any(|granted| granted == tool);
     match mode {
         PermissionMode::BypassPermissions | PermissionMode::Auto => CallDecision::Run("PERM-9"),
@@ -184,7 +195,11 @@ pub fn route(asker: Asker, gates: &Gates) -> Route {
         return Route::Terminal("PERM-3");
     }
     if gates.background_prompts {
-        Route::Main(if asker.mode == Mode::Background { "PERM-4" } else { "Q-37" })
+        Route::Main(if asker.mode == Mode::Background {
+            "PERM-4"
+        } else {
+            "Q-37"
+        })
     } else {
         Route::AutoDeny("PERM-5")
     }
@@ -200,36 +215,110 @@ mod tests {
         assert!(glob_match("git push *", "git push origin main"));
         assert!(!glob_match("git push *", "git status"));
         assert!(glob_match("*", "anything"));
-        assert!(rule_matches("Bash(git push *)", "Bash", Some("git push origin")));
+        assert!(rule_matches(
+            "Bash(git push *)",
+            "Bash",
+            Some("git push origin")
+        ));
         assert!(!rule_matches("Bash(git push *)", "Bash", Some("ls")));
         assert!(rule_matches("Bash", "Bash", Some("ls")));
-        assert!(rule_matches("mcp__github", "mcp__github__create_issue", None));
-        assert!(rule_matches("mcp__github__*", "mcp__github__create_issue", None));
+        assert!(rule_matches(
+            "mcp__github",
+            "mcp__github__create_issue",
+            None
+        ));
+        assert!(rule_matches(
+            "mcp__github__*",
+            "mcp__github__create_issue",
+            None
+        ));
     }
 
     #[test]
     fn decide_by_mode_and_rules() {
         let none = PermissionRules::default();
-        let deny_push = PermissionRules { allow: vec![], deny: vec!["Bash(git push *)".into()] };
-        assert_eq!(decide("Read", None, PermissionMode::Default, &none, &[]), CallDecision::Run("PERM-9"));
-        assert_eq!(decide("Bash", Some("ls"), PermissionMode::Default, &none, &[]), CallDecision::Prompt("PERM-9"));
-        assert_eq!(decide("Edit", None, PermissionMode::AcceptEdits, &none, &[]), CallDecision::Run("PERM-9"));
-        assert_eq!(decide("Bash", Some("ls"), PermissionMode::DontAsk, &none, &[]), CallDecision::Deny("PERM-9"));
-        assert_eq!(decide("Edit", None, PermissionMode::Plan, &none, &[]), CallDecision::Deny("PERM-9"));
-        assert_eq!(decide("Bash", Some("git push o"), PermissionMode::BypassPermissions, &deny_push, &[]), CallDecision::Deny("PERM-14"));
-        assert_eq!(decide("Bash", Some("ls"), PermissionMode::Default, &none, &["Bash".into()]), CallDecision::Run("PERM-6"));
-        let allow_ls = PermissionRules { allow: vec!["Bash(ls*)".into()], deny: vec![] };
-        assert_eq!(decide("Bash", Some("ls -l"), PermissionMode::Default, &allow_ls, &[]), CallDecision::Run("PERM-14"));
+        let deny_push = PermissionRules {
+            allow: vec![],
+            deny: vec!["Bash(git push *)".into()],
+        };
+        assert_eq!(
+            decide("Read", None, PermissionMode::Default, &none, &[]),
+            CallDecision::Run("PERM-9")
+        );
+        assert_eq!(
+            decide("Bash", Some("ls"), PermissionMode::Default, &none, &[]),
+            CallDecision::Prompt("PERM-9")
+        );
+        assert_eq!(
+            decide("Edit", None, PermissionMode::AcceptEdits, &none, &[]),
+            CallDecision::Run("PERM-9")
+        );
+        assert_eq!(
+            decide("Bash", Some("ls"), PermissionMode::DontAsk, &none, &[]),
+            CallDecision::Deny("PERM-9")
+        );
+        assert_eq!(
+            decide("Edit", None, PermissionMode::Plan, &none, &[]),
+            CallDecision::Deny("PERM-9")
+        );
+        assert_eq!(
+            decide(
+                "Bash",
+                Some("git push o"),
+                PermissionMode::BypassPermissions,
+                &deny_push,
+                &[]
+            ),
+            CallDecision::Deny("PERM-14")
+        );
+        assert_eq!(
+            decide(
+                "Bash",
+                Some("ls"),
+                PermissionMode::Default,
+                &none,
+                &["Bash".into()]
+            ),
+            CallDecision::Run("PERM-6")
+        );
+        let allow_ls = PermissionRules {
+            allow: vec!["Bash(ls*)".into()],
+            deny: vec![],
+        };
+        assert_eq!(
+            decide(
+                "Bash",
+                Some("ls -l"),
+                PermissionMode::Default,
+                &allow_ls,
+                &[]
+            ),
+            CallDecision::Run("PERM-14")
+        );
     }
 
     #[test]
     fn routing_by_mode_fork_and_version() {
         let new = Gates::for_version(Version::NEWEST);
         let old = Gates::for_version(Version::v2_1(185));
-        let bg = Asker { depth: 1, mode: Mode::Background, fork: false, chain_foreground: false };
-        let fg = Asker { depth: 1, mode: Mode::Foreground, fork: false, chain_foreground: true };
+        let bg = Asker {
+            depth: 1,
+            mode: Mode::Background,
+            fork: false,
+            chain_foreground: false,
+        };
+        let fg = Asker {
+            depth: 1,
+            mode: Mode::Foreground,
+            fork: false,
+            chain_foreground: true,
+        };
         let fork = Asker { fork: true, ..bg };
-        let fg_under_bg = Asker { depth: 2, chain_foreground: false, ..fg };
+        let fg_under_bg = Asker {
+            depth: 2,
+            chain_foreground: false,
+            ..fg
+        };
         assert_eq!(route(bg, &new), Route::Main("PERM-4"));
         assert_eq!(route(bg, &old), Route::AutoDeny("PERM-5"));
         assert_eq!(route(fg, &new), Route::Terminal("PERM-3"));

@@ -186,12 +186,17 @@ pub fn resolve(
     handback: bool,
 ) -> Result<Resolved, ZeroTools> {
     let mut steps = Vec::new();
-    let (agent_state, agent_rule) = agent_tool(placement.depth, placement.depth_limit, placement.fork);
+    let (agent_state, agent_rule) =
+        agent_tool(placement.depth, placement.depth_limit, placement.fork);
     if placement.fork {
         // TOOLS-2: a fork gets exactly the main pool; DEPTH-4: Agent errors at the limit.
         return Ok(Resolved {
             tools: pool.to_vec(),
-            steps: vec![Step { what: "fork: the main pool, both filters skipped", tools: vec![], rule: "TOOLS-2" }],
+            steps: vec![Step {
+                what: "fork: the main pool, both filters skipped",
+                tools: vec![],
+                rule: "TOOLS-2",
+            }],
             unresolved: vec![],
             agent_errors: agent_state == AgentTool::Errors,
         });
@@ -216,18 +221,37 @@ pub fn resolve(
         }
     }
     if !filter_one.is_empty() {
-        let rule = if filter_one.iter().any(|t| t == "Agent") { agent_rule } else { "TOOLS-3" };
-        steps.push(Step { what: "filter 1 removed", tools: filter_one, rule });
+        let rule = if filter_one.iter().any(|t| t == "Agent") {
+            agent_rule
+        } else {
+            "TOOLS-3"
+        };
+        steps.push(Step {
+            what: "filter 1 removed",
+            tools: filter_one,
+            rule,
+        });
     }
     // TOOLS-11: disallowedTools first.
     if !fields.disallowed.is_empty() {
-        let (removed, kept): (Vec<String>, Vec<String>) = available
-            .into_iter()
-            .partition(|tool| fields.disallowed.iter().any(|entry| entry_matches(entry, tool, true)));
+        let (removed, kept): (Vec<String>, Vec<String>) = available.into_iter().partition(|tool| {
+            fields
+                .disallowed
+                .iter()
+                .any(|entry| entry_matches(entry, tool, true))
+        });
         available = kept;
         if !removed.is_empty() {
-            let rule = if fields.disallowed.iter().any(|entry| entry.contains('(')) { "TOOLS-14" } else { "TOOLS-11" };
-            steps.push(Step { what: "disallowedTools removed", tools: removed, rule });
+            let rule = if fields.disallowed.iter().any(|entry| entry.contains('(')) {
+                "TOOLS-14"
+            } else {
+                "TOOLS-11"
+            };
+            steps.push(Step {
+                what: "disallowedTools removed",
+                tools: removed,
+                rule,
+            });
         }
     }
     // TOOLS-11 / TOOLS-15: the allowlist, resolved against what is left.
@@ -248,11 +272,19 @@ pub fn resolve(
                 }
             }
         }
-        let dropped: Vec<String> = available.iter().filter(|tool| !kept.contains(tool)).cloned().collect();
+        let dropped: Vec<String> = available
+            .iter()
+            .filter(|tool| !kept.contains(tool))
+            .cloned()
+            .collect();
         // Keep pool order.
         available.retain(|tool| kept.contains(tool));
         if !dropped.is_empty() {
-            steps.push(Step { what: "not in tools", tools: dropped, rule: "TOOLS-11" });
+            steps.push(Step {
+                what: "not in tools",
+                tools: dropped,
+                rule: "TOOLS-11",
+            });
         }
     }
     // Filter 2 (TOOLS-5), except forks and resumed foreground runs (TOOLS-6).
@@ -267,12 +299,20 @@ pub fn resolve(
         });
         available = kept;
         if !removed.is_empty() {
-            steps.push(Step { what: "filter 2 (background) removed", tools: removed, rule: "TOOLS-5" });
+            steps.push(Step {
+                what: "filter 2 (background) removed",
+                tools: removed,
+                rule: "TOOLS-5",
+            });
         }
         if let Some(list) = fields.tools {
             // Entries whose every match fell to filter 2 now resolve to nothing (TOOLS-12).
             for entry in list {
-                if !unresolved.contains(entry) && !available.iter().any(|tool| entry_matches(entry, tool, false)) {
+                if !unresolved.contains(entry)
+                    && !available
+                        .iter()
+                        .any(|tool| entry_matches(entry, tool, false))
+                {
                     unresolved.push(entry.clone());
                 }
             }
@@ -281,15 +321,27 @@ pub fn resolve(
     // TOOLS-12 / Q-19: the explicit list resolving to nothing, before auto-added tools.
     if let Some(list) = fields.tools {
         if !list.is_empty() && unresolved.len() == list.len() && gates.zero_tools_refused {
-            return Err(ZeroTools { unresolved, reason: RejectReason::ZeroTools });
+            return Err(ZeroTools {
+                unresolved,
+                reason: RejectReason::ZeroTools,
+            });
         }
     }
     // TOOLS-16 / HANDBACK-3/4: attached whatever the fields and filters say.
     if handback && !available.iter().any(|tool| tool == "SubagentHandback") {
         available.push("SubagentHandback".to_string());
-        steps.push(Step { what: "attached", tools: vec!["SubagentHandback".into()], rule: "TOOLS-16" });
+        steps.push(Step {
+            what: "attached",
+            tools: vec!["SubagentHandback".into()],
+            rule: "TOOLS-16",
+        });
     }
-    Ok(Resolved { tools: available, steps, unresolved, agent_errors: false })
+    Ok(Resolved {
+        tools: available,
+        steps,
+        unresolved,
+        agent_errors: false,
+    })
 }
 
 /// HANDBACK-1: `SubagentHandback` is attached iff the run is in auto mode, is not a fork,
@@ -340,7 +392,17 @@ mod tests {
     fn filter_one_removes_even_if_listed() {
         let gates = Gates::for_version(Version::NEWEST);
         let listed = strings(&["AskUserQuestion", "Read"]);
-        let resolved = resolve(&pool(), Fields { tools: Some(&listed), disallowed: &[] }, placement(Mode::Foreground, 1), &gates, false).unwrap();
+        let resolved = resolve(
+            &pool(),
+            Fields {
+                tools: Some(&listed),
+                disallowed: &[],
+            },
+            placement(Mode::Foreground, 1),
+            &gates,
+            false,
+        )
+        .unwrap();
         assert_eq!(resolved.tools, strings(&["Read"]));
         assert_eq!(resolved.unresolved, strings(&["AskUserQuestion"]));
     }
@@ -348,9 +410,23 @@ mod tests {
     #[test]
     fn agent_removed_at_depth_limit() {
         let gates = Gates::for_version(Version::NEWEST);
-        let below = resolve(&pool(), Fields::default(), placement(Mode::Background, 2), &gates, false).unwrap();
+        let below = resolve(
+            &pool(),
+            Fields::default(),
+            placement(Mode::Background, 2),
+            &gates,
+            false,
+        )
+        .unwrap();
         assert!(below.tools.contains(&"Agent".to_string()));
-        let at = resolve(&pool(), Fields::default(), placement(Mode::Background, 3), &gates, false).unwrap();
+        let at = resolve(
+            &pool(),
+            Fields::default(),
+            placement(Mode::Background, 3),
+            &gates,
+            false,
+        )
+        .unwrap();
         assert!(!at.tools.contains(&"Agent".to_string()));
         assert_eq!(at.steps[0].rule, "DEPTH-3");
     }
@@ -359,13 +435,34 @@ mod tests {
     fn background_allow_list_by_version() {
         let new = Gates::for_version(Version::NEWEST);
         let old = Gates::for_version(Version::v2_1(279));
-        let bg = resolve(&pool(), Fields::default(), placement(Mode::Background, 1), &new, false).unwrap();
+        let bg = resolve(
+            &pool(),
+            Fields::default(),
+            placement(Mode::Background, 1),
+            &new,
+            false,
+        )
+        .unwrap();
         assert!(bg.tools.contains(&"LSP".to_string()));
         assert!(bg.tools.contains(&"mcp__github__create_issue".to_string()));
         assert!(!bg.tools.contains(&"TaskCreate".to_string()));
-        let bg_old = resolve(&pool(), Fields::default(), placement(Mode::Background, 1), &old, false).unwrap();
+        let bg_old = resolve(
+            &pool(),
+            Fields::default(),
+            placement(Mode::Background, 1),
+            &old,
+            false,
+        )
+        .unwrap();
         assert!(!bg_old.tools.contains(&"LSP".to_string()));
-        let fg = resolve(&pool(), Fields::default(), placement(Mode::Foreground, 1), &new, false).unwrap();
+        let fg = resolve(
+            &pool(),
+            Fields::default(),
+            placement(Mode::Foreground, 1),
+            &new,
+            false,
+        )
+        .unwrap();
         assert!(fg.tools.contains(&"TaskCreate".to_string()));
     }
 
@@ -374,26 +471,55 @@ mod tests {
         let gates = Gates::for_version(Version::NEWEST);
         let tools = strings(&["Read", "Bash"]);
         let disallowed = strings(&["Bash(git push *)"]);
-        let resolved = resolve(&pool(), Fields { tools: Some(&tools), disallowed: &disallowed }, placement(Mode::Foreground, 1), &gates, false).unwrap();
+        let resolved = resolve(
+            &pool(),
+            Fields {
+                tools: Some(&tools),
+                disallowed: &disallowed,
+            },
+            placement(Mode::Foreground, 1),
+            &gates,
+            false,
+        )
+        .unwrap();
         assert_eq!(resolved.tools, strings(&["Read"]));
     }
 
     #[test]
     fn zero_tools_is_refused_from_2_1_208() {
         let tools = strings(&["Raed"]);
-        let fields = Fields { tools: Some(&tools), disallowed: &[] };
+        let fields = Fields {
+            tools: Some(&tools),
+            disallowed: &[],
+        };
         let new = Gates::for_version(Version::NEWEST);
-        let err = resolve(&pool(), fields, placement(Mode::Foreground, 1), &new, false).unwrap_err();
+        let err =
+            resolve(&pool(), fields, placement(Mode::Foreground, 1), &new, false).unwrap_err();
         assert_eq!(err.unresolved, strings(&["Raed"]));
         let old = Gates::for_version(Version::v2_1(207));
-        assert!(resolve(&pool(), fields, placement(Mode::Foreground, 1), &old, false).unwrap().tools.is_empty());
+        assert!(
+            resolve(&pool(), fields, placement(Mode::Foreground, 1), &old, false)
+                .unwrap()
+                .tools
+                .is_empty()
+        );
     }
 
     #[test]
     fn handback_survives_everything() {
         let gates = Gates::for_version(Version::NEWEST);
         let disallowed = strings(&["SubagentHandback"]);
-        let resolved = resolve(&pool(), Fields { tools: None, disallowed: &disallowed }, placement(Mode::Background, 1), &gates, true).unwrap();
+        let resolved = resolve(
+            &pool(),
+            Fields {
+                tools: None,
+                disallowed: &disallowed,
+            },
+            placement(Mode::Background, 1),
+            &gates,
+            true,
+        )
+        .unwrap();
         assert!(resolved.tools.contains(&"SubagentHandback".to_string()));
     }
 
