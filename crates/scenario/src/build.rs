@@ -328,9 +328,9 @@ fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
         require(ctx, &fields, "`load`", "arrivals", example).and_then(|value| arrivals(ctx, value));
     let until = match (fields.get("count"), fields.get("duration")) {
         (Some(_), Some(_)) => {
-            let second = if fields.names().position(|name| name == "count")
-                < fields.names().position(|name| name == "duration")
-            {
+            // Point at whichever of the two comes second in the file.
+            let offset = |key: &str| fields.key(key).map(|node| node.span.offset);
+            let second = if offset("count") < offset("duration") {
                 "duration"
             } else {
                 "count"
