@@ -8,7 +8,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -26,7 +26,7 @@ pub fn w1_spec(arrivals: u64) -> SimSpec {
         AgentDef {
             name: "worker".into(),
             description: "does one piece of work".into(),
-            behavior: Some(Arc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
+            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
             ..AgentDef::default()
         },
     );

@@ -2,7 +2,7 @@
 //! mix of spawns, nesting, prompts, resumes, stops and `/subtask` forks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use proptest::prelude::*;
 use subsim_engine::dist::Dist;
@@ -53,7 +53,7 @@ fn program() -> impl Strategy<Value = Vec<Step>> {
                         count,
                         background,
                         needs_result,
-                        behavior: Some(Arc::from(behavior)),
+                        behavior: Some(Rc::from(behavior)),
                         ..SpawnSpec::default()
                     })
                 ),
@@ -61,10 +61,10 @@ fn program() -> impl Strategy<Value = Vec<Step>> {
                     fork: true,
                     name: Some("f".into()),
                     count: 1,
-                    behavior: Some(Arc::from(behavior)),
+                    behavior: Some(Rc::from(behavior)),
                     ..SpawnSpec::default()
                 })),
-                1 => (1u32..3, inner).prop_map(|(times, steps)| Step::Repeat { times, steps: Arc::from(steps) }),
+                1 => (1u32..3, inner).prop_map(|(times, steps)| Step::Repeat { times, steps: Rc::from(steps) }),
             ],
             1..8,
         )
@@ -103,7 +103,7 @@ fn scenario() -> impl Strategy<Value = SimSpec> {
     )
         .prop_map(|(main, actions, kind, version, cap, depth, seed, answer)| {
             let mut spec = SimSpec::minimal("generated");
-            spec.main = Arc::from(main);
+            spec.main = Rc::from(main);
             spec.session.kind = [
                 SessionKind::Interactive,
                 SessionKind::Headless,

@@ -3,7 +3,7 @@
 //! Field names follow the contract in `spec/scenario-format.md`; [`Event::visit_fields`]
 //! is the one place that lists them, used by the JSONL writer and by `expect:` filters.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use subsim_rules::{Mode, RejectReason, RuleId};
 
@@ -22,7 +22,7 @@ pub struct AgentRef {
     /// Stable id.
     pub id: AgentId,
     /// Name given at spawn (or the `/subtask` name).
-    pub name: Option<Arc<str>>,
+    pub name: Option<Rc<str>>,
 }
 
 impl AgentRef {
@@ -99,7 +99,7 @@ impl Outcome {
 }
 
 /// A resolved tool list, shared by every run that resolved to the same set.
-pub type ToolList = Arc<[Arc<str>]>;
+pub type ToolList = Rc<[Rc<str>]>;
 
 /// One thing that happened.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,7 +120,7 @@ pub enum EventKind {
     /// The session's resolved settings, at time 0.
     SessionStarted {
         /// Version whose rules apply.
-        version: Arc<str>,
+        version: Rc<str>,
         /// Session kind.
         session_kind: &'static str,
         /// The cap, if the version has one.
@@ -137,9 +137,9 @@ pub enum EventKind {
         /// Who called.
         caller: AgentRef,
         /// Requested type (`general-purpose` when left out and resolved, `fork` for forks).
-        agent_type: Arc<str>,
+        agent_type: Rc<str>,
         /// Requested name.
-        name: Option<Arc<str>>,
+        name: Option<Rc<str>>,
         /// The `run_in_background` parameter, if given.
         background: Option<bool>,
         /// The call is a fork.
@@ -150,13 +150,13 @@ pub enum EventKind {
         /// Who called.
         caller: AgentRef,
         /// Requested type.
-        agent_type: Arc<str>,
+        agent_type: Rc<str>,
         /// Requested name.
-        name: Option<Arc<str>>,
+        name: Option<Rc<str>>,
         /// Why.
         reason: RejectReason,
         /// What the caller is told.
-        message: Arc<str>,
+        message: Rc<str>,
         /// Running subagents at the time.
         running: u32,
     },
@@ -165,7 +165,7 @@ pub enum EventKind {
         /// The agent.
         agent: AgentRef,
         /// Its type.
-        agent_type: Arc<str>,
+        agent_type: Rc<str>,
         /// Who launched it.
         parent: AgentRef,
         /// Its depth (main = 0).
@@ -175,7 +175,7 @@ pub enum EventKind {
         /// A fork.
         fork: bool,
         /// Its model.
-        model: Arc<str>,
+        model: Rc<str>,
         /// Its tools.
         tools: ToolList,
         /// Running subagents after the start.
@@ -188,7 +188,7 @@ pub enum EventKind {
         /// The caller.
         agent: AgentRef,
         /// The tool.
-        tool: Arc<str>,
+        tool: Rc<str>,
         /// Whether it ran.
         allowed: bool,
         /// Why it did not run: `not_in_tools`, `denied`, `auto_denied`, `depth_limit`.
@@ -199,7 +199,7 @@ pub enum EventKind {
         /// The asking agent.
         agent: AgentRef,
         /// The tool.
-        tool: Arc<str>,
+        tool: Rc<str>,
         /// `terminal` or `main`; `None` when auto-denied.
         routed_to: Option<&'static str>,
         /// Silently auto-denied (PERM-5).
@@ -212,7 +212,7 @@ pub enum EventKind {
         /// The asking agent.
         agent: AgentRef,
         /// The tool.
-        tool: Arc<str>,
+        tool: Rc<str>,
         /// The answer.
         answer: Answer,
         /// Time from request to answer, µs.
@@ -225,7 +225,7 @@ pub enum EventKind {
         /// The asking agent.
         agent: AgentRef,
         /// The tool.
-        tool: Arc<str>,
+        tool: Rc<str>,
         /// Prompt number.
         prompt: u64,
     },
@@ -254,7 +254,7 @@ pub enum EventKind {
         /// Running subagents after it ended.
         running: u32,
         /// Extra words, e.g. the API error.
-        detail: Option<Arc<str>>,
+        detail: Option<Rc<str>>,
     },
     /// Something was delivered to an agent (main included).
     Notification {
@@ -288,13 +288,13 @@ pub enum EventKind {
     /// A SendMessage was refused.
     MessageRejected {
         /// The `to` value as written.
-        to: Arc<str>,
+        to: Rc<str>,
         /// Sender.
         by: AgentRef,
         /// Why.
         reason: &'static str,
         /// What the sender is told.
-        message: Arc<str>,
+        message: Rc<str>,
     },
     /// TaskStop was called on an agent.
     StopRequested {
@@ -310,7 +310,7 @@ pub enum EventKind {
         /// The action.
         action: &'static str,
         /// Why.
-        why: Arc<str>,
+        why: Rc<str>,
     },
     /// A safety limit ended the run.
     LimitReached {
@@ -391,7 +391,7 @@ pub enum Field<'a> {
     /// A boolean.
     Bool(bool),
     /// A list of strings.
-    List(&'a [Arc<str>]),
+    List(&'a [Rc<str>]),
     /// An agent: written as its id; filters match its id or its name.
     Agent(&'a AgentRef),
 }

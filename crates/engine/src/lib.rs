@@ -21,9 +21,9 @@
 //!
 //! ```
 //! use subsim_engine::{spec::*, sink::Collect, Simulation};
-//! use std::sync::Arc;
+//! use std::rc::Rc;
 //! let mut spec = SimSpec::minimal("two workers");
-//! spec.main = Arc::from(vec![Step::Spawn(SpawnSpec { agent: Some("general-purpose".into()),
+//! spec.main = Rc::from(vec![Step::Spawn(SpawnSpec { agent: Some("general-purpose".into()),
 //!     count: 2, ..Default::default() })]);
 //! let mut trace = Collect::default();
 //! let report = Simulation::new(spec).run(&mut trace);

@@ -15,7 +15,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -181,7 +181,7 @@ enum Wake {
     /// The person finished thinking about prompt `id`.
     Answer(u64),
     /// A background shell command of `agent` finished.
-    BashDone { agent: AgentId },
+    BashDone { agent: AgentId, run: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,10 +222,10 @@ struct Frame {
 
 /// A resolved agent type.
 struct TypeDef {
-    name: Arc<str>,
+    name: Rc<str>,
     def: AgentDef,
     /// The model when no per-invocation value is given.
-    model: Arc<str>,
+    model: Rc<str>,
     /// RESUME-3: Explore and Plan return no agent id.
     one_shot: bool,
     behavior: Program,
@@ -233,7 +233,7 @@ struct TypeDef {
 
 struct Agent {
     id: AgentId,
-    name: Option<Arc<str>>,
+    name: Option<Rc<str>>,
     depth: u32,
     mode: Mode,
     fork: bool,
@@ -251,6 +251,8 @@ struct Agent {
     block: Block,
     gen: u32,
     foreground_pending: u32,
+    /// Which run of this agent is current (0 for the first, +1 per resume).
+    run: u32,
     /// Whether the caller is blocked on this run (foreground, not backgrounded).
     awaited: bool,
     children_running: u32,
@@ -279,7 +281,7 @@ type ToolResolution = Result<(ToolList, bool), Vec<String>>;
 struct PendingPrompt {
     agent: AgentId,
     slot: u32,
-    tool: Arc<str>,
+    tool: Rc<str>,
     asked_at: SimTime,
     duration: Option<Dist>,
 }
@@ -289,7 +291,7 @@ struct Kernel<'s> {
     config: SessionConfig,
     notes: Vec<ConfigNote>,
     seed: u64,
-    main_model: Arc<str>,
+    main_model: Rc<str>,
     pool: Vec<String>,
     permissions: subsim_rules::prompt::PermissionRules,
     session_grants: Vec<String>,
@@ -308,6 +310,8 @@ struct Kernel<'s> {
     /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
     now_queue: VecDeque<(u64, Wake)>,
+    /// The load generator's pending arrival `(time, seq)`.
+    next_arrival: Option<(SimTime, u64)>,
     trace_seq: u64,
     limit: Option<LimitHit>,
     // Agents.
@@ -316,9 +320,9 @@ struct Kernel<'s> {
     by_id: IdMap,
     next_id: AgentId,
     running: u32,
-    names: BTreeMap<Arc<str>, AgentId>,
+    names: BTreeMap<Rc<str>, AgentId>,
     /// RESUME-12: the agent each name first reached in this conversation.
-    reached: BTreeMap<Arc<str>, AgentId>,
+    reached: BTreeMap<Rc<str>, AgentId>,
     tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     // The person.
     prompts: BTreeMap<u64, PendingPrompt>,
@@ -332,10 +336,10 @@ struct Kernel<'s> {
     load_rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
     user_rng: ChaCha8Rng,
-    general_purpose_arc: Arc<str>,
+    general_purpose_arc: Rc<str>,
     /// The load block's Agent call, shared (it is issued once per arrival).
-    load_spawn_spec: Arc<SpawnSpec>,
-    fork_arc: Arc<str>,
+    load_spawn_spec: Rc<SpawnSpec>,
+    fork_arc: Rc<str>,
 }
 
 const BUILT_INS: [&str; 6] = [
@@ -359,7 +363,7 @@ impl<'s> Kernel<'s> {
             session.permission_mode,
         );
         let seed = session.seed;
-        let main_model: Arc<str> = Arc::from(session.model.as_str());
+        let main_model: Rc<str> = Rc::from(session.model.as_str());
         let mut pool = session
             .tools
             .clone()
@@ -377,7 +381,7 @@ impl<'s> Kernel<'s> {
         let disable_builtins = !config.kind.is_interactive()
             && session.env.get(env::SDK_DISABLE_BUILTINS).map(|v| v.trim()) == Some("1");
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
-            let name: Arc<str> = Arc::from(def.name.as_str());
+            let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
             let one_shot = built_in && (def.name == "Explore" || def.name == "Plan");
             let (model, _) = model::resolve(ModelInput {
@@ -392,7 +396,7 @@ impl<'s> Kernel<'s> {
             type_index.insert(def.name.clone(), types.len());
             types.push(TypeDef {
                 name,
-                model: Arc::from(model),
+                model: Rc::from(model),
                 one_shot,
                 behavior,
                 def,
@@ -452,6 +456,7 @@ impl<'s> Kernel<'s> {
             queue_seq: 0,
             queue: BinaryHeap::new(),
             now_queue: VecDeque::new(),
+            next_arrival: None,
             trace_seq: 0,
             limit: None,
             slots: Vec::new(),
@@ -472,17 +477,17 @@ impl<'s> Kernel<'s> {
             load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
             retry_rng: stream(seed, 0, purpose::RETRY),
             user_rng: stream(seed, 0, purpose::USER),
-            general_purpose_arc: Arc::from("general-purpose"),
-            load_spawn_spec: Arc::new(
+            general_purpose_arc: Rc::from("general-purpose"),
+            load_spawn_spec: Rc::new(
                 spec.load
                     .as_ref()
                     .map(|load| load.spawn.clone())
                     .unwrap_or_default(),
             ),
-            fork_arc: Arc::from("fork"),
+            fork_arc: Rc::from("fork"),
         };
         // The main conversation is agent 0 in slot 0.
-        let main_tools: ToolList = kernel.pool.iter().map(|t| Arc::from(t.as_str())).collect();
+        let main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
         let main = Agent {
             id: MAIN,
             name: None,
@@ -502,6 +507,7 @@ impl<'s> Kernel<'s> {
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
+            run: 0,
             awaited: false,
             children_running: 0,
             bash_running: 0,
@@ -523,7 +529,7 @@ impl<'s> Kernel<'s> {
     fn run(&mut self) {
         let config = &self.config;
         let kind = EventKind::SessionStarted {
-            version: Arc::from(config.gates.version.to_string().as_str()),
+            version: Rc::from(config.gates.version.to_string().as_str()),
             session_kind: config.kind.as_str(),
             cap: config.cap,
             depth_limit: config.depth_limit,
@@ -544,7 +550,7 @@ impl<'s> Kernel<'s> {
                 Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
             };
             if self.load_continues(first) {
-                self.schedule(first, Wake::Arrival);
+                self.schedule_arrival(first);
             }
         }
         while let Some((time, wake)) = self.pop_next() {
@@ -571,22 +577,46 @@ impl<'s> Kernel<'s> {
         }
     }
 
-    /// The next wake in (time, seq) order.
+    /// The load generator's next arrival, kept beside the heap: there is at most one.
+    fn schedule_arrival(&mut self, at: SimTime) {
+        self.queue_seq += 1;
+        self.next_arrival = Some((at, self.queue_seq));
+    }
+
+    /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
+    /// pending arrival.
     fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
-        let heap_first = match (self.queue.peek(), self.now_queue.front()) {
-            (None, None) => return None,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (Some(Reverse((time, seq, _))), Some((now_seq, _))) => {
-                *time < self.now || (*time == self.now && seq < now_seq)
+        #[derive(Clone, Copy)]
+        enum Source {
+            Heap,
+            Now,
+            Arrival,
+        }
+        let mut best: Option<(SimTime, u64, Source)> = None;
+        let mut consider = |time: SimTime, seq: u64, source: Source| {
+            if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
+                best = Some((time, seq, source));
             }
         };
-        if heap_first {
-            self.queue
+        if let Some(Reverse((time, seq, _))) = self.queue.peek() {
+            consider(*time, *seq, Source::Heap);
+        }
+        if let Some((seq, _)) = self.now_queue.front() {
+            consider(self.now, *seq, Source::Now);
+        }
+        if let Some((time, seq)) = self.next_arrival {
+            consider(time, seq, Source::Arrival);
+        }
+        match best?.2 {
+            Source::Heap => self
+                .queue
                 .pop()
-                .map(|Reverse((time, _, wake))| (time, wake))
-        } else {
-            self.now_queue.pop_front().map(|(_, wake)| (self.now, wake))
+                .map(|Reverse((time, _, wake))| (time, wake)),
+            Source::Now => self.now_queue.pop_front().map(|(_, wake)| (self.now, wake)),
+            Source::Arrival => self
+                .next_arrival
+                .take()
+                .map(|(time, _)| (time, Wake::Arrival)),
         }
     }
 
@@ -644,7 +674,7 @@ impl<'s> Kernel<'s> {
             }
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),
-            Wake::BashDone { agent } => self.bash_done(agent),
+            Wake::BashDone { agent, run } => self.bash_done(agent, run),
         }
     }
 
@@ -815,9 +845,9 @@ impl<'s> Kernel<'s> {
                     let micros = self.sample(slot, dist);
                     let agent = self.agent_mut(slot);
                     agent.bash_running += 1;
-                    let id = agent.id;
+                    let (id, run) = (agent.id, agent.run);
                     let at = self.now.plus(micros);
-                    self.schedule(at, Wake::BashDone { agent: id });
+                    self.schedule(at, Wake::BashDone { agent: id, run });
                 }
                 Step::Report(_) => {}
                 Step::Fail(fail) => {
@@ -891,7 +921,7 @@ impl<'s> Kernel<'s> {
     fn tool_call(&mut self, slot: u32, call: &ToolCall) -> bool {
         let agent = self.agent(slot);
         let reference = agent.reference();
-        let tool: Arc<str> = Arc::from(call.name.as_str());
+        let tool: Rc<str> = Rc::from(call.name.as_str());
         if !agent.tools.iter().any(|t| **t == *call.name) {
             // TOOLS-4: a tool the run was not given cannot be called.
             let rule = if call.name == "Agent" && agent.depth > 0 {
@@ -1151,18 +1181,21 @@ impl<'s> Kernel<'s> {
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let caller_slot = self.slot_of(caller).ok_or(None)?;
         let caller_ref = self.agent(caller_slot).reference();
-        let requested: Arc<str> = if spec.fork {
+        // One lookup of the named type serves the event and the resolution below.
+        let named_type: Option<usize> = match (&spec.agent, spec.fork) {
+            (Some(agent), false) => self.type_index.get(agent.as_str()).copied(),
+            _ => None,
+        };
+        let requested: Rc<str> = if spec.fork {
             self.fork_arc.clone()
         } else {
-            match &spec.agent {
-                Some(agent) => match self.type_index.get(agent.as_str()) {
-                    Some(index) => self.types[*index].name.clone(),
-                    None => Arc::from(agent.as_str()),
-                },
-                None => self.general_purpose_arc.clone(),
+            match (&spec.agent, named_type) {
+                (Some(_), Some(index)) => self.types[index].name.clone(),
+                (Some(agent), None) => Rc::from(agent.as_str()),
+                (None, _) => self.general_purpose_arc.clone(),
             }
         };
-        let name: Option<Arc<str>> = name.map(|n| Arc::from(n.as_str()));
+        let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
         self.emit(
             None,
             EventKind::SpawnRequested {
@@ -1187,7 +1220,7 @@ impl<'s> Kernel<'s> {
                         agent_type: requested.clone(),
                         name: name.clone(),
                         reason,
-                        message: Arc::from(message.as_str()),
+                        message: Rc::from(message.as_str()),
                         running,
                     },
                 );
@@ -1252,8 +1285,8 @@ impl<'s> Kernel<'s> {
                         format!("{} ({type_name})", messages::DENIED),
                     );
                 }
-                match self.type_index.get(type_name.as_str()) {
-                    Some(index) => type_index = Some(*index),
+                match named_type {
+                    Some(index) => type_index = Some(index),
                     None => {
                         return reject(
                             self,
@@ -1389,7 +1422,7 @@ impl<'s> Kernel<'s> {
                     fork: false,
                     env_last: self.config.gates.model_order_env_last,
                 });
-                Arc::from(chosen)
+                Rc::from(chosen)
             }
             (None, Some(index)) => self.types[index].model.clone(),
             (None, None) => self.main_model.clone(),
@@ -1429,6 +1462,7 @@ impl<'s> Kernel<'s> {
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
+            run: 0,
             awaited: false,
             children_running: 0,
             bash_running: 0,
@@ -1552,7 +1586,7 @@ impl<'s> Kernel<'s> {
                     let list: ToolList = resolved
                         .tools
                         .iter()
-                        .map(|t| Arc::from(t.as_str()))
+                        .map(|t| Rc::from(t.as_str()))
                         .collect();
                     Ok((list, resolved.agent_errors))
                 }
@@ -1600,6 +1634,10 @@ impl<'s> Kernel<'s> {
         agent.gen = agent.gen.wrapping_add(1);
         agent.stack.clear();
         agent.pc = agent.program.len();
+        // A run that ends is no longer blocked on anything it launched, and its shells no
+        // longer report to it.
+        agent.foreground_pending = 0;
+        agent.bash_running = 0;
         agent.finished_at = now;
         let reference = agent.reference();
         let (mode, fork, report_to, awaited, resumed, waiters, from_load) = (
@@ -1619,7 +1657,7 @@ impl<'s> Kernel<'s> {
                 agent: reference.clone(),
                 outcome,
                 running,
-                detail: detail.map(|d| Arc::from(d.as_str())),
+                detail: detail.map(|d| Rc::from(d.as_str())),
             },
         );
         // NOTIFY-1…10: one result, to one recipient.
@@ -1656,10 +1694,14 @@ impl<'s> Kernel<'s> {
                 what,
             },
         );
-        // The caller's bookkeeping.
-        if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
+        // The caller's bookkeeping. Its count of running children stays exact even while
+        // the caller is not running (a stopped launcher may be resumed later).
+        if let Some(caller_slot) = caller_slot {
             let caller = self.agent_mut(caller_slot);
             caller.children_running = caller.children_running.saturating_sub(1);
+        }
+        if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
+            let caller = self.agent_mut(caller_slot);
             if delivery == Delivery::ToolResult {
                 caller.foreground_pending = caller.foreground_pending.saturating_sub(1);
                 if caller.foreground_pending == 0 && caller.block == Block::Foreground {
@@ -1725,10 +1767,12 @@ impl<'s> Kernel<'s> {
         }
     }
 
-    fn bash_done(&mut self, id: AgentId) {
+    fn bash_done(&mut self, id: AgentId, run: u32) {
         let Some(slot) = self.slot_of(id) else { return };
         let agent = self.agent_mut(slot);
-        if agent.status != Status::Running {
+        // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
+        // nobody: its run no longer waits for it.
+        if agent.status != Status::Running || agent.run != run {
             return;
         }
         agent.bash_running -= 1;
@@ -1813,7 +1857,7 @@ impl<'s> Kernel<'s> {
     /// SendMessage from `caller` (RESUME-5…13).
     fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) {
         let by = self.reference(caller);
-        let to_arc: Arc<str> = Arc::from(to);
+        let to_arc: Rc<str> = Rc::from(to);
         let reject =
             |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
                 kernel.emit(
@@ -1822,7 +1866,7 @@ impl<'s> Kernel<'s> {
                         to: to_arc.clone(),
                         by: by.clone(),
                         reason,
-                        message: Arc::from(message.as_str()),
+                        message: Rc::from(message.as_str()),
                     },
                 );
             };
@@ -1885,6 +1929,10 @@ impl<'s> Kernel<'s> {
     /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id.
     fn resume(&mut self, slot: u32, by: AgentId, behavior: Option<Program>, rule: RuleId) {
         let (mode, _) = placement::resume_mode(&self.config);
+        // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
+        // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
+        let target = self.agent(slot).id;
+        let redirect = !self.reports_to(by, target);
         let program = behavior.unwrap_or_else(default_resume_behavior);
         self.running += 1;
         let agent = self.agent_mut(slot);
@@ -1895,14 +1943,18 @@ impl<'s> Kernel<'s> {
         agent.stack.clear();
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
-        agent.report_to = by;
+        if redirect {
+            agent.report_to = by;
+        }
         agent.resumed = true;
         agent.awaited = false;
+        agent.run += 1;
+        let report_to = agent.report_to;
         agent.turns = 0;
         // RESUME-7: tools, model and history are kept as they were.
         let reference = agent.reference();
         let gen = agent.gen;
-        if let Some(caller_slot) = self.slot_of(by) {
+        if let Some(caller_slot) = self.slot_of(report_to) {
             self.agent_mut(caller_slot).children_running += 1;
         }
         let by_ref = self.reference(by);
@@ -1918,6 +1970,26 @@ impl<'s> Kernel<'s> {
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });
+    }
+
+    /// Does `agent`'s result go, directly or up its chain of recipients, to `ancestor`?
+    fn reports_to(&self, agent: AgentId, ancestor: AgentId) -> bool {
+        let mut current = agent;
+        // The chain is finite; the bound guards against a cycle all the same.
+        for _ in 0..=self.slots.len() {
+            if current == MAIN {
+                return ancestor == MAIN;
+            }
+            let Some(slot) = self.slot_of(current) else {
+                return false;
+            };
+            let next = self.agent(slot).report_to;
+            if next == ancestor {
+                return true;
+            }
+            current = next;
+        }
+        false
     }
 
     /// TaskStop from `caller`, or the person's `x` when `caller` is `None`.
@@ -1936,7 +2008,7 @@ impl<'s> Kernel<'s> {
                 None,
                 EventKind::ActionIgnored {
                     action,
-                    why: Arc::from(format!("no agent named {target}").as_str()),
+                    why: Rc::from(format!("no agent named {target}").as_str()),
                 },
             );
             return;
@@ -1947,7 +2019,7 @@ impl<'s> Kernel<'s> {
                 None,
                 EventKind::ActionIgnored {
                     action,
-                    why: Arc::from(why.as_str()),
+                    why: Rc::from(why.as_str()),
                 },
             );
             return;
@@ -1990,7 +2062,7 @@ impl<'s> Kernel<'s> {
                 None,
                 EventKind::ActionIgnored {
                     action: "ask_progress",
-                    why: Arc::from(format!("no agent named {target}").as_str()),
+                    why: Rc::from(format!("no agent named {target}").as_str()),
                 },
             );
             return;
@@ -2039,7 +2111,7 @@ impl<'s> Kernel<'s> {
                     Some("RESUME-13"),
                     EventKind::ActionIgnored {
                         action: "clear",
-                        why: Arc::from(
+                        why: Rc::from(
                             "the conversation was cleared; names are unbound from earlier agents",
                         ),
                     },
@@ -2061,7 +2133,7 @@ impl<'s> Kernel<'s> {
                 Some("FGBG-5"),
                 EventKind::ActionIgnored {
                     action: "ctrl_b",
-                    why: Arc::from("no foreground task is running"),
+                    why: Rc::from("no foreground task is running"),
                 },
             );
             return;
@@ -2109,7 +2181,7 @@ impl<'s> Kernel<'s> {
                 Some("FORK-9"),
                 EventKind::ActionIgnored {
                     action: "subtask",
-                    why: Arc::from("this version has no user fork command"),
+                    why: Rc::from("this version has no user fork command"),
                 },
             );
             return;
@@ -2119,7 +2191,7 @@ impl<'s> Kernel<'s> {
             .take(3)
             .map(|w| w.to_lowercase())
             .collect();
-        let name: Arc<str> = Arc::from(
+        let name: Rc<str> = Rc::from(
             if words.is_empty() {
                 "subtask".to_string()
             } else {
@@ -2151,6 +2223,7 @@ impl<'s> Kernel<'s> {
             block: Block::Ready,
             gen: 0,
             foreground_pending: 0,
+            run: 0,
             awaited: false,
             children_running: 0,
             bash_running: 0,
@@ -2200,7 +2273,7 @@ impl<'s> Kernel<'s> {
                 None,
                 EventKind::ActionIgnored {
                     action: "type_to",
-                    why: Arc::from(format!("no agent named {to}").as_str()),
+                    why: Rc::from(format!("no agent named {to}").as_str()),
                 },
             );
             return;
@@ -2233,7 +2306,7 @@ impl<'s> Kernel<'s> {
                 Some("RESUME-11"),
                 EventKind::ActionIgnored {
                     action: "type_to",
-                    why: Arc::from(why),
+                    why: Rc::from(why),
                 },
             );
             return;
@@ -2293,7 +2366,7 @@ impl<'s> Kernel<'s> {
         };
         if let Some(next) = next {
             if self.load_continues(next) {
-                self.schedule(next, Wake::Arrival);
+                self.schedule_arrival(next);
             }
         }
     }

@@ -4,7 +4,7 @@
 //! code. Nothing here parses text (except the tiny helpers the builders share).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::rc::Rc;
 
 use subsim_rules::prompt::PermissionRules;
 use subsim_rules::{PermissionMode, SessionKind, Version};
@@ -13,7 +13,7 @@ use crate::dist::Dist;
 use crate::time::SimTime;
 
 /// A step program, shared between every run that executes it.
-pub type Program = Arc<[Step]>;
+pub type Program = Rc<[Step]>;
 
 /// Everything a run needs.
 #[derive(Clone, Debug)]
@@ -165,7 +165,7 @@ pub struct AgentDef {
 /// The steps a run takes when neither the spawn nor the definition gives `behavior`:
 /// one 10-second turn, then a report.
 pub fn default_behavior() -> Program {
-    Arc::from(vec![
+    Rc::from(vec![
         Step::Work(Dist::fixed(10_000_000)),
         Step::Report("done".into()),
     ])
@@ -174,7 +174,7 @@ pub fn default_behavior() -> Program {
 /// The steps a resumed run takes when the `send` gives no `behavior`: one 5-second turn,
 /// then a report.
 pub fn default_resume_behavior() -> Program {
-    Arc::from(vec![
+    Rc::from(vec![
         Step::Work(Dist::fixed(5_000_000)),
         Step::Report("done".into()),
     ])
@@ -437,7 +437,7 @@ impl SimSpec {
             description: None,
             session: SessionSpec::default(),
             agents: BTreeMap::new(),
-            main: Arc::from(Vec::new()),
+            main: Rc::from(Vec::new()),
             user: UserSpec::default(),
             load: None,
         }

@@ -539,7 +539,7 @@ mod tests {
     use super::*;
     use crate::event::AgentRef;
     use crate::spec::Answer;
-    use std::sync::Arc;
+    use std::rc::Rc;
     use subsim_rules::Mode;
 
     fn at(millis: u64, kind: EventKind) -> Event {
@@ -566,7 +566,7 @@ mod tests {
                 mode: Mode::Background,
                 fork: false,
                 model: "sonnet".into(),
-                tools: Arc::from(Vec::new()),
+                tools: Rc::from(Vec::new()),
                 running,
                 cap_checked: true,
             },

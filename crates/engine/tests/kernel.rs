@@ -1,6 +1,6 @@
 //! Kernel tests on specs built in code: the core rules, observed in the trace.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use subsim_engine::dist::Dist;
 use subsim_engine::event::{Event, EventKind};
@@ -28,7 +28,7 @@ fn spawn(name: &str, count: u32, behavior: Vec<Step>) -> Step {
         agent: Some("general-purpose".into()),
         name: Some(name.into()),
         count,
-        behavior: Some(Arc::from(behavior)),
+        behavior: Some(Rc::from(behavior)),
         ..SpawnSpec::default()
     })
 }
@@ -36,7 +36,7 @@ fn spawn(name: &str, count: u32, behavior: Vec<Step>) -> Step {
 #[test]
 fn twenty_five_background_spawns_hit_the_cap() {
     let mut spec = SimSpec::minimal("cap");
-    spec.main = Arc::from(vec![spawn("r", 25, vec![Step::Work(secs(30))])]);
+    spec.main = Rc::from(vec![spawn("r", 25, vec![Step::Work(secs(30))])]);
     let events = run(spec);
     let rejected = kinds(&events, "spawn_rejected");
     assert_eq!(rejected.len(), 5);
@@ -54,7 +54,7 @@ fn resume_takes_a_slot_past_the_cap() {
     spec.session
         .env
         .insert("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".into(), "2".into());
-    spec.main = Arc::from(vec![
+    spec.main = Rc::from(vec![
         spawn("early", 1, vec![Step::Work(secs(1))]),
         Step::Sleep(secs(2)),
         spawn("long", 2, vec![Step::Work(secs(30))]),
@@ -89,7 +89,7 @@ fn nesting_stops_at_the_depth_limit() {
     let level3 = vec![spawn("l4", 1, vec![Step::Work(secs(1))])];
     let level2 = vec![spawn("l3", 1, level3)];
     let level1 = vec![spawn("l2", 1, level2)];
-    spec.main = Arc::from(vec![spawn("l1", 1, level1)]);
+    spec.main = Rc::from(vec![spawn("l1", 1, level1)]);
     let events = run(spec);
     assert_eq!(kinds(&events, "agent_started").len(), 3);
     let rejected = kinds(&events, "spawn_rejected");
@@ -104,7 +104,7 @@ fn nesting_stops_at_the_depth_limit() {
 fn background_prompt_goes_to_main_and_waits_for_the_person() {
     let mut spec = SimSpec::minimal("prompt");
     spec.user.think = secs(3);
-    spec.main = Arc::from(vec![spawn(
+    spec.main = Rc::from(vec![spawn(
         "b",
         1,
         vec![
@@ -131,7 +131,7 @@ fn background_prompt_goes_to_main_and_waits_for_the_person() {
 fn before_2_1_186_background_prompts_are_auto_denied() {
     let mut spec = SimSpec::minimal("auto-deny");
     spec.session.version = subsim_rules::Version::v2_1(185);
-    spec.main = Arc::from(vec![spawn(
+    spec.main = Rc::from(vec![spawn(
         "b",
         1,
         vec![Step::Tool(ToolCall {
@@ -154,13 +154,13 @@ fn before_2_1_186_background_prompts_are_auto_denied() {
 fn headless_foreground_blocks_main_until_done() {
     let mut spec = SimSpec::minimal("fg");
     spec.session.kind = subsim_rules::SessionKind::Headless;
-    spec.main = Arc::from(vec![
+    spec.main = Rc::from(vec![
         Step::Spawn(SpawnSpec {
             agent: Some("general-purpose".into()),
             name: Some("f".into()),
             count: 1,
             needs_result: true,
-            behavior: Some(Arc::from(vec![Step::Work(secs(5))])),
+            behavior: Some(Rc::from(vec![Step::Work(secs(5))])),
             ..SpawnSpec::default()
         }),
         spawn("after", 1, vec![Step::Work(secs(1))]),
@@ -182,7 +182,7 @@ fn load_run_releases_finished_agents() {
         "worker".into(),
         AgentDef {
             name: "worker".into(),
-            behavior: Some(Arc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
+            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
             ..AgentDef::default()
         },
     );

@@ -5,7 +5,7 @@
 //! only checked to be non-empty; agent *types* named by `spawn` are collected into
 //! [`Ctx::agent_refs`] and checked once every definition is known.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use subsim_engine::spec::{
     ApiError, FailSpec, Program, SendSpec, SpawnSpec, Step, ToolCall, WaitTarget,
@@ -94,16 +94,16 @@ fn example(step: &str) -> &'static str {
 /// Reads a list of steps. Invalid steps are reported and left out.
 pub(crate) fn steps(ctx: &mut Ctx<'_>, node: &Node, what: &str, script: Script) -> Program {
     if node.value == Value::Null {
-        return Arc::from(Vec::new());
+        return Rc::from(Vec::new());
     }
     let Some(items) = ctx.list(node, what) else {
-        return Arc::from(Vec::new());
+        return Rc::from(Vec::new());
     };
     let parsed: Vec<Step> = items
         .iter()
         .filter_map(|item| step(ctx, item, script))
         .collect();
-    Arc::from(parsed)
+    Rc::from(parsed)
 }
 
 fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {

@@ -6,7 +6,7 @@
 //! not a general JSON library: it writes only the four field shapes the trace has.
 
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use crate::event::{AgentRef, Event, Field, MAIN};
 use crate::sink::Sink;
@@ -129,7 +129,7 @@ fn write_value(out: &mut Vec<u8>, value: Field<'_>) {
     }
 }
 
-fn write_list(out: &mut Vec<u8>, items: &[Arc<str>]) {
+fn write_list(out: &mut Vec<u8>, items: &[Rc<str>]) {
     out.push(b'[');
     for (index, item) in items.iter().enumerate() {
         if index > 0 {
@@ -283,7 +283,7 @@ mod tests {
                 mode: Mode::Background,
                 fork: false,
                 model: "sonnet".into(),
-                tools: Arc::from(vec![Arc::<str>::from("Bash"), Arc::from("Read")]),
+                tools: Rc::from(vec![Rc::<str>::from("Bash"), Rc::from("Read")]),
                 running: 3,
                 cap_checked: true,
             },

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::rc::Rc;
 
 use subsim_rules::RejectReason;
 
@@ -46,7 +46,7 @@ pub struct Narrator {
     /// The session's cap, learned from `session_started`.
     cap: Option<u32>,
     /// Names by agent id, learned from any event that carries one.
-    names: Vec<Option<Arc<str>>>,
+    names: Vec<Option<Rc<str>>>,
     who_width: usize,
 }
 
@@ -759,7 +759,7 @@ mod tests {
                 mode: Mode::Background,
                 fork: false,
                 model: "sonnet".into(),
-                tools: Arc::from(Vec::new()),
+                tools: Rc::from(Vec::new()),
                 running: 14,
                 cap_checked: true,
             },
@@ -776,7 +776,7 @@ mod tests {
                 mode: Mode::Background,
                 fork: true,
                 model: "opus".into(),
-                tools: Arc::from(Vec::new()),
+                tools: Rc::from(Vec::new()),
                 running: 21,
                 cap_checked: false,
             },
