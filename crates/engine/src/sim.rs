@@ -310,6 +310,8 @@ struct Kernel<'s> {
     /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
     now_queue: VecDeque<(u64, Wake)>,
+    /// The last agent type looked up by name, and its index.
+    last_type: Option<(Rc<str>, usize)>,
     /// The load generator's pending arrival `(time, seq)`.
     next_arrival: Option<(SimTime, u64)>,
     trace_seq: u64,
@@ -457,6 +459,7 @@ impl<'s> Kernel<'s> {
             queue: BinaryHeap::new(),
             now_queue: VecDeque::new(),
             next_arrival: None,
+            last_type: None,
             trace_seq: 0,
             limit: None,
             slots: Vec::new(),
@@ -1183,7 +1186,7 @@ impl<'s> Kernel<'s> {
         let caller_ref = self.agent(caller_slot).reference();
         // One lookup of the named type serves the event and the resolution below.
         let named_type: Option<usize> = match (&spec.agent, spec.fork) {
-            (Some(agent), false) => self.type_index.get(agent.as_str()).copied(),
+            (Some(agent), false) => self.find_type(agent),
             _ => None,
         };
         let requested: Rc<str> = if spec.fork {
@@ -1500,6 +1503,19 @@ impl<'s> Kernel<'s> {
         );
         self.schedule(self.now, Wake::Step { slot, gen });
         Ok((slot, mode))
+    }
+
+    /// The index of a named agent type. Load runs ask for the same type a million times,
+    /// so the last answer is kept.
+    fn find_type(&mut self, name: &str) -> Option<usize> {
+        if let Some((last, index)) = &self.last_type {
+            if **last == *name {
+                return Some(*index);
+            }
+        }
+        let index = *self.type_index.get(name)?;
+        self.last_type = Some((self.types[index].name.clone(), index));
+        Some(index)
     }
 
     fn insert(&mut self, mut agent: Agent) -> u32 {
