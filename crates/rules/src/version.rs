@@ -24,7 +24,11 @@ impl Version {
 
     /// Builds a version from its three components.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Version {
-        Version { major, minor, patch }
+        Version {
+            major,
+            minor,
+            patch,
+        }
     }
 
     /// `2.1.patch`, the only line the catalog speaks about.
@@ -140,6 +144,24 @@ pub struct Gates {
     pub disable_explore_plan_env: bool,
     /// ERR-2: from v2.1.199 a failed run reports failure rather than error text.
     pub reports_failure: bool,
+    /// MODEL-5: before v2.1.196 `CLAUDE_CODE_SUBAGENT_MODEL=inherit` forced subagents onto
+    /// the main model and ignored every other source; from v2.1.196 it behaves like unset.
+    pub env_inherit_forces_main: bool,
+    /// MODEL-12 (DE): from v2.1.198 Explore inherits the main model; before, it always ran
+    /// on Haiku.
+    pub explore_inherits_main: bool,
+    /// MODEL-12 / D-4 / Q-40: DE's "capped at Opus on the Claude API" reading of Explore's
+    /// model may be chosen instead of ES's Fable rule, for the versions DE documents
+    /// (v2.1.198 up to v2.1.271, the last version DE names). From v2.1.272 only ES's rule
+    /// applies. Same DE/ES split as `task_output_filtered`.
+    pub explore_opus_cap_option: bool,
+    /// MODEL-7: from v2.1.222 a blocked family alias runs on the newest allowed version of
+    /// its family; before, it fell back to the inherited model.
+    pub family_alias_substitution: bool,
+    /// MODEL-8: `CLAUDE_CODE_SUBAGENT_MODEL_FORCE` is honoured from v2.1.257.
+    pub subagent_model_force: bool,
+    /// MODEL-14 / RESUME-15: the per-invocation `effort` parameter exists from v2.1.292.
+    pub effort_parameter: bool,
 }
 
 impl Gates {
@@ -187,6 +209,12 @@ impl Gates {
             model_order_env_last: at_least(251),
             disable_explore_plan_env: at_least(198),
             reports_failure: at_least(199),
+            env_inherit_forces_main: !at_least(196),
+            explore_inherits_main: at_least(198),
+            explore_opus_cap_option: at_least(198) && !at_least(272),
+            family_alias_substitution: at_least(222),
+            subagent_model_force: at_least(257),
+            effort_parameter: at_least(292),
         }
     }
 }
@@ -228,5 +256,28 @@ mod tests {
         assert_eq!(gates(211).user_fork_command, Some("/fork"));
         assert_eq!(gates(212).user_fork_command, Some("/subtask"));
         assert_eq!(gates(160).user_fork_command, None);
+    }
+
+    #[test]
+    fn model_gates() {
+        let gates = |patch| Gates::for_version(Version::v2_1(patch));
+        assert!(gates(195).env_inherit_forces_main);
+        assert!(!gates(196).env_inherit_forces_main);
+        assert!(!gates(197).explore_inherits_main);
+        assert!(gates(198).explore_inherits_main);
+        assert!(!gates(197).explore_opus_cap_option);
+        assert!(gates(198).explore_opus_cap_option);
+        assert!(gates(271).explore_opus_cap_option);
+        assert!(!gates(272).explore_opus_cap_option);
+        assert!(!gates(210).model_survives_resume);
+        assert!(gates(211).model_survives_resume);
+        assert!(!gates(221).family_alias_substitution);
+        assert!(gates(222).family_alias_substitution);
+        assert!(!gates(250).model_order_env_last);
+        assert!(gates(251).model_order_env_last);
+        assert!(!gates(256).subagent_model_force);
+        assert!(gates(257).subagent_model_force);
+        assert!(!gates(291).effort_parameter);
+        assert!(gates(292).effort_parameter);
     }
 }
