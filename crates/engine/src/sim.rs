@@ -2119,6 +2119,7 @@ impl<'s> Kernel<'s> {
         match action {
             ActionKind::Stop(target) => self.stop(None, &target),
             ActionKind::CtrlB => self.ctrl_b(),
+            ActionKind::Dismiss(target) => self.dismiss(&target),
             ActionKind::Subtask { task, behavior } => self.subtask(&task, behavior),
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
@@ -2139,6 +2140,24 @@ impl<'s> Kernel<'s> {
                 behavior,
             } => self.type_to(&to, behavior),
         }
+    }
+
+    /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
+    fn dismiss(&mut self, target: &str) {
+        let why = match self.lookup(target) {
+            Some(id) if self.is_running(id) => {
+                format!("{target} is running; `x` on a running row stops it (use `stop`)")
+            }
+            Some(_) => format!("{target} has no row kept in the panel"),
+            None => format!("no agent named {target}"),
+        };
+        self.emit(
+            Some("PANEL-3"),
+            EventKind::ActionIgnored {
+                action: "dismiss",
+                why: Rc::from(why.as_str()),
+            },
+        );
     }
 
     /// FGBG-5: Ctrl+B sends the running foreground task into the background.

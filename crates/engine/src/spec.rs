@@ -63,6 +63,75 @@ pub struct SessionSpec {
     pub agent: Option<String>,
     /// Safety bounds.
     pub limits: Limits,
+    /// Session-level hooks (settings files, managed policy, plugins: HOOK-1).
+    pub hooks: Vec<HookSpec>,
+    /// ERR-5: the fallback model chain, first to last.
+    pub fallback_models: Vec<String>,
+    /// ERR-1 / Q-15: how many continuation requests a mid-stream cut gets.
+    pub continuations: u32,
+    /// MODEL-7: the organization's `availableModels` allowlist, if any.
+    pub available_models: Option<Vec<String>>,
+    /// MODEL-4 / MODEL-12: the provider (`anthropic`, `subscription`, `console`, `gateway`,
+    /// `bedrock`, `vertex`, `foundry`, `aws`, `apps_gateway`).
+    pub provider: String,
+    /// The session's effort level (MODEL-14), if set.
+    pub effort: Option<String>,
+    /// Folders whose workspace trust dialog was accepted (HOOK-6, MCP-3).
+    pub trusted_dirs: Vec<String>,
+    /// MEM-2: auto memory on (default) or off.
+    pub auto_memory: bool,
+    /// TOOLS-8: cross-session messaging enabled (main has `ListAgents`).
+    pub cross_session_messaging: bool,
+    /// PANEL-2: screen-reader mode (no footer hint).
+    pub screen_reader: bool,
+    /// HANDBACK-7/8: the auto-mode classifier's verdicts, unless a spawn overrides them.
+    pub classifier: ClassifierSpec,
+}
+
+/// A hook: an event name, an optional matcher, and the command (recorded, never run).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HookSpec {
+    /// `SubagentStart`, `SubagentStop`, `Stop`, `PreToolUse`, `PostToolUse`, …
+    pub event: String,
+    /// The matcher (agent type for Subagent* events, tool name for tool events).
+    pub matcher: Option<String>,
+    /// The command; subsim records it and never executes it.
+    pub command: String,
+}
+
+/// The auto-mode classifier's verdicts at its three checkpoints (HANDBACK-7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassifierSpec {
+    /// Before launch: `false` blocks the delegation.
+    pub launch_blocks: bool,
+    /// At finish: the review outcome.
+    pub review: Review,
+}
+
+/// HANDBACK-8: outcomes of the finish review.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Review {
+    /// No problem: the report as is.
+    #[default]
+    Clean,
+    /// The classifier flags the work or the report: a security warning is prepended.
+    Flagged,
+    /// A separate API safety check refuses the review: a security warning is prepended.
+    Refused,
+    /// The classifier is unavailable: a "review before acting" notice is prepended.
+    Unavailable,
+}
+
+impl Review {
+    /// The scenario spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Review::Clean => "clean",
+            Review::Flagged => "flagged",
+            Review::Refused => "refused",
+            Review::Unavailable => "unavailable",
+        }
+    }
 }
 
 impl Default for SessionSpec {
@@ -81,6 +150,17 @@ impl Default for SessionSpec {
             mcp: BTreeMap::new(),
             agent: None,
             limits: Limits::default(),
+            hooks: Vec::new(),
+            fallback_models: Vec::new(),
+            continuations: 3,
+            available_models: None,
+            provider: "anthropic".to_string(),
+            effort: None,
+            trusted_dirs: Vec::new(),
+            auto_memory: true,
+            cross_session_messaging: false,
+            screen_reader: false,
+            classifier: ClassifierSpec::default(),
         }
     }
 }
@@ -156,10 +236,33 @@ pub struct AgentDef {
     pub omit_claude_md: bool,
     /// `color`.
     pub color: Option<String>,
+    /// `mcpServers`: server references and inline servers (MCP-1).
+    pub mcp_servers: Vec<McpServerRef>,
+    /// `hooks` in the frontmatter (HOOK-4).
+    pub hooks: Vec<HookSpec>,
+    /// `initialPrompt` (MAIN-5).
+    pub initial_prompt: Option<String>,
+    /// The system prompt (the Markdown body, or `prompt` of `--agents` JSON).
+    pub prompt: Option<String>,
+    /// The file the definition was loaded from, if any.
+    pub source: Option<String>,
+    /// For plugin definitions: the plugin's name.
+    pub plugin: Option<String>,
     /// Where the definition came from.
     pub scope: Scope,
     /// The steps an instance runs; `None` = [`default_behavior`].
     pub behavior: Option<Program>,
+}
+
+/// One `mcpServers` entry (MCP-1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McpServerRef {
+    /// The server's name.
+    pub name: String,
+    /// Inline (connects when the subagent starts) rather than a reference.
+    pub inline: bool,
+    /// The tools an inline server offers (the simulator's stand-in for connecting).
+    pub tools: Vec<String>,
 }
 
 /// The steps a run takes when neither the spawn nor the definition gives `behavior`:
@@ -250,6 +353,10 @@ pub struct SpawnSpec {
     pub behavior: Option<Program>,
     /// The call is a fork (`fork:` step, or `agent: fork`).
     pub fork: bool,
+    /// The delegation prompt Claude writes (the auto-mode classifier reads it).
+    pub prompt: Option<String>,
+    /// HANDBACK-7/8: classifier verdicts for these runs, overriding `session.classifier`.
+    pub classifier: Option<ClassifierSpec>,
 }
 
 /// A `send` step.
@@ -283,6 +390,8 @@ pub enum ApiError {
     Overloaded,
     /// A server error.
     Server,
+    /// The model is unavailable (covered by a fallback chain, ERR-5).
+    ModelUnavailable,
 }
 
 impl ApiError {
@@ -292,6 +401,7 @@ impl ApiError {
             ApiError::RateLimit => "rate_limit",
             ApiError::Overloaded => "overloaded",
             ApiError::Server => "server",
+            ApiError::ModelUnavailable => "model_unavailable",
         }
     }
 }
@@ -303,6 +413,12 @@ pub struct FailSpec {
     pub api_error: ApiError,
     /// Whether the run had produced text before the cut (ERR-3).
     pub after_output: bool,
+    /// ERR-1: the response was cut mid-stream with text and no tool calls.
+    pub mid_stream: bool,
+    /// ERR-1: how many continuation requests it takes to recover; `None` = never.
+    pub recovers_after: Option<u32>,
+    /// Whether the cut response had made tool calls (ERR-1/3).
+    pub tool_calls: bool,
 }
 
 /// How the person answers permission prompts.
@@ -374,6 +490,8 @@ pub enum ActionKind {
     CtrlB,
     /// `/clear`.
     Clear,
+    /// `x` on a finished row in the panel: dismiss it before its 30 s are up (PANEL-3).
+    Dismiss(String),
     /// Typing into an agent's transcript.
     TypeTo {
         /// Agent id or name.

@@ -1,7 +1,7 @@
 //! What may happen: the documented subagent-scheduling rules of Claude Code as pure
 //! functions over plain data.
 //!
-//! Every function here takes plain values and returns a [`Decision`]-like value that names
+//! Every function here takes plain values and returns a decision that names
 //! the rule (an ID from `rules.md`) that decided. Nothing here knows about time, I/O, async,
 //! randomness or serde — the engine owns time, the scenario crate owns files.
 //!

@@ -419,6 +419,9 @@ fn fail(ctx: &mut Ctx<'_>, node: &Node) -> Option<FailSpec> {
     Some(FailSpec {
         api_error: api_error?,
         after_output,
+        mid_stream: false,
+        recovers_after: None,
+        tool_calls: false,
     })
 }
 
@@ -532,7 +535,8 @@ mod tests {
             &steps[16],
             Step::Fail(FailSpec {
                 api_error: ApiError::RateLimit,
-                after_output: true
+                after_output: true,
+                ..
             })
         ));
         assert!(matches!(&steps[18], Step::Repeat { times: 2, .. }));
