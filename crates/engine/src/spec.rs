@@ -32,6 +32,64 @@ pub struct SimSpec {
     pub user: UserSpec,
     /// A generator of Agent calls, for load tests.
     pub load: Option<LoadSpec>,
+    /// What loading the definition files found (DEF): the kernel reports each at time 0.
+    pub definitions: Vec<DefinitionNote>,
+}
+
+/// What happened to one definition file or one defined name while loading (DEF-1…16).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefinitionNote {
+    /// The agent name (or scoped plugin id) when one is known.
+    pub name: Option<String>,
+    /// The file, relative to the scenario's folder where possible.
+    pub path: String,
+    /// Its scope.
+    pub scope: Scope,
+    /// What happened.
+    pub outcome: DefinitionOutcome,
+    /// Why, in words (the documented reason for a skip).
+    pub reason: Option<String>,
+    /// The rule that decided (`DEF-10`, `DEF-1`, …).
+    pub rule: &'static str,
+}
+
+/// The fate of a definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefinitionOutcome {
+    /// Loaded and in effect.
+    Loaded,
+    /// Skipped (DEF-10): the reason says why.
+    Skipped,
+    /// Loaded, but a same-named definition of higher priority wins (DEF-1, DEF-2, DEF-4).
+    Shadowed,
+    /// A warning that does not stop loading (e.g. SPAWN-15's description budget).
+    Warning,
+}
+
+impl DefinitionOutcome {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DefinitionOutcome::Loaded => "loaded",
+            DefinitionOutcome::Skipped => "skipped",
+            DefinitionOutcome::Shadowed => "shadowed",
+            DefinitionOutcome::Warning => "warning",
+        }
+    }
+}
+
+impl Scope {
+    /// The scenario spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Managed => "managed",
+            Scope::Cli => "cli",
+            Scope::Project => "project",
+            Scope::User => "user",
+            Scope::Plugin => "plugin",
+            Scope::BuiltIn => "built-in",
+        }
+    }
 }
 
 /// The `session` block.
@@ -558,6 +616,7 @@ impl SimSpec {
             main: Rc::from(Vec::new()),
             user: UserSpec::default(),
             load: None,
+            definitions: Vec::new(),
         }
     }
 }
