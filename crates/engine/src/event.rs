@@ -155,8 +155,10 @@ pub enum EventKind {
         name: Option<Rc<str>>,
         /// Why.
         reason: RejectReason,
-        /// What the caller is told.
+        /// What the caller is told: the documented text where there is one.
         message: Rc<str>,
+        /// What else the error tells Claude (CAP-2: not to retry), where the seeds say so.
+        hint: Option<&'static str>,
         /// Running subagents at the time.
         running: u32,
     },
@@ -305,6 +307,8 @@ pub enum EventKind {
         /// `task_stop` or `user`.
         source: &'static str,
     },
+    /// `/clear`: the conversation starts over; name bindings are forgotten (RESUME-13).
+    ConversationCleared,
     /// A person's action had no target or no effect.
     ActionIgnored {
         /// The action.
@@ -341,13 +345,14 @@ impl EventKind {
             EventKind::MessageDelivered { .. } => "message_delivered",
             EventKind::MessageRejected { .. } => "message_rejected",
             EventKind::StopRequested { .. } => "stop_requested",
+            EventKind::ConversationCleared => "conversation_cleared",
             EventKind::ActionIgnored { .. } => "action_ignored",
             EventKind::LimitReached { .. } => "limit_reached",
         }
     }
 
     /// Every kind name, for validation of `expect:` filters.
-    pub const NAMES: [&'static str; 18] = [
+    pub const NAMES: [&'static str; 19] = [
         "session_started",
         "spawn_requested",
         "spawn_rejected",
@@ -364,6 +369,7 @@ impl EventKind {
         "message_delivered",
         "message_rejected",
         "stop_requested",
+        "conversation_cleared",
         "action_ignored",
         "limit_reached",
     ];
@@ -397,7 +403,8 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 45] = [
+pub const FIELD_NAMES: [&str; 52] = [
+    "&str; 45] = [",
     "version",
     "session_kind",
     "cap",
@@ -443,6 +450,12 @@ pub const FIELD_NAMES: [&str; 45] = [
     "why",
     "limit",
     "value",
+    "hint",
+    "caller_name",
+    "parent_name",
+    "to_name",
+    "from_name",
+    "by_name",
 ];
 
 /// The fields that name agents (matched by id or name).
@@ -459,6 +472,18 @@ impl Event {
             visit("agent", Field::Agent(agent));
             if let Some(name) = &agent.name {
                 visit("name", Field::Str(name));
+            }
+        }
+        // Another agent the event names: its id, then `<field>_name` when it has a name.
+        fn other(
+            visit: &mut dyn FnMut(&'static str, Field<'_>),
+            field: &'static str,
+            name_field: &'static str,
+            agent: &AgentRef,
+        ) {
+            visit(field, Field::Agent(agent));
+            if let Some(name) = &agent.name {
+                visit(name_field, Field::Str(name));
             }
         }
         match &self.kind {
@@ -486,7 +511,7 @@ impl Event {
                 background,
                 fork,
             } => {
-                visit("caller", Field::Agent(caller));
+                other(visit, "caller", "caller_name", caller);
                 visit("agent_type", Field::Str(agent_type));
                 if let Some(name) = name {
                     visit("name", Field::Str(name));
@@ -502,15 +527,19 @@ impl Event {
                 name,
                 reason,
                 message,
+                hint,
                 running,
             } => {
-                visit("caller", Field::Agent(caller));
+                other(visit, "caller", "caller_name", caller);
                 visit("agent_type", Field::Str(agent_type));
                 if let Some(name) = name {
                     visit("name", Field::Str(name));
                 }
                 visit("reason", Field::Str(reason.as_str()));
                 visit("message", Field::Str(message));
+                if let Some(hint) = hint {
+                    visit("hint", Field::Str(hint));
+                }
                 visit("running", Field::U64(u64::from(*running)));
             }
             EventKind::AgentStarted {
@@ -527,7 +556,7 @@ impl Event {
             } => {
                 subject(visit, agent);
                 visit("agent_type", Field::Str(agent_type));
-                visit("parent", Field::Agent(parent));
+                other(visit, "parent", "parent_name", parent);
                 visit("depth", Field::U64(u64::from(*depth)));
                 visit("mode", Field::Str(mode.as_str()));
                 visit("fork", Field::Bool(*fork));
@@ -616,8 +645,8 @@ impl Event {
                 }
             }
             EventKind::Notification { to, from, what } => {
-                visit("to", Field::Agent(to));
-                visit("from", Field::Agent(from));
+                other(visit, "to", "to_name", to);
+                other(visit, "from", "from_name", from);
                 visit("what", Field::Str(what));
             }
             EventKind::AgentResumed {
@@ -628,14 +657,14 @@ impl Event {
                 mode,
             } => {
                 subject(visit, agent);
-                visit("by", Field::Agent(by));
+                other(visit, "by", "by_name", by);
                 visit("cap_checked", Field::Bool(*cap_checked));
                 visit("running", Field::U64(u64::from(*running)));
                 visit("mode", Field::Str(mode.as_str()));
             }
             EventKind::MessageDelivered { to, from } => {
-                visit("to", Field::Agent(to));
-                visit("from", Field::Agent(from));
+                other(visit, "to", "to_name", to);
+                other(visit, "from", "from_name", from);
             }
             EventKind::MessageRejected {
                 to,
@@ -644,15 +673,16 @@ impl Event {
                 message,
             } => {
                 visit("to", Field::Str(to));
-                visit("by", Field::Agent(by));
+                other(visit, "by", "by_name", by);
                 visit("reason", Field::Str(reason));
                 visit("message", Field::Str(message));
             }
             EventKind::StopRequested { agent, by, source } => {
                 subject(visit, agent);
-                visit("by", Field::Agent(by));
+                other(visit, "by", "by_name", by);
                 visit("source", Field::Str(source));
             }
+            EventKind::ConversationCleared => {}
             EventKind::ActionIgnored { action, why } => {
                 visit("action", Field::Str(action));
                 visit("why", Field::Str(why));

@@ -378,10 +378,8 @@ impl<'s> Kernel<'s> {
         let env_model = session.env.get(env::SUBAGENT_MODEL).cloned();
         let mut types = Vec::new();
         let mut type_index = BTreeMap::new();
-        let disable_explore_plan = config.gates.disable_explore_plan_env
-            && session.env.get(env::DISABLE_EXPLORE_PLAN).map(|v| v.trim()) == Some("1");
-        let disable_builtins = !config.kind.is_interactive()
-            && session.env.get(env::SDK_DISABLE_BUILTINS).map(|v| v.trim()) == Some("1");
+        let disable_explore_plan = config.disable_explore_plan;
+        let disable_builtins = config.disable_builtins;
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
@@ -643,6 +641,10 @@ impl<'s> Kernel<'s> {
 
     fn hit_limit(&mut self, limit: &'static str, value: u64) {
         if self.limit.is_none() {
+            if limit == "max_time" {
+                // The run stops at the bound itself.
+                self.now = self.limits.max_time;
+            }
             // The limit event itself is the last one written; it is not counted.
             let event = Event {
                 t: self.now,
@@ -1224,6 +1226,9 @@ impl<'s> Kernel<'s> {
                         name: name.clone(),
                         reason,
                         message: Rc::from(message.as_str()),
+                        // CAP-2: the cap error tells Claude not to retry.
+                        hint: (reason == RejectReason::ConcurrentLimit)
+                            .then_some(messages::CONCURRENT_LIMIT_NO_RETRY),
                         running,
                     },
                 );
@@ -2124,15 +2129,7 @@ impl<'s> Kernel<'s> {
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
                 self.reached.clear();
-                self.emit(
-                    Some("RESUME-13"),
-                    EventKind::ActionIgnored {
-                        action: "clear",
-                        why: Rc::from(
-                            "the conversation was cleared; names are unbound from earlier agents",
-                        ),
-                    },
-                );
+                self.emit(Some("RESUME-13"), EventKind::ConversationCleared);
             }
             ActionKind::TypeTo {
                 to,
@@ -2173,7 +2170,7 @@ impl<'s> Kernel<'s> {
             );
             return;
         }
-        // The most recent foreground child main is blocked on.
+        // Every foreground child main is blocked on (a spawn step may have issued several).
         let mut candidates: Vec<(AgentId, u32)> = Vec::new();
         for (slot, agent) in self.slots.iter().enumerate() {
             if let Some(agent) = agent {

@@ -607,6 +607,7 @@ mod tests {
                 name: None,
                 reason,
                 message: "".into(),
+                hint: None,
                 running,
             },
         )

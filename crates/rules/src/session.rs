@@ -177,6 +177,10 @@ pub struct SessionConfig {
     pub agent_teams: bool,
     /// The main conversation's permission mode.
     pub permission_mode: PermissionMode,
+    /// SPAWN-8: `CLAUDE_CODE_DISABLE_EXPLORE_PLAN_AGENTS` in effect.
+    pub disable_explore_plan: bool,
+    /// SPAWN-8: `CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS` in effect.
+    pub disable_builtins: bool,
 }
 
 /// Reads a positive integer env value (Q-9: anything else is ignored, with a note).
@@ -198,11 +202,20 @@ fn positive_int(
     }
 }
 
-fn flag(env: &BTreeMap<String, String>, name: &str) -> Option<bool> {
+/// Reads a boolean env value: `1`/`true` or `0`/`false`; anything else is ignored with a
+/// note (Q-9, applied to flags too).
+fn flag(env: &BTreeMap<String, String>, name: &str, notes: &mut Vec<ConfigNote>) -> Option<bool> {
     match env.get(name).map(|value| value.trim()) {
         Some("1") | Some("true") => Some(true),
         Some("0") | Some("false") => Some(false),
-        _ => None,
+        None => None,
+        Some(other) => {
+            notes.push(ConfigNote {
+                rule: "Q-9",
+                text: format!("{name}={other:?} is not 1, 0, true or false; it is ignored"),
+            });
+            None
+        }
     }
 }
 
@@ -242,8 +255,16 @@ impl SessionConfig {
         };
         // FORK-1 / FORK-2: interactive on from v2.1.232, -p and SDK off; the env var overrides.
         let fork_default = kind.is_interactive() && gates.fork_mode_interactive_default;
-        let fork_mode = flag(env, env::FORK_SUBAGENT).unwrap_or(fork_default);
-        let background_disabled = flag(env, env::DISABLE_BACKGROUND_TASKS).unwrap_or(false);
+        let fork_mode = flag(env, env::FORK_SUBAGENT, &mut notes).unwrap_or(fork_default);
+        let background_disabled =
+            flag(env, env::DISABLE_BACKGROUND_TASKS, &mut notes).unwrap_or(false);
+        // SPAWN-8: the Explore/Plan switch exists from v2.1.198; the SDK switch removes every
+        // built-in, in non-interactive sessions only.
+        let disable_explore_plan = flag(env, env::DISABLE_EXPLORE_PLAN, &mut notes)
+            .unwrap_or(false)
+            && gates.disable_explore_plan_env;
+        let disable_builtins = flag(env, env::SDK_DISABLE_BUILTINS, &mut notes).unwrap_or(false)
+            && !kind.is_interactive();
         let config = SessionConfig {
             gates,
             kind,
@@ -254,6 +275,8 @@ impl SessionConfig {
             background_disabled,
             agent_teams,
             permission_mode,
+            disable_explore_plan,
+            disable_builtins,
         };
         (config, notes)
     }

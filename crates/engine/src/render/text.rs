@@ -201,6 +201,7 @@ impl Narrator {
                 name,
                 reason,
                 message,
+                hint,
                 running,
             } => {
                 match name {
@@ -229,6 +230,9 @@ impl Narrator {
                     let _ = write!(what, ": {message}");
                 } else {
                     let _ = write!(what, ": {message} ({detail})");
+                }
+                if let Some(hint) = hint {
+                    let _ = write!(what, "; {hint}");
                 }
                 self.label(caller)
             }
@@ -458,6 +462,12 @@ impl Narrator {
                         self.label(by)
                     }
                 }
+            }
+            EventKind::ConversationCleared => {
+                what.push_str(
+                    "cleared the conversation (/clear): names no longer bind to earlier agents",
+                );
+                "person".to_string()
             }
             EventKind::ActionIgnored { action, why } => {
                 let _ = write!(what, "{} had no effect: {why}", action.replace('_', " "));
@@ -715,6 +725,7 @@ mod tests {
                 name: Some("researcher-21".into()),
                 reason: RejectReason::ConcurrentLimit,
                 message: "Concurrent subagent limit reached".into(),
+                hint: None,
                 running: 20,
             },
             Some("CAP-1"),
@@ -728,6 +739,7 @@ mod tests {
                 name: Some("researcher-22".into()),
                 reason: RejectReason::ConcurrentLimit,
                 message: "Concurrent subagent limit reached (20/20 running); do not retry".into(),
+                hint: None,
                 running: 20,
             },
             Some("CAP-1"),
@@ -741,6 +753,7 @@ mod tests {
                 name: None,
                 reason: RejectReason::DepthLimit,
                 message: "".into(),
+                hint: None,
                 running: 4,
             },
             Some("DEPTH-3"),
