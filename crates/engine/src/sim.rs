@@ -855,6 +855,18 @@ impl<'s> Kernel<'s> {
                     self.schedule(at, Wake::BashDone { agent: id, run });
                 }
                 Step::Report(_) => {}
+                Step::Fail(_) if slot == 0 => {
+                    // The scenario crate rejects `fail` in `main`; a spec built in code gets
+                    // a visible no-op rather than a silent stall.
+                    let why = "the main conversation's API errors are not simulated; use fail in a subagent's behavior";
+                    self.emit(
+                        None,
+                        EventKind::ActionIgnored {
+                            action: "fail",
+                            why: Rc::from(why),
+                        },
+                    );
+                }
                 Step::Fail(fail) => {
                     self.fail(slot, fail.api_error, fail.after_output);
                     return;
