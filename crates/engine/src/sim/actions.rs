@@ -1,0 +1,243 @@
+//! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
+
+use super::*;
+
+impl Kernel<'_> {
+    // -- the person's timed actions ----------------------------------------------------
+
+    pub(super) fn user_action(&mut self, index: usize) {
+        let action = self.actions[index].kind.clone();
+        match action {
+            ActionKind::Stop(target) => self.stop(None, &target),
+            ActionKind::CtrlB => self.ctrl_b(),
+            ActionKind::Dismiss(target) => self.dismiss(&target),
+            ActionKind::Subtask { task, behavior } => self.subtask(&task, behavior),
+            ActionKind::Clear => {
+                // RESUME-13: /clear resets the name-reuse check.
+                self.reached.clear();
+                self.emit(Some("RESUME-13"), EventKind::ConversationCleared);
+            }
+            ActionKind::TypeTo {
+                to,
+                message: _,
+                behavior,
+            } => self.type_to(&to, behavior),
+        }
+    }
+
+    /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
+    pub(super) fn dismiss(&mut self, target: &str) {
+        let why = match self.lookup(target) {
+            Some(id) if self.is_running(id) => {
+                format!("{target} is running; `x` on a running row stops it (use `stop`)")
+            }
+            Some(_) => format!("{target} has no row kept in the panel"),
+            None => format!("no agent named {target}"),
+        };
+        self.emit(
+            Some("PANEL-3"),
+            EventKind::ActionIgnored {
+                action: "dismiss",
+                why: Rc::from(why.as_str()),
+            },
+        );
+    }
+
+    /// FGBG-5: Ctrl+B sends the running foreground task into the background.
+    pub(super) fn ctrl_b(&mut self) {
+        let main = self.agent(0);
+        if main.block != Block::Foreground {
+            self.emit(
+                Some("FGBG-5"),
+                EventKind::ActionIgnored {
+                    action: "ctrl_b",
+                    why: Rc::from("no foreground task is running"),
+                },
+            );
+            return;
+        }
+        // Every foreground child main is blocked on (a spawn step may have issued several).
+        let mut candidates: Vec<(AgentId, u32)> = Vec::new();
+        for (slot, agent) in self.slots.iter().enumerate() {
+            if let Some(agent) = agent {
+                if agent.report_to == MAIN
+                    && agent.awaited
+                    && agent.mode == Mode::Foreground
+                    && agent.status == Status::Running
+                    && agent.id != MAIN
+                {
+                    candidates.push((agent.id, slot as u32));
+                }
+            }
+        }
+        candidates.sort();
+        for (_, slot) in candidates {
+            let agent = self.agent_mut(slot);
+            agent.mode = Mode::Background;
+            agent.awaited = false;
+            let reference = agent.reference();
+            let running = self.running;
+            self.emit(
+                Some("FGBG-5"),
+                EventKind::AgentBackgrounded {
+                    agent: reference,
+                    running,
+                },
+            );
+            let main = self.agent_mut(0);
+            main.foreground_pending = main.foreground_pending.saturating_sub(1);
+        }
+        if self.agent(0).foreground_pending == 0 {
+            self.wake_now(0);
+        }
+    }
+
+    /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
+    pub(super) fn subtask(&mut self, task: &str, behavior: Option<Program>) {
+        let Some(command) = self.config.gates.user_fork_command else {
+            self.emit(
+                Some("FORK-9"),
+                EventKind::ActionIgnored {
+                    action: "subtask",
+                    why: Rc::from("this version has no user fork command"),
+                },
+            );
+            return;
+        };
+        let words: Vec<String> = task
+            .split_whitespace()
+            .take(3)
+            .map(|w| w.to_lowercase())
+            .collect();
+        let name: Rc<str> = Rc::from(
+            if words.is_empty() {
+                "subtask".to_string()
+            } else {
+                words.join("-")
+            }
+            .as_str(),
+        );
+        let id = self.next_id;
+        self.next_id += 1;
+        self.running += 1;
+        let tools = self.agent(0).tools.clone();
+        let model = self.main_model.clone();
+        let child = Agent {
+            id,
+            name: Some(name.clone()),
+            depth: 1,
+            mode: Mode::Background,
+            fork: true,
+            tools: tools.clone(),
+            permission_mode: self.config.permission_mode,
+            one_shot: false,
+            max_turns: None,
+            from_load: false,
+            status: Status::Running,
+            user_cancelled: false,
+            program: behavior.unwrap_or_else(default_behavior),
+            pc: 0,
+            stack: Vec::new(),
+            block: Block::Ready,
+            gen: 0,
+            foreground_pending: 0,
+            run: 0,
+            awaited: false,
+            children_running: 0,
+            bash_running: 0,
+            inbox: 0,
+            waiters: Vec::new(),
+            report_to: MAIN,
+            resumed: false,
+            turns: 0,
+            rng: None,
+            finished_at: SimTime::ZERO,
+        };
+        let slot = self.insert(child);
+        let gen = self.agent(slot).gen;
+        self.agent_mut(0).children_running += 1;
+        self.names.insert(name.clone(), id);
+        let running = self.running;
+        let rule = if command == "/subtask" {
+            Unchecked::Subtask.rule()
+        } else {
+            "FORK-9"
+        };
+        self.emit(
+            Some(rule),
+            EventKind::AgentStarted {
+                agent: AgentRef {
+                    id,
+                    name: Some(name),
+                },
+                agent_type: self.fork_arc.clone(),
+                parent: AgentRef::MAIN,
+                depth: 1,
+                mode: Mode::Background,
+                fork: true,
+                model,
+                tools,
+                running,
+                cap_checked: false,
+            },
+        );
+        self.schedule(self.now, Wake::Step { slot, gen });
+    }
+
+    /// RESUME-11 / Q-7 / Q-24: the person types into an agent's transcript.
+    pub(super) fn type_to(&mut self, to: &str, behavior: Option<Program>) {
+        let Some(id) = self.lookup(to).filter(|id| *id != MAIN) else {
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action: "type_to",
+                    why: Rc::from(format!("no agent named {to}").as_str()),
+                },
+            );
+            return;
+        };
+        let slot = self.slot_of(id).expect("looked-up agent has a slot");
+        if self.is_running(id) {
+            let target = self.reference(id);
+            self.emit(
+                Some("RESUME-17"),
+                EventKind::MessageDelivered {
+                    to: target,
+                    from: AgentRef::MAIN,
+                },
+            );
+            return;
+        }
+        let agent = self.agent(slot);
+        let in_panel = self
+            .now
+            .as_micros()
+            .saturating_sub(agent.finished_at.as_micros())
+            <= 30_000_000;
+        if agent.user_cancelled && !(self.config.gates.type_to_resume && in_panel) {
+            let why = if self.config.gates.type_to_resume {
+                "its row has left the panel (30 s, PANEL-3)"
+            } else {
+                "typing to resume needs v2.1.191+"
+            };
+            self.emit(
+                Some("RESUME-11"),
+                EventKind::ActionIgnored {
+                    action: "type_to",
+                    why: Rc::from(why),
+                },
+            );
+            return;
+        }
+        let was_cancelled = agent.user_cancelled;
+        // after the person resumes it, Claude may message it again.
+        self.agent_mut(slot).user_cancelled = false;
+        // a resume the person starts bypasses the cap like Claude's.
+        self.resume(
+            slot,
+            MAIN,
+            behavior,
+            if was_cancelled { "RESUME-11" } else { "Q-7" },
+        );
+    }
+}

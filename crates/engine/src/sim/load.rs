@@ -1,0 +1,72 @@
+//! The load generator: arrival processes and retries of rejected arrivals.
+
+use super::*;
+
+impl Kernel<'_> {
+    // -- load ---------------------------------------------------------------------------
+
+    pub(super) fn load_continues(&self, at: SimTime) -> bool {
+        let Some(load) = &self.load else { return false };
+        match load.until {
+            LoadUntil::Count(count) => self.arrivals < count,
+            LoadUntil::Duration(end) => at <= end,
+        }
+    }
+
+    pub(super) fn arrival(&mut self) {
+        let Some((arrivals, spawn)) = self
+            .load
+            .as_ref()
+            .map(|load| (load.arrivals, self.load_spawn_spec.clone()))
+        else {
+            return;
+        };
+        let burst = match arrivals {
+            Arrivals::Burst(count) => count.max(1),
+            _ => 1,
+        };
+        for _ in 0..burst {
+            if !self.load_continues(self.now) {
+                break;
+            }
+            self.arrivals += 1;
+            let index = self.arrivals;
+            self.load_spawn(&spawn, Some(index));
+            if self.limit.is_some() {
+                return;
+            }
+        }
+        let next = match arrivals {
+            Arrivals::Poisson(rate) => Some(
+                self.now
+                    .plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng)),
+            ),
+            Arrivals::Every(micros) => Some(self.now.plus(micros.max(1))),
+            Arrivals::Burst(_) => None,
+        };
+        if let Some(next) = next {
+            if self.load_continues(next) {
+                self.schedule_arrival(next);
+            }
+        }
+    }
+
+    /// One load arrival (or retry): an Agent call from main that does not block main.
+    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: Option<u64>) {
+        let name = spec.name.as_ref().map(|name| match index {
+            Some(index) => format!("{name}-{index}"),
+            None => name.clone(),
+        });
+        let started = self.spawn(MAIN, spec, name, true);
+        if started == Err(Some(RejectReason::ConcurrentLimit)) {
+            match self.load.as_ref().map(|load| load.retry) {
+                Some(Retry::AfterCompletion) => self.retry_waiting += 1,
+                Some(Retry::Backoff(dist)) => {
+                    let delay = dist.sample(&mut self.retry_rng);
+                    self.schedule(self.now.plus(delay), Wake::Retry);
+                }
+                _ => {}
+            }
+        }
+    }
+}

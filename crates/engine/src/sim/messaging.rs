@@ -1,0 +1,291 @@
+//! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
+
+use super::*;
+
+impl Kernel<'_> {
+    // -- waits, messages, stops --------------------------------------------------------
+
+    /// Returns true if the run blocked.
+    pub(super) fn wait_for(&mut self, slot: u32, target: &WaitTarget) -> bool {
+        match target {
+            WaitTarget::Agent(text) => {
+                let Some(id) = self.lookup(text) else {
+                    return false;
+                };
+                if !self.is_running(id) || id == self.agent(slot).id {
+                    return false;
+                }
+                let waiter = self.agent(slot).id;
+                if let Some(target_slot) = self.slot_of(id) {
+                    self.agent_mut(target_slot).waiters.push(waiter);
+                }
+                self.agent_mut(slot).block = Block::Agent;
+                true
+            }
+            WaitTarget::Children => {
+                if self.agent(slot).children_running == 0 {
+                    return false;
+                }
+                self.agent_mut(slot).block = Block::Children;
+                true
+            }
+            WaitTarget::Notification => {
+                let agent = self.agent_mut(slot);
+                if agent.inbox > 0 {
+                    agent.inbox -= 1;
+                    return false;
+                }
+                agent.block = Block::Notification;
+                true
+            }
+        }
+    }
+
+    /// SendMessage from `caller` (RESUME-5…13).
+    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) {
+        let by = self.reference(caller);
+        let to_arc: Rc<str> = Rc::from(to);
+        let reject =
+            |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
+                kernel.emit(
+                    Some(rule),
+                    EventKind::MessageRejected {
+                        to: to_arc.clone(),
+                        by: by.clone(),
+                        reason,
+                        message: Rc::from(message.as_str()),
+                    },
+                );
+            };
+        let Some(id) = self.lookup(to) else {
+            return reject(
+                self,
+                "unknown_agent",
+                "RESUME-5",
+                format!("{}: {to}", messages::UNKNOWN_AGENT),
+            );
+        };
+        // RESUME-12: a name must still reach the agent it reached before.
+        if self.config.gates.name_reuse_check {
+            if let Some(first) = self.reached.get(to) {
+                if *first != id {
+                    let now_reaches = self.reference(id).id_string();
+                    let earlier = crate::event::id_string(*first);
+                    return reject(self, "name_reused", "RESUME-12", format!("The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"));
+                }
+            }
+        }
+        if self.names.contains_key(to) {
+            self.reached.entry(to_arc.clone()).or_insert(id);
+        }
+        let target = self.reference(id);
+        if id == MAIN || self.is_running(id) {
+            // RESUME-17 / Q-8: a message to a running agent is direction, not a new run.
+            self.emit(
+                Some(if id == MAIN { "NOTIFY-9" } else { "Q-8" }),
+                EventKind::MessageDelivered {
+                    to: target,
+                    from: by.clone(),
+                },
+            );
+            return;
+        }
+        let Some(slot) = self.slot_of(id) else {
+            return reject(
+                self,
+                "unknown_agent",
+                "RESUME-5",
+                format!("{}: {to}", messages::UNKNOWN_AGENT),
+            );
+        };
+        let agent = self.agent(slot);
+        if agent.one_shot {
+            return reject(
+                self,
+                "not_resumable",
+                "RESUME-3",
+                messages::NOT_RESUMABLE.into(),
+            );
+        }
+        if agent.user_cancelled {
+            return reject(self, "cancelled", "RESUME-10", messages::CANCELLED.into());
+        }
+        self.resume(slot, caller, behavior, "CAP-7");
+    }
+
+    /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id.
+    pub(super) fn resume(
+        &mut self,
+        slot: u32,
+        by: AgentId,
+        behavior: Option<Program>,
+        rule: RuleId,
+    ) {
+        let (mode, _) = placement::resume_mode(&self.config);
+        // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
+        // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
+        let target = self.agent(slot).id;
+        let redirect = !self.reports_to(by, target);
+        let program = behavior.unwrap_or_else(default_resume_behavior);
+        self.running += 1;
+        let agent = self.agent_mut(slot);
+        agent.status = Status::Running;
+        agent.mode = mode;
+        agent.program = program;
+        agent.pc = 0;
+        agent.stack.clear();
+        agent.block = Block::Ready;
+        agent.gen = agent.gen.wrapping_add(1);
+        if redirect {
+            agent.report_to = by;
+        }
+        agent.resumed = true;
+        agent.awaited = false;
+        agent.run += 1;
+        let report_to = agent.report_to;
+        agent.turns = 0;
+        // RESUME-7: tools, model and history are kept as they were.
+        let reference = agent.reference();
+        let gen = agent.gen;
+        if let Some(caller_slot) = self.slot_of(report_to) {
+            self.agent_mut(caller_slot).children_running += 1;
+        }
+        let by_ref = self.reference(by);
+        let running = self.running;
+        self.emit(
+            Some(rule),
+            EventKind::AgentResumed {
+                agent: reference,
+                by: by_ref,
+                cap_checked: false,
+                running,
+                mode,
+            },
+        );
+        self.schedule(self.now, Wake::Step { slot, gen });
+    }
+
+    /// Does `agent`'s result go, directly or up its chain of recipients, to `ancestor`?
+    pub(super) fn reports_to(&self, agent: AgentId, ancestor: AgentId) -> bool {
+        let mut current = agent;
+        // The chain is finite; the bound guards against a cycle all the same.
+        for _ in 0..=self.slots.len() {
+            if current == MAIN {
+                return ancestor == MAIN;
+            }
+            let Some(slot) = self.slot_of(current) else {
+                return false;
+            };
+            let next = self.agent(slot).report_to;
+            if next == ancestor {
+                return true;
+            }
+            current = next;
+        }
+        false
+    }
+
+    /// TaskStop from `caller`, or the person's `x` when `caller` is `None`.
+    pub(super) fn task_stop(&mut self, caller: AgentId, target: &str) {
+        self.stop(Some(caller), target);
+    }
+
+    pub(super) fn stop(&mut self, caller: Option<AgentId>, target: &str) {
+        let action = if caller.is_some() {
+            "stop"
+        } else {
+            "user_stop"
+        };
+        let Some(id) = self.lookup(target).filter(|id| *id != MAIN) else {
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action,
+                    why: Rc::from(format!("no agent named {target}").as_str()),
+                },
+            );
+            return;
+        };
+        if !self.is_running(id) {
+            let why = format!("{target} is not running");
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action,
+                    why: Rc::from(why.as_str()),
+                },
+            );
+            return;
+        }
+        let slot = self.slot_of(id).expect("a running agent has a slot");
+        let reference = self.agent(slot).reference();
+        let (by, source, outcome, rule) = match caller {
+            Some(caller) => (
+                self.reference(caller),
+                "task_stop",
+                Outcome::Stopped,
+                "RESUME-6",
+            ),
+            None => (AgentRef::MAIN, "user", Outcome::Cancelled, "RESUME-10"),
+        };
+        self.emit(
+            Some(rule),
+            EventKind::StopRequested {
+                agent: reference,
+                by,
+                source,
+            },
+        );
+        if caller.is_none() {
+            self.agent_mut(slot).user_cancelled = true;
+        }
+        // the slot is released when the stopped run exits (no stop latency).
+        self.finish(
+            slot,
+            outcome,
+            Some(if caller.is_none() { "RESUME-10" } else { "Q-6" }),
+            None,
+        );
+    }
+
+    pub(super) fn ask_progress(&mut self, slot: u32, target: &str) {
+        let asker = self.agent(slot).reference();
+        let Some(id) = self.lookup(target) else {
+            self.emit(
+                None,
+                EventKind::ActionIgnored {
+                    action: "ask_progress",
+                    why: Rc::from(format!("no agent named {target}").as_str()),
+                },
+            );
+            return;
+        };
+        let from = self.reference(id);
+        if self.is_running(id) {
+            // NOTIFY-4: Claude says it is still running (from v2.1.211; before, it sometimes
+            // reported unfinished results).
+            let what = if self.config.gates.waits_for_notification {
+                "still_running"
+            } else {
+                "premature_result"
+            };
+            self.emit(
+                Some("NOTIFY-4"),
+                EventKind::Notification {
+                    to: asker,
+                    from,
+                    what,
+                },
+            );
+        } else {
+            self.emit(
+                Some("NOTIFY-4"),
+                EventKind::Notification {
+                    to: asker,
+                    from,
+                    what: "progress_done",
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,769 @@
+//! The kernel: an explicit discrete-event queue and the agent runs it drives.
+//!
+//! Each run (the main conversation included) is a small state machine that interprets its
+//! step program; it advances until it blocks (a timer, a permission prompt, foreground
+//! children, a wait) and is woken by a queued wake. The queue is keyed by
+//! `(time, seq)`, so same-instant wakes run in the order they were scheduled.
+//!
+//! This module decides *when*; every *whether* is asked of `subsim-rules`, and the rule it
+//! names goes into the event.
+//!
+//! Memory grows with what is running, not with what ran: agent records live in a slab, and
+//! records of load-generated agents are released when their run ends (they are anonymous
+//! and cannot be addressed again).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use subsim_rules::cap::{self, Unchecked};
+use subsim_rules::depth::{agent_tool, AgentTool};
+use subsim_rules::model::{self, ModelInput};
+use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
+use subsim_rules::placement::{self, Placement, PlacementInput};
+use subsim_rules::prompt::{self, Asker, CallDecision, Route};
+use subsim_rules::session::{env, ConfigNote};
+use subsim_rules::tools::{self, Fields};
+use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
+
+use crate::dist::Dist;
+use crate::event::{AgentId, AgentRef, Event, EventKind, Outcome, ToolList, MAIN};
+use crate::sink::Sink;
+use crate::spec::{
+    default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
+    LoadSpec, LoadUntil, Program, Retry, Scope, SimSpec, SpawnSpec, Step, ToolCall, WaitTarget,
+};
+use crate::time::SimTime;
+
+mod actions;
+mod finish;
+mod load;
+mod messaging;
+mod person;
+mod spawn;
+mod steps;
+
+/// A safety limit that ended a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LimitHit {
+    /// `max_events`, `max_time` or `max_agents`.
+    pub limit: &'static str,
+    /// The bound that was hit.
+    pub value: u64,
+}
+
+impl std::fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.limit {
+            "max_time" => write!(
+                f,
+                "the run reached session.limits.max_time ({}); raise it in the scenario's \
+                 `session.limits` if the run is meant to be longer",
+                crate::time::human_duration(self.value)
+            ),
+            limit => write!(
+                f,
+                "the run reached session.limits.{limit} ({}); raise it in the scenario's \
+                 `session.limits` if the run is meant to be longer",
+                self.value
+            ),
+        }
+    }
+}
+
+/// What a finished run reports besides its events.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    /// Virtual time of the last event.
+    pub end: SimTime,
+    /// Events emitted.
+    pub events: u64,
+    /// The safety limit that stopped the run, if one did.
+    pub limit: Option<LimitHit>,
+    /// Notes about how settings were read (e.g. an invalid env value).
+    pub notes: Vec<ConfigNote>,
+}
+
+/// A simulation ready to run.
+pub struct Simulation {
+    spec: SimSpec,
+}
+
+impl Simulation {
+    /// A simulation of `spec` with the spec's own seed.
+    pub fn new(spec: SimSpec) -> Simulation {
+        Simulation { spec }
+    }
+
+    /// Overrides the seed (the CLI's `--seed`).
+    pub fn with_seed(mut self, seed: u64) -> Simulation {
+        self.spec.session.seed = seed;
+        self
+    }
+
+    /// The spec this simulation runs.
+    pub fn spec(&self) -> &SimSpec {
+        &self.spec
+    }
+
+    /// Runs to the end (or to a safety limit), handing every event to `sink`.
+    pub fn run(self, sink: &mut dyn Sink) -> RunReport {
+        let mut kernel = Kernel::new(self.spec, sink);
+        kernel.run();
+        RunReport {
+            end: kernel.last_time,
+            events: kernel.trace_seq,
+            limit: kernel.limit.clone(),
+            notes: kernel.notes.clone(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Internals
+// ---------------------------------------------------------------------------------------
+
+/// A fast, deterministic hasher for the id → slot map (never iterated).
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, value: u32) {
+        self.0 = u64::from(value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IdMap = HashMap<AgentId, u32, BuildHasherDefault<IdHasher>>;
+
+/// Purposes of the random streams (part of each stream's seed).
+mod purpose {
+    pub const BEHAVIOR: u64 = 1;
+    pub const ARRIVALS: u64 = 2;
+    pub const USER: u64 = 3;
+    pub const LOAD_BEHAVIOR: u64 = 4;
+    pub const RETRY: u64 = 5;
+}
+
+/// SplitMix64 finaliser, used to derive stream seeds.
+fn mix(mut value: u64) -> u64 {
+    value = value.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    value = (value ^ (value >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    value = (value ^ (value >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    value ^ (value >> 31)
+}
+
+/// A ChaCha8 stream for (seed, agent, purpose).
+fn stream(seed: u64, agent: u64, purpose: u64) -> ChaCha8Rng {
+    let mut key = [0u8; 32];
+    let mut state = mix(seed) ^ mix(agent.wrapping_add(0x1000)) ^ mix(purpose.wrapping_mul(31));
+    for chunk in key.chunks_mut(8) {
+        state = mix(state);
+        chunk.copy_from_slice(&state.to_le_bytes());
+    }
+    ChaCha8Rng::from_seed(key)
+}
+
+/// Something queued for a moment in virtual time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Wake {
+    /// Continue a run's program (guarded by the run's generation).
+    Step { slot: u32, gen: u32 },
+    /// The load generator's next arrival.
+    Arrival,
+    /// A rejected load arrival tries again.
+    Retry,
+    /// The person's timed action `index`.
+    Action(u32),
+    /// The person finished thinking about prompt `id`.
+    Answer(u64),
+    /// A background shell command of `agent` finished.
+    BashDone { agent: AgentId, run: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Running,
+    Finished(Outcome),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// Ready to take its next step.
+    Ready,
+    /// A timer is pending.
+    Timer,
+    /// Waiting for its foreground children (FGBG-4).
+    Foreground,
+    /// Waiting for an answer to a prompt.
+    Prompt(u64),
+    /// `wait: {for: agent}`.
+    Agent,
+    /// `wait: {for: children}`.
+    Children,
+    /// `wait: {for: notification}`.
+    Notification,
+    /// Steps done; waiting for background children (NOTIFY-6).
+    EndChildren,
+    /// Steps done; waiting for background shell commands (NOTIFY-5, Q-5).
+    EndBash,
+    /// The main conversation's script is done.
+    Idle,
+}
+
+struct Frame {
+    program: Program,
+    pc: usize,
+    remaining: u32,
+}
+
+/// A resolved agent type.
+struct TypeDef {
+    name: Rc<str>,
+    def: AgentDef,
+    /// The model when no per-invocation value is given.
+    model: Rc<str>,
+    /// RESUME-3: Explore and Plan return no agent id.
+    one_shot: bool,
+    behavior: Program,
+}
+
+struct Agent {
+    id: AgentId,
+    name: Option<Rc<str>>,
+    depth: u32,
+    mode: Mode,
+    fork: bool,
+    tools: ToolList,
+    permission_mode: PermissionMode,
+    one_shot: bool,
+    max_turns: Option<u32>,
+    from_load: bool,
+    status: Status,
+    user_cancelled: bool,
+    /// The run's own program and position; `stack` holds `repeat` bodies.
+    program: Program,
+    pc: usize,
+    stack: Vec<Frame>,
+    block: Block,
+    gen: u32,
+    foreground_pending: u32,
+    /// Which run of this agent is current (0 for the first, +1 per resume).
+    run: u32,
+    /// Whether the caller is blocked on this run (foreground, not backgrounded).
+    awaited: bool,
+    children_running: u32,
+    bash_running: u32,
+    inbox: u32,
+    waiters: Vec<AgentId>,
+    report_to: AgentId,
+    resumed: bool,
+    turns: u32,
+    rng: Option<Box<ChaCha8Rng>>,
+    finished_at: SimTime,
+}
+
+impl Agent {
+    fn reference(&self) -> AgentRef {
+        AgentRef {
+            id: self.id,
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// A cached tool resolution: the list and whether `Agent` errors, or the unresolved entries.
+type ToolResolution = Result<(ToolList, bool), Vec<String>>;
+
+struct PendingPrompt {
+    agent: AgentId,
+    slot: u32,
+    tool: Rc<str>,
+    asked_at: SimTime,
+    duration: Option<Dist>,
+}
+
+struct Kernel<'s> {
+    sink: &'s mut dyn Sink,
+    config: SessionConfig,
+    notes: Vec<ConfigNote>,
+    seed: u64,
+    main_model: Rc<str>,
+    pool: Vec<String>,
+    permissions: subsim_rules::prompt::PermissionRules,
+    session_grants: Vec<String>,
+    types: Vec<TypeDef>,
+    type_index: BTreeMap<String, usize>,
+    user_answer: Answer,
+    user_think: Dist,
+    actions: Vec<crate::spec::UserAction>,
+    load: Option<LoadSpec>,
+    limits: crate::spec::Limits,
+    // Time and queue.
+    now: SimTime,
+    last_time: SimTime,
+    queue_seq: u64,
+    queue: BinaryHeap<Reverse<(SimTime, u64, Wake)>>,
+    /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
+    /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
+    now_queue: VecDeque<(u64, Wake)>,
+    /// The last agent type looked up by name, and its index.
+    last_type: Option<(Rc<str>, usize)>,
+    /// The load generator's pending arrival `(time, seq)`.
+    next_arrival: Option<(SimTime, u64)>,
+    trace_seq: u64,
+    limit: Option<LimitHit>,
+    // Agents.
+    slots: Vec<Option<Agent>>,
+    free: Vec<(u32, u32)>,
+    by_id: IdMap,
+    next_id: AgentId,
+    running: u32,
+    names: BTreeMap<Rc<str>, AgentId>,
+    /// RESUME-12: the agent each name first reached in this conversation.
+    reached: BTreeMap<Rc<str>, AgentId>,
+    tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
+    // The person.
+    prompts: BTreeMap<u64, PendingPrompt>,
+    prompt_queue: VecDeque<u64>,
+    person_busy: Option<u64>,
+    next_prompt: u64,
+    // Load.
+    arrivals: u64,
+    retry_waiting: u64,
+    arrival_rng: ChaCha8Rng,
+    load_rng: ChaCha8Rng,
+    retry_rng: ChaCha8Rng,
+    user_rng: ChaCha8Rng,
+    general_purpose_arc: Rc<str>,
+    /// The load block's Agent call, shared (it is issued once per arrival).
+    load_spawn_spec: Rc<SpawnSpec>,
+    fork_arc: Rc<str>,
+}
+
+const BUILT_INS: [&str; 6] = [
+    "general-purpose",
+    "Explore",
+    "Plan",
+    "claude",
+    "statusline-setup",
+    "claude-code-guide",
+];
+
+impl<'s> Kernel<'s> {
+    fn new(spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
+        let session = &spec.session;
+        let (config, notes) = SessionConfig::resolve(
+            session.version,
+            session.kind,
+            &session.env,
+            session.ultracode,
+            session.agent_teams,
+            session.permission_mode,
+        );
+        let seed = session.seed;
+        let main_model: Rc<str> = Rc::from(session.model.as_str());
+        let mut pool = session
+            .tools
+            .clone()
+            .unwrap_or_else(tools::default_main_tools);
+        for (server, server_tools) in &session.mcp {
+            for tool in server_tools {
+                pool.push(format!("mcp__{server}__{tool}"));
+            }
+        }
+        let env_model = session.env.get(env::SUBAGENT_MODEL).cloned();
+        let mut types = Vec::new();
+        let mut type_index = BTreeMap::new();
+        let disable_explore_plan = config.disable_explore_plan;
+        let disable_builtins = config.disable_builtins;
+        let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
+            let name: Rc<str> = Rc::from(def.name.as_str());
+            let built_in = def.scope == Scope::BuiltIn;
+            let one_shot = built_in && (def.name == "Explore" || def.name == "Plan");
+            let (model, _) = model::resolve(ModelInput {
+                invocation: None,
+                definition: def.model.as_deref(),
+                env: env_model.as_deref(),
+                main: &session.model,
+                fork: false,
+                env_last: config.gates.model_order_env_last,
+            });
+            let behavior = def.behavior.clone().unwrap_or_else(default_behavior);
+            type_index.insert(def.name.clone(), types.len());
+            types.push(TypeDef {
+                name,
+                model: Rc::from(model),
+                one_shot,
+                behavior,
+                def,
+            });
+        };
+        // SPAWN-8: built-ins, less the ones the env removes.
+        for built_in in BUILT_INS {
+            if disable_builtins
+                || (disable_explore_plan && (built_in == "Explore" || built_in == "Plan"))
+            {
+                continue;
+            }
+            if spec.agents.contains_key(built_in) {
+                continue; // SPAWN-10: a definition of the same name overrides the built-in.
+            }
+            let mut def = AgentDef {
+                name: built_in.to_string(),
+                description: format!("built-in {built_in}"),
+                scope: Scope::BuiltIn,
+                ..AgentDef::default()
+            };
+            match built_in {
+                // SPAWN-9: Explore and Plan are read-only.
+                "Explore" | "Plan" => def.disallowed_tools = vec!["Write".into(), "Edit".into()],
+                "statusline-setup" => def.model = Some("sonnet".into()),
+                "claude-code-guide" => def.model = Some("haiku".into()),
+                _ => {}
+            }
+            add(def, &mut types);
+        }
+        for (name, def) in &spec.agents {
+            let mut def = def.clone();
+            if def.name.is_empty() {
+                def.name = name.clone();
+            }
+            add(def, &mut types);
+        }
+        let limits = session.limits;
+        let mut kernel = Kernel {
+            sink,
+            config,
+            notes,
+            seed,
+            main_model: main_model.clone(),
+            pool,
+            permissions: session.permissions.clone(),
+            session_grants: Vec::new(),
+            types,
+            type_index,
+            user_answer: spec.user.answer,
+            user_think: spec.user.think,
+            actions: spec.user.actions.clone(),
+            load: spec.load.clone(),
+            limits,
+            now: SimTime::ZERO,
+            last_time: SimTime::ZERO,
+            queue_seq: 0,
+            queue: BinaryHeap::new(),
+            now_queue: VecDeque::new(),
+            next_arrival: None,
+            last_type: None,
+            trace_seq: 0,
+            limit: None,
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: IdMap::default(),
+            next_id: 1,
+            running: 0,
+            names: BTreeMap::new(),
+            reached: BTreeMap::new(),
+            tool_cache: BTreeMap::new(),
+            prompts: BTreeMap::new(),
+            prompt_queue: VecDeque::new(),
+            person_busy: None,
+            next_prompt: 1,
+            arrivals: 0,
+            retry_waiting: 0,
+            arrival_rng: stream(seed, 0, purpose::ARRIVALS),
+            load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
+            retry_rng: stream(seed, 0, purpose::RETRY),
+            user_rng: stream(seed, 0, purpose::USER),
+            general_purpose_arc: Rc::from("general-purpose"),
+            load_spawn_spec: Rc::new(
+                spec.load
+                    .as_ref()
+                    .map(|load| load.spawn.clone())
+                    .unwrap_or_default(),
+            ),
+            fork_arc: Rc::from("fork"),
+        };
+        // The main conversation is agent 0 in slot 0.
+        let main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
+        let main = Agent {
+            id: MAIN,
+            name: None,
+            depth: 0,
+            mode: Mode::Foreground,
+            fork: false,
+            tools: main_tools,
+            permission_mode: session_permission_mode(&spec),
+            one_shot: false,
+            max_turns: None,
+            from_load: false,
+            status: Status::Running,
+            user_cancelled: false,
+            program: spec.main.clone(),
+            pc: 0,
+            stack: Vec::new(),
+            block: Block::Ready,
+            gen: 0,
+            foreground_pending: 0,
+            run: 0,
+            awaited: false,
+            children_running: 0,
+            bash_running: 0,
+            inbox: 0,
+            waiters: Vec::new(),
+            report_to: MAIN,
+            resumed: false,
+            turns: 0,
+            rng: Some(Box::new(stream(seed, 0, purpose::BEHAVIOR))),
+            finished_at: SimTime::ZERO,
+        };
+        kernel.slots.push(Some(main));
+        kernel.by_id.insert(MAIN, 0);
+        kernel
+    }
+
+    // -- the loop ----------------------------------------------------------------------
+
+    fn run(&mut self) {
+        let config = &self.config;
+        let kind = EventKind::SessionStarted {
+            version: Rc::from(config.gates.version.to_string().as_str()),
+            session_kind: config.kind.as_str(),
+            cap: config.cap,
+            depth_limit: config.depth_limit,
+            fork_mode: config.fork_mode,
+            background_disabled: config.background_disabled,
+        };
+        self.emit(None, kind);
+        self.schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
+        for index in 0..self.actions.len() {
+            let at = self.actions[index].at;
+            self.schedule(at, Wake::Action(index as u32));
+        }
+        if let Some(load) = &self.load {
+            let first = match load.arrivals {
+                Arrivals::Poisson(rate) => {
+                    SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng))
+                }
+                Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
+            };
+            if self.load_continues(first) {
+                self.schedule_arrival(first);
+            }
+        }
+        while let Some((time, wake)) = self.pop_next() {
+            if self.limit.is_some() {
+                break;
+            }
+            if time > self.limits.max_time {
+                self.hit_limit("max_time", self.limits.max_time.as_micros());
+                break;
+            }
+            self.now = time;
+            self.dispatch(wake);
+        }
+    }
+
+    fn schedule(&mut self, at: SimTime, wake: Wake) {
+        self.queue_seq += 1;
+        if at == self.now {
+            // Same instant: a FIFO is enough, since every seq given now is larger than any
+            // seq already queued for this instant in the heap.
+            self.now_queue.push_back((self.queue_seq, wake));
+        } else {
+            self.queue.push(Reverse((at, self.queue_seq, wake)));
+        }
+    }
+
+    /// The load generator's next arrival, kept beside the heap: there is at most one.
+    fn schedule_arrival(&mut self, at: SimTime) {
+        self.queue_seq += 1;
+        self.next_arrival = Some((at, self.queue_seq));
+    }
+
+    /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
+    /// pending arrival.
+    fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
+        #[derive(Clone, Copy)]
+        enum Source {
+            Heap,
+            Now,
+            Arrival,
+        }
+        let mut best: Option<(SimTime, u64, Source)> = None;
+        let mut consider = |time: SimTime, seq: u64, source: Source| {
+            if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
+                best = Some((time, seq, source));
+            }
+        };
+        if let Some(Reverse((time, seq, _))) = self.queue.peek() {
+            consider(*time, *seq, Source::Heap);
+        }
+        if let Some((seq, _)) = self.now_queue.front() {
+            consider(self.now, *seq, Source::Now);
+        }
+        if let Some((time, seq)) = self.next_arrival {
+            consider(time, seq, Source::Arrival);
+        }
+        match best?.2 {
+            Source::Heap => self
+                .queue
+                .pop()
+                .map(|Reverse((time, _, wake))| (time, wake)),
+            Source::Now => self.now_queue.pop_front().map(|(_, wake)| (self.now, wake)),
+            Source::Arrival => self
+                .next_arrival
+                .take()
+                .map(|(time, _)| (time, Wake::Arrival)),
+        }
+    }
+
+    fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
+        if self.limit.is_some() {
+            return;
+        }
+        let event = Event {
+            t: self.now,
+            seq: self.trace_seq,
+            rule,
+            kind,
+        };
+        self.trace_seq += 1;
+        self.last_time = self.now;
+        self.sink.event(&event);
+        if self.trace_seq >= self.limits.max_events {
+            self.hit_limit("max_events", self.limits.max_events);
+        }
+    }
+
+    fn hit_limit(&mut self, limit: &'static str, value: u64) {
+        if self.limit.is_none() {
+            if limit == "max_time" {
+                // The run stops at the bound itself.
+                self.now = self.limits.max_time;
+            }
+            // The limit event itself is the last one written; it is not counted.
+            let event = Event {
+                t: self.now,
+                seq: self.trace_seq,
+                rule: None,
+                kind: EventKind::LimitReached { limit, value },
+            };
+            self.trace_seq += 1;
+            self.sink.event(&event);
+            self.limit = Some(LimitHit { limit, value });
+        }
+    }
+
+    fn dispatch(&mut self, wake: Wake) {
+        match wake {
+            Wake::Step { slot, gen } => {
+                let Some(agent) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+                    return;
+                };
+                if agent.gen != gen || agent.status != Status::Running {
+                    return;
+                }
+                if agent.block == Block::Timer {
+                    agent.block = Block::Ready;
+                }
+                self.advance(slot);
+            }
+            Wake::Arrival => self.arrival(),
+            Wake::Retry => {
+                let spec = self.load_spawn_spec.clone();
+                self.load_spawn(&spec, None);
+            }
+            Wake::Action(index) => self.user_action(index as usize),
+            Wake::Answer(prompt) => self.answer(prompt),
+            Wake::BashDone { agent, run } => self.bash_done(agent, run),
+        }
+    }
+
+    // -- agents ------------------------------------------------------------------------
+
+    fn slot_of(&self, id: AgentId) -> Option<u32> {
+        if id == MAIN {
+            return Some(0);
+        }
+        self.by_id.get(&id).copied()
+    }
+
+    fn agent(&self, slot: u32) -> &Agent {
+        self.slots[slot as usize]
+            .as_ref()
+            .expect("slot holds an agent")
+    }
+
+    fn agent_mut(&mut self, slot: u32) -> &mut Agent {
+        self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds an agent")
+    }
+
+    fn reference(&self, id: AgentId) -> AgentRef {
+        match self.slot_of(id) {
+            Some(slot) => self.agent(slot).reference(),
+            None => AgentRef { id, name: None },
+        }
+    }
+
+    fn is_running(&self, id: AgentId) -> bool {
+        self.slot_of(id)
+            .is_some_and(|slot| self.agent(slot).status == Status::Running)
+    }
+
+    /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
+    /// agent that holds it now).
+    fn lookup(&self, text: &str) -> Option<AgentId> {
+        if text == "main" {
+            return Some(MAIN);
+        }
+        if let Some(id) = self.names.get(text) {
+            return Some(*id);
+        }
+        let id = text.strip_prefix('a')?.parse::<AgentId>().ok()?;
+        self.slot_of(id).map(|_| id)
+    }
+
+    fn wake_now(&mut self, slot: u32) {
+        let agent = self.agent_mut(slot);
+        agent.block = Block::Ready;
+        agent.gen = agent.gen.wrapping_add(1);
+        let gen = agent.gen;
+        self.schedule(self.now, Wake::Step { slot, gen });
+    }
+
+    fn sample(&mut self, slot: u32, dist: &Dist) -> u64 {
+        if let Dist::Const(value) = dist {
+            return *value;
+        }
+        let seed = self.seed;
+        let agent = self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds an agent");
+        if agent.from_load {
+            return dist.sample(&mut self.load_rng);
+        }
+        let id = u64::from(agent.id);
+        let rng = agent
+            .rng
+            .get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
+        dist.sample(rng.as_mut())
+    }
+}
+
+fn session_permission_mode(spec: &SimSpec) -> PermissionMode {
+    spec.session.permission_mode
+}

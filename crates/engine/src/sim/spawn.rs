@@ -1,0 +1,477 @@
+//! Agent tool calls: the spawn-time checks in Q-11's order, placement, tools, the cap, and starting a run.
+
+use super::*;
+
+impl Kernel<'_> {
+    // -- spawning ----------------------------------------------------------------------
+
+    /// A `spawn` step: `count` Agent calls issued together. Returns true if the caller
+    /// blocked on foreground children.
+    pub(super) fn spawn_step(&mut self, slot: u32, spec: &SpawnSpec) -> bool {
+        let caller = self.agent(slot).id;
+        let mut foreground = 0;
+        for index in 0..spec.count.max(1) {
+            let name = match (&spec.name, spec.count) {
+                (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
+                (name, _) => name.clone(),
+            };
+            if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, spec, name, false) {
+                self.agent_mut(child_slot).awaited = true;
+                foreground += 1;
+            }
+            if self.limit.is_some() {
+                return true;
+            }
+        }
+        if foreground > 0 {
+            // FGBG-4: a foreground subagent blocks the conversation that launched it.
+            let agent = self.agent_mut(slot);
+            agent.foreground_pending += foreground;
+            agent.block = Block::Foreground;
+            return true;
+        }
+        false
+    }
+
+    /// One Agent tool call. Checks run in the order Q-11 adopts: deny / allowlist → type →
+    /// depth (the caller's Agent tool) → tools (zero tools) → placement → cap.
+    pub(super) fn spawn(
+        &mut self,
+        caller: AgentId,
+        spec: &SpawnSpec,
+        name: Option<String>,
+        from_load: bool,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let caller_slot = self.slot_of(caller).ok_or(None)?;
+        let caller_ref = self.agent(caller_slot).reference();
+        // One lookup of the named type serves the event and the resolution below.
+        let named_type: Option<usize> = match (&spec.agent, spec.fork) {
+            (Some(agent), false) => self.find_type(agent),
+            _ => None,
+        };
+        let requested: Rc<str> = if spec.fork {
+            self.fork_arc.clone()
+        } else {
+            match (&spec.agent, named_type) {
+                (Some(_), Some(index)) => self.types[index].name.clone(),
+                (Some(agent), None) => Rc::from(agent.as_str()),
+                (None, _) => self.general_purpose_arc.clone(),
+            }
+        };
+        let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
+        self.emit(
+            None,
+            EventKind::SpawnRequested {
+                caller: caller_ref.clone(),
+                agent_type: requested.clone(),
+                name: name.clone(),
+                background: if self.config.fork_mode {
+                    None
+                } else {
+                    spec.background
+                },
+                fork: spec.fork,
+            },
+        );
+        let reject =
+            |kernel: &mut Kernel<'_>, reason: RejectReason, rule: RuleId, message: String| {
+                let running = kernel.running;
+                kernel.emit(
+                    Some(rule),
+                    EventKind::SpawnRejected {
+                        caller: caller_ref.clone(),
+                        agent_type: requested.clone(),
+                        name: name.clone(),
+                        reason,
+                        message: Rc::from(message.as_str()),
+                        // CAP-2: the cap error tells Claude not to retry.
+                        hint: (reason == RejectReason::ConcurrentLimit)
+                            .then_some(messages::CONCURRENT_LIMIT_NO_RETRY),
+                        running,
+                    },
+                );
+                Err(Some(reason))
+            };
+        let caller_agent = self.agent(caller_slot);
+        let caller_depth = caller_agent.depth;
+        let caller_is_fork = caller_agent.fork;
+        // SPAWN-7: deny rules on Agent and Agent(type).
+        let denied = |kernel: &Kernel<'_>, type_name: &str| {
+            !kernel.permissions.deny.is_empty()
+                && kernel.permissions.deny.iter().any(|rule| {
+                    let (tool, specifier) = prompt::split_rule(rule.trim());
+                    (tool == "Agent" || tool == "Task")
+                        && specifier
+                            .is_none_or(|types| types.split(',').any(|t| t.trim() == type_name))
+                })
+        };
+        let type_index;
+        if spec.fork {
+            // FORK-7, Q-29, FORK-3/4.
+            if caller_is_fork {
+                return reject(
+                    self,
+                    RejectReason::ForkInFork,
+                    "FORK-7",
+                    messages::FORK_IN_FORK.into(),
+                );
+            }
+            if caller != MAIN {
+                return reject(
+                    self,
+                    RejectReason::ForkFromSubagent,
+                    "Q-29",
+                    messages::FORK_FROM_SUBAGENT.into(),
+                );
+            }
+            if !self.config.fork_mode {
+                return reject(
+                    self,
+                    RejectReason::ForkUnavailable,
+                    "FORK-3",
+                    messages::FORK_UNAVAILABLE.into(),
+                );
+            }
+            if denied(self, "fork") {
+                return reject(
+                    self,
+                    RejectReason::Denied,
+                    "FORK-4",
+                    messages::DENIED.into(),
+                );
+            }
+            type_index = None;
+        } else {
+            if let Some(type_name) = &spec.agent {
+                if denied(self, type_name) {
+                    return reject(
+                        self,
+                        RejectReason::Denied,
+                        "SPAWN-7",
+                        format!("{} ({type_name})", messages::DENIED),
+                    );
+                }
+                match named_type {
+                    Some(index) => type_index = Some(index),
+                    None => {
+                        return reject(
+                            self,
+                            RejectReason::UnknownType,
+                            "SPAWN-3",
+                            format!("Agent type '{type_name}' not found"),
+                        );
+                    }
+                }
+            } else {
+                // SPAWN-3/4: no type → general-purpose, if the session still has it.
+                match self.type_index.get("general-purpose") {
+                    Some(index) if !denied(self, "general-purpose") => type_index = Some(*index),
+                    _ => {
+                        return reject(
+                            self,
+                            RejectReason::TypeRequired,
+                            "SPAWN-4",
+                            messages::TYPE_REQUIRED.into(),
+                        )
+                    }
+                }
+            }
+        }
+        // DEPTH-3/4/5: the caller's own Agent tool.
+        let (state, depth_rule) = agent_tool(caller_depth, self.config.depth_limit, caller_is_fork);
+        match state {
+            AgentTool::Removed => {
+                return reject(
+                    self,
+                    RejectReason::DepthLimit,
+                    depth_rule,
+                    messages::NO_AGENT_TOOL.into(),
+                )
+            }
+            AgentTool::Errors => {
+                return reject(
+                    self,
+                    RejectReason::DepthLimit,
+                    depth_rule,
+                    messages::FORK_DEPTH.into(),
+                )
+            }
+            AgentTool::Available => {}
+        }
+        if caller != MAIN
+            && !self
+                .agent(caller_slot)
+                .tools
+                .iter()
+                .any(|t| &**t == "Agent")
+        {
+            return reject(
+                self,
+                RejectReason::NoAgentTool,
+                "DEPTH-5",
+                messages::NO_AGENT_TOOL.into(),
+            );
+        }
+        // FGBG-1: where it would run.
+        let definition_background = type_index.is_some_and(|i| self.types[i].def.background);
+        let placement = placement::place(
+            PlacementInput {
+                by_teammate: false,
+                definition_background,
+                run_in_background: spec.background,
+                needs_result: spec.needs_result,
+            },
+            &self.config,
+        );
+        let depth = caller_depth + 1;
+        // TOOLS: the child's tool set for that placement.
+        let mode_for_tools = match placement {
+            Placement::Run(mode, _) => mode,
+            Placement::Reject(..) => Mode::Foreground,
+        };
+        let permission_mode = self.effective_permission_mode(type_index);
+        let resolved = if spec.fork {
+            Ok((
+                self.agent(0).tools.clone(),
+                agent_tool(depth, self.config.depth_limit, true).0 == AgentTool::Errors,
+            ))
+        } else {
+            self.child_tools(
+                type_index.unwrap_or(0),
+                mode_for_tools,
+                depth,
+                permission_mode,
+            )
+        };
+        let (tool_list, _agent_errors) = match resolved {
+            Ok(found) => found,
+            Err(unresolved) => {
+                let message = format!(
+                    "{}: no entry in tools resolves to a usable tool ({})",
+                    messages::ZERO_TOOLS,
+                    unresolved.join(", ")
+                );
+                return reject(self, RejectReason::ZeroTools, "TOOLS-12", message);
+            }
+        };
+        let (mode, placement_rule) = match placement {
+            Placement::Run(mode, rule) => (mode, rule),
+            Placement::Reject(reason, rule, message) => {
+                return reject(self, reason, rule, message.into())
+            }
+        };
+        // CAP-1/3/4, CAP-5: only Agent-tool spawns are checked; CAP-10: forks too.
+        let admission = cap::admit(self.running, &self.config);
+        if !admission.admitted {
+            // The message is the documented text exactly; the count is the event's `running`
+            // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
+            let rule = if spec.fork { "CAP-10" } else { admission.rule };
+            let message = messages::CONCURRENT_LIMIT.to_string();
+            return reject(self, RejectReason::ConcurrentLimit, rule, message);
+        }
+        if self.next_id as u64 > self.limits.max_agents {
+            self.hit_limit("max_agents", self.limits.max_agents);
+            return Err(None);
+        }
+        // Started.
+        let model = match (&spec.model, type_index) {
+            _ if spec.fork => self.main_model.clone(),
+            (Some(invocation), index) => {
+                let definition = index.and_then(|i| self.types[i].def.model.clone());
+                let env_model = None::<&str>;
+                let _ = env_model;
+                let (chosen, _) = model::resolve(ModelInput {
+                    invocation: Some(invocation),
+                    definition: definition.as_deref(),
+                    env: None,
+                    main: &self.main_model,
+                    fork: false,
+                    env_last: self.config.gates.model_order_env_last,
+                });
+                Rc::from(chosen)
+            }
+            (None, Some(index)) => self.types[index].model.clone(),
+            (None, None) => self.main_model.clone(),
+        };
+        let (agent_type, behavior, one_shot, max_turns) = match type_index {
+            Some(index) => {
+                let type_def = &self.types[index];
+                (
+                    type_def.name.clone(),
+                    type_def.behavior.clone(),
+                    type_def.one_shot,
+                    type_def.def.max_turns,
+                )
+            }
+            None => (self.fork_arc.clone(), default_behavior(), false, None),
+        };
+        let behavior = spec.behavior.clone().unwrap_or(behavior);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.running += 1;
+        let child = Agent {
+            id,
+            name: name.clone(),
+            depth,
+            mode,
+            fork: spec.fork,
+            tools: tool_list.clone(),
+            permission_mode,
+            one_shot,
+            max_turns,
+            from_load,
+            status: Status::Running,
+            user_cancelled: false,
+            program: behavior,
+            pc: 0,
+            stack: Vec::new(),
+            block: Block::Ready,
+            gen: 0,
+            foreground_pending: 0,
+            run: 0,
+            awaited: false,
+            children_running: 0,
+            bash_running: 0,
+            inbox: 0,
+            waiters: Vec::new(),
+            report_to: caller,
+            resumed: false,
+            turns: 0,
+            rng: None,
+            finished_at: SimTime::ZERO,
+        };
+        let slot = self.insert(child);
+        let gen = self.agent(slot).gen;
+        self.agent_mut(caller_slot).children_running += 1;
+        if let Some(name) = &name {
+            self.names.insert(name.clone(), id);
+            // RESUME-12: the conversation knows which agent this name reached first.
+            self.reached.entry(name.clone()).or_insert(id);
+        }
+        let running = self.running;
+        self.emit(
+            Some(placement_rule),
+            EventKind::AgentStarted {
+                agent: AgentRef { id, name },
+                agent_type,
+                parent: caller_ref,
+                depth,
+                mode,
+                fork: spec.fork,
+                model,
+                tools: tool_list,
+                running,
+                cap_checked: true,
+            },
+        );
+        self.schedule(self.now, Wake::Step { slot, gen });
+        Ok((slot, mode))
+    }
+
+    /// The index of a named agent type. Load runs ask for the same type a million times,
+    /// so the last answer is kept.
+    pub(super) fn find_type(&mut self, name: &str) -> Option<usize> {
+        if let Some((last, index)) = &self.last_type {
+            if **last == *name {
+                return Some(*index);
+            }
+        }
+        let index = *self.type_index.get(name)?;
+        self.last_type = Some((self.types[index].name.clone(), index));
+        Some(index)
+    }
+
+    pub(super) fn insert(&mut self, mut agent: Agent) -> u32 {
+        let id = agent.id;
+        let slot = match self.free.pop() {
+            Some((slot, gen)) => {
+                // A reused slot continues the generation count, so stale wakes of the
+                // previous occupant can never match the new one.
+                agent.gen = gen;
+                self.slots[slot as usize] = Some(agent);
+                slot
+            }
+            None => {
+                self.slots.push(Some(agent));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(id, slot);
+        slot
+    }
+
+    /// PERM-10/11/12: a subagent's effective permission mode.
+    pub(super) fn effective_permission_mode(&self, type_index: Option<usize>) -> PermissionMode {
+        let main = self.config.permission_mode;
+        let declared = type_index.and_then(|i| {
+            let def = &self.types[i].def;
+            // DEF-6: plugin definitions' permissionMode is ignored.
+            if def.scope == Scope::Plugin {
+                None
+            } else {
+                def.permission_mode
+            }
+        });
+        match main {
+            // PERM-11: these main modes override the definition.
+            PermissionMode::BypassPermissions
+            | PermissionMode::AcceptEdits
+            | PermissionMode::Auto => main,
+            _ => match declared {
+                None => main,
+                // PERM-12: declaring bypassPermissions keeps the main mode from v2.1.267.
+                Some(PermissionMode::BypassPermissions)
+                    if self.config.gates.bypass_keeps_main_mode =>
+                {
+                    main
+                }
+                Some(mode) => mode,
+            },
+        }
+    }
+
+    /// TOOLS-1…16 for a non-fork child, cached per (type, placement, mode).
+    pub(super) fn child_tools(
+        &mut self,
+        type_index: usize,
+        mode: Mode,
+        depth: u32,
+        permission_mode: PermissionMode,
+    ) -> Result<(ToolList, bool), Vec<String>> {
+        let at_limit = depth >= self.config.depth_limit;
+        let flags = u8::from(mode == Mode::Background) | (u8::from(at_limit) << 1);
+        let key = (type_index, flags, permission_mode);
+        if let Some(found) = self.tool_cache.get(&key) {
+            return found.clone();
+        }
+        let def = &self.types[type_index].def;
+        let handback = tools::handback_attached(permission_mode, false, &self.config.gates);
+        let placement = tools::Placement {
+            depth,
+            depth_limit: self.config.depth_limit,
+            mode,
+            fork: false,
+            teammate: false,
+            first_ran_foreground: false,
+            permission_mode,
+        };
+        let fields = Fields {
+            tools: def.tools.as_deref(),
+            disallowed: &def.disallowed_tools,
+        };
+        let result =
+            match tools::resolve(&self.pool, fields, placement, &self.config.gates, handback) {
+                Ok(resolved) => {
+                    let list: ToolList = resolved
+                        .tools
+                        .iter()
+                        .map(|t| Rc::from(t.as_str()))
+                        .collect();
+                    Ok((list, resolved.agent_errors))
+                }
+                Err(zero) => Err(zero.unresolved),
+            };
+        self.tool_cache.insert(key, result.clone());
+        result
+    }
+}

@@ -1,0 +1,335 @@
+//! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
+
+use super::*;
+
+impl Kernel<'_> {
+    // -- the step interpreter ----------------------------------------------------------
+
+    pub(super) fn next_step(agent: &mut Agent) -> Option<(Program, usize)> {
+        while let Some(frame) = agent.stack.last_mut() {
+            if frame.pc < frame.program.len() {
+                let pc = frame.pc;
+                frame.pc += 1;
+                return Some((frame.program.clone(), pc));
+            }
+            if frame.remaining > 1 {
+                frame.remaining -= 1;
+                frame.pc = 0;
+                continue;
+            }
+            agent.stack.pop();
+        }
+        if agent.pc < agent.program.len() {
+            let pc = agent.pc;
+            agent.pc += 1;
+            return Some((agent.program.clone(), pc));
+        }
+        None
+    }
+
+    pub(super) fn advance(&mut self, slot: u32) {
+        loop {
+            if self.limit.is_some() {
+                return;
+            }
+            let agent = self.agent_mut(slot);
+            if agent.status != Status::Running || agent.block != Block::Ready {
+                return;
+            }
+            let Some((program, pc)) = Self::next_step(agent) else {
+                self.end_of_steps(slot);
+                return;
+            };
+            match &program[pc] {
+                Step::Work(dist) => {
+                    let agent = self.agent_mut(slot);
+                    agent.turns += 1;
+                    if let Some(max_turns) = agent.max_turns {
+                        if agent.turns > max_turns {
+                            // RESUME-4: partial from v2.1.246; before, an ordinary result.
+                            let partial = self.config.gates.max_turns_partial;
+                            let outcome = if partial {
+                                Outcome::Partial
+                            } else {
+                                Outcome::Completed
+                            };
+                            self.finish(
+                                slot,
+                                outcome,
+                                Some("RESUME-4"),
+                                Some(format!("stopped at maxTurns ({max_turns})")),
+                            );
+                            return;
+                        }
+                    }
+                    let micros = self.sample(slot, dist);
+                    self.sleep(slot, micros);
+                    return;
+                }
+                Step::Sleep(dist) => {
+                    let micros = self.sample(slot, dist);
+                    self.sleep(slot, micros);
+                    return;
+                }
+                Step::Tool(call) => {
+                    if self.tool_call(slot, call) {
+                        return;
+                    }
+                }
+                Step::Spawn(spec) => {
+                    if self.spawn_step(slot, spec) {
+                        return;
+                    }
+                }
+                Step::Send(send) => {
+                    let caller = self.agent(slot).id;
+                    self.send(caller, &send.to, send.behavior.clone());
+                }
+                Step::Stop(target) => {
+                    let caller = self.agent(slot).id;
+                    self.task_stop(caller, target);
+                }
+                Step::WaitFor(target) => {
+                    if self.wait_for(slot, target) {
+                        return;
+                    }
+                }
+                Step::BashBackground(dist) => {
+                    let micros = self.sample(slot, dist);
+                    let agent = self.agent_mut(slot);
+                    agent.bash_running += 1;
+                    let (id, run) = (agent.id, agent.run);
+                    let at = self.now.plus(micros);
+                    self.schedule(at, Wake::BashDone { agent: id, run });
+                }
+                Step::Report(_) => {}
+                Step::Fail(_) if slot == 0 => {
+                    // The scenario crate rejects `fail` in `main`; a spec built in code gets
+                    // a visible no-op rather than a silent stall.
+                    let why = "the main conversation's API errors are not simulated; use fail in a subagent's behavior";
+                    self.emit(
+                        None,
+                        EventKind::ActionIgnored {
+                            action: "fail",
+                            why: Rc::from(why),
+                        },
+                    );
+                }
+                Step::Fail(fail) => {
+                    self.fail(slot, fail.api_error, fail.after_output);
+                    return;
+                }
+                Step::AskProgress(target) => self.ask_progress(slot, target),
+                Step::Repeat { times, steps } => {
+                    if *times > 0 && !steps.is_empty() {
+                        let frame = Frame {
+                            program: steps.clone(),
+                            pc: 0,
+                            remaining: *times,
+                        };
+                        self.agent_mut(slot).stack.push(frame);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn sleep(&mut self, slot: u32, micros: u64) {
+        let agent = self.agent_mut(slot);
+        agent.block = Block::Timer;
+        let gen = agent.gen;
+        let at = self.now.plus(micros);
+        self.schedule(at, Wake::Step { slot, gen });
+    }
+
+    /// The steps are done: wait for shells and children where the rules say so, else end.
+    pub(super) fn end_of_steps(&mut self, slot: u32) {
+        let agent = self.agent(slot);
+        if agent.id == MAIN {
+            self.agent_mut(slot).block = Block::Idle;
+            return;
+        }
+        let reference = agent.reference();
+        if agent.bash_running > 0 {
+            // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
+            let count = agent.bash_running;
+            self.agent_mut(slot).block = Block::EndBash;
+            self.emit(
+                Some("NOTIFY-5"),
+                EventKind::AgentWaiting {
+                    agent: reference,
+                    waiting_for: "bash",
+                    count,
+                },
+            );
+            return;
+        }
+        let (waits, rule) = notify::launcher_waits(self.config.kind);
+        if agent.children_running > 0 && waits {
+            // NOTIFY-6 / Q-4: an interactive launcher waits for its children, keeping its slot.
+            let count = agent.children_running;
+            self.agent_mut(slot).block = Block::EndChildren;
+            self.emit(
+                Some(rule),
+                EventKind::AgentWaiting {
+                    agent: reference,
+                    waiting_for: "children",
+                    count,
+                },
+            );
+            return;
+        }
+        self.finish(slot, Outcome::Completed, None, None);
+    }
+
+    /// A `tool` step. Returns true if the run blocked.
+    pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> bool {
+        let agent = self.agent(slot);
+        let reference = agent.reference();
+        let tool: Rc<str> = Rc::from(call.name.as_str());
+        if !agent.tools.iter().any(|t| **t == *call.name) {
+            // TOOLS-4: a tool the run was not given cannot be called.
+            let rule = if call.name == "Agent" && agent.depth > 0 {
+                "DEPTH-3"
+            } else {
+                "TOOLS-4"
+            };
+            self.emit(
+                Some(rule),
+                EventKind::ToolCalled {
+                    agent: reference,
+                    tool,
+                    allowed: false,
+                    reason: Some("not_in_tools"),
+                },
+            );
+            return false;
+        }
+        let decision = match call.prompt {
+            Some(true) => CallDecision::Prompt("PERM-3"),
+            Some(false) => CallDecision::Run("PERM-9"),
+            None => prompt::decide(
+                &call.name,
+                call.input.as_deref(),
+                agent.permission_mode,
+                &self.permissions,
+                &self.session_grants,
+            ),
+        };
+        match decision {
+            CallDecision::Run(rule) => {
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: true,
+                        reason: None,
+                    },
+                );
+                self.tool_runs(slot, call.duration)
+            }
+            CallDecision::Deny(rule) => {
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: false,
+                        reason: Some("denied"),
+                    },
+                );
+                false
+            }
+            CallDecision::Prompt(_) => {
+                let asker = Asker {
+                    depth: agent.depth,
+                    mode: agent.mode,
+                    fork: agent.fork,
+                    chain_foreground: self.chain_foreground(slot),
+                };
+                let route = prompt::route(asker, &self.config.gates);
+                let number = self.next_prompt;
+                self.next_prompt += 1;
+                match route {
+                    Route::AutoDeny(rule) => {
+                        self.emit(
+                            Some(rule),
+                            EventKind::PermissionRequested {
+                                agent: reference.clone(),
+                                tool: tool.clone(),
+                                routed_to: None,
+                                auto_denied: true,
+                                prompt: number,
+                            },
+                        );
+                        self.emit(
+                            Some(rule),
+                            EventKind::ToolCalled {
+                                agent: reference,
+                                tool,
+                                allowed: false,
+                                reason: Some("auto_denied"),
+                            },
+                        );
+                        false
+                    }
+                    Route::Terminal(rule) | Route::Main(rule) => {
+                        self.emit(
+                            Some(rule),
+                            EventKind::PermissionRequested {
+                                agent: reference.clone(),
+                                tool: tool.clone(),
+                                routed_to: route.routed_to(),
+                                auto_denied: false,
+                                prompt: number,
+                            },
+                        );
+                        let pending = PendingPrompt {
+                            agent: reference.id,
+                            slot,
+                            tool,
+                            asked_at: self.now,
+                            duration: call.duration,
+                        };
+                        self.prompts.insert(number, pending);
+                        self.prompt_queue.push_back(number);
+                        let agent = self.agent_mut(slot);
+                        agent.block = Block::Prompt(number);
+                        self.person_next();
+                        true
+                    }
+                }
+            }
+        }
+    }
+
+    /// An allowed tool call runs for its duration, if it has one. Returns true if blocked.
+    pub(super) fn tool_runs(&mut self, slot: u32, duration: Option<Dist>) -> bool {
+        match duration {
+            Some(dist) => {
+                let micros = self.sample(slot, &dist);
+                self.sleep(slot, micros);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// is every run from this one up to main in the foreground?
+    pub(super) fn chain_foreground(&self, slot: u32) -> bool {
+        let mut current = self.agent(slot);
+        loop {
+            if current.id == MAIN {
+                return true;
+            }
+            if current.mode != Mode::Foreground || !current.awaited {
+                return false;
+            }
+            match self.slot_of(current.report_to) {
+                Some(parent) => current = self.agent(parent),
+                None => return false,
+            }
+        }
+    }
+}
