@@ -184,6 +184,17 @@ pub enum EventKind {
         running: u32,
         /// Whether the cap was checked for this slot.
         cap_checked: bool,
+        /// The rule that chose the model (MODEL-2, MODEL-12, FORK-5, …).
+        model_rule: RuleId,
+        /// Its effort level, if one is set (MODEL-14).
+        effort: Option<Rc<str>>,
+        /// Its effective permission mode (PERM-10/11/12).
+        permission_mode: &'static str,
+        /// What it starts with (CTX-2): `system_prompt`, `task`, `claude_md`, `git_status`,
+        /// `skills`, `roster`, `memory`, … — the pieces it loads.
+        context: ToolList,
+        /// Its MCP servers (MCP-1).
+        mcp_servers: ToolList,
     },
     /// A tool call happened (or was refused).
     ToolCalled {
@@ -279,6 +290,9 @@ pub enum EventKind {
         running: u32,
         /// The resumed run's mode.
         mode: Mode,
+        /// The resumed run's model (RESUME-14: the per-invocation model persists from
+        /// v2.1.211; before, a resume dropped it).
+        model: Rc<str>,
     },
     /// A message reached a running agent as direction (RESUME-17, Q-8).
     MessageDelivered {
@@ -403,7 +417,8 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 52] = [
+pub const FIELD_NAMES: [&str; 58] = [
+    "&str; 52] = [",
     "&str; 45] = [",
     "version",
     "session_kind",
@@ -456,6 +471,11 @@ pub const FIELD_NAMES: [&str; 52] = [
     "to_name",
     "from_name",
     "by_name",
+    "model_rule",
+    "effort",
+    "permission_mode",
+    "context",
+    "mcp_servers",
 ];
 
 /// The fields that name agents (matched by id or name).
@@ -553,6 +573,11 @@ impl Event {
                 tools,
                 running,
                 cap_checked,
+                model_rule,
+                effort,
+                permission_mode,
+                context,
+                mcp_servers,
             } => {
                 subject(visit, agent);
                 visit("agent_type", Field::Str(agent_type));
@@ -564,6 +589,13 @@ impl Event {
                 visit("tools", Field::List(tools));
                 visit("running", Field::U64(u64::from(*running)));
                 visit("cap_checked", Field::Bool(*cap_checked));
+                visit("model_rule", Field::Str(model_rule));
+                if let Some(effort) = effort {
+                    visit("effort", Field::Str(effort));
+                }
+                visit("permission_mode", Field::Str(permission_mode));
+                visit("context", Field::List(context));
+                visit("mcp_servers", Field::List(mcp_servers));
             }
             EventKind::ToolCalled {
                 agent,
@@ -655,12 +687,14 @@ impl Event {
                 cap_checked,
                 running,
                 mode,
+                model,
             } => {
                 subject(visit, agent);
                 other(visit, "by", "by_name", by);
                 visit("cap_checked", Field::Bool(*cap_checked));
                 visit("running", Field::U64(u64::from(*running)));
                 visit("mode", Field::Str(mode.as_str()));
+                visit("model", Field::Str(model));
             }
             EventKind::MessageDelivered { to, from } => {
                 other(visit, "to", "to_name", to);

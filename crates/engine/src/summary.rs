@@ -569,6 +569,11 @@ mod tests {
                 tools: Rc::from(Vec::new()),
                 running,
                 cap_checked: true,
+                model_rule: "MODEL-2",
+                effort: None,
+                permission_mode: "default",
+                context: Rc::from(Vec::new()),
+                mcp_servers: Rc::from(Vec::new()),
             },
         )
     }
@@ -718,6 +723,7 @@ mod tests {
                     cap_checked: false,
                     running,
                     mode: Mode::Background,
+                    model: Rc::from("opus"),
                 },
             )
         };

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod cap;
+pub mod context;
 pub mod depth;
 pub mod messages;
 pub mod model;
@@ -31,6 +32,7 @@ pub mod notify;
 pub mod placement;
 pub mod prompt;
 pub mod session;
+pub mod spawn;
 pub mod tools;
 pub mod version;
 
@@ -86,6 +88,11 @@ pub enum RejectReason {
     ForkFromSubagent,
     /// DEPTH-5: the caller's own tool set has no `Agent` (its definition left it out).
     NoAgentTool,
+    /// SPAWN-5 / MAIN-6: the type is not on the `--agent` main thread's `Agent(…)`
+    /// allowlist.
+    NotAllowed,
+    /// Q-32 / MAIN-4: a bare name that several plugins provide; the scoped name is needed.
+    Ambiguous,
 }
 
 impl RejectReason {
@@ -103,11 +110,13 @@ impl RejectReason {
             RejectReason::ForkUnavailable => "fork_unavailable",
             RejectReason::ForkFromSubagent => "fork_from_subagent",
             RejectReason::NoAgentTool => "no_agent_tool",
+            RejectReason::NotAllowed => "not_allowed",
+            RejectReason::Ambiguous => "ambiguous",
         }
     }
 
     /// Every reason, in declaration order (summary tables list them in this order).
-    pub const ALL: [RejectReason; 11] = [
+    pub const ALL: [RejectReason; 13] = [
         RejectReason::ConcurrentLimit,
         RejectReason::DepthLimit,
         RejectReason::Denied,
@@ -119,5 +128,7 @@ impl RejectReason {
         RejectReason::ForkUnavailable,
         RejectReason::ForkFromSubagent,
         RejectReason::NoAgentTool,
+        RejectReason::NotAllowed,
+        RejectReason::Ambiguous,
     ];
 }

@@ -162,6 +162,47 @@ pub struct Gates {
     pub subagent_model_force: bool,
     /// MODEL-14 / RESUME-15: the per-invocation `effort` parameter exists from v2.1.292.
     pub effort_parameter: bool,
+    // scan, handback, hooks, errors, panel gates
+    /// HOOK-3: a hyphenated `SubagentStart`/`SubagentStop` matcher such as `db-agent`
+    /// matches exactly from v2.1.195; before, it was an unanchored regex.
+    pub hook_matcher_exact: bool,
+    /// HOOK-6: project-level frontmatter hooks need folder trust from v2.1.218; before, they
+    /// ran from untrusted folders, non-interactive sessions included.
+    pub frontmatter_hooks_need_trust: bool,
+    /// ERR-3: in v2.1.199 *exactly*, a foreground tool-calls-only cut returned an empty
+    /// partial result holding only the interruption note.
+    pub tool_calls_only_empty_partial: bool,
+    /// PANEL-8: `/tasks` shows each subagent's model (and effort, if set) from v2.1.242.
+    pub tasks_show_model: bool,
+    /// PANEL-11: `/agents` opens the Running/Library wizard up to v2.1.197; from v2.1.198 it
+    /// prints a reminder.
+    pub agents_wizard: bool,
+    /// PANEL-9 (DE): from v2.1.199 `/model` and `/fast` in a transcript view show a notice
+    /// instead of silently running on the main conversation.
+    pub transcript_settings_notice: bool,
+    /// PANEL-10: `Ctrl+Enter` / `Ctrl+X Ctrl+S` "read now" from a transcript view, v2.1.286+.
+    pub read_now: bool,
+    // spawn, tools, permission, context gates
+    /// PERM-9 (DE): `permissionMode: manual` is accepted as an alias of `default` from
+    /// v2.1.200; before, the value is not recognised and the field counts as unset.
+    pub manual_alias: bool,
+    /// CTX-8: `--append-subagent-system-prompt` exists from v2.1.205.
+    pub append_subagent_prompt: bool,
+    /// CTX-8: `--append-subagent-system-prompt-file` exists from v2.1.261.
+    pub append_subagent_prompt_file: bool,
+    /// CTX-6: the sibling roster joins the startup context from v2.1.206.
+    pub sibling_roster: bool,
+    /// CTX-3 / D-15: the `omitClaudeMd` field exists from v2.1.271; before, it is ignored.
+    pub omit_claude_md: bool,
+    /// MCP-3: inline servers from project and `--add-dir` agent files need folder trust from
+    /// v2.1.238; before, they loaded without a trust check.
+    pub inline_mcp_trust: bool,
+    /// MCP-5 (DE): the main session's MCP restrictions cover frontmatter servers from
+    /// v2.1.153.
+    pub mcp_restrictions_cover_frontmatter: bool,
+    /// DEF-8 / MAIN-2: an empty agent `prompt` is allowed from v2.1.281; with no `memory`
+    /// it leaves the `--agent` session's system prompt unchanged.
+    pub empty_agent_prompt: bool,
 }
 
 impl Gates {
@@ -215,6 +256,23 @@ impl Gates {
             family_alias_substitution: at_least(222),
             subagent_model_force: at_least(257),
             effort_parameter: at_least(292),
+            // scan, handback, hooks, errors, panel gates
+            hook_matcher_exact: at_least(195),
+            frontmatter_hooks_need_trust: at_least(218),
+            tool_calls_only_empty_partial: version == Version::v2_1(199),
+            tasks_show_model: at_least(242),
+            agents_wizard: !at_least(198),
+            transcript_settings_notice: at_least(199),
+            read_now: at_least(286),
+            // spawn, tools, permission, context gates
+            manual_alias: at_least(200),
+            append_subagent_prompt: at_least(205),
+            append_subagent_prompt_file: at_least(261),
+            sibling_roster: at_least(206),
+            omit_claude_md: at_least(271),
+            inline_mcp_trust: at_least(238),
+            mcp_restrictions_cover_frontmatter: at_least(153),
+            empty_agent_prompt: at_least(281),
         }
     }
 }

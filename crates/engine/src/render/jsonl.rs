@@ -286,6 +286,11 @@ mod tests {
                 tools: Rc::from(vec![Rc::<str>::from("Bash"), Rc::from("Read")]),
                 running: 3,
                 cap_checked: true,
+                model_rule: "MODEL-2",
+                effort: None,
+                permission_mode: "default",
+                context: Rc::from(Vec::new()),
+                mcp_servers: Rc::from(Vec::new()),
             },
         };
         let mut out = Vec::new();
@@ -295,7 +300,7 @@ mod tests {
             concat!(
                 r#"{"t_us":12000000,"seq":41,"kind":"agent_started","agent":"a12","name":"researcher \"1\"","#,
                 r#""agent_type":"general-purpose","parent":"main","depth":1,"mode":"background","fork":false,"#,
-                r#""model":"sonnet","tools":["Bash","Read"],"running":3,"cap_checked":true,"rule":"FGBG-1"}"#,
+                r#""model":"sonnet","tools":["Bash","Read"],"running":3,"cap_checked":true,"model_rule":"MODEL-2","permission_mode":"default","context":[],"mcp_servers":[],"rule":"FGBG-1"}"#,
                 "\n"
             )
         );

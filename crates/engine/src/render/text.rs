@@ -247,6 +247,11 @@ impl Narrator {
                 tools: _,
                 running,
                 cap_checked,
+                model_rule: _,
+                effort,
+                permission_mode: _,
+                context: _,
+                mcp_servers: _,
             } => {
                 let label = self.label(agent);
                 what.push_str("started");
@@ -256,7 +261,11 @@ impl Narrator {
                 if *fork {
                     let _ = write!(what, " (a fork of {}, {model})", self.label(parent));
                 } else {
-                    let _ = write!(what, " ({agent_type}, {model})");
+                    let _ = write!(what, " ({agent_type}, {model}");
+                    if let Some(effort) = effort {
+                        let _ = write!(what, ", effort {effort}");
+                    }
+                    what.push(')');
                 }
                 let _ = write!(what, " in the {} at depth {depth}", mode.as_str());
                 if !*fork {
@@ -411,10 +420,11 @@ impl Narrator {
                 cap_checked,
                 running,
                 mode,
+                model,
             } => {
                 let _ = write!(
                     what,
-                    "resumed by {} in the {} {}",
+                    "resumed by {} in the {} on {model} {}",
                     self.label(by),
                     mode.as_str(),
                     self.running(*running)
@@ -775,6 +785,11 @@ mod tests {
                 tools: Rc::from(Vec::new()),
                 running: 14,
                 cap_checked: true,
+                model_rule: "MODEL-2",
+                effort: None,
+                permission_mode: "default",
+                context: Rc::from(Vec::new()),
+                mcp_servers: Rc::from(Vec::new()),
             },
             Some("FGBG-1"),
             "00:00:12.000  researcher-2    started as a3 (general-purpose, sonnet) in the background at depth 1, \
@@ -792,6 +807,11 @@ mod tests {
                 tools: Rc::from(Vec::new()),
                 running: 21,
                 cap_checked: false,
+                model_rule: "MODEL-2",
+                effort: None,
+                permission_mode: "default",
+                context: Rc::from(Vec::new()),
+                mcp_servers: Rc::from(Vec::new()),
             },
             Some("CAP-6"),
             "00:00:12.000  a7              started (a fork of main, opus) in the background at depth 1 \
@@ -964,9 +984,10 @@ mod tests {
                 cap_checked: false,
                 running: 21,
                 mode: Mode::Background,
+                model: Rc::from("opus"),
             },
             Some("CAP-7"),
-            "00:00:12.000  researcher-3    resumed by main in the background (21 running, over the cap of 20), \
+            "00:00:12.000  researcher-3    resumed by main in the background on opus (21 running, over the cap of 20), \
              without a cap check [CAP-7]",
         );
     }

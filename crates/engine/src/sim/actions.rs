@@ -124,6 +124,9 @@ impl Kernel<'_> {
         let model = self.main_model.clone();
         let child = Agent {
             id,
+            type_index: None,
+            invocation_model: None,
+            model: model.clone(),
             name: Some(name.clone()),
             depth: 1,
             mode: Mode::Background,
@@ -179,6 +182,11 @@ impl Kernel<'_> {
                 tools,
                 running,
                 cap_checked: false,
+                model_rule: "FORK-5",
+                effort: None,
+                permission_mode: self.config.permission_mode.as_str(),
+                context: self.startup_context(None, true),
+                mcp_servers: self.mcp_servers(None, true),
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });

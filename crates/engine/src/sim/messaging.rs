@@ -127,8 +127,23 @@ impl Kernel<'_> {
         let target = self.agent(slot).id;
         let redirect = !self.reports_to(by, target);
         let program = behavior.unwrap_or_else(default_resume_behavior);
+        // RESUME-14: the model of the resumed run (the per-invocation value persists from
+        // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
+        // and runs without a per-invocation model keep the model they ran on.
+        let resumed_model = {
+            let agent = self.agent(slot);
+            match (&agent.invocation_model, agent.fork) {
+                (Some(invocation), false) => {
+                    let invocation = invocation.clone();
+                    self.run_model(agent.type_index, Some(&invocation), false, true)
+                        .0
+                }
+                _ => agent.model.clone(),
+            }
+        };
         self.running += 1;
         let agent = self.agent_mut(slot);
+        agent.model = resumed_model.clone();
         agent.status = Status::Running;
         agent.mode = mode;
         agent.program = program;
@@ -160,6 +175,7 @@ impl Kernel<'_> {
                 cap_checked: false,
                 running,
                 mode,
+                model: resumed_model,
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });

@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use subsim_rules::cap::{self, Unchecked};
 use subsim_rules::depth::{agent_tool, AgentTool};
-use subsim_rules::model::{self, ModelInput};
+use subsim_rules::model;
 use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
 use subsim_rules::placement::{self, Placement, PlacementInput};
 use subsim_rules::prompt::{self, Asker, CallDecision, Route};
@@ -232,8 +232,9 @@ struct Frame {
 struct TypeDef {
     name: Rc<str>,
     def: AgentDef,
-    /// The model when no per-invocation value is given.
+    /// The model when no per-invocation value is given, and the rule that chose it.
     model: Rc<str>,
+    model_rule: RuleId,
     /// RESUME-3: Explore and Plan return no agent id.
     one_shot: bool,
     behavior: Program,
@@ -241,6 +242,12 @@ struct TypeDef {
 
 struct Agent {
     id: AgentId,
+    /// The definition it runs (None for forks and main).
+    type_index: Option<usize>,
+    /// RESUME-14: the per-invocation model of the spawn.
+    invocation_model: Option<Rc<str>>,
+    /// The run's model (kept across resumes from v2.1.211, RESUME-14).
+    model: Rc<str>,
     name: Option<Rc<str>>,
     depth: u32,
     mode: Mode,
@@ -347,9 +354,94 @@ struct Kernel<'s> {
     retry_rng: ChaCha8Rng,
     user_rng: ChaCha8Rng,
     general_purpose_arc: Rc<str>,
+    /// What the MODEL rules read.
+    models: ModelSettings,
+    /// CTX-2: the context pieces of a fork, of Explore/Plan, and of other subagents.
+    context_fork: ToolList,
+    context_lean: ToolList,
+    context_full: ToolList,
+    /// The session's MCP servers (MCP-1: shared with subagents).
+    session_mcp: ToolList,
+    /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
+    effort_env: Option<String>,
+    session_effort: Option<String>,
     /// The load block's Agent call, shared (it is issued once per arrival).
     load_spawn_spec: Rc<SpawnSpec>,
     fork_arc: Rc<str>,
+}
+
+/// The session settings the MODEL rules read, kept for per-spawn resolutions.
+pub(crate) struct ModelSettings {
+    main: String,
+    provider: model::Provider,
+    subagent_model: Option<String>,
+    force: Option<String>,
+    default_opus: Option<String>,
+    available: Option<Vec<String>>,
+    interactive: bool,
+}
+
+impl ModelSettings {
+    fn from_session(session: &crate::spec::SessionSpec) -> ModelSettings {
+        ModelSettings {
+            main: session.model.clone(),
+            provider: provider_from(&session.provider),
+            subagent_model: session.env.get(env::SUBAGENT_MODEL).cloned(),
+            force: session.env.get(env::SUBAGENT_MODEL_FORCE).cloned(),
+            default_opus: session.env.get("ANTHROPIC_DEFAULT_OPUS_MODEL").cloned(),
+            available: session.available_models.clone(),
+            interactive: session.kind.is_interactive(),
+        }
+    }
+
+    /// MODEL-1…14 for a run of `def` (None for a fork).
+    fn choose(
+        &self,
+        config: &SessionConfig,
+        def: &AgentDef,
+        invocation: Option<&str>,
+        fork: bool,
+        resumed: bool,
+    ) -> model::ModelChoice {
+        let built_in = model::BuiltIn::from_name(&def.name);
+        let kind = match (built_in, def.scope == Scope::BuiltIn) {
+            (Some(built_in), true) => model::DefinitionKind::BuiltIn(built_in),
+            (Some(built_in), false) => model::DefinitionKind::Overrides(built_in),
+            (None, _) => model::DefinitionKind::Custom,
+        };
+        let request = model::ModelRequest {
+            invocation,
+            definition: def.model.as_deref(),
+            kind,
+            provider: self.provider,
+            subagent_model: self.subagent_model.as_deref(),
+            subagent_model_force: self.force.as_deref(),
+            default_opus_model: self.default_opus.as_deref(),
+            available_models: self.available.as_deref(),
+            fork,
+            resumed,
+            interactive: self.interactive,
+            ..model::ModelRequest::new(&self.main, config.gates)
+        };
+        model::choose(&request)
+    }
+}
+
+/// A shared list of names.
+fn list(items: &[&str]) -> ToolList {
+    items.iter().map(|item| Rc::from(*item)).collect()
+}
+
+/// The provider spelled as in scenario files (`anthropic`, `vertex`, …) or as the rules
+/// crate spells it; unknown text means the Anthropic API.
+fn provider_from(text: &str) -> model::Provider {
+    match text {
+        "anthropic" | "api" => model::Provider::AnthropicApi,
+        "vertex" | "google" => model::Provider::AgentPlatform,
+        "aws" => model::Provider::ClaudePlatformOnAws,
+        "apps_gateway" => model::Provider::ClaudeAppsGateway,
+        other => other.parse().unwrap_or_default(),
+    }
 }
 
 const BUILT_INS: [&str; 6] = [
@@ -383,7 +475,6 @@ impl<'s> Kernel<'s> {
                 pool.push(format!("mcp__{server}__{tool}"));
             }
         }
-        let env_model = session.env.get(env::SUBAGENT_MODEL).cloned();
         let mut types = Vec::new();
         let mut type_index = BTreeMap::new();
         let disable_explore_plan = config.disable_explore_plan;
@@ -392,19 +483,14 @@ impl<'s> Kernel<'s> {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
             let one_shot = built_in && (def.name == "Explore" || def.name == "Plan");
-            let (model, _) = model::resolve(ModelInput {
-                invocation: None,
-                definition: def.model.as_deref(),
-                env: env_model.as_deref(),
-                main: &session.model,
-                fork: false,
-                env_last: config.gates.model_order_env_last,
-            });
+            let models = ModelSettings::from_session(session);
+            let choice = models.choose(&config, &def, None, false, false);
             let behavior = def.behavior.clone().unwrap_or_else(default_behavior);
             type_index.insert(def.name.clone(), types.len());
             types.push(TypeDef {
                 name,
-                model: Rc::from(model),
+                model: Rc::from(choice.model.as_str()),
+                model_rule: choice.rule,
                 one_shot,
                 behavior,
                 def,
@@ -487,6 +573,17 @@ impl<'s> Kernel<'s> {
             retry_rng: stream(seed, 0, purpose::RETRY),
             user_rng: stream(seed, 0, purpose::USER),
             general_purpose_arc: Rc::from("general-purpose"),
+            models: ModelSettings::from_session(session),
+            context_fork: list(&["conversation_history", "system_prompt", "tools"]),
+            context_lean: list(&["system_prompt", "task"]),
+            context_full: list(&["system_prompt", "task", "claude_md", "git_status"]),
+            session_mcp: session
+                .mcp
+                .keys()
+                .map(|name| Rc::from(name.as_str()))
+                .collect(),
+            effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
+            session_effort: session.effort.clone(),
             load_spawn_spec: Rc::new(
                 spec.load
                     .as_ref()
@@ -499,6 +596,9 @@ impl<'s> Kernel<'s> {
         let main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
         let main = Agent {
             id: MAIN,
+            type_index: None,
+            invocation_model: None,
+            model: main_model.clone(),
             name: None,
             depth: 0,
             mode: Mode::Foreground,

@@ -274,25 +274,12 @@ impl Kernel<'_> {
             return Err(None);
         }
         // Started.
-        let model = match (&spec.model, type_index) {
-            _ if spec.fork => self.main_model.clone(),
-            (Some(invocation), index) => {
-                let definition = index.and_then(|i| self.types[i].def.model.clone());
-                let env_model = None::<&str>;
-                let _ = env_model;
-                let (chosen, _) = model::resolve(ModelInput {
-                    invocation: Some(invocation),
-                    definition: definition.as_deref(),
-                    env: None,
-                    main: &self.main_model,
-                    fork: false,
-                    env_last: self.config.gates.model_order_env_last,
-                });
-                Rc::from(chosen)
-            }
-            (None, Some(index)) => self.types[index].model.clone(),
-            (None, None) => self.main_model.clone(),
-        };
+        // MODEL-1…14: per type when no per-invocation value is given (computed once).
+        let (model, model_rule) =
+            self.run_model(type_index, spec.model.as_deref(), spec.fork, false);
+        let effort = self.run_effort(type_index, spec.effort.as_deref(), spec.fork);
+        let context = self.startup_context(type_index, spec.fork);
+        let mcp_servers = self.mcp_servers(type_index, spec.fork);
         let (agent_type, behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.types[index];
@@ -311,6 +298,9 @@ impl Kernel<'_> {
         self.running += 1;
         let child = Agent {
             id,
+            type_index,
+            invocation_model: spec.model.as_deref().map(Rc::from),
+            model: model.clone(),
             name: name.clone(),
             depth,
             mode,
@@ -362,6 +352,11 @@ impl Kernel<'_> {
                 tools: tool_list,
                 running,
                 cap_checked: true,
+                model_rule,
+                effort,
+                permission_mode: permission_mode.as_str(),
+                context,
+                mcp_servers,
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });
@@ -473,5 +468,89 @@ impl Kernel<'_> {
             };
         self.tool_cache.insert(key, result.clone());
         result
+    }
+
+    /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
+    pub(super) fn run_model(
+        &self,
+        type_index: Option<usize>,
+        invocation: Option<&str>,
+        fork: bool,
+        resumed: bool,
+    ) -> (Rc<str>, RuleId) {
+        if let (Some(index), None, false, false) = (type_index, invocation, fork, resumed) {
+            let type_def = &self.types[index];
+            return (type_def.model.clone(), type_def.model_rule);
+        }
+        let fork_def;
+        let def = match type_index {
+            Some(index) => &self.types[index].def,
+            None => {
+                fork_def = AgentDef {
+                    name: "fork".into(),
+                    ..AgentDef::default()
+                };
+                &fork_def
+            }
+        };
+        let choice = self
+            .models
+            .choose(&self.config, def, invocation, fork, resumed);
+        (Rc::from(choice.model.as_str()), choice.rule)
+    }
+
+    /// MODEL-14: env > per-invocation (v2.1.292+, non-fork) > frontmatter > session.
+    pub(super) fn run_effort(
+        &self,
+        type_index: Option<usize>,
+        invocation: Option<&str>,
+        fork: bool,
+    ) -> Option<Rc<str>> {
+        let frontmatter = type_index.and_then(|index| self.types[index].def.effort.as_deref());
+        let (effort, _) = model::resolve_effort(
+            self.effort_env.as_deref(),
+            invocation,
+            frontmatter,
+            self.session_effort.as_deref(),
+            fork,
+            &self.config.gates,
+        );
+        effort.map(|effort| Rc::from(effort.as_str()))
+    }
+
+    /// CTX-2…4: the pieces a run starts with. A fork inherits the whole conversation
+    /// (FORK-5); Explore and Plan skip CLAUDE.md and the git status (CTX-3, CTX-4).
+    pub(super) fn startup_context(&self, type_index: Option<usize>, fork: bool) -> ToolList {
+        if fork {
+            return self.context_fork.clone();
+        }
+        let explore_or_plan = type_index.is_some_and(|index| {
+            let def = &self.types[index].def;
+            def.scope == Scope::BuiltIn && (def.name == "Explore" || def.name == "Plan")
+        });
+        if explore_or_plan {
+            self.context_lean.clone()
+        } else {
+            self.context_full.clone()
+        }
+    }
+
+    /// MCP-1: a run's MCP servers: the session's (forks and definitions without
+    /// `mcpServers` share the parent's), plus the definition's own.
+    pub(super) fn mcp_servers(&self, type_index: Option<usize>, fork: bool) -> ToolList {
+        let own = match type_index {
+            Some(index) if !fork => &self.types[index].def.mcp_servers,
+            _ => return self.session_mcp.clone(),
+        };
+        if own.is_empty() {
+            return self.session_mcp.clone();
+        }
+        let mut names: Vec<Rc<str>> = self.session_mcp.iter().cloned().collect();
+        for server in own {
+            if !names.iter().any(|name| **name == *server.name) {
+                names.push(Rc::from(server.name.as_str()));
+            }
+        }
+        names.into()
     }
 }
