@@ -166,8 +166,6 @@ pub enum EventKind {
     AgentStarted {
         /// The agent.
         agent: AgentRef,
-        /// Its type.
-        agent_type: Rc<str>,
         /// Who launched it.
         parent: AgentRef,
         /// Its depth (main = 0).
@@ -176,25 +174,12 @@ pub enum EventKind {
         mode: Mode,
         /// A fork.
         fork: bool,
-        /// Its model.
-        model: Rc<str>,
-        /// Its tools.
-        tools: ToolList,
         /// Running subagents after the start.
         running: u32,
         /// Whether the cap was checked for this slot.
         cap_checked: bool,
-        /// The rule that chose the model (MODEL-2, MODEL-12, FORK-5, …).
-        model_rule: RuleId,
-        /// Its effort level, if one is set (MODEL-14).
-        effort: Option<Rc<str>>,
-        /// Its effective permission mode (PERM-10/11/12).
-        permission_mode: &'static str,
-        /// What it starts with (CTX-2): `system_prompt`, `task`, `claude_md`, `git_status`,
-        /// `skills`, `roster`, `memory`, … — the pieces it loads.
-        context: ToolList,
-        /// Its MCP servers (MCP-1).
-        mcp_servers: ToolList,
+        /// Its type, model, tools and the rest of what it runs with.
+        profile: Rc<RunProfile>,
     },
     /// A tool call happened (or was refused).
     ToolCalled {
@@ -337,6 +322,47 @@ pub enum EventKind {
         /// The bound.
         value: u64,
     },
+}
+
+/// What a run runs with: its type, model, tools, permission mode and startup context.
+///
+/// Runs of the same definition in the same situation share one profile (a load run of a
+/// million workers has a handful), so starting a run copies one pointer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunProfile {
+    /// Its type (`general-purpose`, a definition's name, `fork`).
+    pub agent_type: Rc<str>,
+    /// Its model.
+    pub model: Rc<str>,
+    /// The rule that chose the model (MODEL-2, MODEL-12, FORK-5, …).
+    pub model_rule: RuleId,
+    /// Its effort level, if one is set (MODEL-14).
+    pub effort: Option<Rc<str>>,
+    /// Its effective permission mode (PERM-10/11/12).
+    pub permission_mode: &'static str,
+    /// Its tools.
+    pub tools: ToolList,
+    /// What it starts with (CTX-2): `system_prompt`, `task`, `claude_md`, `git_status`, …
+    pub context: ToolList,
+    /// Its MCP servers (MCP-1).
+    pub mcp_servers: ToolList,
+}
+
+impl RunProfile {
+    /// A profile with the given type, model and tools; model rule MODEL-2, no effort,
+    /// `default` permission mode, no context pieces and no MCP servers.
+    pub fn new(agent_type: &str, model: &str, tools: &[&str]) -> RunProfile {
+        RunProfile {
+            agent_type: Rc::from(agent_type),
+            model: Rc::from(model),
+            model_rule: "MODEL-2",
+            effort: None,
+            permission_mode: "default",
+            tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
+            context: Rc::from(Vec::new()),
+            mcp_servers: Rc::from(Vec::new()),
+        }
+    }
 }
 
 impl EventKind {
@@ -564,38 +590,31 @@ impl Event {
             }
             EventKind::AgentStarted {
                 agent,
-                agent_type,
                 parent,
                 depth,
                 mode,
                 fork,
-                model,
-                tools,
                 running,
                 cap_checked,
-                model_rule,
-                effort,
-                permission_mode,
-                context,
-                mcp_servers,
+                profile,
             } => {
                 subject(visit, agent);
-                visit("agent_type", Field::Str(agent_type));
+                visit("agent_type", Field::Str(&profile.agent_type));
                 other(visit, "parent", "parent_name", parent);
                 visit("depth", Field::U64(u64::from(*depth)));
                 visit("mode", Field::Str(mode.as_str()));
                 visit("fork", Field::Bool(*fork));
-                visit("model", Field::Str(model));
-                visit("tools", Field::List(tools));
+                visit("model", Field::Str(&profile.model));
+                visit("tools", Field::List(&profile.tools));
                 visit("running", Field::U64(u64::from(*running)));
                 visit("cap_checked", Field::Bool(*cap_checked));
-                visit("model_rule", Field::Str(model_rule));
-                if let Some(effort) = effort {
+                visit("model_rule", Field::Str(profile.model_rule));
+                if let Some(effort) = &profile.effort {
                     visit("effort", Field::Str(effort));
                 }
-                visit("permission_mode", Field::Str(permission_mode));
-                visit("context", Field::List(context));
-                visit("mcp_servers", Field::List(mcp_servers));
+                visit("permission_mode", Field::Str(profile.permission_mode));
+                visit("context", Field::List(&profile.context));
+                visit("mcp_servers", Field::List(&profile.mcp_servers));
             }
             EventKind::ToolCalled {
                 agent,

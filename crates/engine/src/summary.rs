@@ -538,6 +538,7 @@ impl Json {
 mod tests {
     use super::*;
     use crate::event::AgentRef;
+    use crate::event::RunProfile;
     use crate::spec::Answer;
     use std::rc::Rc;
     use subsim_rules::Mode;
@@ -560,20 +561,13 @@ mod tests {
             millis,
             EventKind::AgentStarted {
                 agent: agent(id),
-                agent_type: "general-purpose".into(),
                 parent: AgentRef::MAIN,
                 depth: 1,
                 mode: Mode::Background,
                 fork: false,
-                model: "sonnet".into(),
-                tools: Rc::from(Vec::new()),
                 running,
                 cap_checked: true,
-                model_rule: "MODEL-2",
-                effort: None,
-                permission_mode: "default",
-                context: Rc::from(Vec::new()),
-                mcp_servers: Rc::from(Vec::new()),
+                profile: Rc::new(RunProfile::new("general-purpose", "sonnet", &[])),
             },
         )
     }

@@ -238,21 +238,16 @@ impl Narrator {
             }
             EventKind::AgentStarted {
                 agent,
-                agent_type,
                 parent,
                 depth,
                 mode,
                 fork,
-                model,
-                tools: _,
                 running,
                 cap_checked,
-                model_rule: _,
-                effort,
-                permission_mode: _,
-                context: _,
-                mcp_servers: _,
+                profile,
             } => {
+                let (agent_type, model, effort) =
+                    (&profile.agent_type, &profile.model, &profile.effort);
                 let label = self.label(agent);
                 what.push_str("started");
                 if label != agent.id_string() {
@@ -611,6 +606,7 @@ impl<W: Write> Sink for TextWriter<W> {
 mod tests {
     use super::*;
     use crate::event::Outcome;
+    use crate::event::RunProfile;
     use crate::time::SimTime;
     use subsim_rules::Mode;
 
@@ -776,20 +772,13 @@ mod tests {
         check(
             EventKind::AgentStarted {
                 agent: agent(3, "researcher-2"),
-                agent_type: "general-purpose".into(),
                 parent: AgentRef::MAIN,
                 depth: 1,
                 mode: Mode::Background,
                 fork: false,
-                model: "sonnet".into(),
-                tools: Rc::from(Vec::new()),
                 running: 14,
                 cap_checked: true,
-                model_rule: "MODEL-2",
-                effort: None,
-                permission_mode: "default",
-                context: Rc::from(Vec::new()),
-                mcp_servers: Rc::from(Vec::new()),
+                profile: Rc::new(RunProfile::new("general-purpose", "sonnet", &[])),
             },
             Some("FGBG-1"),
             "00:00:12.000  researcher-2    started as a3 (general-purpose, sonnet) in the background at depth 1, \
@@ -798,20 +787,13 @@ mod tests {
         check(
             EventKind::AgentStarted {
                 agent: anonymous(7),
-                agent_type: "fork".into(),
                 parent: AgentRef::MAIN,
                 depth: 1,
                 mode: Mode::Background,
                 fork: true,
-                model: "opus".into(),
-                tools: Rc::from(Vec::new()),
                 running: 21,
                 cap_checked: false,
-                model_rule: "MODEL-2",
-                effort: None,
-                permission_mode: "default",
-                context: Rc::from(Vec::new()),
-                mcp_servers: Rc::from(Vec::new()),
+                profile: Rc::new(RunProfile::new("fork", "opus", &[])),
             },
             Some("CAP-6"),
             "00:00:12.000  a7              started (a fork of main, opus) in the background at depth 1 \

@@ -120,18 +120,30 @@ impl Kernel<'_> {
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;
-        let tools = self.agent(0).tools.clone();
-        let model = self.main_model.clone();
+        // CAP-6 / FORK-9 / Q-39: a fork of main: main's tools and model, no handback.
+        let subtask_spec = SpawnSpec {
+            fork: true,
+            count: 1,
+            ..SpawnSpec::default()
+        };
+        let tools = self.agent(0).profile.tools.clone();
+        let profile = self.run_profile(
+            None,
+            &subtask_spec,
+            Mode::Background,
+            1,
+            self.config.permission_mode,
+            tools,
+        );
         let child = Agent {
             id,
             type_index: None,
             invocation_model: None,
-            model: model.clone(),
+            profile: profile.clone(),
             name: Some(name.clone()),
             depth: 1,
             mode: Mode::Background,
             fork: true,
-            tools: tools.clone(),
             permission_mode: self.config.permission_mode,
             one_shot: false,
             max_turns: None,
@@ -173,20 +185,13 @@ impl Kernel<'_> {
                     id,
                     name: Some(name),
                 },
-                agent_type: self.fork_arc.clone(),
                 parent: AgentRef::MAIN,
                 depth: 1,
                 mode: Mode::Background,
                 fork: true,
-                model,
-                tools,
                 running,
                 cap_checked: false,
-                model_rule: "FORK-5",
-                effort: None,
-                permission_mode: self.config.permission_mode.as_str(),
-                context: self.startup_context(None, true),
-                mcp_servers: self.mcp_servers(None, true),
+                profile,
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });

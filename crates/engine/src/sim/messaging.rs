@@ -138,12 +138,17 @@ impl Kernel<'_> {
                     self.run_model(agent.type_index, Some(&invocation), false, true)
                         .0
                 }
-                _ => agent.model.clone(),
+                _ => agent.profile.model.clone(),
             }
         };
         self.running += 1;
         let agent = self.agent_mut(slot);
-        agent.model = resumed_model.clone();
+        if agent.profile.model != resumed_model {
+            let mut profile = (*agent.profile).clone();
+            profile.model = resumed_model.clone();
+            profile.model_rule = "RESUME-14";
+            agent.profile = Rc::new(profile);
+        }
         agent.status = Status::Running;
         agent.mode = mode;
         agent.program = program;

@@ -30,7 +30,7 @@ use subsim_rules::tools::{self, Fields};
 use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{AgentId, AgentRef, Event, EventKind, Outcome, ToolList, MAIN};
+use crate::event::{AgentId, AgentRef, Event, EventKind, Outcome, RunProfile, ToolList, MAIN};
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
@@ -246,13 +246,13 @@ struct Agent {
     type_index: Option<usize>,
     /// RESUME-14: the per-invocation model of the spawn.
     invocation_model: Option<Rc<str>>,
-    /// The run's model (kept across resumes from v2.1.211, RESUME-14).
-    model: Rc<str>,
+    /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
+    /// resume, except the model where RESUME-14 says otherwise).
+    profile: Rc<RunProfile>,
     name: Option<Rc<str>>,
     depth: u32,
     mode: Mode,
     fork: bool,
-    tools: ToolList,
     permission_mode: PermissionMode,
     one_shot: bool,
     max_turns: Option<u32>,
@@ -306,7 +306,6 @@ struct Kernel<'s> {
     config: SessionConfig,
     notes: Vec<ConfigNote>,
     seed: u64,
-    main_model: Rc<str>,
     pool: Vec<String>,
     permissions: subsim_rules::prompt::PermissionRules,
     session_grants: Vec<String>,
@@ -341,6 +340,7 @@ struct Kernel<'s> {
     /// RESUME-12: the agent each name first reached in this conversation.
     reached: BTreeMap<Rc<str>, AgentId>,
     tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
+    profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
     // The person.
     prompts: BTreeMap<u64, PendingPrompt>,
     prompt_queue: VecDeque<u64>,
@@ -534,7 +534,6 @@ impl<'s> Kernel<'s> {
             config,
             notes,
             seed,
-            main_model: main_model.clone(),
             pool,
             permissions: session.permissions.clone(),
             session_grants: Vec::new(),
@@ -562,6 +561,7 @@ impl<'s> Kernel<'s> {
             names: BTreeMap::new(),
             reached: BTreeMap::new(),
             tool_cache: BTreeMap::new(),
+            profile_cache: BTreeMap::new(),
             prompts: BTreeMap::new(),
             prompt_queue: VecDeque::new(),
             person_busy: None,
@@ -594,16 +594,25 @@ impl<'s> Kernel<'s> {
         };
         // The main conversation is agent 0 in slot 0.
         let main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
+        let main_profile = RunProfile {
+            agent_type: Rc::from("main"),
+            model: main_model.clone(),
+            model_rule: "MAIN-1",
+            effort: None,
+            permission_mode: kernel.config.permission_mode.as_str(),
+            tools: main_tools,
+            context: Rc::from(Vec::new()),
+            mcp_servers: kernel.session_mcp.clone(),
+        };
         let main = Agent {
             id: MAIN,
             type_index: None,
             invocation_model: None,
-            model: main_model.clone(),
+            profile: Rc::new(main_profile),
             name: None,
             depth: 0,
             mode: Mode::Foreground,
             fork: false,
-            tools: main_tools,
             permission_mode: session_permission_mode(&spec),
             one_shot: false,
             max_turns: None,

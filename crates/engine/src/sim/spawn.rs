@@ -201,6 +201,7 @@ impl Kernel<'_> {
         if caller != MAIN
             && !self
                 .agent(caller_slot)
+                .profile
                 .tools
                 .iter()
                 .any(|t| &**t == "Agent")
@@ -232,7 +233,7 @@ impl Kernel<'_> {
         let permission_mode = self.effective_permission_mode(type_index);
         let resolved = if spec.fork {
             Ok((
-                self.agent(0).tools.clone(),
+                self.agent(0).profile.tools.clone(),
                 agent_tool(depth, self.config.depth_limit, true).0 == AgentTool::Errors,
             ))
         } else {
@@ -273,13 +274,9 @@ impl Kernel<'_> {
             self.hit_limit("max_agents", self.limits.max_agents);
             return Err(None);
         }
-        // Started.
-        // MODEL-1…14: per type when no per-invocation value is given (computed once).
-        let (model, model_rule) =
-            self.run_model(type_index, spec.model.as_deref(), spec.fork, false);
-        let effort = self.run_effort(type_index, spec.effort.as_deref(), spec.fork);
-        let context = self.startup_context(type_index, spec.fork);
-        let mcp_servers = self.mcp_servers(type_index, spec.fork);
+        // Started. The run's profile (type, model, effort, tools, context) is shared by
+        // every run of the same definition in the same situation.
+        let profile = self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
         let (agent_type, behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.types[index];
@@ -292,6 +289,7 @@ impl Kernel<'_> {
             }
             None => (self.fork_arc.clone(), default_behavior(), false, None),
         };
+        let _ = agent_type;
         let behavior = spec.behavior.clone().unwrap_or(behavior);
         let id = self.next_id;
         self.next_id += 1;
@@ -300,12 +298,11 @@ impl Kernel<'_> {
             id,
             type_index,
             invocation_model: spec.model.as_deref().map(Rc::from),
-            model: model.clone(),
+            profile: profile.clone(),
             name: name.clone(),
             depth,
             mode,
             fork: spec.fork,
-            tools: tool_list.clone(),
             permission_mode,
             one_shot,
             max_turns,
@@ -343,20 +340,13 @@ impl Kernel<'_> {
             Some(placement_rule),
             EventKind::AgentStarted {
                 agent: AgentRef { id, name },
-                agent_type,
                 parent: caller_ref,
                 depth,
                 mode,
                 fork: spec.fork,
-                model,
-                tools: tool_list,
                 running,
                 cap_checked: true,
-                model_rule,
-                effort,
-                permission_mode: permission_mode.as_str(),
-                context,
-                mcp_servers,
+                profile,
             },
         );
         self.schedule(self.now, Wake::Step { slot, gen });
@@ -552,5 +542,52 @@ impl Kernel<'_> {
             }
         }
         names.into()
+    }
+
+    /// The profile of a new run; cached per (type, placement, mode) when the call passes no
+    /// per-invocation model or effort, so load runs share one.
+    pub(super) fn run_profile(
+        &mut self,
+        type_index: Option<usize>,
+        spec: &SpawnSpec,
+        mode: Mode,
+        depth: u32,
+        permission_mode: PermissionMode,
+        tools: ToolList,
+    ) -> Rc<RunProfile> {
+        let cacheable = spec.model.is_none() && spec.effort.is_none();
+        let at_limit = depth >= self.config.depth_limit;
+        let key = (
+            type_index.map_or(usize::MAX, |index| index),
+            u8::from(mode == Mode::Background)
+                | (u8::from(at_limit) << 1)
+                | (u8::from(spec.fork) << 2),
+            permission_mode,
+        );
+        if cacheable {
+            if let Some(profile) = self.profile_cache.get(&key) {
+                return profile.clone();
+            }
+        }
+        let (model, model_rule) =
+            self.run_model(type_index, spec.model.as_deref(), spec.fork, false);
+        let agent_type = match type_index {
+            Some(index) if !spec.fork => self.types[index].name.clone(),
+            _ => self.fork_arc.clone(),
+        };
+        let profile = Rc::new(RunProfile {
+            agent_type,
+            model,
+            model_rule,
+            effort: self.run_effort(type_index, spec.effort.as_deref(), spec.fork),
+            permission_mode: permission_mode.as_str(),
+            tools,
+            context: self.startup_context(type_index, spec.fork),
+            mcp_servers: self.mcp_servers(type_index, spec.fork),
+        });
+        if cacheable {
+            self.profile_cache.insert(key, profile.clone());
+        }
+        profile
     }
 }

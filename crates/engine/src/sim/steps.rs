@@ -187,7 +187,7 @@ impl Kernel<'_> {
         let agent = self.agent(slot);
         let reference = agent.reference();
         let tool: Rc<str> = Rc::from(call.name.as_str());
-        if !agent.tools.iter().any(|t| **t == *call.name) {
+        if !agent.profile.tools.iter().any(|t| **t == *call.name) {
             // TOOLS-4: a tool the run was not given cannot be called.
             let rule = if call.name == "Agent" && agent.depth > 0 {
                 "DEPTH-3"
