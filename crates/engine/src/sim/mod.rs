@@ -341,6 +341,8 @@ struct Kernel<'s> {
     reached: BTreeMap<Rc<str>, AgentId>,
     tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
+    /// The last profile handed out, with its key (load runs ask for the same one).
+    last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
     // The person.
     prompts: BTreeMap<u64, PendingPrompt>,
     prompt_queue: VecDeque<u64>,
@@ -562,6 +564,7 @@ impl<'s> Kernel<'s> {
             reached: BTreeMap::new(),
             tool_cache: BTreeMap::new(),
             profile_cache: BTreeMap::new(),
+            last_profile: None,
             prompts: BTreeMap::new(),
             prompt_queue: VecDeque::new(),
             person_busy: None,

@@ -565,8 +565,15 @@ impl Kernel<'_> {
             permission_mode,
         );
         if cacheable {
+            if let Some((last_key, profile)) = &self.last_profile {
+                if *last_key == key {
+                    return profile.clone();
+                }
+            }
             if let Some(profile) = self.profile_cache.get(&key) {
-                return profile.clone();
+                let profile = profile.clone();
+                self.last_profile = Some((key, profile.clone()));
+                return profile;
             }
         }
         let (model, model_rule) =
