@@ -18,8 +18,8 @@
 //!   [`ApiErrorKind::chain_covers`] as the default reading — only `model_unavailable`, the
 //!   one example the seeds give.
 //! - **Texts** (Q-16): the ERR-3 failure starts with the verbatim
-//!   [`messages::API_ERROR_TERMINATED`]; the partial-output note, the error details and the
-//!   background message are placeholders.
+//!   [`messages::API_ERROR_TERMINATED`]; the partial-output note, the error details, the
+//!   background message and the pre-v2.1.199 `API Error: …` text are placeholders.
 
 use crate::messages;
 use crate::{Gates, Mode, RuleId};
@@ -216,7 +216,11 @@ pub fn on_api_error(input: ApiErrorInput<'_>, gates: &Gates) -> ErrorDecision {
         // ERR-4: marked failed; the message names the error and carries the last output.
         return ErrorDecision {
             action: ErrorAction::FailedBackground {
-                message: format!("{} ({})", messages::API_ERROR_BACKGROUND, input.kind.detail()),
+                message: format!(
+                    "{} ({})",
+                    messages::API_ERROR_BACKGROUND,
+                    input.kind.detail()
+                ),
                 includes_last_output: true,
             },
             rule: "ERR-4",
@@ -244,7 +248,11 @@ pub fn on_api_error(input: ApiErrorInput<'_>, gates: &Gates) -> ErrorDecision {
     }
     ErrorDecision {
         action: ErrorAction::Failed {
-            message: format!("{}: {}", messages::API_ERROR_TERMINATED, input.kind.detail()),
+            message: format!(
+                "{}: {}",
+                messages::API_ERROR_TERMINATED,
+                input.kind.detail()
+            ),
         },
         rule: "ERR-3",
     }
@@ -346,7 +354,12 @@ mod tests {
             "ERR-3",
         );
         check(fg(Server), 292, terminated("server error"), "ERR-3");
-        check(fg(RateLimit), 199, terminated("rate limit reached"), "ERR-3");
+        check(
+            fg(RateLimit),
+            199,
+            terminated("rate limit reached"),
+            "ERR-3",
+        );
         let tools_only = ApiErrorInput {
             tool_calls_only: true,
             ..fg(Overloaded)
@@ -469,7 +482,13 @@ mod tests {
             .collect();
         assert_eq!(
             spellings,
-            ["rate_limit", "usage_limit", "overloaded", "server", "model_unavailable"]
+            [
+                "rate_limit",
+                "usage_limit",
+                "overloaded",
+                "server",
+                "model_unavailable"
+            ]
         );
     }
 }

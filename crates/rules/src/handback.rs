@@ -281,7 +281,11 @@ pub fn deliver(report: &str, delivery: &Delivery) -> String {
 /// conversation. Either way it is the launcher (or resumer), the recipient
 /// [`crate::notify::completion`] names for a caller that is still running.
 pub fn destination(launcher_is_main: bool) -> (Recipient, RuleId) {
-    let rule = if launcher_is_main { "HANDBACK-6" } else { "Q-27" };
+    let rule = if launcher_is_main {
+        "HANDBACK-6"
+    } else {
+        "Q-27"
+    };
     (Recipient::Caller, rule)
 }
 

@@ -2,7 +2,7 @@
 //!
 //! The simulator never runs a hook's command; it records that the hook fired. This module
 //! answers the questions that decide that:
-//! - [`matches`]: does a `SubagentStart`/`SubagentStop` matcher select this agent type
+//! - [`matches()`]: does a `SubagentStart`/`SubagentStop` matcher select this agent type
 //!   (HOOK-2/3)?
 //! - [`fires_on`]: does an event fire on a run transition (HOOK-1, Q-25, Q-3)?
 //! - [`runtime_event`]: frontmatter `Stop` becomes `SubagentStop` (HOOK-5);
@@ -299,7 +299,10 @@ struct Piece {
 enum Node {
     Char(char),
     Any,
-    Class { items: Vec<ClassItem>, negated: bool },
+    Class {
+        items: Vec<ClassItem>,
+        negated: bool,
+    },
     Start,
     End,
     Group(Regex),
@@ -565,13 +568,41 @@ mod tests {
         check(Some("*"), "anything", 292, true, All, "HOOK-2");
         // HOOK-3: hyphenated names, both sides of v2.1.195.
         check(Some("db-agent"), "db-agent", 195, true, Exact, "HOOK-3");
-        check(Some("db-agent"), "prod-db-agent", 195, false, Exact, "HOOK-3");
+        check(
+            Some("db-agent"),
+            "prod-db-agent",
+            195,
+            false,
+            Exact,
+            "HOOK-3",
+        );
         check(Some("db-agent"), "db-agent", 194, true, Regex, "HOOK-3");
-        check(Some("db-agent"), "prod-db-agent", 194, true, Regex, "HOOK-3");
-        check(Some("^db-agent$"), "prod-db-agent", 194, false, Regex, "HOOK-3");
+        check(
+            Some("db-agent"),
+            "prod-db-agent",
+            194,
+            true,
+            Regex,
+            "HOOK-3",
+        );
+        check(
+            Some("^db-agent$"),
+            "prod-db-agent",
+            194,
+            false,
+            Regex,
+            "HOOK-3",
+        );
         // Plain names without hyphens were always exact.
         check(Some("reviewer"), "reviewer", 194, true, Exact, "HOOK-2");
-        check(Some("reviewer"), "code-reviewer", 194, false, Exact, "HOOK-2");
+        check(
+            Some("reviewer"),
+            "code-reviewer",
+            194,
+            false,
+            Exact,
+            "HOOK-2",
+        );
         check(Some("Explore|Plan"), "Plan", 292, true, Exact, "HOOK-2");
         // HOOK-2: a scoped id is an unanchored regex; anchor it to select one agent.
         check(
@@ -669,7 +700,13 @@ mod tests {
             runtime_event(HookEvent::PreToolUse, true),
             (HookEvent::PreToolUse, "HOOK-4")
         );
-        for name in ["SubagentStart", "SubagentStop", "Stop", "PreToolUse", "PostToolUse"] {
+        for name in [
+            "SubagentStart",
+            "SubagentStop",
+            "Stop",
+            "PreToolUse",
+            "PostToolUse",
+        ] {
             assert_eq!(HookEvent::parse(name).as_str(), name);
         }
         assert_eq!(HookEvent::parse("Notification"), HookEvent::Other);
@@ -730,7 +767,10 @@ mod tests {
     #[test]
     fn session_and_frontmatter_scope() {
         assert_eq!(applies(HookOrigin::Session, false, false), (true, "HOOK-1"));
-        assert_eq!(applies(HookOrigin::Frontmatter, true, true), (true, "HOOK-4"));
+        assert_eq!(
+            applies(HookOrigin::Frontmatter, true, true),
+            (true, "HOOK-4")
+        );
         assert_eq!(
             applies(HookOrigin::Frontmatter, false, true),
             (false, "HOOK-4")
@@ -739,6 +779,9 @@ mod tests {
             applies(HookOrigin::Frontmatter, true, false),
             (false, "HOOK-4")
         );
-        assert_eq!(agent_type("my-plugin:db-agent"), ("my-plugin:db-agent", "HOOK-8"));
+        assert_eq!(
+            agent_type("my-plugin:db-agent"),
+            ("my-plugin:db-agent", "HOOK-8")
+        );
     }
 }

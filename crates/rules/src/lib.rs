@@ -26,11 +26,16 @@
 pub mod cap;
 pub mod context;
 pub mod depth;
+pub mod errors;
+pub mod handback;
+pub mod hooks;
 pub mod messages;
 pub mod model;
 pub mod notify;
+pub mod panel;
 pub mod placement;
 pub mod prompt;
+pub mod scan;
 pub mod session;
 pub mod spawn;
 pub mod tools;

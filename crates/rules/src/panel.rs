@@ -1,0 +1,1342 @@
+//! PANEL — a pure model of the subagent panel below the prompt, the footer hint and the
+//! `/tasks` list (PANEL-1…12, RESUME-8).
+//!
+//! [`Panel`] records what happened to each run (`on_start`, `on_finish`, `on_resume`,
+//! `on_dismiss`, …) with the time it happened; [`Panel::view`] answers what a person sees at
+//! a given time under a version's [`Gates`]. Time is plain microseconds ([`Micros`]): this
+//! crate knows nothing of the engine's clock. Because rows and list entries expire 30 s
+//! after a finish, [`Panel::next_change`] tells an engine when to look again, and
+//! [`Panel::changes`] turns two views into the events to trace (`row_added`,
+//! `row_removed` with a reason, `row_status_changed`, `footer_hint_shown`,
+//! `footer_hint_cleared`).
+//!
+//! It is not for deciding *whether* a run starts, finishes or stops — the engine does that —
+//! nor for the keys' effects on runs beyond naming them ([`x_key`]).
+//!
+//! # Decisions
+//! - **Q-21**: only background subagents and forks get rows and `/tasks` entries; a
+//!   foreground run gets none (unless it is moved to the background, [`Panel::on_background`]).
+//!   The main session gets a row while any fork row is in the panel (PANEL-1).
+//! - **Q-22**: `(+N)` counts the descendants whose rows are in the panel right now, failed
+//!   or stopped rows in their 30 s included; the main row counts every row under it.
+//! - **Q-23**: between v2.1.208 and v2.1.231 a completed subagent stays listed in `/tasks`
+//!   for 30 s, as from v2.1.232.
+//! - **Windows are half-open**: a row kept "30 seconds" after a finish at `t` is shown for
+//!   `t ≤ at < t + 30 s` and gone at `t + 30 s`; likewise the footer hint and `/tasks`.
+//! - **The footer hint** follows every successful finish of a run that had a row, forks
+//!   included ("the same as any other background subagent"); its 30 s restart with each.
+//! - **A nested row whose parent has no row** (say, a background child of a foreground
+//!   subagent) hangs under its nearest ancestor that has one, or at the top.
+//! - **`/tasks` order**: running work first in start order, then done work in finish order.
+//!   Before v2.1.205 a resumed run keeps showing its old status (RESUME-8) but is listed
+//!   with the running work, which it is.
+//! - **PANEL-8** is about `/tasks`: the model and effort appear on [`TaskLine`]s, not on panel
+//!   [`Row`]s.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::messages;
+use crate::{Gates, RuleId};
+
+/// Virtual time in microseconds.
+pub type Micros = u64;
+
+/// PANEL-2/3/4/5: how long a finished row, the footer hint and a done `/tasks` entry stay.
+pub const RETENTION: Micros = 30_000_000;
+
+/// The main session's label.
+pub const MAIN_LABEL: &str = "main";
+
+/// How a run ended, as the panel sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FinishKind {
+    /// Finished its work (partial output counts: the run did not fail).
+    Success,
+    /// Ended in an error.
+    Failure,
+    /// Stopped (by the person or by TaskStop).
+    Stopped,
+}
+
+impl FinishKind {
+    fn status(self) -> Status {
+        match self {
+            FinishKind::Success => Status::Done,
+            FinishKind::Failure => Status::Failed,
+            FinishKind::Stopped => Status::Stopped,
+        }
+    }
+}
+
+/// The status word a row or `/tasks` entry shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Running.
+    Running,
+    /// Finished successfully.
+    Done,
+    /// Failed.
+    Failed,
+    /// Stopped.
+    Stopped,
+}
+
+impl Status {
+    /// The word shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Done => "done",
+            Status::Failed => "failed",
+            Status::Stopped => "stopped",
+        }
+    }
+}
+
+/// Which row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RowId {
+    /// The main session's row (PANEL-1, present while fork rows are).
+    Main,
+    /// A subagent's row, by the engine's agent id.
+    Agent(u32),
+}
+
+/// A new run, as [`Panel::on_start`] records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started<'a> {
+    /// The engine's agent id.
+    pub id: u32,
+    /// The launcher's id; `None` for the main conversation.
+    pub parent: Option<u32>,
+    /// The label shown (the agent's name, or whatever the engine shows for it).
+    pub name: &'a str,
+    /// The run is a fork (PANEL-4).
+    pub fork: bool,
+    /// The run is in the background (PANEL-1, Q-21).
+    pub background: bool,
+    /// The model the run uses (PANEL-8).
+    pub model: &'a str,
+    /// The effort level, if one is set for the subagent (PANEL-8).
+    pub effort: Option<&'a str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    id: u32,
+    parent: Option<u32>,
+    label: String,
+    fork: bool,
+    background: bool,
+    model: String,
+    effort: Option<String>,
+    running: bool,
+    /// The latest finish.
+    finished: Option<(FinishKind, Micros)>,
+    /// RESUME-8: how the previous run ended, while a resumed run is going.
+    resumed_from: Option<FinishKind>,
+    /// PANEL-3: the latest finished row was cleared with `x`.
+    dismissed: bool,
+}
+
+impl Entry {
+    /// Q-21: only background runs and forks get rows.
+    fn has_rows(&self) -> bool {
+        self.background || self.fork
+    }
+
+    /// RESUME-8: the status a running entry shows.
+    fn running_status(&self, gates: &Gates) -> Status {
+        match self.resumed_from {
+            Some(kind) if !gates.resume_shows_running => kind.status(),
+            _ => Status::Running,
+        }
+    }
+
+    /// PANEL-1…4: the status of this entry's row at `at`, or `None` when it has no row.
+    fn row_status(&self, at: Micros, gates: &Gates) -> Option<Status> {
+        if !self.has_rows() {
+            return None;
+        }
+        if self.running {
+            return Some(self.running_status(gates));
+        }
+        let (kind, finished_at) = self.finished?;
+        if self.dismissed || at >= finished_at.saturating_add(RETENTION) {
+            return None;
+        }
+        if kind == FinishKind::Success && gates.success_row_removed_at_once {
+            // PANEL-2 / PANEL-4: a successful row leaves at once from v2.1.232.
+            return None;
+        }
+        Some(kind.status())
+    }
+}
+
+/// One row of the panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// Which row.
+    pub id: RowId,
+    /// The label shown.
+    pub label: String,
+    /// Nesting depth of the agent: main is 0, a subagent it launched is 1.
+    pub depth: u32,
+    /// Indentation level in the tree: how many rows it hangs under.
+    pub level: u32,
+    /// The status word (RESUME-8 decides it for a resumed run).
+    pub status: Status,
+    /// PANEL-6 / Q-22: descendants whose rows are in the panel (shown as `(+N)` when > 0).
+    pub descendants: u32,
+    /// The row is a fork's (PANEL-4).
+    pub fork: bool,
+}
+
+/// One entry of the `/tasks` list (PANEL-5, PANEL-8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskLine {
+    /// The engine's agent id.
+    pub id: u32,
+    /// The label shown.
+    pub label: String,
+    /// The status word (RESUME-8 decides it for a resumed run).
+    pub status: Status,
+    /// The run is still going (it sorts with the running work).
+    pub running: bool,
+    /// PANEL-8: the model, from v2.1.242.
+    pub model: Option<String>,
+    /// PANEL-8: the effort level when one is set, from v2.1.242.
+    pub effort: Option<String>,
+}
+
+/// What a person sees at one instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PanelView {
+    /// When.
+    pub at: Micros,
+    /// The panel's rows, in tree order (a row, then the rows under it).
+    pub rows: Vec<Row>,
+    /// PANEL-2: the footer hint, when shown.
+    pub footer_hint: Option<&'static str>,
+    /// PANEL-5: the `/tasks` list, running work first.
+    pub tasks: Vec<TaskLine>,
+}
+
+/// Why a row left the panel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RemovalReason {
+    /// PANEL-2 / PANEL-4: a successful finish removes the row at once (v2.1.232+).
+    Succeeded,
+    /// PANEL-2/3/4: the row's 30 s after its finish are up.
+    Expired,
+    /// PANEL-3: the person cleared it with `x`.
+    Dismissed,
+    /// PANEL-1: the main-session row goes when the last fork row goes.
+    NoForks,
+}
+
+impl RemovalReason {
+    /// The trace spelling (`reason`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemovalReason::Succeeded => "succeeded",
+            RemovalReason::Expired => "expired",
+            RemovalReason::Dismissed => "dismissed",
+            RemovalReason::NoForks => "no_forks",
+        }
+    }
+}
+
+/// One visible difference between two views, for the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PanelChange {
+    /// A row appeared.
+    RowAdded {
+        /// Which row.
+        row: RowId,
+        /// PANEL-1, PANEL-4 (a fork) or RESUME-8 (a resumed run).
+        rule: RuleId,
+    },
+    /// A row left.
+    RowRemoved {
+        /// Which row.
+        row: RowId,
+        /// Why.
+        reason: RemovalReason,
+        /// PANEL-1, PANEL-2, PANEL-3 or PANEL-4.
+        rule: RuleId,
+    },
+    /// A row that stays changed its status word (a failure or stop kept 30 s, a resume).
+    RowStatusChanged {
+        /// Which row.
+        row: RowId,
+        /// The old word.
+        from: Status,
+        /// The new word.
+        to: Status,
+        /// PANEL-2, PANEL-3, PANEL-4 or RESUME-8.
+        rule: RuleId,
+    },
+    /// PANEL-2: the footer hint appeared.
+    FooterHintShown {
+        /// `PANEL-2`.
+        rule: RuleId,
+    },
+    /// PANEL-2: the footer hint went away.
+    FooterHintCleared {
+        /// `PANEL-2`.
+        rule: RuleId,
+    },
+}
+
+impl PanelChange {
+    /// The trace kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PanelChange::RowAdded { .. } => "row_added",
+            PanelChange::RowRemoved { .. } => "row_removed",
+            PanelChange::RowStatusChanged { .. } => "row_status_changed",
+            PanelChange::FooterHintShown { .. } => "footer_hint_shown",
+            PanelChange::FooterHintCleared { .. } => "footer_hint_cleared",
+        }
+    }
+
+    /// The rule behind the change.
+    pub fn rule(&self) -> RuleId {
+        match self {
+            PanelChange::RowAdded { rule, .. }
+            | PanelChange::RowRemoved { rule, .. }
+            | PanelChange::RowStatusChanged { rule, .. }
+            | PanelChange::FooterHintShown { rule }
+            | PanelChange::FooterHintCleared { rule } => rule,
+        }
+    }
+}
+
+/// The panel's memory of every run: enough to answer [`Panel::view`] at any later time.
+///
+/// Call the `on_*` methods in time order; ask for views at or after the latest of them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Panel {
+    /// Every run ever started, in start order.
+    entries: Vec<Entry>,
+    /// PANEL-2: the latest successful finish of a run that had a row.
+    last_success: Option<Micros>,
+}
+
+impl Panel {
+    /// An empty panel.
+    pub fn new() -> Panel {
+        Panel::default()
+    }
+
+    fn entry(&self, id: u32) -> Option<&Entry> {
+        self.entries.iter().find(|entry| entry.id == id)
+    }
+
+    fn entry_mut(&mut self, id: u32) -> Option<&mut Entry> {
+        self.entries.iter_mut().find(|entry| entry.id == id)
+    }
+
+    /// A run starts. Foreground runs are recorded too, so their background descendants can
+    /// be placed in the tree, but get no row (Q-21). An id seen before is started afresh.
+    pub fn on_start(&mut self, run: Started<'_>, at: Micros) {
+        let _ = at;
+        let entry = Entry {
+            id: run.id,
+            parent: run.parent,
+            label: run.name.to_string(),
+            fork: run.fork,
+            background: run.background,
+            model: run.model.to_string(),
+            effort: run.effort.map(str::to_string),
+            running: true,
+            finished: None,
+            resumed_from: None,
+            dismissed: false,
+        };
+        match self.entry_mut(run.id) {
+            Some(existing) => *existing = entry,
+            None => self.entries.push(entry),
+        }
+    }
+
+    /// A foreground run moves to the background (Ctrl+B): from now on it has a row.
+    pub fn on_background(&mut self, id: u32, at: Micros) {
+        let _ = at;
+        if let Some(entry) = self.entry_mut(id) {
+            entry.background = true;
+        }
+    }
+
+    /// A run ends. Unknown ids are ignored.
+    pub fn on_finish(&mut self, id: u32, kind: FinishKind, at: Micros) {
+        let Some(entry) = self.entry_mut(id) else {
+            return;
+        };
+        entry.running = false;
+        entry.finished = Some((kind, at));
+        entry.resumed_from = None;
+        entry.dismissed = false;
+        if kind == FinishKind::Success && entry.has_rows() {
+            self.last_success = Some(at);
+        }
+    }
+
+    /// A finished agent starts a new run under its id (RESUME-8). `background` is the new
+    /// run's mode (resumes usually run in the background, Q-14).
+    pub fn on_resume(&mut self, id: u32, background: bool, at: Micros) {
+        let _ = at;
+        let Some(entry) = self.entry_mut(id) else {
+            return;
+        };
+        entry.resumed_from = entry.finished.map(|(kind, _)| kind);
+        entry.running = true;
+        entry.background = background;
+        entry.dismissed = false;
+    }
+
+    /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 s are up.
+    ///
+    /// Returns whether a row was cleared: `x` on a running row stops the agent instead
+    /// (the engine's business), and a row that is not in the panel cannot be cleared.
+    pub fn on_dismiss(&mut self, id: u32, at: Micros, gates: &Gates) -> (bool, RuleId) {
+        let Some(entry) = self.entry_mut(id) else {
+            return (false, "PANEL-7");
+        };
+        if entry.running {
+            return (false, "PANEL-7");
+        }
+        if entry.row_status(at, gates).is_none() {
+            return (false, "PANEL-3");
+        }
+        entry.dismissed = true;
+        (true, "PANEL-3")
+    }
+
+    /// Does the agent have a row in the panel at `at` (RESUME-11 asks this)?
+    pub fn has_row(&self, id: u32, at: Micros, gates: &Gates) -> bool {
+        self.entry(id)
+            .is_some_and(|entry| entry.row_status(at, gates).is_some())
+    }
+
+    /// The ids of `id`'s ancestors, nearest first (main excluded).
+    fn ancestors(&self, id: u32) -> Vec<u32> {
+        let mut chain = Vec::new();
+        let mut current = self.entry(id).and_then(|entry| entry.parent);
+        while let Some(parent) = current {
+            if chain.contains(&parent) || chain.len() > self.entries.len() {
+                break;
+            }
+            chain.push(parent);
+            current = self.entry(parent).and_then(|entry| entry.parent);
+        }
+        chain
+    }
+
+    /// What a person sees at `at` under `gates`; `screen_reader` hides the footer hint.
+    pub fn view(&self, at: Micros, gates: &Gates, screen_reader: bool) -> PanelView {
+        // PANEL-1 / Q-21: which runs have rows.
+        let visible: Vec<(&Entry, Status)> = self
+            .entries
+            .iter()
+            .filter_map(|entry| entry.row_status(at, gates).map(|status| (entry, status)))
+            .collect();
+        let visible_ids: BTreeSet<u32> = visible.iter().map(|(entry, _)| entry.id).collect();
+        let main_row = visible.iter().any(|(entry, _)| entry.fork);
+        // PANEL-6: the tree. Each row hangs under its nearest ancestor that has a row.
+        let mut display_parent: Vec<Option<u32>> = Vec::with_capacity(visible.len());
+        let mut descendants: Vec<u32> = vec![0; visible.len()];
+        for (entry, _) in &visible {
+            let ancestors = self.ancestors(entry.id);
+            display_parent.push(ancestors.iter().copied().find(|a| visible_ids.contains(a)));
+            for ancestor in ancestors {
+                if let Some(index) = visible.iter().position(|(e, _)| e.id == ancestor) {
+                    // Q-22: only descendants whose rows are in the panel count.
+                    descendants[index] += 1;
+                }
+            }
+        }
+        let mut rows = Vec::with_capacity(visible.len() + 1);
+        let base_level = u32::from(main_row);
+        if main_row {
+            rows.push(Row {
+                id: RowId::Main,
+                label: MAIN_LABEL.to_string(),
+                depth: 0,
+                level: 0,
+                status: Status::Running,
+                descendants: visible.len() as u32,
+                fork: false,
+            });
+        }
+        // Depth-first, children in start order.
+        let mut stack: Vec<(usize, u32)> = (0..visible.len())
+            .filter(|&index| display_parent[index].is_none())
+            .rev()
+            .map(|index| (index, base_level))
+            .collect();
+        while let Some((index, level)) = stack.pop() {
+            let (entry, status) = visible[index];
+            rows.push(Row {
+                id: RowId::Agent(entry.id),
+                label: entry.label.clone(),
+                depth: self.ancestors(entry.id).len() as u32 + 1,
+                level,
+                status,
+                descendants: descendants[index],
+                fork: entry.fork,
+            });
+            for child in (0..visible.len()).rev() {
+                if display_parent[child] == Some(entry.id) {
+                    stack.push((child, level + 1));
+                }
+            }
+        }
+        // PANEL-2: the footer hint, 30 s after a success, from v2.1.232, not for screen readers.
+        let footer_hint = self
+            .last_success
+            .filter(|&success| {
+                gates.success_row_removed_at_once
+                    && !screen_reader
+                    && success <= at
+                    && at < success.saturating_add(RETENTION)
+            })
+            .map(|_| messages::FOOTER_HINT);
+        PanelView {
+            at,
+            rows,
+            footer_hint,
+            tasks: self.tasks(at, gates),
+        }
+    }
+
+    /// PANEL-5 / PANEL-8 / Q-23: the `/tasks` list at `at`.
+    fn tasks(&self, at: Micros, gates: &Gates) -> Vec<TaskLine> {
+        let line = |entry: &Entry, status: Status| TaskLine {
+            id: entry.id,
+            label: entry.label.clone(),
+            status,
+            running: entry.running,
+            model: gates.tasks_show_model.then(|| entry.model.clone()),
+            effort: entry.effort.clone().filter(|_| gates.tasks_show_model),
+        };
+        let listed = self.entries.iter().filter(|entry| entry.has_rows());
+        let mut tasks: Vec<TaskLine> = listed
+            .clone()
+            .filter(|entry| entry.running)
+            .map(|entry| line(entry, entry.running_status(gates)))
+            .collect();
+        // PANEL-5: done work below running work for 30 s (v2.1.208+, Q-23); failed and
+        // stopped runs leave the list.
+        let mut done: Vec<(Micros, &Entry)> = listed
+            .filter_map(|entry| match entry.finished {
+                Some((FinishKind::Success, finished_at))
+                    if !entry.running
+                        && gates.tasks_lists_done
+                        && at < finished_at.saturating_add(RETENTION) =>
+                {
+                    Some((finished_at, entry))
+                }
+                _ => None,
+            })
+            .collect();
+        done.sort_by_key(|(finished_at, _)| *finished_at);
+        tasks.extend(done.into_iter().map(|(_, entry)| line(entry, Status::Done)));
+        tasks
+    }
+
+    /// The earliest time after `after` at which the view changes with nothing else
+    /// happening — a row's or list entry's 30 s running out, or the footer hint's — or
+    /// `None` if the view stays as it is. An engine schedules a look at that time.
+    pub fn next_change(&self, after: Micros, gates: &Gates, screen_reader: bool) -> Option<Micros> {
+        let mut candidates: Vec<Micros> = self
+            .entries
+            .iter()
+            .filter_map(|entry| entry.finished)
+            .map(|(_, finished_at)| finished_at.saturating_add(RETENTION))
+            .chain(
+                self.last_success
+                    .map(|success| success.saturating_add(RETENTION)),
+            )
+            .filter(|&time| time > after)
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.into_iter().find(|&time| {
+            let now = self.view(time, gates, screen_reader);
+            let just_before = self.view(time - 1, gates, screen_reader);
+            (now.rows, now.footer_hint, now.tasks)
+                != (just_before.rows, just_before.footer_hint, just_before.tasks)
+        })
+    }
+
+    /// The events that take a person from `before` to `after` (two views of this panel,
+    /// `after` taken after the latest `on_*` call). Removals come first, then status
+    /// changes, then additions (each in row order), then the footer hint.
+    pub fn changes(&self, before: &PanelView, after: &PanelView) -> Vec<PanelChange> {
+        let mut changes = Vec::new();
+        let find = |rows: &[Row], id: RowId| rows.iter().find(|row| row.id == id).cloned();
+        for row in &before.rows {
+            if find(&after.rows, row.id).is_some() {
+                continue;
+            }
+            let (reason, rule) = self.removal(row, after.at);
+            changes.push(PanelChange::RowRemoved {
+                row: row.id,
+                reason,
+                rule,
+            });
+        }
+        for row in &after.rows {
+            if let Some(old) = find(&before.rows, row.id) {
+                if old.status != row.status {
+                    let rule = match (row.status, row.fork) {
+                        (Status::Running, _) => "RESUME-8",
+                        (_, true) => "PANEL-4",
+                        (Status::Done, false) => "PANEL-2",
+                        _ => "PANEL-3",
+                    };
+                    changes.push(PanelChange::RowStatusChanged {
+                        row: row.id,
+                        from: old.status,
+                        to: row.status,
+                        rule,
+                    });
+                }
+            }
+        }
+        for row in &after.rows {
+            if find(&before.rows, row.id).is_some() {
+                continue;
+            }
+            let rule = match row.id {
+                RowId::Main => "PANEL-1",
+                RowId::Agent(id) => {
+                    let resumed = self.entry(id).is_some_and(|entry| entry.finished.is_some());
+                    if resumed {
+                        "RESUME-8"
+                    } else if row.fork {
+                        "PANEL-4"
+                    } else {
+                        "PANEL-1"
+                    }
+                }
+            };
+            changes.push(PanelChange::RowAdded { row: row.id, rule });
+        }
+        match (before.footer_hint, after.footer_hint) {
+            (None, Some(_)) => changes.push(PanelChange::FooterHintShown { rule: "PANEL-2" }),
+            (Some(_), None) => changes.push(PanelChange::FooterHintCleared { rule: "PANEL-2" }),
+            _ => {}
+        }
+        changes
+    }
+
+    /// Why `row` is gone at `at`.
+    fn removal(&self, row: &Row, at: Micros) -> (RemovalReason, RuleId) {
+        let RowId::Agent(id) = row.id else {
+            return (RemovalReason::NoForks, "PANEL-1");
+        };
+        let Some(entry) = self.entry(id) else {
+            return (RemovalReason::Expired, "PANEL-3");
+        };
+        let Some((kind, finished_at)) = entry.finished else {
+            return (RemovalReason::Expired, "PANEL-3");
+        };
+        let rule_for = |success_rule: RuleId| {
+            if entry.fork {
+                "PANEL-4"
+            } else if kind == FinishKind::Success {
+                success_rule
+            } else {
+                "PANEL-3"
+            }
+        };
+        if entry.dismissed {
+            (RemovalReason::Dismissed, "PANEL-3")
+        } else if kind == FinishKind::Success && at < finished_at.saturating_add(RETENTION) {
+            (RemovalReason::Succeeded, rule_for("PANEL-2"))
+        } else {
+            (RemovalReason::Expired, rule_for("PANEL-2"))
+        }
+    }
+}
+
+/// The panel as text, the way a person sees it: one line per row, indented two spaces per
+/// tree level, `(+N)` after a label with descendants in the panel, then the status word;
+/// the footer hint on the last line when it is shown.
+pub fn render_panel(view: &PanelView) -> String {
+    let mut out = String::new();
+    for row in &view.rows {
+        let indent = "  ".repeat(row.level as usize);
+        let _ = write!(out, "{indent}{}", row.label);
+        if row.descendants > 0 {
+            let _ = write!(out, " (+{})", row.descendants);
+        }
+        let _ = writeln!(out, "  {}", row.status.as_str());
+    }
+    if let Some(hint) = view.footer_hint {
+        let _ = writeln!(out, "{hint}");
+    }
+    out
+}
+
+/// The `/tasks` list as text: a `/tasks` heading, then one line per entry (label, status,
+/// and from v2.1.242 the model and any effort), running work first.
+pub fn render_tasks(view: &PanelView) -> String {
+    let mut out = String::from("/tasks\n");
+    if view.tasks.is_empty() {
+        out.push_str("  (no tasks)\n");
+        return out;
+    }
+    let width = view
+        .tasks
+        .iter()
+        .map(|task| task.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for task in &view.tasks {
+        let mut line = format!(
+            "  {:<width$}  {:<7}",
+            task.label,
+            task.status.as_str(),
+            width = width
+        );
+        if let Some(model) = &task.model {
+            let _ = write!(line, "  {model}");
+            if let Some(effort) = &task.effort {
+                let _ = write!(line, " · effort {effort}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// What `x` does on a panel row (PANEL-7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum XAction {
+    /// Stops the selected running agent (a user stop, RESUME-10).
+    Stop,
+    /// Clears the selected finished row (PANEL-3).
+    Dismiss,
+    /// Types an `x` into the prompt: on the main-session row, or on the row whose
+    /// transcript is open.
+    TypeIntoPrompt,
+}
+
+/// PANEL-7: what `x` does on `row`, given whether its agent is running and whether its
+/// transcript was opened with `Enter`.
+pub fn x_key(row: RowId, running: bool, transcript_open: bool) -> (XAction, RuleId) {
+    let action = if row == RowId::Main || transcript_open {
+        XAction::TypeIntoPrompt
+    } else if running {
+        XAction::Stop
+    } else {
+        XAction::Dismiss
+    };
+    (action, "PANEL-7")
+}
+
+/// What is typed in an open transcript view (PANEL-9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ViewInput<'a> {
+    /// A follow-up message.
+    Message,
+    /// A skill.
+    Skill,
+    /// A built-in command, by name without the slash (e.g. `"compact"`).
+    Command(&'a str),
+}
+
+/// Where input typed in a transcript view goes (PANEL-9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ViewRoute {
+    /// To the viewed agent.
+    ViewedAgent,
+    /// To the main conversation.
+    Main,
+    /// To the main conversation once the person confirms.
+    MainAfterConfirmation,
+    /// Not run; this notice explains why.
+    Refused(&'static str),
+}
+
+/// PANEL-9: follow-ups and skills go to the viewed agent; built-in commands go to main;
+/// `/compact`, `/clear` and `/rewind` ask for confirmation first; `/model` and `/fast` do not
+/// run and show a notice — from v2.1.199 (DE); before, they silently ran on main.
+pub fn transcript_input(input: ViewInput<'_>, gates: &Gates) -> (ViewRoute, RuleId) {
+    let route = match input {
+        ViewInput::Message | ViewInput::Skill => ViewRoute::ViewedAgent,
+        ViewInput::Command("compact" | "clear" | "rewind") => ViewRoute::MainAfterConfirmation,
+        ViewInput::Command("model" | "fast") if gates.transcript_settings_notice => {
+            ViewRoute::Refused(messages::TRANSCRIPT_MAIN_SETTINGS_NOTICE)
+        }
+        ViewInput::Command(_) => ViewRoute::Main,
+    };
+    (route, "PANEL-9")
+}
+
+/// What the viewed agent is doing when a message is sent with `Ctrl+Enter` (PANEL-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Waiting {
+    /// Waiting on a shell command or subagent that can be backgrounded.
+    Backgroundable,
+    /// Waiting on work that cannot be backgrounded.
+    NotBackgroundable,
+    /// Writing a response.
+    WritingResponse,
+}
+
+/// When the viewed agent reads a "read now" message (PANEL-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReadNow {
+    /// The awaited work moves to the background and keeps running; the agent reads now.
+    MovedToBackground,
+    /// The agent reads the message once the current work finishes.
+    AfterCurrentWork,
+}
+
+/// PANEL-10: a message sent with `Ctrl+Enter` / `Ctrl+X Ctrl+S` from a transcript view
+/// (v2.1.286+; before, the keys do not exist and the message waits like any other).
+pub fn read_now(waiting: Waiting, gates: &Gates) -> (ReadNow, RuleId) {
+    let read = if gates.read_now && waiting == Waiting::Backgroundable {
+        ReadNow::MovedToBackground
+    } else {
+        ReadNow::AfterCurrentWork
+    };
+    (read, "PANEL-10")
+}
+
+/// What `/agents` does (PANEL-11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AgentsCommand {
+    /// Up to v2.1.197: a wizard with a Running tab and a Library tab.
+    Wizard,
+    /// From v2.1.198: prints this reminder.
+    Reminder(&'static str),
+}
+
+/// PANEL-11: `/agents` by version.
+pub fn agents_command(gates: &Gates) -> (AgentsCommand, RuleId) {
+    let command = if gates.agents_wizard {
+        AgentsCommand::Wizard
+    } else {
+        AgentsCommand::Reminder(messages::AGENTS_REMINDER)
+    };
+    (command, "PANEL-11")
+}
+
+/// PANEL-12: with `--agent <name>` the startup header shows `@<name>`.
+pub fn startup_header(agent: Option<&str>) -> Option<String> {
+    agent.map(|name| format!("@{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Version;
+
+    const S: Micros = 1_000_000;
+
+    fn gates(patch: u32) -> Gates {
+        Gates::for_version(Version::v2_1(patch))
+    }
+
+    fn run(id: u32, parent: Option<u32>, name: &str, fork: bool, background: bool) -> Started<'_> {
+        Started {
+            id,
+            parent,
+            name,
+            fork,
+            background,
+            model: "sonnet",
+            effort: None,
+        }
+    }
+
+    fn bg(id: u32, name: &str) -> Started<'_> {
+        run(id, None, name, false, true)
+    }
+
+    /// (row, status, descendants, level) for every row.
+    fn rows(view: &PanelView) -> Vec<(RowId, Status, u32, u32)> {
+        view.rows
+            .iter()
+            .map(|row| (row.id, row.status, row.descendants, row.level))
+            .collect()
+    }
+
+    /// One finish of one background run, looked at some time later.
+    fn check_finish(
+        kind: FinishKind,
+        fork: bool,
+        patch: u32,
+        look_at: Micros,
+        row: Option<Status>,
+        hint: bool,
+        listed: Option<Status>,
+    ) {
+        let mut panel = Panel::new();
+        panel.on_start(run(1, None, "r", fork, true), 0);
+        panel.on_finish(1, kind, 10 * S);
+        let view = panel.view(10 * S + look_at, &gates(patch), false);
+        let label = format!("{kind:?} fork={fork} 2.1.{patch} +{look_at}us");
+        let agent_row = view.rows.iter().find(|r| r.id == RowId::Agent(1));
+        assert_eq!(agent_row.map(|r| r.status), row, "row: {label}");
+        assert_eq!(view.footer_hint.is_some(), hint, "hint: {label}");
+        assert_eq!(
+            view.tasks.first().map(|t| t.status),
+            listed,
+            "tasks: {label}"
+        );
+    }
+
+    #[test]
+    fn finish_rows_panel_2_3_4_5() {
+        use FinishKind::{Failure, Success};
+        use Status::{Done, Failed};
+        let last = RETENTION - 1;
+        // PANEL-2 from v2.1.232: removed at once, hint and /tasks for 30 s.
+        check_finish(Success, false, 232, 0, None, true, Some(Done));
+        check_finish(Success, false, 232, last, None, true, Some(Done));
+        check_finish(Success, false, 232, RETENTION, None, false, None);
+        // Before v2.1.232: kept 30 s, no hint; /tasks 30 s (Q-23).
+        check_finish(Success, false, 231, 0, Some(Done), false, Some(Done));
+        check_finish(Success, false, 231, last, Some(Done), false, Some(Done));
+        check_finish(Success, false, 231, RETENTION, None, false, None);
+        // PANEL-5: before v2.1.208 a completed subagent leaves /tasks at once.
+        check_finish(Success, false, 207, 0, Some(Done), false, None);
+        check_finish(Success, false, 208, 0, Some(Done), false, Some(Done));
+        // PANEL-3: failure or stop kept 30 s; they leave /tasks at once.
+        check_finish(Failure, false, 292, 0, Some(Failed), false, None);
+        check_finish(Failure, false, 292, last, Some(Failed), false, None);
+        check_finish(Failure, false, 292, RETENTION, None, false, None);
+        check_finish(
+            FinishKind::Stopped,
+            false,
+            292,
+            last,
+            Some(Status::Stopped),
+            false,
+            None,
+        );
+        check_finish(
+            FinishKind::Stopped,
+            false,
+            200,
+            last,
+            Some(Status::Stopped),
+            false,
+            None,
+        );
+        // PANEL-4: forks alike.
+        check_finish(Success, true, 232, 0, None, true, Some(Done));
+        check_finish(Success, true, 231, last, Some(Done), false, Some(Done));
+        check_finish(Failure, true, 292, last, Some(Failed), false, None);
+    }
+
+    #[test]
+    fn screen_reader_has_no_hint() {
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "r"), 0);
+        panel.on_finish(1, FinishKind::Success, S);
+        assert!(panel.view(S, &gates(292), false).footer_hint.is_some());
+        assert!(panel.view(S, &gates(292), true).footer_hint.is_none());
+    }
+
+    #[test]
+    fn foreground_runs_get_no_rows_q_21() {
+        let mut panel = Panel::new();
+        panel.on_start(run(1, None, "fg", false, false), 0);
+        let view = panel.view(0, &gates(292), false);
+        assert!(view.rows.is_empty());
+        assert!(view.tasks.is_empty());
+        panel.on_finish(1, FinishKind::Failure, S);
+        assert!(panel.view(S, &gates(292), false).rows.is_empty());
+        // Ctrl+B: moved to the background, it gets a row.
+        let mut moved = Panel::new();
+        moved.on_start(run(1, None, "fg", false, false), 0);
+        moved.on_background(1, S);
+        assert_eq!(moved.view(S, &gates(292), false).rows.len(), 1);
+    }
+
+    #[test]
+    fn main_row_with_forks_panel_1() {
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "bg"), 0);
+        assert_eq!(
+            rows(&panel.view(0, &gates(292), false)),
+            [(RowId::Agent(1), Status::Running, 0, 0)]
+        );
+        panel.on_start(run(2, None, "fork", true, true), S);
+        assert_eq!(
+            rows(&panel.view(S, &gates(292), false)),
+            [
+                (RowId::Main, Status::Running, 2, 0),
+                (RowId::Agent(1), Status::Running, 0, 1),
+                (RowId::Agent(2), Status::Running, 0, 1),
+            ]
+        );
+        // A failed fork keeps the main row for its 30 s.
+        panel.on_finish(2, FinishKind::Failure, 2 * S);
+        let kept = panel.view(2 * S, &gates(292), false);
+        assert_eq!(kept.rows[0].id, RowId::Main);
+        let gone = panel.view(2 * S + RETENTION, &gates(292), false);
+        assert_eq!(rows(&gone), [(RowId::Agent(1), Status::Running, 0, 0)]);
+    }
+
+    #[test]
+    fn nested_tree_and_descendants_q_22() {
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "lead"), 0);
+        panel.on_start(run(2, Some(1), "a", false, true), S);
+        panel.on_start(run(3, Some(2), "a1", false, true), S);
+        panel.on_start(run(4, Some(1), "b", false, true), S);
+        let g = gates(292);
+        assert_eq!(
+            rows(&panel.view(S, &g, false)),
+            [
+                (RowId::Agent(1), Status::Running, 3, 0),
+                (RowId::Agent(2), Status::Running, 1, 1),
+                (RowId::Agent(3), Status::Running, 0, 2),
+                (RowId::Agent(4), Status::Running, 0, 1),
+            ]
+        );
+        // A success leaves at once and stops counting; a failure counts for its 30 s.
+        panel.on_finish(3, FinishKind::Success, 2 * S);
+        panel.on_finish(4, FinishKind::Failure, 2 * S);
+        assert_eq!(
+            rows(&panel.view(2 * S, &g, false)),
+            [
+                (RowId::Agent(1), Status::Running, 2, 0),
+                (RowId::Agent(2), Status::Running, 0, 1),
+                (RowId::Agent(4), Status::Failed, 0, 1),
+            ]
+        );
+        let depths: Vec<u32> = panel
+            .view(2 * S, &g, false)
+            .rows
+            .iter()
+            .map(|r| r.depth)
+            .collect();
+        assert_eq!(depths, [1, 2, 2]);
+    }
+
+    #[test]
+    fn child_of_a_rowless_parent_hangs_higher() {
+        let mut panel = Panel::new();
+        panel.on_start(run(1, None, "fg", false, false), 0);
+        panel.on_start(run(2, Some(1), "bg-child", false, true), 0);
+        let view = panel.view(0, &gates(292), false);
+        assert_eq!(rows(&view), [(RowId::Agent(2), Status::Running, 0, 0)]);
+        assert_eq!(view.rows[0].depth, 2);
+    }
+
+    #[test]
+    fn dismiss_clears_sooner() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "r"), 0);
+        assert_eq!(panel.on_dismiss(1, 0, &g), (false, "PANEL-7"));
+        panel.on_finish(1, FinishKind::Stopped, S);
+        assert!(panel.has_row(1, 2 * S, &g));
+        assert_eq!(panel.on_dismiss(1, 2 * S, &g), (true, "PANEL-3"));
+        assert!(!panel.has_row(1, 2 * S, &g));
+        assert_eq!(panel.on_dismiss(1, 3 * S, &g), (false, "PANEL-3"));
+        assert_eq!(panel.on_dismiss(9, 3 * S, &g), (false, "PANEL-7"));
+        // A success row has nothing to dismiss from v2.1.232; before, it does.
+        let mut success = Panel::new();
+        success.on_start(bg(1, "r"), 0);
+        success.on_finish(1, FinishKind::Success, S);
+        assert_eq!(success.on_dismiss(1, S, &g), (false, "PANEL-3"));
+        assert_eq!(success.on_dismiss(1, S, &gates(231)), (true, "PANEL-3"));
+    }
+
+    #[test]
+    fn resumed_shows_running_from_2_1_205() {
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "r"), 0);
+        panel.on_finish(1, FinishKind::Failure, S);
+        panel.on_resume(1, true, 2 * S);
+        let new = panel.view(2 * S, &gates(205), false);
+        assert_eq!(new.rows[0].status, Status::Running);
+        assert_eq!(new.tasks[0].status, Status::Running);
+        let old = panel.view(2 * S, &gates(204), false);
+        assert_eq!(old.rows[0].status, Status::Failed);
+        assert_eq!(old.tasks[0].status, Status::Failed);
+        assert!(old.tasks[0].running);
+        // Long after the old 30 s, the resumed run still has its row.
+        assert!(panel.has_row(1, 100 * S, &gates(292)));
+    }
+
+    #[test]
+    fn tasks_order_and_model_panel_8() {
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "first"), 0);
+        panel.on_start(
+            Started {
+                effort: Some("high"),
+                model: "opus",
+                ..bg(2, "second")
+            },
+            0,
+        );
+        panel.on_start(bg(3, "third"), 0);
+        panel.on_finish(3, FinishKind::Success, S);
+        panel.on_finish(1, FinishKind::Success, 2 * S);
+        let view = panel.view(2 * S, &gates(242), false);
+        let order: Vec<(&str, Status)> = view
+            .tasks
+            .iter()
+            .map(|t| (t.label.as_str(), t.status))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("second", Status::Running),
+                ("third", Status::Done),
+                ("first", Status::Done)
+            ]
+        );
+        assert_eq!(view.tasks[0].model.as_deref(), Some("opus"));
+        assert_eq!(view.tasks[0].effort.as_deref(), Some("high"));
+        assert_eq!(view.tasks[1].effort, None);
+        let old = panel.view(2 * S, &gates(241), false);
+        assert_eq!(old.tasks[0].model, None);
+        assert_eq!(old.tasks[0].effort, None);
+    }
+
+    #[test]
+    fn next_change_finds_the_expiries() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        assert_eq!(panel.next_change(0, &g, false), None);
+        panel.on_start(bg(1, "ok"), 0);
+        panel.on_start(bg(2, "bad"), 0);
+        panel.on_finish(1, FinishKind::Success, S);
+        panel.on_finish(2, FinishKind::Failure, 3 * S);
+        assert_eq!(panel.next_change(S, &g, false), Some(S + RETENTION));
+        assert_eq!(
+            panel.next_change(S + RETENTION, &g, false),
+            Some(3 * S + RETENTION)
+        );
+        assert_eq!(panel.next_change(3 * S + RETENTION, &g, false), None);
+        // Before v2.1.208 in screen-reader mode, a success whose kept row was dismissed
+        // changes nothing visible at +30 s: no hint, no /tasks entry, no row.
+        let old = gates(207);
+        let mut quiet = Panel::new();
+        quiet.on_start(bg(1, "ok"), 0);
+        quiet.on_finish(1, FinishKind::Success, S);
+        quiet.on_dismiss(1, S, &old);
+        assert_eq!(quiet.next_change(S, &old, true), None);
+    }
+
+    #[test]
+    fn changes_name_reasons_and_rules() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        let v0 = panel.view(0, &g, false);
+        panel.on_start(bg(1, "ok"), 0);
+        panel.on_start(run(2, None, "fork", true, true), 0);
+        let v1 = panel.view(0, &g, false);
+        assert_eq!(
+            panel.changes(&v0, &v1),
+            [
+                PanelChange::RowAdded {
+                    row: RowId::Main,
+                    rule: "PANEL-1"
+                },
+                PanelChange::RowAdded {
+                    row: RowId::Agent(1),
+                    rule: "PANEL-1"
+                },
+                PanelChange::RowAdded {
+                    row: RowId::Agent(2),
+                    rule: "PANEL-4"
+                },
+            ]
+        );
+        panel.on_finish(1, FinishKind::Success, S);
+        panel.on_finish(2, FinishKind::Failure, S);
+        let v2 = panel.view(S, &g, false);
+        let changes = panel.changes(&v1, &v2);
+        assert_eq!(
+            changes,
+            [
+                PanelChange::RowRemoved {
+                    row: RowId::Agent(1),
+                    reason: RemovalReason::Succeeded,
+                    rule: "PANEL-2"
+                },
+                PanelChange::RowStatusChanged {
+                    row: RowId::Agent(2),
+                    from: Status::Running,
+                    to: Status::Failed,
+                    rule: "PANEL-4"
+                },
+                PanelChange::FooterHintShown { rule: "PANEL-2" },
+            ]
+        );
+        let kinds: Vec<&str> = changes.iter().map(PanelChange::kind).collect();
+        assert_eq!(
+            kinds,
+            ["row_removed", "row_status_changed", "footer_hint_shown"]
+        );
+        let at = panel.next_change(S, &g, false).unwrap();
+        let v3 = panel.view(at, &g, false);
+        assert_eq!(
+            panel.changes(&v2, &v3),
+            [
+                PanelChange::RowRemoved {
+                    row: RowId::Main,
+                    reason: RemovalReason::NoForks,
+                    rule: "PANEL-1"
+                },
+                PanelChange::RowRemoved {
+                    row: RowId::Agent(2),
+                    reason: RemovalReason::Expired,
+                    rule: "PANEL-4"
+                },
+                PanelChange::FooterHintCleared { rule: "PANEL-2" },
+            ]
+        );
+        // Dismissal, and a resume re-adding the row.
+        let mut other = Panel::new();
+        other.on_start(bg(5, "x"), 0);
+        other.on_finish(5, FinishKind::Stopped, S);
+        let before = other.view(S, &g, false);
+        other.on_dismiss(5, 2 * S, &g);
+        let after = other.view(2 * S, &g, false);
+        assert_eq!(
+            other.changes(&before, &after),
+            [PanelChange::RowRemoved {
+                row: RowId::Agent(5),
+                reason: RemovalReason::Dismissed,
+                rule: "PANEL-3"
+            }]
+        );
+        other.on_resume(5, true, 3 * S);
+        let resumed = other.view(3 * S, &g, false);
+        assert_eq!(
+            other.changes(&after, &resumed),
+            [PanelChange::RowAdded {
+                row: RowId::Agent(5),
+                rule: "RESUME-8"
+            }]
+        );
+        // Before v2.1.232 a success is a status change, then an expiry.
+        let old = gates(231);
+        let mut kept = Panel::new();
+        kept.on_start(bg(1, "ok"), 0);
+        let running = kept.view(0, &old, false);
+        kept.on_finish(1, FinishKind::Success, S);
+        let done = kept.view(S, &old, false);
+        let expired = kept.view(S + RETENTION, &old, false);
+        assert_eq!(
+            kept.changes(&running, &done),
+            [PanelChange::RowStatusChanged {
+                row: RowId::Agent(1),
+                from: Status::Running,
+                to: Status::Done,
+                rule: "PANEL-2"
+            }]
+        );
+        assert_eq!(
+            kept.changes(&done, &expired),
+            [PanelChange::RowRemoved {
+                row: RowId::Agent(1),
+                reason: RemovalReason::Expired,
+                rule: "PANEL-2"
+            }]
+        );
+    }
+
+    #[test]
+    fn rendering() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "lead"), 0);
+        panel.on_start(run(2, Some(1), "worker", false, true), 0);
+        panel.on_start(run(3, None, "draft-tests", true, true), 0);
+        panel.on_start(bg(4, "quick"), 0);
+        panel.on_finish(4, FinishKind::Success, S);
+        panel.on_finish(2, FinishKind::Failure, S);
+        let view = panel.view(S, &g, false);
+        assert_eq!(
+            render_panel(&view),
+            "main (+3)  running\n  lead (+1)  running\n    worker  failed\n  draft-tests  running\n/tasks to see subagents\n"
+        );
+        assert_eq!(
+            render_tasks(&view),
+            "/tasks\n  lead         running  sonnet\n  draft-tests  running  sonnet\n  quick        done     sonnet\n"
+        );
+        assert_eq!(
+            render_tasks(&Panel::new().view(0, &g, false)),
+            "/tasks\n  (no tasks)\n"
+        );
+        assert_eq!(render_panel(&Panel::new().view(0, &g, false)), "");
+    }
+
+    #[test]
+    fn keys_and_commands() {
+        assert_eq!(
+            x_key(RowId::Main, true, false),
+            (XAction::TypeIntoPrompt, "PANEL-7")
+        );
+        assert_eq!(
+            x_key(RowId::Agent(1), true, true).0,
+            XAction::TypeIntoPrompt
+        );
+        assert_eq!(x_key(RowId::Agent(1), true, false).0, XAction::Stop);
+        assert_eq!(x_key(RowId::Agent(1), false, false).0, XAction::Dismiss);
+
+        let route = |input, patch| transcript_input(input, &gates(patch)).0;
+        assert_eq!(route(ViewInput::Message, 292), ViewRoute::ViewedAgent);
+        assert_eq!(route(ViewInput::Skill, 292), ViewRoute::ViewedAgent);
+        assert_eq!(
+            route(ViewInput::Command("clear"), 292),
+            ViewRoute::MainAfterConfirmation
+        );
+        assert_eq!(route(ViewInput::Command("help"), 292), ViewRoute::Main);
+        assert_eq!(
+            route(ViewInput::Command("model"), 199),
+            ViewRoute::Refused(messages::TRANSCRIPT_MAIN_SETTINGS_NOTICE)
+        );
+        assert_eq!(route(ViewInput::Command("fast"), 198), ViewRoute::Main);
+
+        assert_eq!(
+            read_now(Waiting::Backgroundable, &gates(286)),
+            (ReadNow::MovedToBackground, "PANEL-10")
+        );
+        assert_eq!(
+            read_now(Waiting::Backgroundable, &gates(285)).0,
+            ReadNow::AfterCurrentWork
+        );
+        assert_eq!(
+            read_now(Waiting::WritingResponse, &gates(292)).0,
+            ReadNow::AfterCurrentWork
+        );
+        assert_eq!(
+            read_now(Waiting::NotBackgroundable, &gates(292)).0,
+            ReadNow::AfterCurrentWork
+        );
+
+        assert_eq!(
+            agents_command(&gates(197)),
+            (AgentsCommand::Wizard, "PANEL-11")
+        );
+        assert_eq!(
+            agents_command(&gates(198)).0,
+            AgentsCommand::Reminder(messages::AGENTS_REMINDER)
+        );
+        assert_eq!(
+            startup_header(Some("code-reviewer")).as_deref(),
+            Some("@code-reviewer")
+        );
+        assert_eq!(startup_header(None), None);
+    }
+}
