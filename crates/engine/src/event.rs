@@ -308,6 +308,83 @@ pub enum EventKind {
     },
     /// `/clear`: the conversation starts over; name bindings are forgotten (RESUME-13).
     ConversationCleared,
+    /// What loading the definition files did with one file or name (DEF), at time 0.
+    DefinitionNoted {
+        /// The agent name or scoped id, when known.
+        name: Option<Rc<str>>,
+        /// The file.
+        path: Rc<str>,
+        /// Its scope.
+        scope: &'static str,
+        /// `loaded`, `skipped`, `shadowed` or `warning`.
+        outcome: &'static str,
+        /// Why (the documented reason for a skip).
+        reason: Option<Rc<str>>,
+    },
+    /// The subagent panel or `/tasks` changed (PANEL).
+    PanelChanged {
+        /// `row_added`, `row_removed`, `row_status_changed`, `footer_hint_shown`,
+        /// `footer_hint_cleared`.
+        change: &'static str,
+        /// The row's agent (`main` for the main-session row and the footer).
+        row: AgentRef,
+        /// Why a row left: `succeeded`, `expired`, `dismissed`, `no_forks`.
+        reason: Option<&'static str>,
+        /// The row's status word after the change.
+        status: Option<&'static str>,
+    },
+    /// A hook fired (HOOK); its command is recorded, never run.
+    HookFired {
+        /// The agent the hook fired for.
+        agent: AgentRef,
+        /// The hook event (`SubagentStart`, `SubagentStop`, `PreToolUse`, …).
+        hook: Rc<str>,
+        /// The matcher, if the hook has one.
+        matcher: Option<Rc<str>>,
+        /// The command (not executed).
+        command: Rc<str>,
+        /// `session` or `frontmatter`.
+        source: &'static str,
+    },
+    /// A hook that would have fired was skipped (HOOK-6: untrusted folder; DEF-6: plugin).
+    HookSkipped {
+        /// The agent.
+        agent: AgentRef,
+        /// The hook event.
+        hook: Rc<str>,
+        /// Why (the debug-log text).
+        why: Rc<str>,
+    },
+    /// A finished run's report, as the recipient reads it: after scanning (SCAN) and the
+    /// auto-mode review (HANDBACK), under the subagent-output header (NOTIFY-13).
+    ReportDelivered {
+        /// The reporting agent.
+        agent: AgentRef,
+        /// The recipient.
+        to: AgentRef,
+        /// The text delivered.
+        text: Rc<str>,
+        /// What the scan changed (SCAN-3/4), if anything.
+        scan: Option<Rc<str>>,
+        /// The auto-mode finish review's outcome (HANDBACK-8), where one ran.
+        review: Option<&'static str>,
+    },
+    /// ERR-1: a mid-stream cut with text and no tool calls; the subagent is asked to go on.
+    ContinuationRequested {
+        /// The agent.
+        agent: AgentRef,
+        /// 1, 2, … up to the budget.
+        attempt: u32,
+    },
+    /// ERR-5: a fallback model chain switched the run's model instead of failing it.
+    ModelSwitched {
+        /// The agent.
+        agent: AgentRef,
+        /// The model it was on.
+        from_model: Rc<str>,
+        /// The model it runs on now.
+        model: Rc<str>,
+    },
     /// A person's action had no target or no effect.
     ActionIgnored {
         /// The action.
@@ -386,13 +463,20 @@ impl EventKind {
             EventKind::MessageRejected { .. } => "message_rejected",
             EventKind::StopRequested { .. } => "stop_requested",
             EventKind::ConversationCleared => "conversation_cleared",
+            EventKind::DefinitionNoted { .. } => "definition_noted",
+            EventKind::PanelChanged { .. } => "panel_changed",
+            EventKind::HookFired { .. } => "hook_fired",
+            EventKind::HookSkipped { .. } => "hook_skipped",
+            EventKind::ReportDelivered { .. } => "report_delivered",
+            EventKind::ContinuationRequested { .. } => "continuation_requested",
+            EventKind::ModelSwitched { .. } => "model_switched",
             EventKind::ActionIgnored { .. } => "action_ignored",
             EventKind::LimitReached { .. } => "limit_reached",
         }
     }
 
     /// Every kind name, for validation of `expect:` filters.
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 26] = [
         "session_started",
         "spawn_requested",
         "spawn_rejected",
@@ -410,6 +494,13 @@ impl EventKind {
         "message_rejected",
         "stop_requested",
         "conversation_cleared",
+        "definition_noted",
+        "panel_changed",
+        "hook_fired",
+        "hook_skipped",
+        "report_delivered",
+        "continuation_requested",
+        "model_switched",
         "action_ignored",
         "limit_reached",
     ];
@@ -443,7 +534,8 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 58] = [
+pub const FIELD_NAMES: [&str; 73] = [
+    "&str; 58] = [",
     "&str; 52] = [",
     "&str; 45] = [",
     "version",
@@ -502,10 +594,24 @@ pub const FIELD_NAMES: [&str; 58] = [
     "permission_mode",
     "context",
     "mcp_servers",
+    "path",
+    "scope",
+    "change",
+    "row",
+    "row_name",
+    "status",
+    "hook",
+    "matcher",
+    "command",
+    "text",
+    "scan",
+    "review",
+    "attempt",
+    "from_model",
 ];
 
 /// The fields that name agents (matched by id or name).
-pub const AGENT_FIELDS: [&str; 6] = ["agent", "parent", "caller", "from", "to", "by"];
+pub const AGENT_FIELDS: [&str; 7] = ["agent", "parent", "caller", "from", "to", "by", "row"];
 
 impl Event {
     /// Calls `visit` with every field, in the order the JSONL trace writes them
@@ -736,6 +842,88 @@ impl Event {
                 visit("source", Field::Str(source));
             }
             EventKind::ConversationCleared => {}
+            EventKind::DefinitionNoted {
+                name,
+                path,
+                scope,
+                outcome,
+                reason,
+            } => {
+                if let Some(name) = name {
+                    visit("name", Field::Str(name));
+                }
+                visit("path", Field::Str(path));
+                visit("scope", Field::Str(scope));
+                visit("outcome", Field::Str(outcome));
+                if let Some(reason) = reason {
+                    visit("reason", Field::Str(reason));
+                }
+            }
+            EventKind::PanelChanged {
+                change,
+                row,
+                reason,
+                status,
+            } => {
+                visit("change", Field::Str(change));
+                other(visit, "row", "row_name", row);
+                if let Some(reason) = reason {
+                    visit("reason", Field::Str(reason));
+                }
+                if let Some(status) = status {
+                    visit("status", Field::Str(status));
+                }
+            }
+            EventKind::HookFired {
+                agent,
+                hook,
+                matcher,
+                command,
+                source,
+            } => {
+                subject(visit, agent);
+                visit("hook", Field::Str(hook));
+                if let Some(matcher) = matcher {
+                    visit("matcher", Field::Str(matcher));
+                }
+                visit("command", Field::Str(command));
+                visit("source", Field::Str(source));
+            }
+            EventKind::HookSkipped { agent, hook, why } => {
+                subject(visit, agent);
+                visit("hook", Field::Str(hook));
+                visit("why", Field::Str(why));
+            }
+            EventKind::ReportDelivered {
+                agent,
+                to,
+                text,
+                scan,
+                review,
+            } => {
+                subject(visit, agent);
+                other(visit, "to", "to_name", to);
+                visit("text", Field::Str(text));
+                if let Some(scan) = scan {
+                    visit("scan", Field::Str(scan));
+                }
+                if let Some(review) = review {
+                    visit("review", Field::Str(review));
+                }
+            }
+            EventKind::ContinuationRequested { agent, attempt } => {
+                subject(visit, agent);
+                visit("attempt", Field::U64(u64::from(*attempt)));
+            }
+            EventKind::ModelSwitched {
+                agent,
+                from_model,
+                model,
+            } => {
+                subject(visit, agent);
+                visit("from_model", Field::Str(from_model));
+                visit("model", Field::Str(model));
+            }
             EventKind::ActionIgnored { action, why } => {
                 visit("action", Field::Str(action));
                 visit("why", Field::Str(why));

@@ -45,7 +45,11 @@ fn twenty_five_background_spawns_hit_the_cap() {
     let notifications = kinds(&events, "notification");
     assert_eq!(notifications.len(), 20);
     assert!(notifications.iter().all(|e| e.rule == Some("NOTIFY-3")));
-    assert_eq!(events.last().unwrap().t, SimTime::from_secs(30));
+    let last_finish = kinds(&events, "agent_finished").last().unwrap().t;
+    assert_eq!(last_finish, SimTime::from_secs(30));
+    // PANEL-2: the footer hint that followed the last success goes 30 s later.
+    let last = events.last().unwrap();
+    assert_eq!((last.kind.name(), last.t), ("panel_changed", SimTime::from_secs(60)));
 }
 
 #[test]

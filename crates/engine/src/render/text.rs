@@ -468,6 +468,109 @@ impl Narrator {
                     }
                 }
             }
+            EventKind::DefinitionNoted {
+                name,
+                path,
+                scope,
+                outcome,
+                reason,
+            } => {
+                let subject = name.as_deref().unwrap_or(path);
+                let _ = write!(what, "definition {subject} ({scope}, {path}): {outcome}");
+                if let Some(reason) = reason {
+                    let _ = write!(what, " — {reason}");
+                }
+                "definitions".to_string()
+            }
+            EventKind::PanelChanged {
+                change,
+                row,
+                reason,
+                status,
+            } => {
+                let row_label = if row.id == crate::event::MAIN {
+                    "the main session".to_string()
+                } else {
+                    self.label(row)
+                };
+                let _ = match *change {
+                    "row_added" => write!(what, "row for {row_label} appears"),
+                    "row_removed" => write!(
+                        what,
+                        "row for {row_label} leaves ({})",
+                        reason.unwrap_or("gone").replace('_', " ")
+                    ),
+                    "row_status_changed" => write!(
+                        what,
+                        "row for {row_label} now reads {}",
+                        status.unwrap_or("?")
+                    ),
+                    "footer_hint_shown" => write!(what, "footer shows \"/tasks to see subagents\""),
+                    "footer_hint_cleared" => write!(what, "footer hint goes away"),
+                    other => write!(what, "{}", other.replace('_', " ")),
+                };
+                "panel".to_string()
+            }
+            EventKind::HookFired {
+                agent,
+                hook,
+                matcher,
+                command,
+                source,
+            } => {
+                let _ = write!(what, "{source} hook {hook}");
+                if let Some(matcher) = matcher {
+                    let _ = write!(what, " [{matcher}]");
+                }
+                let _ = write!(
+                    what,
+                    " fires for {}: `{command}` (recorded, not run)",
+                    self.label(agent)
+                );
+                "hooks".to_string()
+            }
+            EventKind::HookSkipped { agent, hook, why } => {
+                let _ = write!(what, "hook {hook} for {} skipped: {why}", self.label(agent));
+                "hooks".to_string()
+            }
+            EventKind::ReportDelivered {
+                agent,
+                to,
+                text,
+                scan,
+                review,
+            } => {
+                let first_line = text.lines().next().unwrap_or("");
+                let _ = write!(what, "report to {}: \"{first_line}\"", self.label(to));
+                if text.lines().count() > 1 {
+                    what.push_str(" …");
+                }
+                if let Some(scan) = scan {
+                    let _ = write!(what, "; scan: {scan}");
+                }
+                if let Some(review) = review {
+                    let _ = write!(what, "; review: {review}");
+                }
+                self.label(agent)
+            }
+            EventKind::ContinuationRequested { agent, attempt } => {
+                let _ = write!(
+                    what,
+                    "response cut mid-stream; asked to continue (#{attempt})"
+                );
+                self.label(agent)
+            }
+            EventKind::ModelSwitched {
+                agent,
+                from_model,
+                model,
+            } => {
+                let _ = write!(
+                    what,
+                    "switches from {from_model} to the fallback model {model}"
+                );
+                self.label(agent)
+            }
             EventKind::ConversationCleared => {
                 what.push_str(
                     "cleared the conversation (/clear): names no longer bind to earlier agents",

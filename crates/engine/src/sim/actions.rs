@@ -31,6 +31,7 @@ impl Kernel<'_> {
             Some(id) if self.is_running(id) => {
                 format!("{target} is running; `x` on a running row stops it (use `stop`)")
             }
+            Some(id) if self.observe_dismiss(id) => return,
             Some(_) => format!("{target} has no row kept in the panel"),
             None => format!("no agent named {target}"),
         };
@@ -80,10 +81,11 @@ impl Kernel<'_> {
             self.emit(
                 Some("FGBG-5"),
                 EventKind::AgentBackgrounded {
-                    agent: reference,
+                    agent: reference.clone(),
                     running,
                 },
             );
+            self.observe_backgrounded(reference.id);
             let main = self.agent_mut(0);
             main.foreground_pending = main.foreground_pending.saturating_sub(1);
         }
@@ -194,6 +196,7 @@ impl Kernel<'_> {
                 profile,
             },
         );
+        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.schedule(self.now, Wake::Step { slot, gen });
     }
 

@@ -67,6 +67,7 @@ impl Kernel<'_> {
                 detail: detail.map(|d| Rc::from(d.as_str())),
             },
         );
+        self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.slot_of(report_to);
         let caller_running = caller_slot.is_some_and(|s| self.agent(s).status == Status::Running);

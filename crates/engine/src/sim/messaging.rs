@@ -183,6 +183,7 @@ impl Kernel<'_> {
                 model: resumed_model,
             },
         );
+        self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
         self.schedule(self.now, Wake::Step { slot, gen });
     }
 

@@ -42,6 +42,7 @@ mod actions;
 mod finish;
 mod load;
 mod messaging;
+mod observe;
 mod person;
 mod spawn;
 mod steps;
@@ -188,6 +189,8 @@ enum Wake {
     Action(u32),
     /// The person finished thinking about prompt `id`.
     Answer(u64),
+    /// A panel window (30 s after a finish, PANEL-2/3/5) ends.
+    PanelTick,
     /// A background shell command of `agent` finished.
     BashDone { agent: AgentId, run: u32 },
 }
@@ -294,7 +297,6 @@ impl Agent {
 type ToolResolution = Result<(ToolList, bool), Vec<String>>;
 
 struct PendingPrompt {
-    agent: AgentId,
     slot: u32,
     tool: Rc<str>,
     asked_at: SimTime,
@@ -358,6 +360,14 @@ struct Kernel<'s> {
     general_purpose_arc: Rc<str>,
     /// What the MODEL rules read.
     models: ModelSettings,
+    /// The panel (PANEL); `None` for load runs, whose million rows nobody reads.
+    panel: Option<observe::PanelState>,
+    /// Session-level hooks (HOOK-1).
+    session_hooks: Vec<crate::spec::HookSpec>,
+    /// Trusted folders (HOOK-6, MCP-3).
+    trusted_dirs: Vec<String>,
+    /// What loading the definitions did (DEF), reported at time 0.
+    definitions: Vec<crate::spec::DefinitionNote>,
     /// CTX-2: the context pieces of a fork, of Explore/Plan, and of other subagents.
     context_fork: ToolList,
     context_lean: ToolList,
@@ -531,6 +541,7 @@ impl<'s> Kernel<'s> {
             add(def, &mut types);
         }
         let limits = session.limits;
+        let gates = config.gates;
         let mut kernel = Kernel {
             sink,
             config,
@@ -577,6 +588,15 @@ impl<'s> Kernel<'s> {
             user_rng: stream(seed, 0, purpose::USER),
             general_purpose_arc: Rc::from("general-purpose"),
             models: ModelSettings::from_session(session),
+            panel: spec.load.is_none().then(|| observe::PanelState {
+                panel: subsim_rules::panel::Panel::new(),
+                shown: subsim_rules::panel::Panel::new().view(0, &gates, session.screen_reader),
+                tick: None,
+                screen_reader: session.screen_reader,
+            }),
+            session_hooks: session.hooks.clone(),
+            trusted_dirs: session.trusted_dirs.clone(),
+            definitions: spec.definitions.clone(),
             context_fork: list(&["conversation_history", "system_prompt", "tools"]),
             context_lean: list(&["system_prompt", "task"]),
             context_full: list(&["system_prompt", "task", "claude_md", "git_status"]),
@@ -658,6 +678,7 @@ impl<'s> Kernel<'s> {
             background_disabled: config.background_disabled,
         };
         self.emit(None, kind);
+        self.announce_definitions();
         self.schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
         for index in 0..self.actions.len() {
             let at = self.actions[index].at;
@@ -800,6 +821,7 @@ impl<'s> Kernel<'s> {
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),
             Wake::BashDone { agent, run } => self.bash_done(agent, run),
+            Wake::PanelTick => self.panel_tick(),
         }
     }
 

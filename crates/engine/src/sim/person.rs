@@ -59,12 +59,18 @@ impl Kernel<'_> {
             Some(if allowed { "PERM-3" } else { "PERM-4" }),
             EventKind::ToolCalled {
                 agent: reference,
-                tool: pending.tool,
+                tool: pending.tool.clone(),
                 allowed,
                 reason,
             },
         );
-        let _ = pending.agent;
+        if allowed {
+            self.tool_hooks(
+                pending.slot,
+                &pending.tool,
+                subsim_rules::hooks::HookEvent::PostToolUse,
+            );
+        }
         let agent = self.agent_mut(pending.slot);
         agent.block = Block::Ready;
         // PERM-4: Esc denies the call only; the run goes on.

@@ -349,6 +349,7 @@ impl Kernel<'_> {
                 profile,
             },
         );
+        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.schedule(self.now, Wake::Step { slot, gen });
         Ok((slot, mode))
     }

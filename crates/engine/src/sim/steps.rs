@@ -205,6 +205,9 @@ impl Kernel<'_> {
             );
             return false;
         }
+        // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included.
+        self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse);
+        let agent = self.agent(slot);
         let decision = match call.prompt {
             Some(true) => CallDecision::Prompt("PERM-3"),
             Some(false) => CallDecision::Run("PERM-9"),
@@ -226,6 +229,11 @@ impl Kernel<'_> {
                         allowed: true,
                         reason: None,
                     },
+                );
+                self.tool_hooks(
+                    slot,
+                    &call.name,
+                    subsim_rules::hooks::HookEvent::PostToolUse,
                 );
                 self.tool_runs(slot, call.duration)
             }
@@ -286,7 +294,6 @@ impl Kernel<'_> {
                             },
                         );
                         let pending = PendingPrompt {
-                            agent: reference.id,
                             slot,
                             tool,
                             asked_at: self.now,

@@ -1,0 +1,348 @@
+//! What people and hooks see of runs: definition notes at time 0 (DEF), the subagent panel
+//! and `/tasks` (PANEL), and lifecycle and tool hooks (HOOK). None of this changes what the
+//! runs do; it turns their starts and ends into the events a person would notice.
+
+use subsim_rules::hooks::{self, HookEvent, RunTransition};
+use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
+
+use super::*;
+use crate::spec::HookSpec;
+
+/// The panel's state inside the kernel: the pure model, the last view it showed, and the
+/// pending expiry wake.
+pub(super) struct PanelState {
+    pub(super) panel: subsim_rules::panel::Panel,
+    pub(super) shown: subsim_rules::panel::PanelView,
+    pub(super) tick: Option<SimTime>,
+    pub(super) screen_reader: bool,
+}
+
+impl Kernel<'_> {
+    /// DEF: report what loading the definition files did, in the order the loader gave.
+    pub(super) fn announce_definitions(&mut self) {
+        let notes = std::mem::take(&mut self.definitions);
+        for note in &notes {
+            self.emit(
+                Some(note.rule),
+                EventKind::DefinitionNoted {
+                    name: note.name.as_deref().map(Rc::from),
+                    path: Rc::from(note.path.as_str()),
+                    scope: note.scope.as_str(),
+                    outcome: note.outcome.as_str(),
+                    reason: note.reason.as_deref().map(Rc::from),
+                },
+            );
+        }
+        self.definitions = notes;
+    }
+
+    /// A run started or resumed: its panel row (PANEL-1, RESUME-8) and `SubagentStart`
+    /// hooks (HOOK-1, Q-25).
+    pub(super) fn observe_start(&mut self, slot: u32, transition: RunTransition) {
+        if self.panel.is_some() {
+            let agent = self.agent(slot);
+            let (id, background) = (agent.id, agent.mode == Mode::Background);
+            if transition == RunTransition::Resume {
+                if let Some(state) = self.panel.as_mut() {
+                    state.panel.on_resume(id, background, self.now.as_micros());
+                }
+            } else {
+                let label = agent.reference().label();
+                let parent = (agent.report_to != MAIN).then_some(agent.report_to);
+                let profile = agent.profile.clone();
+                let fork = agent.fork;
+                if let Some(state) = self.panel.as_mut() {
+                    state.panel.on_start(
+                        Started {
+                            id,
+                            parent,
+                            name: &label,
+                            fork,
+                            background,
+                            model: &profile.model,
+                            effort: profile.effort.as_deref(),
+                        },
+                        self.now.as_micros(),
+                    );
+                }
+            }
+            self.panel_update();
+        }
+        self.lifecycle_hooks(slot, HookEvent::SubagentStart, transition);
+    }
+
+    /// A run ended: `SubagentStop` hooks first (frontmatter hooks are cleaned up when the
+    /// run finishes, HOOK-4), then its panel row.
+    pub(super) fn observe_end(&mut self, slot: u32, outcome: Outcome) {
+        let transition = match outcome {
+            Outcome::Completed | Outcome::Partial => RunTransition::Complete,
+            Outcome::Failed => RunTransition::Fail,
+            Outcome::Stopped | Outcome::Cancelled => RunTransition::Stop,
+        };
+        self.lifecycle_hooks(slot, HookEvent::SubagentStop, transition);
+        if self.panel.is_some() {
+            let kind = match transition {
+                RunTransition::Complete => FinishKind::Success,
+                RunTransition::Fail => FinishKind::Failure,
+                _ => FinishKind::Stopped,
+            };
+            let id = self.agent(slot).id;
+            if let Some(state) = self.panel.as_mut() {
+                state.panel.on_finish(id, kind, self.now.as_micros());
+            }
+            self.panel_update();
+        }
+    }
+
+    /// FGBG-5: a run moved to the background gets its panel row.
+    pub(super) fn observe_backgrounded(&mut self, id: AgentId) {
+        if let Some(state) = self.panel.as_mut() {
+            state.panel.on_background(id, self.now.as_micros());
+            self.panel_update();
+        }
+    }
+
+    /// PANEL-3: `x` on a finished row. Returns false when there is no row to clear.
+    pub(super) fn observe_dismiss(&mut self, id: AgentId) -> bool {
+        let gates = self.config.gates;
+        let Some(state) = self.panel.as_mut() else {
+            return false;
+        };
+        let (cleared, _) = state.panel.on_dismiss(id, self.now.as_micros(), &gates);
+        if cleared {
+            self.panel_update();
+        }
+        cleared
+    }
+
+    /// Emits what changed in the panel since it was last shown, and schedules the next
+    /// change that time alone brings (a 30-second window ending).
+    pub(super) fn panel_update(&mut self) {
+        let gates = self.config.gates;
+        let now = self.now;
+        let Some(state) = self.panel.as_mut() else {
+            return;
+        };
+        let view = state
+            .panel
+            .view(now.as_micros(), &gates, state.screen_reader);
+        let changes = state.panel.changes(&state.shown, &view);
+        state.shown = view;
+        let next = state
+            .panel
+            .next_change(now.as_micros(), &gates, state.screen_reader)
+            .map(SimTime)
+            .filter(|at| *at > now && state.tick != Some(*at));
+        if let Some(at) = next {
+            state.tick = Some(at);
+        }
+        for change in changes {
+            let (name, row, reason, status) = match &change {
+                PanelChange::RowAdded { row, .. } => ("row_added", *row, None, None),
+                PanelChange::RowRemoved { row, reason, .. } => {
+                    ("row_removed", *row, Some(reason.as_str()), None)
+                }
+                PanelChange::RowStatusChanged { row, to, .. } => {
+                    ("row_status_changed", *row, None, Some(to.as_str()))
+                }
+                PanelChange::FooterHintShown { .. } => {
+                    ("footer_hint_shown", RowId::Main, None, None)
+                }
+                PanelChange::FooterHintCleared { .. } => {
+                    ("footer_hint_cleared", RowId::Main, None, None)
+                }
+            };
+            let row = match row {
+                RowId::Main => AgentRef::MAIN,
+                RowId::Agent(id) => self.reference(id),
+            };
+            self.emit(
+                Some(change.rule()),
+                EventKind::PanelChanged {
+                    change: name,
+                    row,
+                    reason,
+                    status,
+                },
+            );
+        }
+        if let Some(at) = next {
+            self.schedule(at, Wake::PanelTick);
+        }
+    }
+
+    /// The panel wake: a window ended; show what changed.
+    pub(super) fn panel_tick(&mut self) {
+        if let Some(state) = self.panel.as_mut() {
+            if state.tick == Some(self.now) {
+                state.tick = None;
+            }
+        }
+        self.panel_update();
+    }
+
+    /// HOOK-1…8: `SubagentStart` / `SubagentStop` hooks of the session and of the run's own
+    /// definition (frontmatter `Stop` counts as `SubagentStop`, HOOK-5).
+    fn lifecycle_hooks(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
+        let agent = self.agent(slot);
+        let Some(type_index) = agent.type_index else {
+            return;
+        };
+        let frontmatter_hooks = !self.types[type_index].def.hooks.is_empty();
+        if self.session_hooks.is_empty() && !frontmatter_hooks {
+            return;
+        }
+        let (fires, fire_rule) = hooks::fires(event, transition);
+        if !fires {
+            return;
+        }
+        let reference = agent.reference();
+        let agent_type = self.types[type_index].name.clone();
+        let gates = self.config.gates;
+        let mut fired: Vec<(RuleId, HookSpec, &'static str)> = Vec::new();
+        for hook in &self.session_hooks {
+            if HookEvent::parse(&hook.event) == event
+                && hooks::matches(hook.matcher.as_deref(), &agent_type, &gates)
+            {
+                fired.push((fire_rule, hook.clone(), "session"));
+            }
+        }
+        let mut skipped: Option<(String, &'static str, RuleId)> = None;
+        if frontmatter_hooks {
+            let def = &self.types[type_index].def;
+            let (runs, rule, log) = hooks::frontmatter_hooks_run(
+                hook_scope(def.scope),
+                self.trusted(def),
+                self.config.kind.is_interactive(),
+                &gates,
+            );
+            for hook in &def.hooks {
+                let (runtime, runtime_rule) =
+                    hooks::runtime_event(HookEvent::parse(&hook.event), true);
+                if runtime != event {
+                    continue;
+                }
+                if runs {
+                    let rule = if runtime_rule == "HOOK-5" {
+                        "HOOK-5"
+                    } else {
+                        "HOOK-4"
+                    };
+                    fired.push((rule, hook.clone(), "frontmatter"));
+                } else {
+                    let why = log.unwrap_or("plugin definitions' hooks are ignored (DEF-6)");
+                    skipped = Some((hook.event.clone(), why, rule));
+                }
+            }
+        }
+        for (rule, hook, source) in fired {
+            self.emit(
+                Some(rule),
+                EventKind::HookFired {
+                    agent: reference.clone(),
+                    hook: Rc::from(event.as_str()),
+                    matcher: hook.matcher.as_deref().map(Rc::from),
+                    command: Rc::from(hook.command.as_str()),
+                    source,
+                },
+            );
+        }
+        if let Some((hook, why, rule)) = skipped {
+            self.emit(
+                Some(rule),
+                EventKind::HookSkipped {
+                    agent: reference,
+                    hook: Rc::from(hook.as_str()),
+                    why: Rc::from(why),
+                },
+            );
+        }
+    }
+
+    /// HOOK-1 / HOOK-4: `PreToolUse` / `PostToolUse` hooks for a tool call, matched on the
+    /// tool's name.
+    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) {
+        let agent = self.agent(slot);
+        let own: &[HookSpec] = match agent.type_index {
+            Some(index) => &self.types[index].def.hooks,
+            None => &[],
+        };
+        if self.session_hooks.is_empty() && own.is_empty() {
+            return;
+        }
+        let gates = self.config.gates;
+        let mut fired: Vec<(HookSpec, &'static str, RuleId)> = Vec::new();
+        for hook in &self.session_hooks {
+            if HookEvent::parse(&hook.event) == event
+                && hooks::matches(hook.matcher.as_deref(), tool, &gates)
+            {
+                fired.push((hook.clone(), "session", "HOOK-1"));
+            }
+        }
+        if let Some(index) = agent.type_index {
+            let def = &self.types[index].def;
+            let (runs, _, _) = hooks::frontmatter_hooks_run(
+                hook_scope(def.scope),
+                self.trusted(def),
+                self.config.kind.is_interactive(),
+                &gates,
+            );
+            if runs {
+                for hook in &def.hooks {
+                    if HookEvent::parse(&hook.event) == event
+                        && hooks::matches(hook.matcher.as_deref(), tool, &gates)
+                    {
+                        fired.push((hook.clone(), "frontmatter", "HOOK-4"));
+                    }
+                }
+            }
+        }
+        let reference = agent.reference();
+        for (hook, source, rule) in fired {
+            self.emit(
+                Some(rule),
+                EventKind::HookFired {
+                    agent: reference.clone(),
+                    hook: Rc::from(event.as_str()),
+                    matcher: hook.matcher.as_deref().map(Rc::from),
+                    command: Rc::from(hook.command.as_str()),
+                    source,
+                },
+            );
+        }
+    }
+
+    /// HOOK-6 / MCP-3: is the folder holding the definition's file trusted? A definition
+    /// written inline in the scenario lives in the scenario's folder (`.`). Trusting a
+    /// parent folder is not enough: the folder itself must be listed.
+    pub(super) fn trusted(&self, def: &AgentDef) -> bool {
+        let folder = match &def.source {
+            Some(path) => std::path::Path::new(path)
+                .parent()
+                .map(|parent| parent.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            None => ".".to_string(),
+        };
+        let normal = |text: &str| {
+            let trimmed = text.trim_end_matches('/');
+            if trimmed.is_empty() {
+                ".".to_string()
+            } else {
+                trimmed.to_string()
+            }
+        };
+        let folder = normal(&folder);
+        self.trusted_dirs.iter().any(|dir| normal(dir) == folder)
+    }
+}
+
+fn hook_scope(scope: Scope) -> hooks::Scope {
+    match scope {
+        Scope::Managed => hooks::Scope::Managed,
+        Scope::Cli => hooks::Scope::Cli,
+        Scope::Project => hooks::Scope::Project,
+        Scope::User => hooks::Scope::User,
+        Scope::Plugin => hooks::Scope::Plugin,
+        Scope::BuiltIn => hooks::Scope::BuiltIn,
+    }
+}
