@@ -1,19 +1,21 @@
-//! The `agents` block → [`AgentDef`]s, inline or loaded from agent Markdown files
-//! (`file:`), the way Claude Code loads definition files (DEF-10, DEF-11, DEF-13).
+//! The `agents` block → candidate [`AgentDef`]s, inline or loaded from agent Markdown
+//! files (`file:`), and the reading of definition fields shared with definition files and
+//! `--agents` JSON (DEF-13, DEF-14, MCP-1, HOOK-4).
 //!
-//! Not for scanning definition directories (`session.agent_dirs`): those are only kept
-//! by the session module for a later loader.
+//! Not for resolving same-named definitions or scanning directories: the `definitions`
+//! module does both, for inline and file definitions alike.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use subsim_engine::spec::{AgentDef, Scope};
-use subsim_rules::{PermissionMode, Version};
+use subsim_engine::spec::{AgentDef, McpServerRef};
+use subsim_rules::PermissionMode;
 
 use crate::check::{Ctx, Fields};
-use crate::diagnostic::{did_you_mean, list_names, Diagnostic};
-use crate::raw::{self, Node, Span, Value};
-use crate::session::{scope_of, SCOPES};
+use crate::definitions::{Candidate, Group, Loader, Markdown};
+use crate::diagnostic::{did_you_mean, list_names};
+use crate::hooks::hooks;
+use crate::raw::{Node, Value};
+use crate::session::{normalise, scope_of, SCOPES};
 use crate::steps::{steps, Script, ISOLATIONS};
 
 /// The built-in agent types, which exist without being defined.
@@ -29,7 +31,7 @@ pub(crate) const BUILT_IN: [&str; 7] = [
 
 /// The documented frontmatter fields shared by inline definitions and files (DEF-14),
 /// without `name` (an inline definition's name is its key) and `experimental` (files only).
-const DEFINITION_KEYS: [&str; 16] = [
+pub(crate) const DEFINITION_KEYS: [&str; 16] = [
     "description",
     "tools",
     "disallowedTools",
@@ -47,20 +49,15 @@ const DEFINITION_KEYS: [&str; 16] = [
     "color",
     "initialPrompt",
 ];
-/// Keys the simulator adds to inline definitions.
-const SIMULATOR_KEYS: [&str; 3] = ["scope", "behavior", "file"];
+/// Keys the simulator adds to inline definitions (`prompt` is `--agents` JSON's field).
+const SIMULATOR_KEYS: [&str; 4] = ["scope", "behavior", "file", "prompt"];
 /// Keys a definition with `file:` may still carry inline.
 const WITH_FILE_KEYS: [&str; 3] = ["scope", "behavior", "file"];
-/// Longest definition name (DEF-10, ES).
-const MAX_NAME_CHARS: usize = 256;
-
-/// What the `agents` block produced.
-pub(crate) struct Agents {
-    /// Definitions by name.
-    pub defs: BTreeMap<String, AgentDef>,
-    /// `(agent key, resolved path)` of every `file:` definition.
-    pub files: Vec<(String, PathBuf)>,
-}
+/// MCP-1: the `.mcp.json` server types.
+const MCP_TYPES: [&str; 4] = ["stdio", "http", "sse", "ws"];
+/// Keys of an inline MCP server in the scenario: the `.mcp.json` fields the simulator
+/// knows, and `tools` (its own: the tools the server offers).
+const MCP_SERVER_KEYS: [&str; 7] = ["type", "tools", "command", "args", "url", "env", "headers"];
 
 fn all_inline_keys() -> Vec<&'static str> {
     DEFINITION_KEYS
@@ -70,20 +67,15 @@ fn all_inline_keys() -> Vec<&'static str> {
         .collect()
 }
 
-fn frontmatter_keys() -> Vec<&'static str> {
-    let mut keys = vec!["name"];
-    keys.extend(DEFINITION_KEYS);
-    keys.push("experimental");
-    keys
-}
-
-/// Reads the `agents` block.
-pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -> Agents {
-    let mut agents = Agents {
-        defs: BTreeMap::new(),
-        files: Vec::new(),
-    };
-    let Some(node) = node else { return agents };
+/// Reads the `agents` block into `loader`; returns `(agent key, resolved path)` of every
+/// `file:` definition.
+pub(crate) fn agents(
+    ctx: &mut Ctx<'_>,
+    node: Option<&Node>,
+    loader: &mut Loader,
+) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    let Some(node) = node else { return files };
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
@@ -96,11 +88,11 @@ pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -
                 ),
                 "e.g. `agents: {researcher: {description: \"Finds things\", tools: [Read, Grep]}}`",
             );
-            return agents;
+            return files;
         }
     };
     let mut seen: Vec<&str> = Vec::new();
-    for (key, value) in entries {
+    for (index, (key, value)) in entries.iter().enumerate() {
         let Some(name) = ctx.key_name(key) else {
             continue;
         };
@@ -113,52 +105,22 @@ pub(crate) fn agents(ctx: &mut Ctx<'_>, node: Option<&Node>, version: Version) -
             continue;
         }
         seen.push(name);
-        let Some(def) = definition(ctx, name, value, version, &mut agents.files) else {
-            continue;
-        };
-        insert(ctx, &mut agents.defs, def, key.span);
+        if let Some(candidate) = definition(ctx, name, key, value, index, loader, &mut files) {
+            loader.add(ctx, candidate);
+        }
     }
-    agents
-}
-
-/// Adds a definition; same-named ones are resolved by scope priority (DEF-1).
-fn insert(ctx: &mut Ctx<'_>, defs: &mut BTreeMap<String, AgentDef>, def: AgentDef, span: Span) {
-    let Some(existing) = defs.get(&def.name) else {
-        defs.insert(def.name.clone(), def);
-        return;
-    };
-    let name = def.name.clone();
-    if def.scope < existing.scope {
-        ctx.warn(
-            span,
-            format!("two definitions are named `{name}`; this one wins by scope priority (DEF-1)"),
-            None,
-        );
-        defs.insert(name, def);
-    } else if def.scope == existing.scope {
-        ctx.warn(
-            span,
-            format!("two definitions in the same scope are named `{name}`; only the first is used (DEF-4)"),
-            Some("give each definition its own `name`".to_string()),
-        );
-    } else {
-        ctx.warn(
-            span,
-            format!(
-                "two definitions are named `{name}`; the other one wins by scope priority (DEF-1)"
-            ),
-            None,
-        );
-    }
+    files
 }
 
 fn definition(
     ctx: &mut Ctx<'_>,
     key: &str,
+    key_node: &Node,
     node: &Node,
-    version: Version,
+    index: usize,
+    loader: &mut Loader,
     files: &mut Vec<(String, PathBuf)>,
-) -> Option<AgentDef> {
+) -> Option<Candidate> {
     let known = all_inline_keys();
     let fields = ctx.fields(node, &format!("agent `{key}`"), &known)?;
     let scope = fields
@@ -169,7 +131,7 @@ fn definition(
     let behavior = fields
         .get("behavior")
         .map(|value| steps(ctx, value, "`behavior`", Script::Behavior));
-    let mut def = match fields.get("file") {
+    let (mut def, shown, span) = match fields.get("file") {
         Some(file) => {
             for name in fields.names() {
                 if !WITH_FILE_KEYS.contains(&name) {
@@ -185,24 +147,82 @@ fn definition(
             let path_text = ctx.name(file, "`file`")?;
             let path = ctx.base_dir.join(&path_text);
             files.push((key.to_string(), path.clone()));
-            load_file(ctx, key, file, &path_text, &path, scope, version)?
+            let shown = normalise(&path_text);
+            match loader.markdown(ctx, file.span, &shown, &path, scope, None) {
+                Markdown::Unreadable(message) => {
+                    ctx.error_help(
+                        file.span,
+                        format!("cannot read agent file `{path_text}`: {message}"),
+                        format!(
+                            "`file:` paths are relative to the scenario file's directory ({})",
+                            ctx.base_dir.display()
+                        ),
+                    );
+                    return None;
+                }
+                Markdown::Skipped { name, reason, why } => {
+                    loader.skipped(
+                        ctx,
+                        file.span,
+                        &shown,
+                        scope,
+                        name,
+                        reason,
+                        &why,
+                        "DEF-10",
+                        format!("agent `{key}` is not defined; spawning it is rejected as an unknown type"),
+                    );
+                    return None;
+                }
+                Markdown::Def(mut def, fallback) => {
+                    def.scope = scope;
+                    def.source = Some(shown.clone());
+                    if let Some(why) = fallback {
+                        loader.fell_back(ctx, file.span, &def, &shown, why);
+                    }
+                    (*def, shown, file.span)
+                }
+            }
         }
         None => {
             let mut def = AgentDef {
                 name: key.to_string(),
                 ..AgentDef::default()
             };
-            definition_fields(ctx, &fields, &mut def);
-            def
+            definition_fields(ctx, &fields, &mut def, Origin::Scenario);
+            (def, loader.scenario.clone(), key_node.span)
         }
     };
     def.scope = scope;
     def.behavior = behavior;
-    Some(def)
+    Some(Candidate {
+        def,
+        group: Group::Inline,
+        index,
+        shown,
+        relative: String::new(),
+        span,
+    })
 }
 
-/// Reads the documented frontmatter fields (everything but `name`) into `def`.
-fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef) {
+/// How strictly nested values are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The scenario's own `agents:` block: every key must be known.
+    Scenario,
+    /// A definition file or `--agents` JSON: `.mcp.json` fields the simulator does not
+    /// know are not its business.
+    File,
+}
+
+/// Reads the documented definition fields (everything but `name`) into `def`; `prompt`
+/// too when `fields` allows it (inline definitions, `--agents` JSON).
+pub(crate) fn definition_fields(
+    ctx: &mut Ctx<'_>,
+    fields: &Fields<'_>,
+    def: &mut AgentDef,
+    origin: Origin,
+) {
     if let Some(value) = fields.get("description") {
         def.description = ctx.text(value, "`description`").unwrap_or_default();
     }
@@ -243,25 +263,10 @@ fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef)
         def.skills = ctx.name_list(value, "`skills`").unwrap_or_default();
     }
     if let Some(value) = fields.get("mcpServers") {
-        // A list of server names or `{name: config}` maps; the simulator reads MCP tools
-        // from `session.mcp`, so only the shape is checked.
-        if !matches!(value.value, Value::Seq(_) | Value::Map(_) | Value::Null) {
-            ctx.error(
-                value.span,
-                format!(
-                    "`mcpServers` must be a list or a map, found {}",
-                    value.describe()
-                ),
-            );
-        }
+        def.mcp_servers = mcp_servers(ctx, value, origin);
     }
     if let Some(value) = fields.get("hooks") {
-        if !matches!(value.value, Value::Map(_) | Value::Null) {
-            ctx.error(
-                value.span,
-                format!("`hooks` must be a map, found {}", value.describe()),
-            );
-        }
+        def.hooks = hooks(ctx, value, "`hooks`");
     }
     if let Some(value) = fields.get("omitClaudeMd") {
         def.omit_claude_md = ctx.boolean(value, "`omitClaudeMd`").unwrap_or(false);
@@ -270,142 +275,125 @@ fn definition_fields(ctx: &mut Ctx<'_>, fields: &Fields<'_>, def: &mut AgentDef)
         def.color = ctx.name(value, "`color`");
     }
     if let Some(value) = fields.get("initialPrompt") {
-        // Only used when the agent is the main-session agent, which the simulator does not
-        // model beyond `session.agent`; checked, not kept.
-        ctx.text(value, "`initialPrompt`");
+        def.initial_prompt = ctx.text(value, "`initialPrompt`");
+    }
+    if let Some(value) = fields.get("prompt") {
+        def.prompt = ctx.text(value, "`prompt`");
     }
 }
 
-/// Loads an agent Markdown file. `None` when the file is skipped (DEF-10) or broken.
-fn load_file(
-    ctx: &mut Ctx<'_>,
-    key: &str,
-    file_node: &Node,
-    shown: &str,
-    path: &Path,
-    scope: Scope,
-    version: Version,
-) -> Option<AgentDef> {
-    let text = match read_limited(path) {
-        Ok(text) => text,
-        Err(message) => {
-            ctx.error_help(
-                file_node.span,
-                format!("cannot read agent file `{shown}`: {message}"),
-                format!(
-                    "`file:` paths are relative to the scenario file's directory ({})",
-                    ctx.base_dir.display()
-                ),
+/// `mcpServers` (MCP-1): a list whose items are server names (references to configured
+/// servers) or `{NAME: CONFIG}` maps (inline servers); a map of inline servers is also
+/// accepted. An inline server's `tools` is the simulator's stand-in for connecting to it.
+fn mcp_servers(ctx: &mut Ctx<'_>, node: &Node, origin: Origin) -> Vec<McpServerRef> {
+    let mut servers: Vec<McpServerRef> = Vec::new();
+    let mut add = |ctx: &mut Ctx<'_>, at: &Node, server: McpServerRef| {
+        if servers.iter().any(|known| known.name == server.name) {
+            ctx.error(
+                at.span,
+                format!("MCP server `{}` is listed twice", server.name),
             );
-            return None;
-        }
-    };
-    let plugin = scope == Scope::Plugin;
-    let file_stem = path
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .unwrap_or_else(|| key.to_string());
-    // DEF-11: a plugin file without a name, or whose frontmatter does not parse, still
-    // loads under its file name.
-    let skip = |ctx: &mut Ctx<'_>, why: String| -> Option<AgentDef> {
-        if plugin {
-            ctx.warn(file_node.span, format!("agent file `{shown}` {why}; as a plugin file it loads as `{file_stem}` (DEF-11)"), None);
-            Some(AgentDef {
-                name: file_stem.clone(),
-                ..AgentDef::default()
-            })
         } else {
-            ctx.warn(
-                file_node.span,
-                format!("agent file `{shown}` is skipped: it {why} (DEF-10)"),
-                Some(format!(
-                    "agent `{key}` is not defined; spawning it is rejected as an unknown type"
-                )),
-            );
-            None
+            servers.push(server);
         }
     };
-    let Some((frontmatter, offset)) = split_frontmatter(&text) else {
-        return skip(
-            ctx,
-            "has no `---` on its first line, so it is read as documentation".to_string(),
-        );
-    };
-    let Some(frontmatter) = frontmatter else {
-        return skip(
-            ctx,
-            "has no closing `---` after its frontmatter, so the frontmatter does not parse"
-                .to_string(),
-        );
-    };
-    let root = match raw::parse(frontmatter) {
-        Ok(root) => root,
-        Err(error) => {
-            let line = error.span.line + line_of(&text, offset) - 1;
-            return skip(
-                ctx,
-                format!(
-                    "has frontmatter that does not parse (line {line}: {})",
-                    error.message
-                ),
-            );
+    let example = "e.g. `[github, {db: {type: stdio, tools: [query]}}]`";
+    match &node.value {
+        Value::Null => {}
+        Value::Seq(items) => {
+            for item in items {
+                match &item.value {
+                    Value::Map(entries) => {
+                        for (key, config) in entries {
+                            if let Some(server) = inline_server(ctx, key, config, origin) {
+                                add(ctx, key, server);
+                            }
+                        }
+                    }
+                    _ => {
+                        if let Some(name) = ctx.name(item, "an `mcpServers` entry") {
+                            add(
+                                ctx,
+                                item,
+                                McpServerRef {
+                                    name,
+                                    inline: false,
+                                    tools: Vec::new(),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
         }
-    };
-
-    // Validate the frontmatter in a context of its own, then report its findings at the
-    // `file:` value, since the diagnostics' snippets point into the scenario file.
-    let mut inner = Ctx::new(shown, ctx.base_dir);
-    let mut def = AgentDef::default();
-    let name = frontmatter_fields(&mut inner, &root, &mut def);
-    relay(
-        ctx,
-        file_node.span,
-        shown,
-        &text,
-        offset,
-        inner.errors,
-        true,
-    );
-    relay(
-        ctx,
-        file_node.span,
-        shown,
-        &text,
-        offset,
-        inner.warnings,
-        false,
-    );
-
-    let Some(name) = name else {
-        return skip(
-            ctx,
-            "has no `name`, so it is treated as documentation".to_string(),
-        );
-    };
-    if let Some(why) = bad_name(&name, version) {
-        return skip(ctx, why);
+        Value::Map(entries) => {
+            for (key, config) in entries {
+                if let Some(server) = inline_server(ctx, key, config, origin) {
+                    add(ctx, key, server);
+                }
+            }
+        }
+        _ => ctx.error_help(
+            node.span,
+            format!(
+                "`mcpServers` must be a list or a map, found {}",
+                node.describe()
+            ),
+            example,
+        ),
     }
-    if def.description.is_empty() && !plugin {
-        return skip(ctx, format!("names `{name}` but has no `description`"));
-    }
-    def.name = name;
-    Some(def)
+    servers
 }
 
-/// Reads the frontmatter map; returns its `name`. Unknown fields are ignored with a
-/// warning (DEF-13 ignores them silently; a typo deserves a hint).
-fn frontmatter_fields(ctx: &mut Ctx<'_>, root: &Node, def: &mut AgentDef) -> Option<String> {
-    let known = frontmatter_keys();
-    let entries = match &root.value {
+/// One inline server `NAME: CONFIG`.
+fn inline_server(
+    ctx: &mut Ctx<'_>,
+    key: &Node,
+    config: &Node,
+    origin: Origin,
+) -> Option<McpServerRef> {
+    let name = ctx.key_name(key)?.to_string();
+    let what = format!("MCP server `{name}`");
+    let config = match origin {
+        Origin::Scenario => config.clone(),
+        Origin::File => drop_unknown(ctx, config, &what, &MCP_SERVER_KEYS, &[], false)?,
+    };
+    let fields = ctx.fields(&config, &what, &MCP_SERVER_KEYS)?;
+    if let Some(kind) = fields.get("type") {
+        ctx.choice(kind, "MCP server type", &MCP_TYPES);
+    }
+    let tools = match fields.get("tools") {
+        Some(value) => ctx
+            .name_list(value, &format!("the tools of `{name}`"))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Some(McpServerRef {
+        name,
+        inline: true,
+        tools,
+    })
+}
+
+/// The map `node` without its unknown keys. Those are reported as warnings when `warn`
+/// (DEF-13 ignores unknown frontmatter fields silently; a typo deserves a hint), and
+/// dropped either way. Keys in `ignored` are kept, without a warning. Anything but a map
+/// is an error.
+pub(crate) fn drop_unknown(
+    ctx: &mut Ctx<'_>,
+    node: &Node,
+    what: &str,
+    known: &[&str],
+    ignored: &[&str],
+    warn: bool,
+) -> Option<Node> {
+    let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
         _ => {
             ctx.error(
-                root.span,
-                format!(
-                    "the frontmatter must be a map of fields, found {}",
-                    root.describe()
-                ),
+                node.span,
+                format!("{what} must be a map of fields, found {}", node.describe()),
             );
             return None;
         }
@@ -413,149 +401,23 @@ fn frontmatter_fields(ctx: &mut Ctx<'_>, root: &Node, def: &mut AgentDef) -> Opt
     let mut kept = Vec::new();
     for (key, value) in entries {
         match &key.value {
-            Value::Str(name) if !known.contains(&name.as_str()) => {
-                let hint = did_you_mean(name, &known);
-                ctx.warn(
-                    key.span,
-                    format!("unrecognised frontmatter field `{name}` is ignored{hint}"),
-                    Some(format!("fields are {}", list_names(&known))),
-                );
+            Value::Str(name)
+                if !known.contains(&name.as_str()) && !ignored.contains(&name.as_str()) =>
+            {
+                if warn {
+                    let hint = did_you_mean(name, known);
+                    ctx.warn(
+                        key.span,
+                        format!("unrecognised field `{name}` of {what} is ignored{hint}"),
+                        Some(format!("fields are {}", list_names(known))),
+                    );
+                }
             }
             _ => kept.push((key.clone(), value.clone())),
         }
     }
-    let filtered = Node {
+    Some(Node {
         value: Value::Map(kept),
-        span: root.span,
-    };
-    let fields = ctx.fields(&filtered, "the frontmatter", &known)?;
-    definition_fields(ctx, &fields, def);
-    if let Some(value) = fields.get("experimental") {
-        if !matches!(value.value, Value::Map(_) | Value::Null) {
-            ctx.error(
-                value.span,
-                format!("`experimental` must be a map, found {}", value.describe()),
-            );
-        }
-    }
-    fields
-        .get("name")
-        .and_then(|value| ctx.text(value, "`name`"))
-}
-
-/// Why a frontmatter `name` makes the file skipped (DEF-10), if it does.
-fn bad_name(name: &str, version: Version) -> Option<String> {
-    if name.trim().is_empty() {
-        Some("has an empty `name`".to_string())
-    } else if name.starts_with('-') {
-        Some(format!("has a `name` starting with `-` (`{name}`)"))
-    } else if name.contains(':') && version >= Version::v2_1(218) {
-        // DEF-10 gate: names containing `:` are rejected from v2.1.218.
-        Some(format!("has a `name` containing `:` (`{name}`)"))
-    } else if name.chars().count() > MAX_NAME_CHARS {
-        Some(format!(
-            "has a `name` longer than {MAX_NAME_CHARS} characters"
-        ))
-    } else {
-        None
-    }
-}
-
-/// Copies diagnostics found inside an agent file onto the `file:` value, saying where in
-/// the file they are.
-fn relay(
-    ctx: &mut Ctx<'_>,
-    at: Span,
-    shown: &str,
-    text: &str,
-    offset: usize,
-    found: Vec<Diagnostic>,
-    errors: bool,
-) {
-    let first_line = line_of(text, offset);
-    for diagnostic in found {
-        let line = diagnostic.line + first_line - 1;
-        let message = format!(
-            "in `{shown}` at {line}:{}: {}",
-            diagnostic.column, diagnostic.message
-        );
-        if errors {
-            match diagnostic.help {
-                Some(help) => ctx.error_help(at, message, help),
-                None => ctx.error(at, message),
-            }
-        } else {
-            ctx.warn(at, message, diagnostic.help);
-        }
-    }
-}
-
-/// 1-based line number of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .map(|before| before.matches('\n').count())
-        .unwrap_or(0)
-        + 1
-}
-
-/// Splits a Markdown agent file: `None` if the first line is not `---`; otherwise the
-/// frontmatter text (`None` when unterminated) and its byte offset in the file.
-fn split_frontmatter(text: &str) -> Option<(Option<&str>, usize)> {
-    let text_start = text
-        .strip_prefix('\u{feff}')
-        .map(|_| '\u{feff}'.len_utf8())
-        .unwrap_or(0);
-    let body = &text[text_start..];
-    let (first, rest) = body.split_once('\n').unwrap_or((body, ""));
-    if first.trim_end() != "---" {
-        return None;
-    }
-    let start = text_start + first.len() + 1;
-    let mut position = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            return Some((Some(&rest[..position]), start));
-        }
-        position += line.len();
-    }
-    Some((None, start))
-}
-
-/// Reads a file, refusing anything larger than a scenario may be.
-fn read_limited(path: &Path) -> Result<String, String> {
-    let metadata = std::fs::metadata(path).map_err(|error| error.to_string())?;
-    if metadata.len() > raw::MAX_FILE_BYTES as u64 {
-        return Err(format!("it is larger than {} bytes", raw::MAX_FILE_BYTES));
-    }
-    std::fs::read_to_string(path).map_err(|error| error.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frontmatter_splits() {
-        assert_eq!(
-            split_frontmatter("---\nname: a\n---\nbody\n"),
-            Some((Some("name: a\n"), 4))
-        );
-        assert_eq!(
-            split_frontmatter("---\r\nname: a\r\n---\r\n"),
-            Some((Some("name: a\r\n"), 5))
-        );
-        assert_eq!(split_frontmatter("# Title\n---\n"), None);
-        assert_eq!(split_frontmatter("---\nname: a\n"), Some((None, 4)));
-        assert_eq!(split_frontmatter(""), None);
-    }
-
-    #[test]
-    fn names_that_skip_a_file() {
-        let new = Version::NEWEST;
-        assert!(bad_name("reviewer", new).is_none());
-        assert!(bad_name("-x", new).is_some());
-        assert!(bad_name("a:b", new).is_some());
-        assert!(bad_name("a:b", Version::v2_1(200)).is_none());
-        assert!(bad_name(&"x".repeat(257), new).is_some());
-    }
+        span: node.span,
+    })
 }

@@ -12,6 +12,7 @@ use subsim_engine::SimTime;
 
 use crate::agents::{agents, BUILT_IN};
 use crate::check::Ctx;
+use crate::definitions::Loader;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
 use crate::duration::{
     parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS,
@@ -34,9 +35,9 @@ const TOP_KEYS: [&str; 8] = [
 ];
 const USER_KEYS: [&str; 3] = ["answer", "think", "actions"];
 const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
-const ACTION_KINDS: [&str; 5] = ["stop", "subtask", "ctrl_b", "clear", "type_to"];
-const ACTION_KEYS: [&str; 8] = [
-    "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "message", "behavior",
+const ACTION_KINDS: [&str; 6] = ["stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss"];
+const ACTION_KEYS: [&str; 9] = [
+    "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "message", "behavior",
 ];
 const SUBTASK_KEYS: [&str; 2] = ["task", "behavior"];
 const LOAD_KEYS: [&str; 5] = ["arrivals", "count", "duration", "spawn", "retry"];
@@ -124,7 +125,15 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
         .get("description")
         .and_then(|value| ctx.text(value, "`description`"));
     let session = session(ctx, fields.get("session"));
-    let agents = agents(ctx, fields.get("agents"), session.spec.version);
+    ctx.session_classifier = session.spec.classifier;
+    let mut loader = Loader::new(session.spec.version, session.spec.kind, ctx.file);
+    let agent_files = agents(ctx, fields.get("agents"), &mut loader);
+    loader.load_dirs(ctx, &session.agent_dirs);
+    let budget_at = session
+        .agent_dirs_span
+        .or_else(|| fields.key("agents").map(|key| key.span))
+        .unwrap_or(start);
+    let (defs, notes) = loader.finish(ctx, budget_at);
     let main = fields
         .get("main")
         .map(|value| steps(ctx, value, "`main`", Script::Main));
@@ -136,35 +145,31 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     // a warning: the simulator rejects such a spawn at run time (`unknown_type`), which a
     // scenario may want to show.
     let mut known: Vec<&str> = BUILT_IN.to_vec();
-    known.extend(agents.defs.keys().map(String::as_str));
+    known.extend(defs.keys().map(String::as_str));
     for reference in std::mem::take(&mut ctx.agent_refs) {
-        if !known.contains(&reference.name.as_str()) {
-            let hint = did_you_mean(&reference.name, &known);
-            ctx.warn(
-                reference.span,
-                format!("unknown agent type `{}`{hint}", reference.name),
-                Some(format!(
-                    "spawning it is rejected at run time (`unknown_type`); known types are {}",
-                    list_names(&known)
-                )),
-            );
-        }
+        check_agent_type(
+            ctx,
+            &known,
+            &reference.name,
+            reference.span,
+            "unknown agent type",
+        );
     }
     if let Some((agent, span)) = &session.main_agent {
-        if !known.contains(&agent.as_str()) {
-            let hint = did_you_mean(agent, &known);
-            ctx.warn(
-                *span,
-                format!("`session.agent` names an unknown agent `{agent}`{hint}"),
-                None,
-            );
-        }
+        check_agent_type(
+            ctx,
+            &known,
+            agent,
+            *span,
+            "`session.agent` names an unknown agent",
+        );
     }
 
     let mut spec = SimSpec::minimal(&name?);
     spec.description = description;
     spec.session = session.spec;
-    spec.agents = agents.defs;
+    spec.agents = defs;
+    spec.definitions = notes;
     if let Some(main) = main {
         spec.main = main;
     }
@@ -176,10 +181,51 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
         spec,
         expect,
         warnings,
-        agent_dirs: session.agent_dirs,
-        agent_files: agents.files,
+        agent_dirs: session
+            .agent_dirs
+            .into_iter()
+            .map(|entry| entry.dir)
+            .collect(),
+        agent_files,
         source: source.to_string(),
     })
+}
+
+/// Warns about an agent type no definition has. A bare name may stand for a plugin
+/// agent's scoped id (`security` for `my-plugin:review:security`, MAIN-4); several plugin
+/// agents sharing it make it ambiguous (Q-32: the spawn is rejected, asking for the
+/// scoped name).
+fn check_agent_type(ctx: &mut Ctx<'_>, known: &[&str], name: &str, span: Span, what: &str) {
+    if known.contains(&name) {
+        return;
+    }
+    let plugin_matches: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|id| id.rsplit_once(':').is_some_and(|(_, tail)| tail == name))
+        .collect();
+    match plugin_matches.as_slice() {
+        [_] => {}
+        [] => {
+            let hint = did_you_mean(name, known);
+            ctx.warn(
+                span,
+                format!("{what} `{name}`{hint}"),
+                Some(format!(
+                    "spawning it is rejected at run time (`unknown_type`); known types are {}",
+                    list_names(known)
+                )),
+            );
+        }
+        several => ctx.warn(
+            span,
+            format!(
+                "`{name}` is ambiguous: plugin agents {} share it (Q-32)",
+                list_names(several)
+            ),
+            Some("write the scoped name; the bare name is rejected at run time".to_string()),
+        ),
+    }
 }
 
 fn user(ctx: &mut Ctx<'_>, node: Option<&Node>) -> UserSpec {
@@ -257,6 +303,7 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
     let value = fields.get(kind)?;
     let action = match kind {
         "stop" => ActionKind::Stop(ctx.name(value, "`stop`")?),
+        "dismiss" => ActionKind::Dismiss(ctx.name(value, "`dismiss`")?),
         "ctrl_b" | "clear" => {
             if !ctx.boolean(value, &format!("`{kind}`"))? {
                 ctx.error_help(

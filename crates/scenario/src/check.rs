@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use subsim_engine::dist::Dist;
+use subsim_engine::spec::ClassifierSpec;
 
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic};
 use crate::duration::{parse_dist, parse_duration, DIST_FORMS, DURATION_FORMS};
@@ -34,6 +35,8 @@ pub(crate) struct Ctx<'s> {
     pub warnings: Vec<Diagnostic>,
     /// Agent types named by `spawn` steps, checked at the end.
     pub agent_refs: Vec<AgentRef>,
+    /// `session.classifier`: what a spawn's partial `classifier` falls back to.
+    pub session_classifier: ClassifierSpec,
 }
 
 impl<'s> Ctx<'s> {
@@ -45,6 +48,7 @@ impl<'s> Ctx<'s> {
             errors: Vec::new(),
             warnings: Vec::new(),
             agent_refs: Vec::new(),
+            session_classifier: ClassifierSpec::default(),
         }
     }
 

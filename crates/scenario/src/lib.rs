@@ -44,9 +44,11 @@
 mod agents;
 mod build;
 mod check;
+mod definitions;
 pub mod diagnostic;
 mod duration;
 mod expect;
+mod hooks;
 mod raw;
 mod session;
 mod steps;
@@ -68,7 +70,8 @@ pub struct Loaded {
     /// Problems that do not stop the run (unknown agent types, unknown env vars, skipped
     /// agent files …), in file order.
     pub warnings: Vec<Diagnostic>,
-    /// `session.agent_dirs`, resolved against the scenario file's directory; not loaded yet.
+    /// `session.agent_dirs`, resolved against the scenario file's directory (what they
+    /// loaded is in `spec.agents` and `spec.definitions`).
     pub agent_dirs: Vec<AgentDir>,
     /// `(agent key, resolved path)` of every `agents.*.file`, in file order.
     pub agent_files: Vec<(String, PathBuf)>,

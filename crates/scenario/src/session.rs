@@ -1,22 +1,23 @@
-//! The `session` block → [`SessionSpec`], plus the `agent_dirs` entries kept for later
-//! loading ([`AgentDir`]).
+//! The `session` block → [`SessionSpec`], plus the `agent_dirs` entries ([`AgentDir`])
+//! that the `definitions` module loads.
 //!
 //! Not for applying version gates or env vars: the rules crate resolves those at run time
 //! from the plain values read here.
 
 use std::path::PathBuf;
 
-use subsim_engine::spec::{Limits, Scope, SessionSpec};
+use subsim_engine::spec::{ClassifierSpec, Limits, Review, Scope, SessionSpec};
 use subsim_engine::SimTime;
 use subsim_rules::session::env;
 use subsim_rules::{PermissionMode, SessionKind, Version};
 
 use crate::check::Ctx;
 use crate::diagnostic::did_you_mean;
+use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 use crate::steps::require;
 
-const SESSION_KEYS: [&str; 14] = [
+const SESSION_KEYS: [&str; 25] = [
     "kind",
     "version",
     "seed",
@@ -31,28 +32,75 @@ const SESSION_KEYS: [&str; 14] = [
     "agent_dirs",
     "agent",
     "limits",
+    "hooks",
+    "fallback_models",
+    "continuations",
+    "available_models",
+    "provider",
+    "effort",
+    "trusted_dirs",
+    "auto_memory",
+    "cross_session_messaging",
+    "screen_reader",
+    "classifier",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
 const LIMIT_KEYS: [&str; 3] = ["max_events", "max_time", "max_agents"];
-const AGENT_DIR_KEYS: [&str; 3] = ["scope", "path", "plugin"];
+const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
+/// How a `cli` entry's JSON reached Claude Code (DEF-7, DEF-8).
+const PASSED_AS: [&str; 2] = ["json", "path"];
+/// MODEL-4 / MODEL-12: how the session connects.
+pub(crate) const PROVIDERS: [&str; 9] = [
+    "anthropic",
+    "subscription",
+    "console",
+    "gateway",
+    "bedrock",
+    "vertex",
+    "foundry",
+    "aws",
+    "apps_gateway",
+];
+/// MODEL-14 / DEF-14: effort levels.
+pub(crate) const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+const CLASSIFIER_KEYS: [&str; 2] = ["launch", "review"];
+const LAUNCH_VERDICTS: [&str; 2] = ["allow", "block"];
+const REVIEW_VERDICTS: [&str; 4] = ["clean", "flagged", "refused", "unavailable"];
 /// Scope names as the scenario format spells them.
 pub(crate) const SCOPES: [&str; 5] = ["managed", "cli", "project", "user", "plugin"];
 
-/// One `session.agent_dirs` entry: a directory of agent definition files to load.
+/// One `session.agent_dirs` entry: a directory of agent definition files (or, for
+/// `scope: cli`, the `--agents` JSON file), as loaded into [`SimSpec::definitions`].
 ///
-/// The directories are not read yet; this keeps them, resolved against the scenario
-/// file's directory, for the loader that will.
+/// [`SimSpec::definitions`]: subsim_engine::SimSpec::definitions
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentDir {
     /// The scope its definitions get.
     pub scope: Scope,
-    /// The directory, relative paths resolved against the scenario file's directory.
+    /// The directory (or JSON file), relative paths resolved against the scenario file's
+    /// directory.
     pub path: PathBuf,
     /// The plugin's name (for `scope: plugin`, which requires it).
     pub plugin: Option<String>,
+    /// `add_dir: true`: a project directory added with `--add-dir` (DEF-3), ranked below
+    /// every working-directory project entry.
+    pub add_dir: bool,
+    /// `passed_as: path`: the `cli` JSON was passed as a file path (DEF-8), not as JSON text.
+    pub passed_as_path: bool,
     /// Where the entry was written, `file:line:col`.
     pub location: String,
+}
+
+/// An `agent_dirs` entry with what the loader needs beyond [`AgentDir`].
+#[derive(Clone, Debug)]
+pub(crate) struct DirEntry {
+    /// The entry.
+    pub dir: AgentDir,
+    /// The path as written, normalised (`a/./b/../c` → `a/c`), for notes.
+    pub shown: String,
+    /// Where the entry was written.
+    pub span: Span,
 }
 
 /// Reads a scope name.
@@ -69,7 +117,9 @@ pub(crate) fn scope_of(name: &str) -> Scope {
 /// The `session` block, and where `session.agent` was written (checked once agents are known).
 pub(crate) struct Session {
     pub spec: SessionSpec,
-    pub agent_dirs: Vec<AgentDir>,
+    pub agent_dirs: Vec<DirEntry>,
+    /// Where `agent_dirs` was written (the SPAWN-15 warning points there).
+    pub agent_dirs_span: Option<Span>,
     pub main_agent: Option<(String, Span)>,
 }
 
@@ -78,6 +128,7 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
     let mut session = Session {
         spec: SessionSpec::default(),
         agent_dirs: Vec::new(),
+        agent_dirs_span: None,
         main_agent: None,
     };
     let Some(node) = node else { return session };
@@ -137,6 +188,7 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
     }
     if let Some(value) = fields.get("agent_dirs") {
         session.agent_dirs = agent_dirs(ctx, value);
+        session.agent_dirs_span = fields.key("agent_dirs").map(|key| key.span);
     }
     if let Some(value) = fields.get("agent") {
         if let Some(agent) = ctx.name(value, "`agent`") {
@@ -147,7 +199,110 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
     if let Some(value) = fields.get("limits") {
         session.spec.limits = limits(ctx, value);
     }
+    extensions(ctx, &fields, &mut session.spec);
     session
+}
+
+/// The keys beyond the contract's table (models, errors, trust, hooks, classifier).
+fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut SessionSpec) {
+    if let Some(value) = fields.get("hooks") {
+        spec.hooks = hooks(ctx, value, "`hooks`");
+    }
+    if let Some(value) = fields.get("fallback_models") {
+        spec.fallback_models = ctx
+            .string_list(value, "`fallback_models`")
+            .unwrap_or_default();
+    }
+    if let Some(value) = fields.get("continuations") {
+        if let Some(count) = ctx.integer_u32(value, "`continuations`", 0) {
+            spec.continuations = count;
+        }
+    }
+    if let Some(value) = fields.get("available_models") {
+        spec.available_models = ctx.string_list(value, "`available_models`");
+    }
+    if let Some(value) = fields.get("provider") {
+        if let Some(provider) = ctx.choice(value, "provider", &PROVIDERS) {
+            spec.provider = provider.to_string();
+        }
+    }
+    if let Some(value) = fields.get("effort") {
+        spec.effort = ctx.choice(value, "effort", &EFFORTS).map(str::to_string);
+    }
+    if let Some(value) = fields.get("trusted_dirs") {
+        spec.trusted_dirs = ctx
+            .string_list(value, "`trusted_dirs`")
+            .unwrap_or_default()
+            .iter()
+            .map(|dir| normalise(dir))
+            .collect();
+    }
+    for (key, flag) in [
+        ("auto_memory", &mut spec.auto_memory),
+        ("cross_session_messaging", &mut spec.cross_session_messaging),
+        ("screen_reader", &mut spec.screen_reader),
+    ] {
+        if let Some(value) = fields.get(key) {
+            if let Some(written) = ctx.boolean(value, &format!("`{key}`")) {
+                *flag = written;
+            }
+        }
+    }
+    if let Some(value) = fields.get("classifier") {
+        if let Some(verdicts) = classifier(ctx, value, ClassifierSpec::default()) {
+            spec.classifier = verdicts;
+        }
+    }
+}
+
+/// `{launch: allow|block, review: clean|flagged|refused|unavailable}`; a verdict left out
+/// keeps the one in `base` (the documented defaults, or the session's for a spawn).
+pub(crate) fn classifier(
+    ctx: &mut Ctx<'_>,
+    node: &Node,
+    base: ClassifierSpec,
+) -> Option<ClassifierSpec> {
+    let fields = ctx.fields(node, "`classifier`", &CLASSIFIER_KEYS)?;
+    let mut verdicts = base;
+    let mut ok = true;
+    if let Some(value) = fields.get("launch") {
+        match ctx.choice(value, "launch verdict", &LAUNCH_VERDICTS) {
+            Some(verdict) => verdicts.launch_blocks = verdict == "block",
+            None => ok = false,
+        }
+    }
+    if let Some(value) = fields.get("review") {
+        match ctx.choice(value, "review verdict", &REVIEW_VERDICTS) {
+            Some("flagged") => verdicts.review = Review::Flagged,
+            Some("refused") => verdicts.review = Review::Refused,
+            Some("unavailable") => verdicts.review = Review::Unavailable,
+            Some(_) => verdicts.review = Review::Clean,
+            None => ok = false,
+        }
+    }
+    ok.then_some(verdicts)
+}
+
+/// A relative path with `/` separators, `.` dropped and `..` folded where it can be
+/// (`./a/b/../c/` → `a/c`), so paths written differently compare equal.
+pub(crate) fn normalise(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
 }
 
 fn version(ctx: &mut Ctx<'_>, node: &Node) -> Option<Version> {
@@ -254,7 +409,10 @@ fn mcp(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, Vec
     servers
 }
 
-fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
+fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<DirEntry> {
+    if node.value == Value::Null {
+        return Vec::new();
+    }
     let Some(items) = ctx.list(node, "`agent_dirs`") else {
         return Vec::new();
     };
@@ -271,6 +429,14 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
         let plugin = fields
             .get("plugin")
             .and_then(|value| ctx.name(value, "`plugin`"));
+        let add_dir = fields
+            .get("add_dir")
+            .and_then(|value| ctx.boolean(value, "`add_dir`"))
+            .unwrap_or(false);
+        let passed_as_path = fields
+            .get("passed_as")
+            .and_then(|value| ctx.choice(value, "passed_as", &PASSED_AS))
+            == Some("path");
         match (scope, &plugin) {
             (Some("plugin"), None) => ctx.error_help(
                 fields.span,
@@ -287,16 +453,65 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<AgentDir> {
             }
             _ => {}
         }
+        if let Some(plugin) = &plugin {
+            if plugin.contains(':') {
+                if let Some(value) = fields.get("plugin") {
+                    ctx.error(value.span, "a plugin name cannot contain `:` (it separates the parts of a scoped id, DEF-5)");
+                }
+            }
+        }
+        only_with(
+            ctx,
+            &fields,
+            scope,
+            "add_dir",
+            "project",
+            "an `--add-dir` directory contributes project definitions (DEF-3)",
+        );
+        only_with(
+            ctx,
+            &fields,
+            scope,
+            "passed_as",
+            "cli",
+            "`passed_as` says how the `--agents` JSON was given (DEF-8)",
+        );
         if let (Some(scope), Some(path)) = (scope, path) {
-            dirs.push(AgentDir {
-                scope: scope_of(scope),
-                path: ctx.base_dir.join(path),
-                plugin,
-                location: ctx.location(item.span),
+            dirs.push(DirEntry {
+                dir: AgentDir {
+                    scope: scope_of(scope),
+                    path: ctx.base_dir.join(&path),
+                    plugin,
+                    add_dir,
+                    passed_as_path,
+                    location: ctx.location(item.span),
+                },
+                shown: normalise(&path),
+                span: item.span,
             });
         }
     }
     dirs
+}
+
+/// Reports `key` written in an entry whose scope is not `scope`.
+fn only_with(
+    ctx: &mut Ctx<'_>,
+    fields: &crate::check::Fields<'_>,
+    written: Option<&str>,
+    key: &str,
+    scope: &str,
+    why: &str,
+) {
+    if let (Some(written), Some(key_node)) = (written, fields.key(key)) {
+        if written != scope {
+            ctx.error_help(
+                key_node.span,
+                format!("`{key}` only goes with `scope: {scope}`, not `{written}`"),
+                why,
+            );
+        }
+    }
 }
 
 fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {

@@ -14,6 +14,7 @@ use subsim_engine::spec::{
 use crate::check::{AgentRef, Ctx, Fields};
 use crate::diagnostic::{did_you_mean, list_names};
 use crate::raw::{Node, Value};
+use crate::session::classifier;
 
 /// Every step name, in the contract's order.
 pub(crate) const STEP_NAMES: [&str; 12] = [
@@ -32,7 +33,7 @@ pub(crate) const STEP_NAMES: [&str; 12] = [
 ];
 
 /// Keys of a `spawn` step.
-pub(crate) const SPAWN_KEYS: [&str; 9] = [
+pub(crate) const SPAWN_KEYS: [&str; 11] = [
     "agent",
     "name",
     "count",
@@ -42,9 +43,11 @@ pub(crate) const SPAWN_KEYS: [&str; 9] = [
     "effort",
     "isolation",
     "behavior",
+    "prompt",
+    "classifier",
 ];
 /// Keys of a `fork` step.
-const FORK_KEYS: [&str; 8] = [
+const FORK_KEYS: [&str; 10] = [
     "name",
     "count",
     "background",
@@ -53,13 +56,21 @@ const FORK_KEYS: [&str; 8] = [
     "effort",
     "isolation",
     "behavior",
+    "prompt",
+    "classifier",
 ];
 const TOOL_KEYS: [&str; 4] = ["name", "input", "prompt", "duration"];
 const SEND_KEYS: [&str; 3] = ["to", "message", "behavior"];
 const WAIT_KEYS: [&str; 1] = ["for"];
-const FAIL_KEYS: [&str; 2] = ["api_error", "after_output"];
+const FAIL_KEYS: [&str; 5] = [
+    "api_error",
+    "after_output",
+    "mid_stream",
+    "recovers_after",
+    "tool_calls",
+];
 const REPEAT_KEYS: [&str; 2] = ["times", "steps"];
-const API_ERRORS: [&str; 3] = ["rate_limit", "overloaded", "server"];
+const API_ERRORS: [&str; 4] = ["rate_limit", "overloaded", "server", "model_unavailable"];
 /// The documented `isolation` values.
 pub(crate) const ISOLATIONS: [&str; 1] = ["worktree"];
 
@@ -365,6 +376,15 @@ pub(crate) fn spawn(
     if let Some(value) = fields.get("behavior") {
         spec.behavior = Some(steps(ctx, value, "`behavior`", Script::Behavior));
     }
+    if let Some(value) = fields.get("prompt") {
+        spec.prompt = ctx.text(value, "`prompt`");
+        ok &= spec.prompt.is_some();
+    }
+    if let Some(value) = fields.get("classifier") {
+        let base = ctx.session_classifier;
+        spec.classifier = classifier(ctx, value, base);
+        ok &= spec.classifier.is_some();
+    }
     ok.then_some(spec)
 }
 
@@ -410,18 +430,42 @@ fn fail(ctx: &mut Ctx<'_>, node: &Node) -> Option<FailSpec> {
         .map(|name| match name {
             "rate_limit" => ApiError::RateLimit,
             "overloaded" => ApiError::Overloaded,
+            "model_unavailable" => ApiError::ModelUnavailable,
             _ => ApiError::Server,
         });
-    let after_output = match fields.get("after_output") {
-        Some(value) => ctx.boolean(value, "`after_output`")?,
-        None => false,
+    let flag = |ctx: &mut Ctx<'_>, key: &str| -> Option<Option<bool>> {
+        match fields.get(key) {
+            Some(value) => ctx.boolean(value, &format!("`{key}`")).map(Some),
+            None => Some(None),
+        }
     };
+    let mid_stream = flag(ctx, "mid_stream");
+    let after_output = flag(ctx, "after_output");
+    let tool_calls = flag(ctx, "tool_calls");
+    let recovers_after = match fields.get("recovers_after") {
+        Some(value) => {
+            let count = ctx.integer_u32(value, "`recovers_after`", 1);
+            if mid_stream == Some(Some(true)) {
+                count.map(Some)
+            } else {
+                ctx.error_help(
+                    value.span,
+                    "`recovers_after` goes with `mid_stream: true`",
+                    "only a response cut mid-stream gets continuation requests (ERR-1)",
+                );
+                None
+            }
+        }
+        None => Some(None),
+    };
+    let mid_stream = mid_stream?.unwrap_or(false);
     Some(FailSpec {
         api_error: api_error?,
-        after_output,
-        mid_stream: false,
-        recovers_after: None,
-        tool_calls: false,
+        // ERR-1: a response cut mid-stream has produced text, unless the file says otherwise.
+        after_output: after_output?.unwrap_or(mid_stream),
+        mid_stream,
+        recovers_after: recovers_after?,
+        tool_calls: tool_calls?.unwrap_or(false),
     })
 }
 
