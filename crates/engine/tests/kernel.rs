@@ -49,7 +49,10 @@ fn twenty_five_background_spawns_hit_the_cap() {
     assert_eq!(last_finish, SimTime::from_secs(30));
     // PANEL-2: the footer hint that followed the last success goes 30 s later.
     let last = events.last().unwrap();
-    assert_eq!((last.kind.name(), last.t), ("panel_changed", SimTime::from_secs(60)));
+    assert_eq!(
+        (last.kind.name(), last.t),
+        ("panel_changed", SimTime::from_secs(60))
+    );
 }
 
 #[test]

@@ -98,6 +98,8 @@ pub enum RejectReason {
     NotAllowed,
     /// Q-32 / MAIN-4: a bare name that several plugins provide; the scoped name is needed.
     Ambiguous,
+    /// HANDBACK-7: the auto-mode classifier blocked the delegation before launch.
+    ClassifierBlocked,
 }
 
 impl RejectReason {
@@ -117,11 +119,12 @@ impl RejectReason {
             RejectReason::NoAgentTool => "no_agent_tool",
             RejectReason::NotAllowed => "not_allowed",
             RejectReason::Ambiguous => "ambiguous",
+            RejectReason::ClassifierBlocked => "classifier_blocked",
         }
     }
 
     /// Every reason, in declaration order (summary tables list them in this order).
-    pub const ALL: [RejectReason; 13] = [
+    pub const ALL: [RejectReason; 14] = [
         RejectReason::ConcurrentLimit,
         RejectReason::DepthLimit,
         RejectReason::Denied,
@@ -135,5 +138,6 @@ impl RejectReason {
         RejectReason::NoAgentTool,
         RejectReason::NotAllowed,
         RejectReason::Ambiguous,
+        RejectReason::ClassifierBlocked,
     ];
 }

@@ -1,6 +1,11 @@
 //! Ending runs and delivering their one result (NOTIFY), children bookkeeping, background shells, API errors.
 
+use std::str::FromStr;
+
+use subsim_rules::{errors, handback, scan};
+
 use super::*;
+use crate::spec::{FailSpec, Review};
 
 impl Kernel<'_> {
     // -- finishing and delivering -----------------------------------------------------
@@ -64,7 +69,7 @@ impl Kernel<'_> {
                 agent: reference.clone(),
                 outcome,
                 running,
-                detail: detail.map(|d| Rc::from(d.as_str())),
+                detail: detail.as_deref().map(Rc::from),
             },
         );
         self.observe_end(slot, outcome);
@@ -89,6 +94,7 @@ impl Kernel<'_> {
             Recipient::Main => MAIN,
         };
         let to = self.reference(to_id);
+        self.deliver_report(slot, to.clone(), outcome, detail.as_deref());
         let rule = if outcome == Outcome::Failed && delivery == Delivery::Notification {
             "NOTIFY-12"
         } else {
@@ -203,24 +209,179 @@ impl Kernel<'_> {
         }
     }
 
-    pub(super) fn fail(&mut self, slot: u32, error: ApiError, after_output: bool) {
+    /// A `fail` step (ERR-1…5). Returns true if the run goes on (a continuation that
+    /// recovered, or a fallback model), false if it ended or waits on a retried step.
+    pub(super) fn fail(&mut self, slot: u32, fail: &FailSpec) -> bool {
         let agent = self.agent(slot);
         if agent.id == MAIN {
-            return;
+            return true;
         }
-        if agent.mode == Mode::Foreground && agent.awaited {
-            if after_output {
-                // ERR-3: partial output with a note.
-                let detail = format!("{} error: the subagent was cut off and did not complete its task; partial output returned", error.as_str());
-                self.finish(slot, Outcome::Partial, Some("ERR-3"), Some(detail));
-            } else {
-                let detail = format!("{}: {}", messages::API_ERROR_TERMINATED, error.as_str());
-                self.finish(slot, Outcome::Failed, Some("ERR-3"), Some(detail));
-            }
+        let kind = match fail.api_error {
+            ApiError::RateLimit => errors::ApiErrorKind::RateLimit,
+            ApiError::Overloaded => errors::ApiErrorKind::Overloaded,
+            ApiError::Server => errors::ApiErrorKind::Server,
+            ApiError::ModelUnavailable => errors::ApiErrorKind::ModelUnavailable,
+        };
+        let mode = if agent.mode == Mode::Foreground && agent.awaited {
+            Mode::Foreground
         } else {
-            // ERR-4: marked failed; the notification names the error and carries the last output.
-            let detail = format!("{} error; last output included", error.as_str());
-            self.finish(slot, Outcome::Failed, Some("ERR-4"), Some(detail));
+            Mode::Background
+        };
+        // ERR-5: the chain covers an unavailable model; the first model that is not the
+        // failing one accepts the request.
+        let current = agent.profile.model.clone();
+        let fallback = (fail.api_error == ApiError::ModelUnavailable)
+            .then(|| {
+                self.fallback_models
+                    .iter()
+                    .find(|model| model.as_str() != &*current)
+                    .cloned()
+            })
+            .flatten();
+        let input = errors::ApiErrorInput {
+            produced_text: fail.after_output,
+            tool_calls_only: fail.tool_calls && !fail.after_output,
+            mid_stream: fail.mid_stream,
+            continuations_used: agent.continuations,
+            budget: self.continuation_budget,
+            fallback_chain_covers: fallback.is_some(),
+            fallback_model: fallback.as_deref(),
+            ..errors::ApiErrorInput::new(kind, mode)
+        };
+        let decision = errors::on_api_error(input, &self.config.gates);
+        let reference = agent.reference();
+        match decision.action {
+            errors::ErrorAction::Continue { attempt } => {
+                self.emit(
+                    Some(decision.rule),
+                    EventKind::ContinuationRequested {
+                        agent: reference,
+                        attempt,
+                    },
+                );
+                let agent = self.agent_mut(slot);
+                agent.continuations = attempt;
+                if fail.recovers_after.is_some_and(|needed| attempt >= needed) {
+                    // The continuation succeeded: the run goes on past the cut.
+                    return true;
+                }
+                // Cut again: the same step runs again at once.
+                agent.pc = agent.pc.saturating_sub(1);
+                if let Some(frame) = agent.stack.last_mut() {
+                    frame.pc = frame.pc.saturating_sub(1);
+                    agent.pc += 1;
+                }
+                true
+            }
+            errors::ErrorAction::SwitchModel(model) => {
+                let model: Rc<str> = Rc::from(model.as_str());
+                self.emit(
+                    Some(decision.rule),
+                    EventKind::ModelSwitched {
+                        agent: reference,
+                        from_model: current,
+                        model: model.clone(),
+                    },
+                );
+                let agent = self.agent_mut(slot);
+                let mut profile = (*agent.profile).clone();
+                profile.model = model;
+                profile.model_rule = "ERR-5";
+                agent.profile = Rc::new(profile);
+                true
+            }
+            errors::ErrorAction::Partial { note, empty } => {
+                let detail = if empty {
+                    format!("{note} (empty partial result)")
+                } else {
+                    note.to_string()
+                };
+                self.finish(slot, Outcome::Partial, Some(decision.rule), Some(detail));
+                false
+            }
+            errors::ErrorAction::Failed { message } => {
+                self.finish(slot, Outcome::Failed, Some(decision.rule), Some(message));
+                false
+            }
+            errors::ErrorAction::FailedBackground { message, .. } => {
+                self.finish(slot, Outcome::Failed, Some(decision.rule), Some(message));
+                false
+            }
+            errors::ErrorAction::ErrorAsFindings { text } => {
+                // ERR-2, before v2.1.199: the error text comes back as if it were findings.
+                self.agent_mut(slot).report = Some(Rc::from(text.as_str()));
+                self.finish(slot, Outcome::Completed, Some(decision.rule), Some(text));
+                false
+            }
         }
+    }
+
+    /// NOTIFY-13, SCAN, HANDBACK-8: the text the recipient reads of a finished run's report.
+    /// Runs without a report and without an error to name deliver no text event.
+    pub(super) fn deliver_report(
+        &mut self,
+        slot: u32,
+        to: AgentRef,
+        outcome: Outcome,
+        detail: Option<&str>,
+    ) {
+        let agent = self.agent(slot);
+        let body = match (&agent.report, outcome, detail) {
+            (Some(report), Outcome::Failed, Some(detail)) => format!("{detail}\n{report}"),
+            (Some(report), _, _) => report.to_string(),
+            (None, Outcome::Failed, Some(detail)) => detail.to_string(),
+            (None, _, _) => return,
+        };
+        let gates = self.config.gates;
+        let scanned = scan::scan(&body, &gates);
+        let scan_note = (!scanned.changes.is_empty()).then(|| {
+            scanned
+                .changes
+                .iter()
+                .map(|change| match change {
+                    scan::ScanChange::Backslash { pattern, line, .. } => {
+                        format!("backslash before {} on line {line}", pattern.name())
+                    }
+                    scan::ScanChange::Marker { .. } => "marker line prepended".to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        let verdict = agent.classifier.unwrap_or(self.classifier).review;
+        let outcome_kind = match verdict {
+            Review::Clean => handback::ReviewOutcome::Clean,
+            Review::Flagged => handback::ReviewOutcome::Flagged,
+            Review::Refused => handback::ReviewOutcome::Refused,
+            Review::Unavailable => handback::ReviewOutcome::Unavailable,
+        };
+        let mode = PermissionMode::from_str(agent.profile.permission_mode).unwrap_or_default();
+        let delivery = handback::review(outcome_kind, mode, agent.fork, &gates);
+        let mut text = String::new();
+        text.push_str(scan::header());
+        text.push('\n');
+        if let Some(prefix) = delivery.prefix {
+            text.push_str(prefix);
+            text.push('\n');
+        }
+        text.push_str(&scanned.text);
+        let rule = if !scanned.changes.is_empty() {
+            scanned.rule
+        } else if delivery.reviewed {
+            delivery.rule
+        } else {
+            "NOTIFY-13"
+        };
+        let review = delivery.reviewed.then(|| verdict.as_str());
+        let reference = agent.reference();
+        self.emit(
+            Some(rule),
+            EventKind::ReportDelivered {
+                agent: reference,
+                to,
+                text: Rc::from(text.as_str()),
+                scan: scan_note.map(|note| Rc::from(note.as_str())),
+                review,
+            },
+        );
     }
 }

@@ -247,6 +247,12 @@ struct Agent {
     id: AgentId,
     /// The definition it runs (None for forks and main).
     type_index: Option<usize>,
+    /// NOTIFY-1: the run's last report text.
+    report: Option<Rc<str>>,
+    /// ERR-1: continuation requests made for this run.
+    continuations: u32,
+    /// HANDBACK-7/8: the classifier's verdicts for this run, if the spawn set them.
+    classifier: Option<crate::spec::ClassifierSpec>,
     /// RESUME-14: the per-invocation model of the spawn.
     invocation_model: Option<Rc<str>>,
     /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
@@ -364,6 +370,12 @@ struct Kernel<'s> {
     panel: Option<observe::PanelState>,
     /// Session-level hooks (HOOK-1).
     session_hooks: Vec<crate::spec::HookSpec>,
+    /// ERR-5: the fallback model chain.
+    fallback_models: Vec<String>,
+    /// ERR-1 / Q-15: the continuation budget.
+    continuation_budget: u32,
+    /// HANDBACK-7/8: the session's classifier verdicts.
+    classifier: crate::spec::ClassifierSpec,
     /// Trusted folders (HOOK-6, MCP-3).
     trusted_dirs: Vec<String>,
     /// What loading the definitions did (DEF), reported at time 0.
@@ -596,6 +608,9 @@ impl<'s> Kernel<'s> {
             }),
             session_hooks: session.hooks.clone(),
             trusted_dirs: session.trusted_dirs.clone(),
+            fallback_models: session.fallback_models.clone(),
+            continuation_budget: session.continuations,
+            classifier: session.classifier,
             definitions: spec.definitions.clone(),
             context_fork: list(&["conversation_history", "system_prompt", "tools"]),
             context_lean: list(&["system_prompt", "task"]),
@@ -631,6 +646,9 @@ impl<'s> Kernel<'s> {
             id: MAIN,
             type_index: None,
             invocation_model: None,
+            report: None,
+            continuations: 0,
+            classifier: None,
             profile: Rc::new(main_profile),
             name: None,
             depth: 0,

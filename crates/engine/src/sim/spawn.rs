@@ -1,5 +1,7 @@
 //! Agent tool calls: the spawn-time checks in Q-11's order, placement, tools, the cap, and starting a run.
 
+use subsim_rules::handback;
+
 use super::*;
 
 impl Kernel<'_> {
@@ -261,6 +263,22 @@ impl Kernel<'_> {
                 return reject(self, reason, rule, message.into())
             }
         };
+        // HANDBACK-7: in auto mode the classifier reviews the delegation prompt before
+        // launch; it is the only checkpoint that stops a subagent.
+        let classifier = spec.classifier.unwrap_or(self.classifier);
+        if let handback::LaunchVerdict::Blocked { message, rule, .. } = handback::launch_check(
+            classifier.launch_blocks,
+            permission_mode,
+            spec.fork,
+            &self.config.gates,
+        ) {
+            return reject(
+                self,
+                RejectReason::ClassifierBlocked,
+                rule,
+                message.to_string(),
+            );
+        }
         // CAP-1/3/4, CAP-5: only Agent-tool spawns are checked; CAP-10: forks too.
         let admission = cap::admit(self.running, &self.config);
         if !admission.admitted {
@@ -298,6 +316,9 @@ impl Kernel<'_> {
             id,
             type_index,
             invocation_model: spec.model.as_deref().map(Rc::from),
+            report: None,
+            continuations: 0,
+            classifier: spec.classifier,
             profile: profile.clone(),
             name: name.clone(),
             depth,

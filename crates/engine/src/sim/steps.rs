@@ -102,7 +102,10 @@ impl Kernel<'_> {
                     let at = self.now.plus(micros);
                     self.schedule(at, Wake::BashDone { agent: id, run });
                 }
-                Step::Report(_) => {}
+                Step::Report(text) => {
+                    // NOTIFY-1: the run's single text result is its last report.
+                    self.agent_mut(slot).report = Some(Rc::from(text.as_str()));
+                }
                 Step::Fail(_) if slot == 0 => {
                     // The scenario crate rejects `fail` in `main`; a spec built in code gets
                     // a visible no-op rather than a silent stall.
@@ -116,8 +119,9 @@ impl Kernel<'_> {
                     );
                 }
                 Step::Fail(fail) => {
-                    self.fail(slot, fail.api_error, fail.after_output);
-                    return;
+                    if !self.fail(slot, fail) {
+                        return;
+                    }
                 }
                 Step::AskProgress(target) => self.ask_progress(slot, target),
                 Step::Repeat { times, steps } => {
