@@ -540,9 +540,15 @@ impl Narrator {
                 scan,
                 review,
             } => {
-                let first_line = text.lines().next().unwrap_or("");
-                let _ = write!(what, "report to {}: \"{first_line}\"", self.label(to));
-                if text.lines().count() > 1 {
+                // The first line is the subagent-output header (NOTIFY-13); show what follows.
+                let mut lines = text.lines().skip(1);
+                let first_line = lines.next().unwrap_or("");
+                let _ = write!(
+                    what,
+                    "report to {} under the subagent-output header: \"{first_line}\"",
+                    self.label(to)
+                );
+                if lines.next().is_some() {
                     what.push_str(" …");
                 }
                 if let Some(scan) = scan {
