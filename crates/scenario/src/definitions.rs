@@ -326,10 +326,17 @@ impl Loader {
         };
         // DEF-11: a plugin file without a name, or whose frontmatter does not parse,
         // still loads under its file name. Everywhere else the file is skipped.
+        // The body is the prompt (DEF-13); without frontmatter, the whole file is.
+        let split = split_frontmatter(&text);
+        let prompt = match split {
+            Some((Some(frontmatter), offset)) => body(&text, offset, frontmatter.len()),
+            _ => text.trim().to_string(),
+        };
         let fallback = |name: Option<String>, reason: &str, why: String| {
             if is_plugin {
                 let def = AgentDef {
                     name: scoped(&file_name),
+                    prompt: Some(prompt.clone()),
                     ..AgentDef::default()
                 };
                 Markdown::Def(
@@ -344,7 +351,7 @@ impl Loader {
                 }
             }
         };
-        let (frontmatter, offset) = match split_frontmatter(&text) {
+        let (frontmatter, offset) = match split {
             Some((Some(frontmatter), offset)) => (frontmatter, offset),
             Some((None, _)) => {
                 return fallback(
@@ -365,10 +372,10 @@ impl Loader {
             Ok(root) => root,
             Err(error) => {
                 let line = error.span.line + line_of(&text, offset) - 1;
-                let detail = format!("line {line}: {}", error.message);
+                let message = error.message.trim_start_matches("invalid YAML: ");
                 return fallback(
                     None,
-                    &format!("{YAML_FAILS}: {detail}"),
+                    &format!("{YAML_FAILS}: line {line}: {message}"),
                     "its frontmatter is not YAML".to_string(),
                 );
             }
@@ -391,7 +398,7 @@ impl Loader {
         let name = frontmatter_fields(&mut inner, &root, &mut def);
         relay(ctx, at, shown, &text, offset, inner.errors, true);
         relay(ctx, at, shown, &text, offset, inner.warnings, false);
-        def.prompt = Some(body(&text, offset, frontmatter.len()));
+        def.prompt = Some(prompt.clone());
 
         let name = name.filter(|name| !name.trim().is_empty());
         let Some(name) = name else {
@@ -764,13 +771,15 @@ impl Loader {
             }
         }
         let mut notes = std::mem::take(&mut self.notes);
-        // Scope priority, then path; a file's outcome before its warnings, which keep
-        // the order they were found in (the sort is stable).
+        // Scope priority, then path, then name (a JSON file or the scenario holds several);
+        // a definition's outcome before its warnings, which keep the order they were
+        // found in (the sort is stable).
         notes.sort_by(|a, b| {
             let key = |note: &DefinitionNote| {
                 (
                     note.scope,
                     note.path.clone(),
+                    note.name.clone(),
                     note.outcome == DefinitionOutcome::Warning,
                 )
             };
@@ -841,19 +850,26 @@ fn shadow_rule(winner: &Candidate, loser: &Candidate) -> (&'static str, String) 
             "the same name twice in the scenario's `agents`; the first in the file wins"
                 .to_string(),
         ),
+        (Group::Inline, _) if w == Scope::Project => (
+            "DEF-2",
+            "the scenario's inline definitions stand for the working directory's own `.claude/agents/`, the nearest".to_string(),
+        ),
+        (Group::Inline, _) => (
+            "DEF-4",
+            format!(
+                "the scenario's inline definitions come before the {} directories",
+                w.as_str()
+            ),
+        ),
         _ if winner.group == loser.group && winner.index == loser.index => same_tree(),
         _ if w == Scope::Project => (
             "DEF-2",
-            if winner.group == Group::Inline {
-                "the scenario's inline definitions stand for the working directory's own `.claude/agents/`, the nearest (DEF-2)".to_string()
-            } else {
-                "the project directory nearer the working directory wins (listed first)".to_string()
-            },
+            "the project directory nearer the working directory (listed first) wins".to_string(),
         ),
         _ => (
             "DEF-4",
             format!(
-                "one {} directory holds both; the one listed first wins",
+                "both are {} definitions; the `agent_dirs` entry listed first wins",
                 w.as_str()
             ),
         ),
