@@ -114,12 +114,27 @@ impl Simulation {
     pub fn run(self, sink: &mut dyn Sink) -> RunReport {
         let mut kernel = Kernel::new(self.spec, sink);
         kernel.run();
-        RunReport {
-            end: kernel.last_time,
-            events: kernel.trace_seq,
-            limit: kernel.limit.clone(),
-            notes: kernel.notes.clone(),
-        }
+        kernel.report()
+    }
+
+    /// Runs every event up to and including virtual time `at`, then stops and returns
+    /// what the subagent panel and `/tasks` show at that instant (PANEL), as a person
+    /// would see them. `None` for load runs, which keep no panel.
+    pub fn run_until(
+        self,
+        sink: &mut dyn Sink,
+        at: SimTime,
+    ) -> (RunReport, Option<subsim_rules::panel::PanelView>) {
+        let mut kernel = Kernel::new(self.spec, sink);
+        kernel.stop_at = Some(at);
+        kernel.run();
+        let gates = kernel.config.gates;
+        let view = kernel.panel.as_ref().map(|state| {
+            state
+                .panel
+                .view(at.as_micros(), &gates, state.screen_reader)
+        });
+        (kernel.report(), view)
     }
 }
 
@@ -334,6 +349,8 @@ struct Kernel<'s> {
     now_queue: VecDeque<(u64, Wake)>,
     /// The last agent type looked up by name, and its index.
     last_type: Option<(Rc<str>, usize)>,
+    /// `run_until`: stop before the first wake after this instant.
+    stop_at: Option<SimTime>,
     /// The load generator's pending arrival `(time, seq)`.
     next_arrival: Option<(SimTime, u64)>,
     trace_seq: u64,
@@ -575,6 +592,7 @@ impl<'s> Kernel<'s> {
             queue: BinaryHeap::new(),
             now_queue: VecDeque::new(),
             next_arrival: None,
+            stop_at: None,
             last_type: None,
             trace_seq: 0,
             limit: None,
@@ -714,7 +732,7 @@ impl<'s> Kernel<'s> {
             }
         }
         while let Some((time, wake)) = self.pop_next() {
-            if self.limit.is_some() {
+            if self.limit.is_some() || self.stop_at.is_some_and(|stop| time > stop) {
                 break;
             }
             if time > self.limits.max_time {
@@ -723,6 +741,15 @@ impl<'s> Kernel<'s> {
             }
             self.now = time;
             self.dispatch(wake);
+        }
+    }
+
+    fn report(&self) -> RunReport {
+        RunReport {
+            end: self.last_time,
+            events: self.trace_seq,
+            limit: self.limit.clone(),
+            notes: self.notes.clone(),
         }
     }
 
