@@ -1,5 +1,6 @@
 //! No input makes the parser panic or hang: truncations and single-character damage of
-//! every fixture all come back as `Ok` or as located diagnostics.
+//! every fixture — scenarios, agent Markdown files and `--agents` JSON — all come back as
+//! `Ok` or as located diagnostics.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +8,11 @@ use subsim_scenario::parse_scenario;
 
 fn fixtures() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut files = vec![root.join("valid/rich.yaml")];
+    let mut files = vec![
+        root.join("valid/rich.yaml"),
+        root.join("valid/extended.yaml"),
+        root.join("fixtures/agents/scenario.yaml"),
+    ];
     if let Ok(entries) = std::fs::read_dir(root.join("invalid")) {
         files.extend(entries.filter_map(|entry| entry.ok().map(|entry| entry.path())));
     }
@@ -72,4 +77,78 @@ fn damaged_files_never_panic() {
         let damaged = format!("{}{}{}", &source[..at], patch, &source[at + 1..]);
         survives(&damaged, base_dir);
     }
+}
+
+/// Every agent Markdown file and `--agents` JSON file among the fixtures.
+fn definition_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "md" || ext == "json")
+                && !path.ends_with("README.md")
+            {
+                found.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut found = Vec::new();
+    walk(&root.join("fixtures"), &mut found);
+    walk(&root.join("valid"), &mut found);
+    found.sort();
+    found
+}
+
+/// Loads `text` as an agent file (inline `file:`, a project directory and a plugin
+/// directory) or as `--agents` JSON, from a fresh temp directory.
+fn definition_survives(text: &str, json: bool, dir: &Path) {
+    let agents = dir.join("agents");
+    let _ = std::fs::remove_dir_all(&agents);
+    std::fs::create_dir_all(agents.join("sub")).unwrap_or_else(|error| panic!("{error}"));
+    let (file, scenario) = if json {
+        (
+            agents.join("agents.json"),
+            "name: x\nsession:\n  kind: headless\n  agent_dirs: [{scope: cli, path: agents/agents.json, passed_as: path}]\n",
+        )
+    } else {
+        (
+            agents.join("sub/a.md"),
+            "name: x\nsession:\n  agent_dirs:\n    - {scope: project, path: agents}\n    - {scope: plugin, path: agents, plugin: p}\nagents:\n  one: {file: agents/sub/a.md}\n  two: {file: agents/sub/a.md, scope: plugin}\n",
+        )
+    };
+    std::fs::write(&file, text).unwrap_or_else(|error| panic!("{error}"));
+    survives(scenario, dir);
+}
+
+#[test]
+fn damaged_definition_files_never_panic() {
+    let dir = std::env::temp_dir().join(format!("subsim-robust-defs-{}", std::process::id()));
+    let damage = [
+        ":", "[", "{", "- ", "*a", "'", "\"", "\t", "\n", "---\n", ",", "\u{0}",
+    ];
+    for path in definition_files() {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let json = path.extension().is_some_and(|ext| ext == "json");
+        for cut in (0..text.len()).step_by(5) {
+            if text.is_char_boundary(cut) {
+                definition_survives(&text[..cut], json, &dir);
+            }
+        }
+        for (index, at) in (0..text.len()).step_by(7).enumerate() {
+            if !text.is_char_boundary(at) || !text.is_char_boundary(at + 1) {
+                continue;
+            }
+            let patch = damage[index % damage.len()];
+            let damaged = format!("{}{}{}", &text[..at], patch, &text[at + 1..]);
+            definition_survives(&damaged, json, &dir);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use subsim_engine::dist::Dist;
 use subsim_engine::expect::{Compare, Expectation};
 use subsim_engine::spec::{
-    ActionKind, Answer, ApiError, Arrivals, LoadUntil, Retry, Scope, Step, WaitTarget,
+    ActionKind, Answer, ApiError, Arrivals, ClassifierSpec, FailSpec, HookSpec, LoadUntil,
+    McpServerRef, Retry, Review, Scope, Step, WaitTarget,
 };
 use subsim_engine::SimTime;
 use subsim_rules::{PermissionMode, SessionKind, Version};
@@ -309,4 +310,171 @@ fn an_unreadable_scenario_file_is_a_diagnostic() {
         (problems.problems[0].line, problems.problems[0].column),
         (1, 1)
     );
+}
+
+#[test]
+fn rich_agent_dirs_load() {
+    let loaded = load_rich();
+    let planner = &loaded.spec.agents["planner"];
+    assert_eq!(planner.scope, Scope::Project);
+    assert_eq!(planner.source.as_deref(), Some(".claude/agents/planner.md"));
+    assert_eq!(
+        planner.prompt.as_deref(),
+        Some("You plan. You never edit files.")
+    );
+    let security = &loaded.spec.agents["review:security"];
+    assert_eq!(security.scope, Scope::Plugin);
+    assert_eq!(security.plugin.as_deref(), Some("review"));
+    let outcomes: Vec<(&str, &str)> = loaded
+        .spec
+        .definitions
+        .iter()
+        .map(|note| (note.outcome.as_str(), note.path.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            ("loaded", ".claude/agents/planner.md"),
+            ("loaded", "agents/reviewer.md"),
+            ("loaded", "plugins/review/agents/security.md"),
+        ]
+    );
+}
+
+fn load_extended() -> Loaded {
+    match load_scenario(&valid_dir().join("extended.yaml")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("extended.yaml should be valid:\n{problems}"),
+    }
+}
+
+#[test]
+fn extended_session_keys() {
+    let loaded = load_extended();
+    let session = &loaded.spec.session;
+    assert_eq!(
+        session.hooks,
+        vec![
+            HookSpec {
+                event: "SubagentStart".into(),
+                matcher: Some("db-agent".into()),
+                command: "./log-start.sh".into(),
+            },
+            HookSpec {
+                event: "SubagentStop".into(),
+                matcher: None,
+                command: "./log-stop.sh".into(),
+            },
+        ]
+    );
+    assert_eq!(session.fallback_models, vec!["sonnet", "haiku"]);
+    assert_eq!(session.continuations, 2);
+    assert_eq!(
+        session.available_models,
+        Some(vec!["opus".to_string(), "sonnet".to_string()])
+    );
+    assert_eq!(session.provider, "bedrock");
+    assert_eq!(session.effort.as_deref(), Some("xhigh"));
+    assert_eq!(session.trusted_dirs, vec![".", "repo"]);
+    assert!(!session.auto_memory);
+    assert!(session.cross_session_messaging && session.screen_reader);
+    assert_eq!(
+        session.classifier,
+        ClassifierSpec {
+            launch_blocks: true,
+            review: Review::Flagged
+        }
+    );
+    // The agent_dirs entry keys beyond the contract.
+    assert!(loaded.agent_dirs[1].add_dir && !loaded.agent_dirs[0].add_dir);
+    assert!(loaded.agent_dirs[2].passed_as_path);
+    assert_eq!(loaded.spec.agents["helper"].scope, Scope::Project);
+    assert_eq!(loaded.spec.agents["deployer"].scope, Scope::Cli);
+}
+
+#[test]
+fn the_defaults_of_the_extension_keys() {
+    let loaded = with_agent_files("name: x\n");
+    let session = &loaded.spec.session;
+    let defaults = subsim_engine::spec::SessionSpec::default();
+    assert_eq!(session.hooks, defaults.hooks);
+    assert_eq!(session.continuations, 3);
+    assert_eq!(session.available_models, None);
+    assert_eq!(session.provider, "anthropic");
+    assert_eq!(session.effort, None);
+    assert!(session.auto_memory && !session.cross_session_messaging && !session.screen_reader);
+    assert_eq!(session.classifier, ClassifierSpec::default());
+    assert!(loaded.spec.definitions.is_empty());
+}
+
+#[test]
+fn extended_agent_and_step_keys() {
+    let loaded = load_extended();
+    let db = &loaded.spec.agents["db-agent"];
+    assert_eq!(
+        db.mcp_servers,
+        vec![
+            McpServerRef {
+                name: "github".into(),
+                inline: false,
+                tools: vec![],
+            },
+            McpServerRef {
+                name: "db".into(),
+                inline: true,
+                tools: vec!["query".into(), "schema".into()],
+            },
+        ]
+    );
+    assert_eq!(db.hooks.len(), 2);
+    assert_eq!(db.hooks[1].event, "Stop");
+    assert_eq!(db.initial_prompt.as_deref(), Some("Check the schema first"));
+    assert_eq!(
+        db.prompt.as_deref(),
+        Some("You query databases. Read only.")
+    );
+    assert_eq!(db.source, None);
+
+    let main = &loaded.spec.main;
+    let Step::Spawn(spawn) = &main[0] else {
+        panic!("{:?}", main[0])
+    };
+    assert_eq!(spawn.prompt.as_deref(), Some("Find slow queries"));
+    // A verdict the spawn leaves out is the session's.
+    assert_eq!(
+        spawn.classifier,
+        Some(ClassifierSpec {
+            launch_blocks: true,
+            review: Review::Refused
+        })
+    );
+    let Step::Spawn(fork) = &main[1] else {
+        panic!("{:?}", main[1])
+    };
+    assert!(fork.fork);
+    assert_eq!(
+        fork.classifier,
+        Some(ClassifierSpec {
+            launch_blocks: false,
+            review: Review::Unavailable
+        })
+    );
+    let fails: Vec<FailSpec> = main[2..5]
+        .iter()
+        .map(|step| match step {
+            Step::Fail(fail) => *fail,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(fails[0].api_error, ApiError::ModelUnavailable);
+    assert!(!fails[0].mid_stream && fails[0].recovers_after.is_none());
+    // ERR-1: a mid-stream cut has produced text unless `after_output` says otherwise.
+    assert!(fails[1].mid_stream && fails[1].after_output && !fails[1].tool_calls);
+    assert_eq!(fails[1].recovers_after, Some(2));
+    assert!(fails[2].mid_stream && fails[2].tool_calls && !fails[2].after_output);
+
+    assert!(
+        matches!(&loaded.spec.user.actions[0].kind, ActionKind::Dismiss(name) if name == "db-agent")
+    );
+    assert_eq!(loaded.spec.user.actions[0].at, SimTime::from_secs(40));
 }
