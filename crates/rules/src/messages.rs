@@ -82,3 +82,39 @@ files in .claude/agents/ and ~/.claude/agents/ directly.";
 /// PANEL-9: placeholder for the notice `/model` or `/fast` shows in a transcript view.
 pub const TRANSCRIPT_MAIN_SETTINGS_NOTICE: &str = "This would change the main \
 conversation's model or fast mode, not the viewed agent's, so it does not run here.";
+
+// --- spawn, tools, permission, context texts ---
+
+/// SPAWN-3: placeholder for an unknown `subagent_type`; the caller appends the name.
+pub const UNKNOWN_TYPE: &str = "Agent type not found";
+/// SPAWN-5 / MAIN-6: placeholder for a type outside the `--agent` main thread's
+/// `Agent(…)` allowlist; the caller appends the type and the allowed ones.
+pub const NOT_ALLOWED: &str =
+    "This agent may only spawn the types listed in its Agent(...) tools entry";
+/// SPAWN-5: placeholder for a `--agent` main thread whose `tools` leave out `Agent`.
+pub const NO_AGENT_IN_TOOLS: &str =
+    "This agent's tools do not include Agent, so it cannot spawn subagents";
+/// Q-32 / MAIN-4: placeholder for a bare name several plugins provide; the caller appends
+/// the scoped names to choose from.
+pub const AMBIGUOUS_TYPE: &str =
+    "Several plugins provide an agent with this name; pass the scoped name";
+/// TOOLS-12: placeholder for what follows [`ZERO_TOOLS`]; the caller appends the unresolved
+/// entries, each with why it resolved to nothing.
+pub const ZERO_TOOLS_DETAIL: &str = "no entry in tools resolves to a usable tool";
+/// MCP-3, *verbatim* in DE's form (ES strips the placeholder to `projects[""]`): the
+/// debug-log key; `<path>` stands for the folder the agent file came from.
+pub const MCP_TRUST_KEY: &str = "projects[\"<path>\"].hasTrustDialogAccepted";
+/// MCP-3: placeholder for the debug-log line that carries [`MCP_TRUST_KEY`].
+pub const MCP_TRUST_SKIPPED: &str =
+    "Skipped the inline MCP servers of an agent file from an untrusted folder; trust it via";
+/// MCP-5: placeholder for the warning naming a blocked server.
+pub const MCP_BLOCKED: &str = "MCP server blocked by the session's MCP restrictions";
+/// MEM-5: placeholder for the debug-log warning about a skill that cannot be preloaded.
+pub const SKILL_NOT_PRELOADED: &str = "Skipped preloading skill";
+/// MEM-3: placeholder for the curation instructions added when `MEMORY.md` is cut.
+pub const MEMORY_CURATE: &str =
+    "MEMORY.md is longer than what was loaded; curate it to keep the important parts first";
+/// MAIN-3: placeholder built on the docs anchor `session-agent-no-longer-available`; the
+/// caller appends the agent's name.
+pub const SESSION_AGENT_GONE: &str =
+    "The session's agent is no longer available; continuing with the default tools";

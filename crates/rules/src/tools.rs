@@ -1,16 +1,44 @@
 //! TOOLS — a subagent's tool set: the base pool, filter 1, `tools` / `disallowedTools`,
-//! filter 2 for background runs, and `SubagentHandback`.
+//! filter 2 for background runs, and the tools attached whatever the fields say.
 //!
-//! [`resolve`] returns the final set *and* the steps that produced it, each with its rule,
-//! so the same function serves the engine and the teaching output.
+//! [`resolve_with`] takes a [`ToolRequest`] and returns the final set *and* the steps that
+//! produced it, each with its rule, in the order the seeds describe: base pool → filter 1
+//! removed → `disallowedTools` removed → not in `tools` → filter 2 removed → added
+//! ([`StepKind`]). The same function serves the engine and the teaching output.
+//! [`resolve`] is the older entry point the engine calls; it is a thin wrapper.
+//! [`main_tools`] builds the main conversation's pool for a session.
+//!
+//! This module does not decide permissions ([`crate::prompt`]) or which types the `Agent`
+//! tool may spawn ([`crate::spawn`]).
+//!
+//! # Decisions where the catalog is silent
+//! - **Q-18**: `ExitPlanMode` survives filter 1 when the *effective* permission mode is
+//!   `plan` ([`Placement::permission_mode`] is the effective mode, PERM-10/11/12).
+//! - **Q-20 / D-1**: `TaskOutput` is removed by filter 1 up to v2.1.271 (the last version
+//!   DE documents) and kept after ([`Gates::task_output_filtered`]).
+//! - **Q-19 / D-18**: from v2.1.208 the spawn is refused whenever the explicit `tools` list
+//!   resolves to nothing — an empty list included — judged *before* the tools attached
+//!   whatever the fields say (`SubagentHandback`, memory's `Read`/`Write`/`Edit`); so those
+//!   never rescue a spawn. Before v2.1.208 the run launches with only the attached tools, if
+//!   any. A resumed run keeps its first tool set and is never re-checked (RESUME-7).
+//! - **TOOLS-17**: memory's `Read`, `Write` and `Edit` are added even when `tools` leaves
+//!   them out, but not against `disallowedTools`: `SubagentHandback` is the single
+//!   exception to `disallowedTools` (HANDBACK-3).
+//! - **TOOLS-10**: "the Task tools" are [`TASK_TOOLS`] (`TaskCreate`, `TaskGet`,
+//!   `TaskList`, `TaskUpdate`). A non-split-pane run takes them from the pool exactly as
+//!   the main conversation has them; a split-pane teammate gets them iff its own model does.
+//! - **TOOLS-19**: a `--agent` main thread goes through neither filter (it is not a
+//!   subagent), only its `tools` / `disallowedTools`, and is never refused for zero tools.
+//! - **TOOLS-20**: `Task` and `Task(…)` are read as `Agent` at every version; the v2.1.63
+//!   rename changes only the tool's name, which a scheduling simulation cannot observe.
 
 use crate::depth::{agent_tool, AgentTool};
-use crate::{Gates, Mode, PermissionMode, RejectReason, RuleId};
+use crate::{messages, Gates, Mode, PermissionMode, RejectReason, RuleId};
 
 /// The main conversation's built-in tools when a scenario does not list them: every
 /// built-in the catalog names, less `ListAgents` (cross-session messaging is off by
 /// default, TOOLS-8), `PowerShell` (Windows only) and `SubagentHandback` (never main's).
-pub const DEFAULT_MAIN_TOOLS: [&str; 36] = [
+pub const DEFAULT_MAIN_TOOLS: [&str; 35] = [
     "Agent",
     "AskUserQuestion",
     "Bash",
@@ -46,10 +74,21 @@ pub const DEFAULT_MAIN_TOOLS: [&str; 36] = [
     "CronCreate",
     "CronDelete",
     "CronList",
-    "ScheduleWakeup",
 ];
 
-/// TOOLS-5: the built-ins a background subagent keeps (LSP gated at v2.1.280).
+/// TOOLS-3: what filter 1 always removes, even when listed in `tools` (`Agent` and
+/// `ExitPlanMode` are conditional, and `TaskOutput` is version-gated, Q-20).
+pub const FILTER_ONE: [&str; 6] = [
+    "AskUserQuestion",
+    "EndConversation",
+    "EnterPlanMode",
+    "ScheduleWakeup",
+    "WaitForMcpServers",
+    "Workflow",
+];
+
+/// TOOLS-5: the built-ins a background subagent keeps (`LSP` only from v2.1.280; see
+/// [`background_allow_list`]).
 pub const BACKGROUND_ALLOW: [&str; 20] = [
     "Read",
     "Grep",
@@ -84,6 +123,91 @@ pub const TEAMMATE_EXTRA: [&str; 7] = [
     "CronList",
 ];
 
+/// TOOLS-10: the Task tools a session may lack.
+pub const TASK_TOOLS: [&str; 4] = ["TaskCreate", "TaskGet", "TaskList", "TaskUpdate"];
+
+/// TOOLS-17 / MEM-3: the tools persistent memory enables.
+pub const MEMORY_TOOLS: [&str; 3] = ["Read", "Write", "Edit"];
+
+/// The tool that carries a subagent's report in auto mode (HANDBACK-1).
+pub const HANDBACK: &str = "SubagentHandback";
+
+/// TOOLS-5 / D-2: the background allow-list in force: 19 built-ins before v2.1.280, 20
+/// from it (`LSP`). `SubagentHandback` is kept on top of it for a run that reports
+/// through it (TOOLS-16).
+pub fn background_allow_list(gates: &Gates) -> Vec<&'static str> {
+    BACKGROUND_ALLOW
+        .into_iter()
+        .filter(|tool| *tool != "LSP" || gates.lsp_in_background)
+        .collect()
+}
+
+/// The operating system Claude Code runs on (TOOLS-1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// Linux (the default).
+    #[default]
+    Linux,
+    /// macOS.
+    MacOs,
+    /// Windows Subsystem for Linux.
+    Wsl,
+    /// Native Windows.
+    Windows,
+}
+
+impl Platform {
+    /// TOOLS-1: on macOS, Linux and WSL a subagent may receive `Glob` and `Grep` even when
+    /// the main conversation lacks them.
+    pub fn adds_glob_grep(self) -> bool {
+        self != Platform::Windows
+    }
+}
+
+/// What the session's main conversation has, for [`main_tools`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionTools {
+    /// TOOLS-8: cross-session messaging is enabled, so main has `ListAgents`.
+    pub cross_session_messaging: bool,
+    /// TOOLS-10: the session has the Task tools.
+    pub task_tools: bool,
+    /// The platform (`PowerShell` is a Windows tool).
+    pub platform: Platform,
+}
+
+impl Default for SessionTools {
+    fn default() -> SessionTools {
+        SessionTools {
+            cross_session_messaging: false,
+            task_tools: true,
+            platform: Platform::Linux,
+        }
+    }
+}
+
+/// The main conversation's built-in tools for `session`: [`DEFAULT_MAIN_TOOLS`], with
+/// `ListAgents` when cross-session messaging is on (TOOLS-8), without the Task tools when
+/// the session has none (TOOLS-10), and with `PowerShell` on Windows.
+pub fn main_tools(session: SessionTools) -> Vec<String> {
+    let mut tools: Vec<String> = DEFAULT_MAIN_TOOLS
+        .into_iter()
+        .filter(|tool| session.task_tools || !TASK_TOOLS.contains(tool))
+        .map(String::from)
+        .collect();
+    if session.cross_session_messaging {
+        tools.push("ListAgents".to_string());
+    }
+    if session.platform == Platform::Windows {
+        tools.push("PowerShell".to_string());
+    }
+    tools
+}
+
+/// The default main pool as owned strings ([`main_tools`] of the default session).
+pub fn default_main_tools() -> Vec<String> {
+    main_tools(SessionTools::default())
+}
+
 /// The subagent's situation, as the filters see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
@@ -103,6 +227,35 @@ pub struct Placement {
     pub permission_mode: PermissionMode,
 }
 
+impl Placement {
+    /// A foreground, non-fork, non-teammate subagent at `depth` under `depth_limit`, in
+    /// `default` mode.
+    pub fn at(depth: u32, depth_limit: u32) -> Placement {
+        Placement {
+            depth,
+            depth_limit,
+            mode: Mode::Foreground,
+            fork: false,
+            teammate: false,
+            first_ran_foreground: false,
+            permission_mode: PermissionMode::Default,
+        }
+    }
+}
+
+/// How a teammate runs (TOOLS-10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TeammateProcess {
+    /// Inside the session's process: it follows the session's Task tools.
+    #[default]
+    InProcess,
+    /// In its own split pane, a separate Claude Code process: its own model decides.
+    SplitPane {
+        /// Whether the teammate's own model has the Task tools.
+        model_has_task_tools: bool,
+    },
+}
+
 /// A definition's `tools` / `disallowedTools` fields.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fields<'a> {
@@ -112,37 +265,197 @@ pub struct Fields<'a> {
     pub disallowed: &'a [String],
 }
 
+/// Everything tool resolution reads, as plain values. Build one with [`ToolRequest::new`]
+/// and struct-update syntax.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolRequest<'a> {
+    /// The main conversation's tools: built-ins, then MCP tools (TOOLS-1).
+    pub pool: &'a [String],
+    /// The definition's `tools` / `disallowedTools`.
+    pub fields: Fields<'a>,
+    /// Depth, mode, fork, teammate, resume and effective permission mode.
+    pub placement: Placement,
+    /// The version gates in force.
+    pub gates: Gates,
+    /// `SubagentHandback` is attached ([`handback_attached`], HANDBACK-1).
+    pub handback: bool,
+    /// TOOLS-1: the platform.
+    pub platform: Platform,
+    /// TOOLS-17: persistent memory is active (the definition sets `memory` and auto
+    /// memory is on, MEM-2).
+    pub memory: bool,
+    /// TOOLS-19 / MAIN-1: the set is for a `--agent` main thread, not a subagent.
+    pub main_thread: bool,
+    /// TOOLS-10: how a teammate runs (read only when [`Placement::teammate`]).
+    pub teammate_process: TeammateProcess,
+}
+
+impl<'a> ToolRequest<'a> {
+    /// A request with no fields set, no handback, no memory, on Linux.
+    pub fn new(pool: &'a [String], placement: Placement, gates: Gates) -> ToolRequest<'a> {
+        ToolRequest {
+            pool,
+            fields: Fields::default(),
+            placement,
+            gates,
+            handback: false,
+            platform: Platform::Linux,
+            memory: false,
+            main_thread: false,
+            teammate_process: TeammateProcess::InProcess,
+        }
+    }
+}
+
+/// Which stage of the resolution a [`Step`] belongs to, in the seeds' order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepKind {
+    /// What the run starts from (TOOLS-1, TOOLS-2, TOOLS-10, TOOLS-19).
+    BasePool,
+    /// Filter 1 (TOOLS-3, DEPTH-3, Q-20, PERM-16).
+    FilterOne,
+    /// `disallowedTools` (TOOLS-11, TOOLS-13, TOOLS-14).
+    Disallowed,
+    /// The `tools` allowlist (TOOLS-11, TOOLS-15).
+    NotInTools,
+    /// Filter 2, background only (TOOLS-5, TOOLS-6, TOOLS-8, TOOLS-9).
+    FilterTwo,
+    /// The zero-tools check (TOOLS-12).
+    ZeroTools,
+    /// Attached whatever the fields say (TOOLS-16, TOOLS-17).
+    Added,
+}
+
+impl StepKind {
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::BasePool => "base_pool",
+            StepKind::FilterOne => "filter_one",
+            StepKind::Disallowed => "disallowed",
+            StepKind::NotInTools => "not_in_tools",
+            StepKind::FilterTwo => "filter_two",
+            StepKind::ZeroTools => "zero_tools",
+            StepKind::Added => "added",
+        }
+    }
+}
+
 /// One step of the resolution, for the trace and `subsim tools`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// The stage.
+    pub kind: StepKind,
     /// What the step did, in words.
     pub what: &'static str,
-    /// The tools it removed (or, for additions, added).
+    /// The tools it concerns: the pool for the first step, the removed tools for removals,
+    /// the added ones for additions; empty for a step that only explains.
     pub tools: Vec<String>,
     /// The rule behind it.
     pub rule: RuleId,
 }
 
+/// Why a `tools` entry resolved to nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// No tool in the pool has that name (misspelt, or the session lacks it).
+    Unknown,
+    /// Filter 1 removed it: not available to subagents (TOOLS-4).
+    NotForSubagents,
+    /// `disallowedTools` removed it (TOOLS-11: deny wins).
+    Disallowed,
+    /// Filter 2 removed it: not on the background allow-list (TOOLS-5).
+    Background,
+    /// `mcp__*` grants nothing: it is only a `disallowedTools` pattern (TOOLS-13).
+    McpStarOnlyDisallowed,
+}
+
+impl Why {
+    /// The words the zero-tools message uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::Unknown => "no such tool",
+            Why::NotForSubagents => "not available to subagents",
+            Why::Disallowed => "removed by disallowedTools",
+            Why::Background => "not available to background subagents",
+            Why::McpStarOnlyDisallowed => "mcp__* only works in disallowedTools",
+        }
+    }
+
+    /// The rule that explains it.
+    pub fn rule(self) -> RuleId {
+        match self {
+            Why::Unknown => "TOOLS-12",
+            Why::NotForSubagents => "TOOLS-4",
+            Why::Disallowed => "TOOLS-11",
+            Why::Background => "TOOLS-5",
+            Why::McpStarOnlyDisallowed => "TOOLS-13",
+        }
+    }
+}
+
+/// A `tools` entry that matched nothing usable, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The entry as written.
+    pub entry: String,
+    /// Why it resolved to nothing.
+    pub why: Why,
+}
+
 /// The resolved tool set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
-    /// The tools the run has, in pool order.
+    /// The tools the run has, in pool order, attached tools last.
     pub tools: Vec<String>,
     /// How it got there.
     pub steps: Vec<Step>,
     /// `tools` entries that matched nothing usable.
     pub unresolved: Vec<String>,
+    /// The same entries, each with why.
+    pub reasons: Vec<Unresolved>,
     /// `Agent` is present but errors when called (DEPTH-4).
     pub agent_errors: bool,
 }
 
-/// Why a spawn cannot get a tool set.
+impl Resolved {
+    /// Whether the set has `tool` (e.g. TOOLS-18: without `Skill` no skill can be invoked).
+    pub fn has(&self, tool: &str) -> bool {
+        self.tools.iter().any(|known| known == tool)
+    }
+}
+
+/// Why a spawn cannot get a tool set (TOOLS-12).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZeroTools {
     /// Entries that resolved to nothing.
     pub unresolved: Vec<String>,
+    /// The same entries, each with why.
+    pub reasons: Vec<Unresolved>,
     /// The reason code.
     pub reason: RejectReason,
+    /// The steps up to the refusal.
+    pub steps: Vec<Step>,
+}
+
+impl ZeroTools {
+    /// TOOLS-12: the error the Agent tool returns, naming every unresolved entry and why.
+    pub fn message(&self) -> String {
+        let entries = if self.reasons.is_empty() {
+            "the list is empty".to_string()
+        } else {
+            self.reasons
+                .iter()
+                .map(|entry| format!("{}: {}", entry.entry, entry.why.as_str()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        format!(
+            "{}: {} ({entries})",
+            messages::ZERO_TOOLS,
+            messages::ZERO_TOOLS_DETAIL
+        )
+    }
 }
 
 fn is_mcp(tool: &str) -> bool {
@@ -174,10 +487,50 @@ pub fn entry_matches(entry: &str, tool: &str, allow_mcp_star: bool) -> bool {
     false
 }
 
-/// Resolves a non-fork or fork subagent's tools from the main pool (TOOLS-1…16).
+/// The rule a matching `disallowedTools` entry removes under.
+fn disallowed_rule(entry: &str) -> RuleId {
+    let entry = entry.trim();
+    if entry.starts_with("mcp__") {
+        "TOOLS-13"
+    } else if entry.contains('(') {
+        "TOOLS-14"
+    } else {
+        "TOOLS-11"
+    }
+}
+
+/// Pushes one step per rule, keeping the first-seen order of rules.
+fn push_grouped(
+    steps: &mut Vec<Step>,
+    kind: StepKind,
+    what: &'static str,
+    removed: Vec<(String, RuleId)>,
+) {
+    let mut rules: Vec<RuleId> = Vec::new();
+    for (_, rule) in &removed {
+        if !rules.contains(rule) {
+            rules.push(rule);
+        }
+    }
+    for rule in rules {
+        steps.push(Step {
+            kind,
+            what,
+            tools: removed
+                .iter()
+                .filter(|(_, r)| *r == rule)
+                .map(|(tool, _)| tool.clone())
+                .collect(),
+            rule,
+        });
+    }
+}
+
+/// Resolves a subagent's tools from the main pool (TOOLS-1…20, DEPTH-3/4, HANDBACK-3/4).
 ///
 /// `pool` is the main conversation's tools (built-ins then MCP tools). `handback` says
-/// whether `SubagentHandback` is attached (HANDBACK-1), computed by the caller.
+/// whether `SubagentHandback` is attached (HANDBACK-1), computed by the caller. A thin
+/// wrapper over [`resolve_with`] for the inputs the engine has always passed.
 pub fn resolve(
     pool: &[String],
     fields: Fields<'_>,
@@ -185,154 +538,380 @@ pub fn resolve(
     gates: &Gates,
     handback: bool,
 ) -> Result<Resolved, ZeroTools> {
+    resolve_with(&ToolRequest {
+        fields,
+        handback,
+        ..ToolRequest::new(pool, placement, *gates)
+    })
+}
+
+/// Resolves a tool set from `request`: the whole TOOLS area (see the module docs).
+pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
+    let placement = request.placement;
+    let gates = &request.gates;
+    let fields = request.fields;
     let mut steps = Vec::new();
-    let (agent_state, agent_rule) =
-        agent_tool(placement.depth, placement.depth_limit, placement.fork);
-    if placement.fork {
-        // TOOLS-2: a fork gets exactly the main pool; DEPTH-4: Agent errors at the limit.
+    if placement.fork && !request.main_thread {
+        // TOOLS-2: a fork gets exactly the main pool; DEPTH-4: Agent errors at the limit;
+        // FORK-12: no SubagentHandback.
+        let (agent_state, _) = agent_tool(placement.depth, placement.depth_limit, true);
         return Ok(Resolved {
-            tools: pool.to_vec(),
+            tools: request.pool.to_vec(),
             steps: vec![Step {
-                what: "fork: the main pool, both filters skipped",
-                tools: vec![],
+                kind: StepKind::BasePool,
+                what: "fork: the main pool exactly, both filters skipped",
+                tools: request.pool.to_vec(),
                 rule: "TOOLS-2",
             }],
             unresolved: vec![],
+            reasons: vec![],
             agent_errors: agent_state == AgentTool::Errors,
         });
     }
-    // Filter 1 (TOOLS-3).
-    let mut filter_one: Vec<String> = Vec::new();
+
+    // The base pool (TOOLS-1).
     let mut available: Vec<String> = Vec::new();
-    for tool in pool {
-        let removed = match tool.as_str() {
-            "Agent" => agent_state != AgentTool::Available,
-            "AskUserQuestion" | "EndConversation" | "EnterPlanMode" | "ScheduleWakeup"
-            | "WaitForMcpServers" | "Workflow" => true,
-            "ExitPlanMode" => placement.permission_mode != PermissionMode::Plan,
-            "TaskOutput" => gates.task_output_filtered,
-            "SubagentHandback" => true,
-            _ => false,
-        };
-        if removed {
-            filter_one.push(tool.clone());
-        } else if !available.contains(tool) {
+    for tool in request.pool {
+        if tool != HANDBACK && !available.contains(tool) {
             available.push(tool.clone());
         }
     }
-    if !filter_one.is_empty() {
-        let rule = if filter_one.iter().any(|t| t == "Agent") {
-            agent_rule
+    steps.push(Step {
+        kind: StepKind::BasePool,
+        what: if request.main_thread {
+            "the main pool (a --agent main thread)"
         } else {
-            "TOOLS-3"
-        };
-        steps.push(Step {
-            what: "filter 1 removed",
-            tools: filter_one,
-            rule,
-        });
-    }
-    // TOOLS-11: disallowedTools first.
-    if !fields.disallowed.is_empty() {
-        let (removed, kept): (Vec<String>, Vec<String>) = available.into_iter().partition(|tool| {
-            fields
-                .disallowed
-                .iter()
-                .any(|entry| entry_matches(entry, tool, true))
-        });
-        available = kept;
-        if !removed.is_empty() {
-            let rule = if fields.disallowed.iter().any(|entry| entry.contains('(')) {
-                "TOOLS-14"
-            } else {
-                "TOOLS-11"
-            };
+            "the main conversation's built-in and MCP tools"
+        },
+        tools: available.clone(),
+        rule: if request.main_thread {
+            "MAIN-1"
+        } else {
+            "TOOLS-1"
+        },
+    });
+    if !request.main_thread && request.platform.adds_glob_grep() {
+        // TOOLS-1: Glob and Grep on macOS, Linux and WSL even when main lacks them.
+        let added: Vec<String> = ["Glob", "Grep"]
+            .into_iter()
+            .filter(|tool| !available.iter().any(|known| known == tool))
+            .map(String::from)
+            .collect();
+        if !added.is_empty() {
+            available.extend(added.iter().cloned());
             steps.push(Step {
-                what: "disallowedTools removed",
-                tools: removed,
-                rule,
+                kind: StepKind::BasePool,
+                what: "added on macOS, Linux and WSL",
+                tools: added,
+                rule: "TOOLS-1",
             });
         }
     }
-    // TOOLS-11 / TOOLS-15: the allowlist, resolved against what is left.
-    let mut unresolved = Vec::new();
-    if let Some(list) = fields.tools {
+    if !request.main_thread {
+        // TOOLS-10: the Task tools follow the session, except in a split-pane teammate.
+        match request.teammate_process {
+            TeammateProcess::SplitPane {
+                model_has_task_tools,
+            } if placement.teammate => {
+                if model_has_task_tools {
+                    let added: Vec<String> = TASK_TOOLS
+                        .into_iter()
+                        .filter(|tool| !available.iter().any(|known| known == tool))
+                        .map(String::from)
+                        .collect();
+                    if !added.is_empty() {
+                        available.extend(added.iter().cloned());
+                        steps.push(Step {
+                            kind: StepKind::BasePool,
+                            what: "added: a split-pane teammate's own model has the Task tools",
+                            tools: added,
+                            rule: "TOOLS-10",
+                        });
+                    }
+                } else {
+                    let (removed, kept): (Vec<String>, Vec<String>) = available
+                        .into_iter()
+                        .partition(|tool| TASK_TOOLS.contains(&tool.as_str()));
+                    available = kept;
+                    if !removed.is_empty() {
+                        steps.push(Step {
+                            kind: StepKind::BasePool,
+                            what: "removed: a split-pane teammate's own model lacks the Task tools",
+                            tools: removed,
+                            rule: "TOOLS-10",
+                        });
+                    }
+                }
+            }
+            _ => {
+                if !TASK_TOOLS
+                    .iter()
+                    .any(|task| available.iter().any(|tool| tool == task))
+                {
+                    steps.push(Step {
+                        kind: StepKind::BasePool,
+                        what: "the session has no Task tools, so the run has none either",
+                        tools: vec![],
+                        rule: "TOOLS-10",
+                    });
+                }
+            }
+        }
+    }
+
+    // Filter 1 (TOOLS-3), not for a main thread (TOOLS-19).
+    let mut filter_one: Vec<(String, RuleId)> = Vec::new();
+    if !request.main_thread {
+        let (agent_state, agent_rule) = agent_tool(placement.depth, placement.depth_limit, false);
         let mut kept = Vec::new();
+        for tool in available {
+            let rule = match tool.as_str() {
+                // DEPTH-3: only at the depth limit.
+                "Agent" if agent_state != AgentTool::Available => Some(agent_rule),
+                name if FILTER_ONE.contains(&name) => Some("TOOLS-3"),
+                // Q-18: the effective mode decides.
+                "ExitPlanMode" if placement.permission_mode != PermissionMode::Plan => {
+                    Some("TOOLS-3")
+                }
+                // Q-20 / D-1: DE's and BLOG's list, up to v2.1.271.
+                "TaskOutput" if gates.task_output_filtered => Some("Q-20"),
+                _ => None,
+            };
+            match rule {
+                Some(rule) => filter_one.push((tool, rule)),
+                None => kept.push(tool),
+            }
+        }
+        available = kept;
+        push_grouped(
+            &mut steps,
+            StepKind::FilterOne,
+            "filter 1 removed",
+            filter_one.clone(),
+        );
+        if placement.permission_mode == PermissionMode::Plan
+            && available.iter().any(|tool| tool == "ExitPlanMode")
+        {
+            steps.push(Step {
+                kind: StepKind::FilterOne,
+                what: "kept: the effective permission mode is plan",
+                tools: vec!["ExitPlanMode".into()],
+                rule: "PERM-16",
+            });
+        }
+    }
+
+    // TOOLS-11 / TOOLS-13 / TOOLS-14: disallowedTools first (mcp__* allowed here).
+    let mut disallowed_removed: Vec<(String, RuleId)> = Vec::new();
+    if !fields.disallowed.is_empty() {
+        let mut kept = Vec::new();
+        for tool in available {
+            match fields
+                .disallowed
+                .iter()
+                .find(|entry| entry_matches(entry, &tool, true))
+            {
+                Some(entry) => disallowed_removed.push((tool, disallowed_rule(entry))),
+                None => kept.push(tool),
+            }
+        }
+        available = kept;
+        push_grouped(
+            &mut steps,
+            StepKind::Disallowed,
+            "disallowedTools removed",
+            disallowed_removed.clone(),
+        );
+    }
+    let disallowed = |tool: &str| {
+        fields
+            .disallowed
+            .iter()
+            .any(|entry| entry_matches(entry, tool, true))
+    };
+
+    // TOOLS-11 / TOOLS-15: the allowlist, resolved against what is left.
+    let mut reasons: Vec<Unresolved> = Vec::new();
+    if let Some(list) = fields.tools {
+        let mut kept: Vec<&String> = Vec::new();
         for entry in list {
             let matched: Vec<&String> = available
                 .iter()
                 .filter(|tool| entry_matches(entry, tool, false))
                 .collect();
             if matched.is_empty() {
-                unresolved.push(entry.clone());
+                let in_filter_one = filter_one
+                    .iter()
+                    .any(|(tool, _)| entry_matches(entry, tool, false));
+                let in_disallowed = disallowed_removed
+                    .iter()
+                    .any(|(tool, _)| entry_matches(entry, tool, false));
+                let why = if entry.trim() == "mcp__*" {
+                    Why::McpStarOnlyDisallowed
+                } else if in_disallowed {
+                    Why::Disallowed
+                } else if in_filter_one {
+                    Why::NotForSubagents
+                } else {
+                    Why::Unknown
+                };
+                reasons.push(Unresolved {
+                    entry: entry.clone(),
+                    why,
+                });
             }
             for tool in matched {
-                if !kept.contains(tool) {
-                    kept.push(tool.clone());
+                if !kept.contains(&tool) {
+                    kept.push(tool);
                 }
             }
         }
-        let dropped: Vec<String> = available
+        let dropped: Vec<(String, RuleId)> = available
             .iter()
             .filter(|tool| !kept.contains(tool))
-            .cloned()
+            .map(|tool| {
+                let rule = if is_mcp(tool) { "TOOLS-15" } else { "TOOLS-11" };
+                (tool.clone(), rule)
+            })
             .collect();
+        let kept: Vec<String> = kept.into_iter().cloned().collect();
         // Keep pool order.
         available.retain(|tool| kept.contains(tool));
-        if !dropped.is_empty() {
-            steps.push(Step {
-                what: "not in tools",
-                tools: dropped,
-                rule: "TOOLS-11",
-            });
-        }
+        push_grouped(&mut steps, StepKind::NotInTools, "not in tools", dropped);
     }
-    // Filter 2 (TOOLS-5), except forks and resumed foreground runs (TOOLS-6).
-    if placement.mode == Mode::Background && !placement.first_ran_foreground {
-        let (kept, removed): (Vec<String>, Vec<String>) = available.into_iter().partition(|tool| {
-            is_mcp(tool)
-                || (tool == "LSP" && gates.lsp_in_background)
-                || (tool != "LSP" && BACKGROUND_ALLOW.contains(&tool.as_str()))
+
+    // Filter 2 (TOOLS-5), background only; never for forks (above), resumed foreground
+    // runs (TOOLS-6) or a --agent main thread (TOOLS-19).
+    if request.main_thread {
+        steps.push(Step {
+            kind: StepKind::FilterTwo,
+            what: "skipped: a --agent session is the main thread, with no background filter",
+            tools: vec![],
+            rule: "TOOLS-19",
+        });
+    } else if placement.mode == Mode::Background && placement.first_ran_foreground {
+        steps.push(Step {
+            kind: StepKind::FilterTwo,
+            what: "skipped: a resumed run keeps the set of its first, foreground run",
+            tools: vec![],
+            rule: "TOOLS-6",
+        });
+    } else if placement.mode == Mode::Background {
+        let allow = background_allow_list(gates);
+        let mut removed: Vec<(String, RuleId)> = Vec::new();
+        let mut kept = Vec::new();
+        for tool in available {
+            let keep = is_mcp(&tool)
+                || allow.contains(&tool.as_str())
+                // Agent and ExitPlanMode follow filter 1's conditions wherever the run is.
                 || tool == "Agent"
                 || tool == "ExitPlanMode"
-                || (placement.teammate && TEAMMATE_EXTRA.contains(&tool.as_str()))
-        });
+                || (placement.teammate && TEAMMATE_EXTRA.contains(&tool.as_str()));
+            if keep {
+                kept.push(tool);
+            } else {
+                // TOOLS-8: ListAgents is an ordinary built-in, lost in the background.
+                let rule = if tool == "ListAgents" {
+                    "TOOLS-8"
+                } else {
+                    "TOOLS-5"
+                };
+                removed.push((tool, rule));
+            }
+        }
         available = kept;
-        if !removed.is_empty() {
-            steps.push(Step {
-                what: "filter 2 (background) removed",
-                tools: removed,
-                rule: "TOOLS-5",
-            });
+        // TOOLS-7: silently.
+        push_grouped(
+            &mut steps,
+            StepKind::FilterTwo,
+            "filter 2 (background) removed, silently",
+            removed,
+        );
+        if placement.teammate {
+            let extras: Vec<String> = available
+                .iter()
+                .filter(|tool| TEAMMATE_EXTRA.contains(&tool.as_str()))
+                .cloned()
+                .collect();
+            if !extras.is_empty() {
+                steps.push(Step {
+                    kind: StepKind::FilterTwo,
+                    what: "kept by a teammate on top of the allow-list",
+                    tools: extras,
+                    rule: "TOOLS-9",
+                });
+            }
         }
         if let Some(list) = fields.tools {
             // Entries whose every match fell to filter 2 now resolve to nothing (TOOLS-12).
             for entry in list {
-                if !unresolved.contains(entry)
+                if !reasons.iter().any(|known| &known.entry == entry)
                     && !available
                         .iter()
                         .any(|tool| entry_matches(entry, tool, false))
                 {
-                    unresolved.push(entry.clone());
+                    reasons.push(Unresolved {
+                        entry: entry.clone(),
+                        why: Why::Background,
+                    });
                 }
             }
         }
     }
-    // TOOLS-12 / Q-19: the explicit list resolving to nothing, before auto-added tools.
+    // Keep the entries in the order they were written.
     if let Some(list) = fields.tools {
-        if !list.is_empty() && unresolved.len() == list.len() && gates.zero_tools_refused {
+        reasons.sort_by_key(|unresolved| list.iter().position(|entry| *entry == unresolved.entry));
+    }
+    let unresolved: Vec<String> = reasons.iter().map(|entry| entry.entry.clone()).collect();
+
+    // TOOLS-12 / Q-19 / D-18: the explicit list resolving to nothing, before attached tools.
+    if fields.tools.is_some() && available.is_empty() && !request.main_thread {
+        if gates.zero_tools_refused {
+            steps.push(Step {
+                kind: StepKind::ZeroTools,
+                what: "refused: no entry in tools resolves to a usable tool",
+                tools: vec![],
+                rule: "TOOLS-12",
+            });
             return Err(ZeroTools {
                 unresolved,
+                reasons,
                 reason: RejectReason::ZeroTools,
+                steps,
+            });
+        }
+        steps.push(Step {
+            kind: StepKind::ZeroTools,
+            what: "launched with no tools (before v2.1.208)",
+            tools: vec![],
+            rule: "TOOLS-12",
+        });
+    }
+
+    // TOOLS-17 / MEM-3: memory enables Read, Write and Edit (not against disallowedTools).
+    if request.memory {
+        let added: Vec<String> = MEMORY_TOOLS
+            .into_iter()
+            .filter(|tool| !available.iter().any(|known| known == tool) && !disallowed(tool))
+            .map(String::from)
+            .collect();
+        if !added.is_empty() {
+            available.extend(added.iter().cloned());
+            steps.push(Step {
+                kind: StepKind::Added,
+                what: "enabled for persistent memory",
+                tools: added,
+                rule: "TOOLS-17",
             });
         }
     }
     // TOOLS-16 / HANDBACK-3/4: attached whatever the fields and filters say.
-    if handback && !available.iter().any(|tool| tool == "SubagentHandback") {
-        available.push("SubagentHandback".to_string());
+    if request.handback && !request.main_thread && !available.iter().any(|tool| tool == HANDBACK) {
+        available.push(HANDBACK.to_string());
         steps.push(Step {
-            what: "attached",
-            tools: vec!["SubagentHandback".into()],
+            kind: StepKind::Added,
+            what: "attached whatever tools and disallowedTools say",
+            tools: vec![HANDBACK.into()],
             rule: "TOOLS-16",
         });
     }
@@ -340,6 +919,7 @@ pub fn resolve(
         tools: available,
         steps,
         unresolved,
+        reasons,
         agent_errors: false,
     })
 }
@@ -350,186 +930,788 @@ pub fn handback_attached(mode: PermissionMode, fork: bool, gates: &Gates) -> boo
     mode == PermissionMode::Auto && !fork && gates.handback
 }
 
-/// The default main pool as owned strings.
-pub fn default_main_tools() -> Vec<String> {
-    let mut tools: Vec<String> = Vec::new();
-    for tool in DEFAULT_MAIN_TOOLS {
-        if !tools.iter().any(|known| known == tool) {
-            tools.push(tool.to_string());
-        }
-    }
-    tools
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Version;
 
-    fn placement(mode: Mode, depth: u32) -> Placement {
-        Placement {
-            depth,
-            depth_limit: 3,
-            mode,
-            fork: false,
-            teammate: false,
-            first_ran_foreground: false,
-            permission_mode: PermissionMode::Default,
-        }
-    }
-
-    fn pool() -> Vec<String> {
-        let mut pool = default_main_tools();
-        pool.push("mcp__github__create_issue".into());
-        pool
-    }
-
     fn strings(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
     }
 
+    /// `(tools, disallowedTools, must have, must lack)`.
+    type FieldsRow<'a> = (
+        Option<&'a [String]>,
+        &'a [String],
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+
+    fn pool() -> Vec<String> {
+        let mut pool = default_main_tools();
+        pool.push("mcp__github__create_issue".into());
+        pool.push("mcp__github__list_prs".into());
+        pool.push("mcp__slack__post".into());
+        pool
+    }
+
+    fn placement(mode: Mode, depth: u32) -> Placement {
+        Placement {
+            mode,
+            ..Placement::at(depth, 3)
+        }
+    }
+
+    fn gates(patch: u32) -> Gates {
+        Gates::for_version(Version::v2_1(patch))
+    }
+
+    /// Expected outcome of one resolution: the tools it must have and must lack.
+    struct Expect<'e> {
+        has: &'e [&'e str],
+        lacks: &'e [&'e str],
+    }
+
+    fn check(request: ToolRequest<'_>, expected: Expect<'_>) -> Resolved {
+        let resolved = resolve_with(&request).unwrap_or_else(|zero| {
+            panic!("{request:?} refused: {}", zero.message());
+        });
+        for tool in expected.has {
+            assert!(resolved.has(tool), "{tool} missing: {:#?}", resolved);
+        }
+        for tool in expected.lacks {
+            assert!(!resolved.has(tool), "{tool} present: {:#?}", resolved);
+        }
+        resolved
+    }
+
+    fn with_fields<'a>(
+        request: ToolRequest<'a>,
+        tools: Option<&'a [String]>,
+        disallowed: &'a [String],
+    ) -> ToolRequest<'a> {
+        ToolRequest {
+            fields: Fields { tools, disallowed },
+            ..request
+        }
+    }
+
     #[test]
-    fn filter_one_removes_even_if_listed() {
-        let gates = Gates::for_version(Version::NEWEST);
+    fn tools_1_glob_grep_added_except_on_windows() {
+        let no_search: Vec<String> = default_main_tools()
+            .into_iter()
+            .filter(|tool| tool != "Glob" && tool != "Grep")
+            .collect();
+        for (platform, added) in [
+            (Platform::Linux, true),
+            (Platform::MacOs, true),
+            (Platform::Wsl, true),
+            (Platform::Windows, false),
+        ] {
+            let request = ToolRequest {
+                platform,
+                ..ToolRequest::new(&no_search, placement(Mode::Foreground, 1), gates(292))
+            };
+            let resolved = resolve_with(&request).unwrap();
+            assert_eq!(resolved.has("Glob"), added, "{platform:?}");
+            assert_eq!(resolved.has("Grep"), added, "{platform:?}");
+            assert_eq!(
+                resolved
+                    .steps
+                    .iter()
+                    .any(|s| s.what == "added on macOS, Linux and WSL"),
+                added
+            );
+        }
+    }
+
+    #[test]
+    fn tools_2_forks_get_the_pool() {
+        let pool = pool();
+        let mut at_limit = placement(Mode::Background, 3);
+        at_limit.fork = true;
+        let resolved = resolve(&pool, Fields::default(), at_limit, &gates(292), true).unwrap();
+        assert_eq!(resolved.tools, pool);
+        assert!(resolved.agent_errors);
+        assert_eq!(resolved.steps[0].rule, "TOOLS-2");
+    }
+
+    #[test]
+    fn tools_3_filter_one_by_version_and_mode() {
+        let pool = pool();
+        // (version, effective mode, depth, tool, kept)
+        let rows = [
+            (292, PermissionMode::Default, 1, "AskUserQuestion", false),
+            (292, PermissionMode::Default, 1, "EndConversation", false),
+            (292, PermissionMode::Default, 1, "EnterPlanMode", false),
+            (292, PermissionMode::Default, 1, "ScheduleWakeup", false),
+            (292, PermissionMode::Default, 1, "WaitForMcpServers", false),
+            (292, PermissionMode::Default, 1, "Workflow", false),
+            (292, PermissionMode::Default, 1, "ExitPlanMode", false),
+            // PERM-16 / Q-18: the effective mode plan keeps ExitPlanMode.
+            (292, PermissionMode::Plan, 1, "ExitPlanMode", true),
+            // DEPTH-3: Agent only at the limit.
+            (292, PermissionMode::Default, 2, "Agent", true),
+            (292, PermissionMode::Default, 3, "Agent", false),
+            // Q-20 / D-1: TaskOutput up to v2.1.271.
+            (271, PermissionMode::Default, 1, "TaskOutput", false),
+            (272, PermissionMode::Default, 1, "TaskOutput", true),
+            (292, PermissionMode::Default, 1, "Read", true),
+        ];
+        for (version, mode, depth, tool, kept) in rows {
+            let mut at = placement(Mode::Foreground, depth);
+            at.permission_mode = mode;
+            let resolved = resolve_with(&ToolRequest::new(&pool, at, gates(version))).unwrap();
+            assert_eq!(
+                resolved.has(tool),
+                kept,
+                "{tool} at 2.1.{version} {mode} d{depth}"
+            );
+        }
+        let at_limit = resolve_with(&ToolRequest::new(
+            &pool,
+            placement(Mode::Foreground, 3),
+            gates(271),
+        ))
+        .unwrap();
+        let rules: Vec<(StepKind, RuleId)> = at_limit
+            .steps
+            .iter()
+            .map(|step| (step.kind, step.rule))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                (StepKind::BasePool, "TOOLS-1"),
+                (StepKind::FilterOne, "DEPTH-3"),
+                (StepKind::FilterOne, "TOOLS-3"),
+                (StepKind::FilterOne, "Q-20"),
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_4_never_granted_even_if_listed() {
+        let pool = pool();
         let listed = strings(&["AskUserQuestion", "Read"]);
-        let resolved = resolve(
-            &pool(),
-            Fields {
-                tools: Some(&listed),
-                disallowed: &[],
+        let request = with_fields(
+            ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292)),
+            Some(&listed),
+            &[],
+        );
+        let resolved = check(
+            request,
+            Expect {
+                has: &["Read"],
+                lacks: &["AskUserQuestion"],
             },
-            placement(Mode::Foreground, 1),
-            &gates,
-            false,
-        )
-        .unwrap();
+        );
         assert_eq!(resolved.tools, strings(&["Read"]));
-        assert_eq!(resolved.unresolved, strings(&["AskUserQuestion"]));
+        assert_eq!(
+            resolved.reasons,
+            [Unresolved {
+                entry: "AskUserQuestion".into(),
+                why: Why::NotForSubagents
+            }]
+        );
     }
 
     #[test]
-    fn agent_removed_at_depth_limit() {
-        let gates = Gates::for_version(Version::NEWEST);
-        let below = resolve(
-            &pool(),
-            Fields::default(),
-            placement(Mode::Background, 2),
-            &gates,
+    fn tools_5_background_allow_list_19_or_20() {
+        assert_eq!(background_allow_list(&gates(279)).len(), 19);
+        assert!(!background_allow_list(&gates(279)).contains(&"LSP"));
+        assert_eq!(background_allow_list(&gates(280)).len(), 20);
+        let pool = pool();
+        // (version, tool, kept in the background)
+        let rows = [
+            (292, "LSP", true),
+            (279, "LSP", false),
+            (292, "mcp__github__create_issue", true),
+            (292, "TaskCreate", false),
+            (292, "CronList", false),
+            (292, "Agent", true),
+            (292, "Bash", true),
+            (292, "SendMessage", true),
+            (292, "TaskStop", true),
+        ];
+        for (version, tool, kept) in rows {
+            let resolved = resolve_with(&ToolRequest::new(
+                &pool,
+                placement(Mode::Background, 1),
+                gates(version),
+            ))
+            .unwrap();
+            assert_eq!(resolved.has(tool), kept, "{tool} at 2.1.{version}");
+        }
+        // ExitPlanMode follows filter 1 in the background too.
+        let mut plan = placement(Mode::Background, 1);
+        plan.permission_mode = PermissionMode::Plan;
+        check(
+            ToolRequest::new(&pool, plan, gates(292)),
+            Expect {
+                has: &["ExitPlanMode"],
+                lacks: &[],
+            },
+        );
+        // SubagentHandback survives filter 2 from v2.1.271 (HANDBACK-4).
+        let request = ToolRequest {
+            handback: handback_attached(PermissionMode::Auto, false, &gates(271)),
+            ..ToolRequest::new(&pool, placement(Mode::Background, 1), gates(271))
+        };
+        check(
+            request,
+            Expect {
+                has: &[HANDBACK],
+                lacks: &[],
+            },
+        );
+        assert!(!handback_attached(PermissionMode::Auto, false, &gates(270)));
+        assert!(!handback_attached(PermissionMode::Auto, true, &gates(292)));
+        assert!(!handback_attached(
+            PermissionMode::AcceptEdits,
             false,
-        )
-        .unwrap();
-        assert!(below.tools.contains(&"Agent".to_string()));
-        let at = resolve(
-            &pool(),
-            Fields::default(),
-            placement(Mode::Background, 3),
-            &gates,
-            false,
-        )
-        .unwrap();
-        assert!(!at.tools.contains(&"Agent".to_string()));
-        assert_eq!(at.steps[0].rule, "DEPTH-3");
+            &gates(292)
+        ));
     }
 
     #[test]
-    fn background_allow_list_by_version() {
-        let new = Gates::for_version(Version::NEWEST);
-        let old = Gates::for_version(Version::v2_1(279));
-        let bg = resolve(
-            &pool(),
-            Fields::default(),
-            placement(Mode::Background, 1),
-            &new,
-            false,
-        )
-        .unwrap();
-        assert!(bg.tools.contains(&"LSP".to_string()));
-        assert!(bg.tools.contains(&"mcp__github__create_issue".to_string()));
-        assert!(!bg.tools.contains(&"TaskCreate".to_string()));
-        let bg_old = resolve(
-            &pool(),
-            Fields::default(),
-            placement(Mode::Background, 1),
-            &old,
-            false,
-        )
-        .unwrap();
-        assert!(!bg_old.tools.contains(&"LSP".to_string()));
-        let fg = resolve(
-            &pool(),
-            Fields::default(),
-            placement(Mode::Foreground, 1),
-            &new,
-            false,
-        )
-        .unwrap();
-        assert!(fg.tools.contains(&"TaskCreate".to_string()));
+    fn tools_6_resumed_foreground_runs_keep_their_set() {
+        let pool = pool();
+        let mut resumed = placement(Mode::Background, 1);
+        resumed.first_ran_foreground = true;
+        let resolved = check(
+            ToolRequest::new(&pool, resumed, gates(292)),
+            Expect {
+                has: &["TaskCreate", "CronList"],
+                lacks: &[],
+            },
+        );
+        assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-6"));
     }
 
     #[test]
-    fn disallowed_wins_and_specifier_removes_whole_tool() {
-        let gates = Gates::for_version(Version::NEWEST);
+    fn tools_7_filter_two_is_silent_unless_nothing_is_left() {
+        let pool = pool();
+        let listed = strings(&["Read", "TaskCreate"]);
+        let request = with_fields(
+            ToolRequest::new(&pool, placement(Mode::Background, 1), gates(292)),
+            Some(&listed),
+            &[],
+        );
+        let resolved = check(
+            request,
+            Expect {
+                has: &["Read"],
+                lacks: &["TaskCreate"],
+            },
+        );
+        assert_eq!(
+            resolved.reasons,
+            [Unresolved {
+                entry: "TaskCreate".into(),
+                why: Why::Background
+            }]
+        );
+        let only_background_removed = strings(&["TaskCreate"]);
+        let refused = resolve_with(&with_fields(
+            ToolRequest::new(&pool, placement(Mode::Background, 1), gates(292)),
+            Some(&only_background_removed),
+            &[],
+        ))
+        .unwrap_err();
+        assert!(refused
+            .message()
+            .contains("TaskCreate: not available to background"));
+    }
+
+    #[test]
+    fn tools_8_list_agents() {
+        let with_messaging = main_tools(SessionTools {
+            cross_session_messaging: true,
+            ..SessionTools::default()
+        });
+        let fg = check(
+            ToolRequest::new(&with_messaging, placement(Mode::Foreground, 1), gates(292)),
+            Expect {
+                has: &["ListAgents", "SendMessage"],
+                lacks: &[],
+            },
+        );
+        assert!(fg.has("ListAgents"));
+        let bg = check(
+            ToolRequest::new(&with_messaging, placement(Mode::Background, 1), gates(292)),
+            Expect {
+                has: &["SendMessage"],
+                lacks: &["ListAgents"],
+            },
+        );
+        assert!(bg
+            .steps
+            .iter()
+            .any(|step| step.rule == "TOOLS-8" && step.tools == ["ListAgents"]));
+        // Without cross-session messaging main has no ListAgents, so nobody does.
+        check(
+            ToolRequest::new(
+                &default_main_tools(),
+                placement(Mode::Foreground, 1),
+                gates(292),
+            ),
+            Expect {
+                has: &[],
+                lacks: &["ListAgents"],
+            },
+        );
+    }
+
+    #[test]
+    fn tools_9_teammates_keep_task_and_cron_tools() {
+        let pool = pool();
+        let mut teammate = placement(Mode::Background, 1);
+        teammate.teammate = true;
+        let resolved = check(
+            ToolRequest::new(&pool, teammate, gates(292)),
+            Expect {
+                has: &TEAMMATE_EXTRA,
+                lacks: &["TaskOutput", "Monitor2"],
+            },
+        );
+        assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-9"));
+    }
+
+    #[test]
+    fn tools_10_task_tools_follow_the_session() {
+        let no_tasks = main_tools(SessionTools {
+            task_tools: false,
+            ..SessionTools::default()
+        });
+        let mut teammate = placement(Mode::Background, 1);
+        teammate.teammate = true;
+        // (placement, process, has TaskCreate)
+        let rows = [
+            (
+                placement(Mode::Foreground, 1),
+                TeammateProcess::InProcess,
+                false,
+            ),
+            (teammate, TeammateProcess::InProcess, false),
+            (
+                teammate,
+                TeammateProcess::SplitPane {
+                    model_has_task_tools: true,
+                },
+                true,
+            ),
+        ];
+        for (at, process, has) in rows {
+            let request = ToolRequest {
+                teammate_process: process,
+                ..ToolRequest::new(&no_tasks, at, gates(292))
+            };
+            let resolved = resolve_with(&request).unwrap();
+            assert_eq!(resolved.has("TaskCreate"), has, "{at:?} {process:?}");
+            assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-10"));
+        }
+        // A split-pane teammate whose model lacks them loses them even in a session that has them.
+        let with_tasks = default_main_tools();
+        let request = ToolRequest {
+            teammate_process: TeammateProcess::SplitPane {
+                model_has_task_tools: false,
+            },
+            ..ToolRequest::new(&with_tasks, teammate, gates(292))
+        };
+        check(
+            request,
+            Expect {
+                has: &["CronList"],
+                lacks: &["TaskCreate", "TaskList"],
+            },
+        );
+    }
+
+    #[test]
+    fn tools_11_resolution_table() {
+        let pool = pool();
+        let allow = strings(&["Read", "Bash", "Write"]);
+        let deny = strings(&["Write", "Edit"]);
+        let fg = ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292));
+        // (tools, disallowedTools, has, lacks)
+        let rows: [FieldsRow<'_>; 4] = [
+            // neither: every tool available to subagents
+            (
+                None,
+                &[],
+                &["Read", "Write", "Edit", "Bash", "mcp__slack__post"],
+                &["AskUserQuestion"],
+            ),
+            // tools only: the allowlist
+            (
+                Some(&allow),
+                &[],
+                &["Read", "Bash", "Write"],
+                &["Edit", "mcp__slack__post"],
+            ),
+            // disallowedTools only: the pool minus the list
+            (
+                None,
+                &deny,
+                &["Read", "Bash", "mcp__slack__post"],
+                &["Write", "Edit"],
+            ),
+            // both: deny first, then tools; Write (in both) is removed
+            (Some(&allow), &deny, &["Read", "Bash"], &["Write", "Edit"]),
+        ];
+        for (tools, disallowed, has, lacks) in rows {
+            check(with_fields(fg, tools, disallowed), Expect { has, lacks });
+        }
+        let both = resolve_with(&with_fields(fg, Some(&allow), &deny)).unwrap();
+        let kinds: Vec<StepKind> = both.steps.iter().map(|step| step.kind).collect();
+        assert!(kinds.windows(2).all(|pair| pair[0] <= pair[1]), "{kinds:?}");
+        assert_eq!(
+            both.reasons,
+            [Unresolved {
+                entry: "Write".into(),
+                why: Why::Disallowed
+            }]
+        );
+    }
+
+    #[test]
+    fn tools_12_zero_tools_by_version() {
+        let pool = pool();
+        let misspelt = strings(&["Raed", "Serch"]);
+        let empty: Vec<String> = vec![];
+        let auto_only = strings(&["EnterPlanMode"]);
+        for (version, list, refused) in [
+            (292, &misspelt, true),
+            (208, &misspelt, true),
+            (207, &misspelt, false),
+            (292, &empty, true),
+            (207, &empty, false),
+            (292, &auto_only, true),
+        ] {
+            let request = with_fields(
+                ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(version)),
+                Some(list),
+                &[],
+            );
+            let result = resolve_with(&request);
+            assert_eq!(result.is_err(), refused, "2.1.{version} {list:?}");
+            if let Ok(resolved) = result {
+                assert!(resolved.tools.is_empty());
+                assert!(resolved
+                    .steps
+                    .iter()
+                    .any(|step| step.kind == StepKind::ZeroTools));
+            }
+        }
+        let zero = resolve_with(&with_fields(
+            ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292)),
+            Some(&misspelt),
+            &[],
+        ))
+        .unwrap_err();
+        assert_eq!(zero.unresolved, misspelt);
+        assert_eq!(zero.reason, RejectReason::ZeroTools);
+        assert_eq!(
+            zero.message(),
+            "Agent would be spawned with zero tools: no entry in tools resolves to a usable \
+             tool (Raed: no such tool; Serch: no such tool)"
+        );
+    }
+
+    #[test]
+    fn q19_attached_tools_do_not_rescue_a_zero_list() {
+        let pool = pool();
+        let misspelt = strings(&["Raed"]);
+        let mut auto = placement(Mode::Background, 1);
+        auto.permission_mode = PermissionMode::Auto;
+        let request = ToolRequest {
+            handback: true,
+            memory: true,
+            ..with_fields(
+                ToolRequest::new(&pool, auto, gates(292)),
+                Some(&misspelt),
+                &[],
+            )
+        };
+        assert!(resolve_with(&request).is_err());
+        // Before v2.1.208 the run launches with only what is attached.
+        let old = ToolRequest {
+            gates: gates(207),
+            handback: false,
+            ..request
+        };
+        let resolved = resolve_with(&old).unwrap();
+        assert_eq!(resolved.tools, strings(&["Read", "Write", "Edit"]));
+    }
+
+    #[test]
+    fn tools_13_mcp_patterns() {
+        let pool = pool();
+        let fg = ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292));
+        let server = strings(&["mcp__github"]);
+        let server_star = strings(&["mcp__github__*"]);
+        let one = strings(&["mcp__github__list_prs"]);
+        let all = strings(&["mcp__*"]);
+        let github = ["mcp__github__create_issue", "mcp__github__list_prs"];
+        check(
+            with_fields(fg, Some(&server), &[]),
+            Expect {
+                has: &github,
+                lacks: &["mcp__slack__post", "Read"],
+            },
+        );
+        check(
+            with_fields(fg, Some(&server_star), &[]),
+            Expect {
+                has: &github,
+                lacks: &["mcp__slack__post"],
+            },
+        );
+        check(
+            with_fields(fg, Some(&one), &[]),
+            Expect {
+                has: &["mcp__github__list_prs"],
+                lacks: &["mcp__github__create_issue"],
+            },
+        );
+        check(
+            with_fields(fg, None, &server),
+            Expect {
+                has: &["mcp__slack__post", "Read"],
+                lacks: &github,
+            },
+        );
+        let resolved = check(
+            with_fields(fg, None, &all),
+            Expect {
+                has: &["Read"],
+                lacks: &["mcp__slack__post", "mcp__github__list_prs"],
+            },
+        );
+        assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-13"));
+        // mcp__* is only a disallowedTools pattern: in tools it grants nothing.
+        let with_read = strings(&["mcp__*", "Read"]);
+        let resolved = check(
+            with_fields(fg, Some(&with_read), &[]),
+            Expect {
+                has: &["Read"],
+                lacks: &["mcp__slack__post"],
+            },
+        );
+        assert_eq!(resolved.reasons[0].why, Why::McpStarOnlyDisallowed);
+    }
+
+    #[test]
+    fn tools_14_specifier_removes_the_whole_tool() {
+        let pool = pool();
         let tools = strings(&["Read", "Bash"]);
         let disallowed = strings(&["Bash(git push *)"]);
         let resolved = resolve(
-            &pool(),
+            &pool,
             Fields {
                 tools: Some(&tools),
                 disallowed: &disallowed,
             },
             placement(Mode::Foreground, 1),
-            &gates,
+            &gates(292),
             false,
         )
         .unwrap();
         assert_eq!(resolved.tools, strings(&["Read"]));
+        assert!(resolved
+            .steps
+            .iter()
+            .any(|step| step.rule == "TOOLS-14" && step.tools == ["Bash"]));
     }
 
     #[test]
-    fn zero_tools_is_refused_from_2_1_208() {
-        let tools = strings(&["Raed"]);
-        let fields = Fields {
-            tools: Some(&tools),
-            disallowed: &[],
+    fn tools_15_allowlist_drops_unlisted_mcp_tools() {
+        let pool = pool();
+        let safe_researcher = strings(&["Read", "Grep", "Glob", "Bash"]);
+        let resolved = check(
+            with_fields(
+                ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292)),
+                Some(&safe_researcher),
+                &[],
+            ),
+            Expect {
+                has: &["Read", "Grep", "Glob", "Bash"],
+                lacks: &["Edit", "Write", "mcp__github__list_prs"],
+            },
+        );
+        assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-15"
+            && step.tools.iter().all(|tool| tool.starts_with("mcp__"))));
+    }
+
+    #[test]
+    fn tools_16_handback_survives_everything() {
+        let pool = pool();
+        let disallowed = strings(&[HANDBACK]);
+        let listed = strings(&["Read"]);
+        let request = ToolRequest {
+            handback: true,
+            ..with_fields(
+                ToolRequest::new(&pool, placement(Mode::Background, 1), gates(292)),
+                Some(&listed),
+                &disallowed,
+            )
         };
-        let new = Gates::for_version(Version::NEWEST);
-        let err =
-            resolve(&pool(), fields, placement(Mode::Foreground, 1), &new, false).unwrap_err();
-        assert_eq!(err.unresolved, strings(&["Raed"]));
-        let old = Gates::for_version(Version::v2_1(207));
-        assert!(
-            resolve(&pool(), fields, placement(Mode::Foreground, 1), &old, false)
-                .unwrap()
-                .tools
-                .is_empty()
+        let resolved = check(
+            request,
+            Expect {
+                has: &[HANDBACK, "Read"],
+                lacks: &[],
+            },
+        );
+        assert_eq!(
+            resolved.steps.last().map(|step| step.rule),
+            Some("TOOLS-16")
         );
     }
 
     #[test]
-    fn handback_survives_everything() {
-        let gates = Gates::for_version(Version::NEWEST);
-        let disallowed = strings(&["SubagentHandback"]);
-        let resolved = resolve(
-            &pool(),
-            Fields {
-                tools: None,
-                disallowed: &disallowed,
+    fn tools_17_memory_enables_read_write_edit() {
+        let pool = pool();
+        let bash_only = strings(&["Bash"]);
+        let no_edit = strings(&["Edit"]);
+        let fg = ToolRequest {
+            memory: true,
+            ..ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292))
+        };
+        // (tools, disallowedTools, has, lacks)
+        let rows: [FieldsRow<'_>; 2] = [
+            (
+                Some(&bash_only),
+                &[],
+                &["Bash", "Read", "Write", "Edit"],
+                &["Grep"],
+            ),
+            // disallowedTools still wins: only SubagentHandback overrides it.
+            (
+                Some(&bash_only),
+                &no_edit,
+                &["Bash", "Read", "Write"],
+                &["Edit"],
+            ),
+        ];
+        for (tools, disallowed, has, lacks) in rows {
+            let resolved = check(with_fields(fg, tools, disallowed), Expect { has, lacks });
+            assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-17"));
+        }
+        // Memory off (MEM-2): nothing is added.
+        let off = ToolRequest {
+            memory: false,
+            ..with_fields(fg, Some(&bash_only), &[])
+        };
+        check(
+            off,
+            Expect {
+                has: &["Bash"],
+                lacks: &["Read", "Write", "Edit"],
             },
-            placement(Mode::Background, 1),
-            &gates,
-            true,
-        )
-        .unwrap();
-        assert!(resolved.tools.contains(&"SubagentHandback".to_string()));
+        );
     }
 
     #[test]
-    fn forks_get_the_pool() {
-        let gates = Gates::for_version(Version::NEWEST);
-        let mut at_limit = placement(Mode::Background, 3);
-        at_limit.fork = true;
-        let resolved = resolve(&pool(), Fields::default(), at_limit, &gates, false).unwrap();
-        assert_eq!(resolved.tools, pool());
-        assert!(resolved.agent_errors);
+    fn tools_18_without_skill_no_skills() {
+        let pool = pool();
+        let fg = ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292));
+        let listed = strings(&["Read"]);
+        let denied = strings(&["Skill"]);
+        check(
+            with_fields(fg, Some(&listed), &[]),
+            Expect {
+                has: &[],
+                lacks: &["Skill"],
+            },
+        );
+        check(
+            with_fields(fg, None, &denied),
+            Expect {
+                has: &["Read"],
+                lacks: &["Skill"],
+            },
+        );
+        check(
+            fg,
+            Expect {
+                has: &["Skill"],
+                lacks: &[],
+            },
+        );
+    }
+
+    #[test]
+    fn tools_19_main_thread_has_no_filters() {
+        let pool = pool();
+        let mut at = placement(Mode::Background, 3);
+        at.depth = 0;
+        let request = ToolRequest {
+            main_thread: true,
+            ..ToolRequest::new(&pool, at, gates(292))
+        };
+        let resolved = check(
+            request,
+            Expect {
+                has: &[
+                    "AskUserQuestion",
+                    "TaskCreate",
+                    "Agent",
+                    "ExitPlanMode",
+                    "TaskOutput",
+                ],
+                lacks: &[],
+            },
+        );
+        assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-19"));
+        // Its fields still apply, and an empty result is not refused.
+        let coordinator = strings(&["Agent(worker, researcher)", "Read", "Bash"]);
+        check(
+            with_fields(request, Some(&coordinator), &[]),
+            Expect {
+                has: &["Agent", "Read", "Bash"],
+                lacks: &["Edit", "AskUserQuestion"],
+            },
+        );
+        let nothing = strings(&["Raed"]);
+        assert!(resolve_with(&with_fields(request, Some(&nothing), &[])).is_ok());
+    }
+
+    #[test]
+    fn tools_20_agent_entries_and_task_alias() {
+        let pool = pool();
+        let fg = ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292));
+        for entry in ["Agent", "Agent(worker)", "Task", "Task(worker, researcher)"] {
+            let listed = strings(&[entry]);
+            check(
+                with_fields(fg, Some(&listed), &[]),
+                Expect {
+                    has: &["Agent"],
+                    lacks: &["Read"],
+                },
+            );
+            check(
+                with_fields(fg, None, &listed),
+                Expect {
+                    has: &["Read"],
+                    lacks: &["Agent"],
+                },
+            );
+        }
+        assert!(!entry_matches("TaskCreate", "Agent", false));
+        assert!(!entry_matches("Task", "TaskCreate", false));
+    }
+
+    #[test]
+    fn main_tools_by_session() {
+        assert_eq!(default_main_tools().len(), DEFAULT_MAIN_TOOLS.len());
+        let windows = main_tools(SessionTools {
+            platform: Platform::Windows,
+            ..SessionTools::default()
+        });
+        assert!(windows.contains(&"PowerShell".to_string()));
+        assert!(!default_main_tools().contains(&"PowerShell".to_string()));
+        assert!(!default_main_tools().contains(&HANDBACK.to_string()));
     }
 }
