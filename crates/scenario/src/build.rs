@@ -665,6 +665,11 @@ expect:
             ),
             ("- {at: exp(1s), stop: a}", "must be a fixed duration"),
             (
+                "- {at: 1s, dismiss: a, message: hi}",
+                "`message` does not go with `dismiss`",
+            ),
+            ("- {at: 1s, dismis: a}", "did you mean `dismiss`?"),
+            (
                 "- {at: 1s, subtask: {behavior: []}}",
                 "`subtask` needs `task`",
             ),
@@ -675,6 +680,45 @@ expect:
                 .map(|_| String::new())
                 .unwrap_or_else(|problems| problems.to_string());
             assert!(message.contains(fragment), "{actions}: {message}");
+        }
+    }
+
+    #[test]
+    fn session_extension_problems() {
+        let cases = [
+            (
+                "continuations: -1",
+                "`continuations` must be at least 0, found -1",
+            ),
+            ("effort: extreme", "unknown effort `extreme`"),
+            ("effort: hgih", "did you mean `high`?"),
+            ("provider: vertx", "did you mean `vertex`?"),
+            ("trusted_dirs: here", "`trusted_dirs` must be a list"),
+            (
+                "auto_memory: off",
+                "`auto_memory` must be `true` or `false`",
+            ),
+            ("classifier: {veredict: block}", "unknown key `veredict`"),
+            ("hooks: [{event: Stop}]", "a hook needs `command`"),
+            (
+                "fallback_models: sonnet",
+                "`fallback_models` must be a list",
+            ),
+            (
+                "agent_dirs: [{scope: cli, path: a.json, passed_as: file}]",
+                "unknown passed_as `file`",
+            ),
+            (
+                "agent_dirs: [{scope: project, path: d, passed_as: path}]",
+                "`passed_as` only goes with `scope: cli`",
+            ),
+        ];
+        for (session, fragment) in cases {
+            let yaml = format!("name: x\nsession:\n  {session}\n");
+            let message = build(&yaml, "s.yaml", Path::new("."))
+                .map(|_| String::new())
+                .unwrap_or_else(|problems| problems.to_string());
+            assert!(message.contains(fragment), "{session}: {message}");
         }
     }
 

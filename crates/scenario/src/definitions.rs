@@ -6,9 +6,10 @@
 //! - `session.agent_dirs` `cli` entries: the `--agents` JSON object (DEF-7, DEF-8);
 //! - the scenario's own `agents:` block, inline or `file:` (the `agents` module reads it).
 //!
-//! Every file ends as exactly one outcome note — `Loaded`, `Skipped` (with the documented
-//! reason) or `Shadowed` (naming the winner) — plus `Warning` notes for ignored fields and
-//! the description budget. Claude Code skips broken files silently; the simulator says
+//! Every definition read from a file ends as exactly one outcome note — `Loaded`,
+//! `Skipped` (with the documented reason) or `Shadowed` (naming the winner) — plus
+//! `Warning` notes for ignored fields and the description budget. Inline definitions get
+//! a note only when shadowed. Claude Code skips broken files silently; the simulator says
 //! why, both as notes (the engine reports them at time 0) and as validation warnings.
 //!
 //! Not for deciding anything at run time: which definition a spawn gets (bare plugin
@@ -707,17 +708,7 @@ impl Loader {
         budget_at: Span,
     ) -> (BTreeMap<String, AgentDef>, Vec<DefinitionNote>) {
         let mut order: Vec<usize> = (0..self.candidates.len()).collect();
-        order.sort_by(|&a, &b| {
-            let rank = |candidate: &Candidate| {
-                (
-                    candidate.def.scope,
-                    candidate.group,
-                    candidate.index,
-                    candidate.relative.clone(),
-                )
-            };
-            rank(&self.candidates[a]).cmp(&rank(&self.candidates[b]))
-        });
+        order.sort_by(|&a, &b| rank(&self.candidates[a]).cmp(&rank(&self.candidates[b])));
         let mut winners: BTreeMap<String, usize> = BTreeMap::new();
         for &index in &order {
             let name = self.candidates[index].def.name.clone();
@@ -774,17 +765,7 @@ impl Loader {
         // Scope priority, then path, then name (a JSON file or the scenario holds several);
         // a definition's outcome before its warnings, which keep the order they were
         // found in (the sort is stable).
-        notes.sort_by(|a, b| {
-            let key = |note: &DefinitionNote| {
-                (
-                    note.scope,
-                    note.path.clone(),
-                    note.name.clone(),
-                    note.outcome == DefinitionOutcome::Warning,
-                )
-            };
-            key(a).cmp(&key(b))
-        });
+        notes.sort_by(|a, b| note_order(a).cmp(&note_order(b)));
 
         let mut defs = BTreeMap::new();
         let mut slots: Vec<Option<Candidate>> = self.candidates.into_iter().map(Some).collect();
@@ -817,6 +798,27 @@ impl Loader {
         }
         (defs, notes)
     }
+}
+
+/// Where a candidate ranks: scope priority (DEF-1), then inline before directories before
+/// `--add-dir` directories, then listing order (DEF-2), then path.
+fn rank(candidate: &Candidate) -> (Scope, Group, usize, &str) {
+    (
+        candidate.def.scope,
+        candidate.group,
+        candidate.index,
+        &candidate.relative,
+    )
+}
+
+/// The order of notes: scope, path, name, a definition's outcome before its warnings.
+fn note_order(note: &DefinitionNote) -> (Scope, &str, Option<&str>, bool) {
+    (
+        note.scope,
+        &note.path,
+        note.name.as_deref(),
+        note.outcome == DefinitionOutcome::Warning,
+    )
 }
 
 /// The rule that makes `winner` shadow `loser` (both already ranked), and why in words.

@@ -638,6 +638,31 @@ mod tests {
             Script::Main,
             "`behavior` must be a list",
         );
+        fails(
+            "- fail: {api_error: server, recovers_after: 2}",
+            Script::Main,
+            "`recovers_after` goes with `mid_stream: true`",
+        );
+        fails(
+            "- fail: {api_error: server, mid_stream: true, recovers_after: 0}",
+            Script::Main,
+            "`recovers_after` must be at least 1",
+        );
+        fails(
+            "- fail: {api_error: model_unavailble}",
+            Script::Main,
+            "did you mean `model_unavailable`?",
+        );
+        fails(
+            "- spawn: {prompt: [a]}",
+            Script::Main,
+            "`prompt` must be text",
+        );
+        fails(
+            "- fork: {classifier: {review: clean, launch: blok}}",
+            Script::Main,
+            "unknown launch verdict `blok`, did you mean `block`?",
+        );
     }
 
     #[test]
