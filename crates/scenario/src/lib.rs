@@ -15,6 +15,13 @@
 //! keeps the location of every key and value; validation then walks that tree by hand
 //! so that it can report every problem rather than the first.
 //!
+//! Definition files are read here too, the way Claude Code reads them: the directories of
+//! `session.agent_dirs` (scanned recursively), `--agents` JSON files and `agents.*.file`.
+//! Same-named definitions are resolved by scope priority, and what happened to every file
+//! (loaded, skipped with the documented reason, shadowed by which file) is in
+//! [`SimSpec::definitions`](subsim_engine::SimSpec::definitions), for the engine to
+//! report at time 0; skipped and duplicate files are also [`Loaded::warnings`].
+//!
 //! ```
 //! use std::path::Path;
 //! use subsim_engine::spec::Step;

@@ -99,7 +99,7 @@ pub(crate) struct DirEntry {
     pub dir: AgentDir,
     /// The path as written, normalised (`a/./b/../c` → `a/c`), for notes.
     pub shown: String,
-    /// Where the entry was written.
+    /// Where the entry's `path` was written: what warnings about its files point at.
     pub span: Span,
 }
 
@@ -487,7 +487,7 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<DirEntry> {
                     location: ctx.location(item.span),
                 },
                 shown: normalise(&path),
-                span: item.span,
+                span: fields.get("path").map_or(item.span, |value| value.span),
             });
         }
     }

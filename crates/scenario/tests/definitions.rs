@@ -268,15 +268,16 @@ fn skips_and_duplicates_are_warnings_at_their_agent_dirs_entry() {
             .unwrap_or_else(|| panic!("no warning with {fragment:?}: {:#?}", loaded.warnings));
         (warning.line, warning.column)
     };
-    // Line 10 is the `repo/.claude/agents` entry, 8 the JSON, 12 the user directory.
-    assert_eq!(at("skipped/no-name.md` is skipped"), (10, 7));
-    assert_eq!(at("`agents.json` is skipped (agent `-hidden`)"), (8, 7));
-    assert_eq!(at("z-twin.md` is shadowed"), (10, 7));
-    assert_eq!(at("home/.claude/agents/writer.md` is shadowed"), (12, 7));
+    // They point at the entry's `path`: line 10 is `repo/.claude/agents`, 8 the JSON,
+    // 12 the user directory.
+    assert_eq!(at("skipped/no-name.md` is skipped"), (10, 30));
+    assert_eq!(at("`agents.json` is skipped (agent `-hidden`)"), (8, 26));
+    assert_eq!(at("z-twin.md` is shadowed"), (10, 30));
+    assert_eq!(at("home/.claude/agents/writer.md` is shadowed"), (12, 27));
     // DEF-13: an unknown field is ignored, with a warning saying where it is.
     assert_eq!(
         at("in `repo/.claude/agents/scout.md` at 24:1: unrecognised field `favouriteColour`"),
-        (10, 7)
+        (10, 30)
     );
     // A bare plugin name that one plugin agent has is not an unknown type (MAIN-4).
     assert!(
@@ -312,7 +313,7 @@ fn an_interactive_session_rejects_an_agents_file_path() {
         .unwrap_or_else(|problems| problems);
     assert!(
         problems.contains(
-            "t.yaml:3:16: an interactive session rejects a file path for `--agents` (DEF-8)"
+            "t.yaml:3:35: an interactive session rejects a file path for `--agents` (DEF-8)"
         ),
         "{problems}"
     );
