@@ -645,18 +645,11 @@ impl Loader {
                 ..AgentDef::default()
             };
             definition_fields(&mut inner, &fields, &mut def, Origin::File);
-            for ignored in JSON_IGNORED {
-                if fields.get(ignored).is_some() {
-                    def.color = None;
-                    self.warning_note(
-                        &name,
-                        &shown,
-                        Scope::Cli,
-                        format!("`{ignored}` is ignored in `--agents` JSON"),
-                        "DEF-7",
-                    );
-                }
-            }
+            def.color = None;
+            let ignored: Vec<&str> = JSON_IGNORED
+                .into_iter()
+                .filter(|field| fields.get(field).is_some())
+                .collect();
             if def.description.trim().is_empty() {
                 skip(
                     self,
@@ -677,6 +670,15 @@ impl Loader {
                     "DEF-8",
                 );
                 continue;
+            }
+            for field in ignored {
+                self.warning_note(
+                    &name,
+                    &shown,
+                    Scope::Cli,
+                    format!("`{field}` is ignored in `--agents` JSON"),
+                    "DEF-7",
+                );
             }
             def.prompt = Some(prompt);
             def.scope = Scope::Cli;
