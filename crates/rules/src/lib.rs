@@ -27,6 +27,7 @@ pub mod cap;
 pub mod context;
 pub mod depth;
 pub mod errors;
+pub mod gates_table;
 pub mod handback;
 pub mod hooks;
 pub mod messages;
