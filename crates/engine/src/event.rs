@@ -131,6 +131,8 @@ pub enum EventKind {
         fork_mode: bool,
         /// Background tasks disabled.
         background_disabled: bool,
+        /// MAIN-1: the agent main runs as (`--agent`), if any.
+        main_agent: Option<Rc<str>>,
     },
     /// An Agent tool call was made.
     SpawnRequested {
@@ -423,6 +425,8 @@ pub struct RunProfile {
     pub context: ToolList,
     /// Its MCP servers (MCP-1).
     pub mcp_servers: ToolList,
+    /// An agent-team teammate rather than a subagent (SPAWN-11).
+    pub teammate: bool,
 }
 
 impl RunProfile {
@@ -438,6 +442,7 @@ impl RunProfile {
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
             context: Rc::from(Vec::new()),
             mcp_servers: Rc::from(Vec::new()),
+            teammate: false,
         }
     }
 }
@@ -534,7 +539,8 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 73] = [
+pub const FIELD_NAMES: [&str; 76] = [
+    "&str; 73] = [",
     "&str; 58] = [",
     "&str; 52] = [",
     "&str; 45] = [",
@@ -608,6 +614,8 @@ pub const FIELD_NAMES: [&str; 73] = [
     "review",
     "attempt",
     "from_model",
+    "teammate",
+    "main_agent",
 ];
 
 /// The fields that name agents (matched by id or name).
@@ -646,6 +654,7 @@ impl Event {
                 depth_limit,
                 fork_mode,
                 background_disabled,
+                main_agent,
             } => {
                 visit("version", Field::Str(version));
                 visit("session_kind", Field::Str(session_kind));
@@ -655,6 +664,9 @@ impl Event {
                 visit("depth_limit", Field::U64(u64::from(*depth_limit)));
                 visit("fork_mode", Field::Bool(*fork_mode));
                 visit("background_disabled", Field::Bool(*background_disabled));
+                if let Some(main_agent) = main_agent {
+                    visit("main_agent", Field::Str(main_agent));
+                }
             }
             EventKind::SpawnRequested {
                 caller,
@@ -721,6 +733,9 @@ impl Event {
                 visit("permission_mode", Field::Str(profile.permission_mode));
                 visit("context", Field::List(&profile.context));
                 visit("mcp_servers", Field::List(&profile.mcp_servers));
+                if profile.teammate {
+                    visit("teammate", Field::Bool(true));
+                }
             }
             EventKind::ToolCalled {
                 agent,

@@ -622,6 +622,7 @@ mod tests {
                 depth_limit: 3,
                 fork_mode: true,
                 background_disabled: false,
+                main_agent: None,
             },
         )
     }

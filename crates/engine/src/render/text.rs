@@ -148,8 +148,13 @@ impl Narrator {
                 depth_limit,
                 fork_mode,
                 background_disabled,
+                main_agent,
             } => {
                 let _ = write!(what, "Claude Code {version}, {session_kind} session: ");
+                if let Some(main_agent) = main_agent {
+                    // PANEL-12: the startup header shows @<name>.
+                    let _ = write!(what, "main runs as @{main_agent}; ");
+                }
                 match cap {
                     Some(cap) => {
                         let _ = write!(what, "at most {cap} subagents running at once");
@@ -742,6 +747,7 @@ mod tests {
                 depth_limit: 3,
                 fork_mode: true,
                 background_disabled: false,
+                main_agent: None,
             },
         }
     }

@@ -149,6 +149,7 @@ impl Kernel<'_> {
             depth: 1,
             mode: Mode::Background,
             fork: true,
+            teammate: false,
             permission_mode: self.config.permission_mode,
             one_shot: false,
             max_turns: None,

@@ -51,6 +51,7 @@ impl Kernel<'_> {
         agent.foreground_pending = 0;
         agent.bash_running = 0;
         agent.finished_at = now;
+        let teammate = agent.teammate;
         let reference = agent.reference();
         let (mode, fork, report_to, awaited, resumed, waiters, from_load) = (
             agent.mode,
@@ -61,7 +62,10 @@ impl Kernel<'_> {
             std::mem::take(&mut agent.waiters),
             agent.from_load,
         );
-        self.running -= 1;
+        // CAP-8: a teammate held no slot.
+        if !teammate {
+            self.running -= 1;
+        }
         let running = self.running;
         self.emit(
             rule,
@@ -84,6 +88,8 @@ impl Kernel<'_> {
             resumed,
         });
         let what = match (delivery, outcome) {
+            // NOTIFY-11: a teammate reports through team messages.
+            _ if teammate => "team_message",
             (Delivery::ToolResult, _) => "result",
             (_, Outcome::Completed | Outcome::Partial) => "completion",
             (_, Outcome::Failed) => "failed",
@@ -95,7 +101,9 @@ impl Kernel<'_> {
         };
         let to = self.reference(to_id);
         self.deliver_report(slot, to.clone(), outcome, detail.as_deref());
-        let rule = if outcome == Outcome::Failed && delivery == Delivery::Notification {
+        let rule = if teammate {
+            "NOTIFY-11"
+        } else if outcome == Outcome::Failed && delivery == Delivery::Notification {
             "NOTIFY-12"
         } else {
             notify_rule

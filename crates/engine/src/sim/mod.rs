@@ -270,6 +270,8 @@ struct Agent {
     classifier: Option<crate::spec::ClassifierSpec>,
     /// RESUME-14: the per-invocation model of the spawn.
     invocation_model: Option<Rc<str>>,
+    /// An agent-team teammate (SPAWN-11): its own limits, no slot (CAP-8).
+    teammate: bool,
     /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
     /// resume, except the model where RESUME-14 says otherwise).
     profile: Rc<RunProfile>,
@@ -366,6 +368,11 @@ struct Kernel<'s> {
     reached: BTreeMap<Rc<str>, AgentId>,
     tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
+    /// Spawn resolutions by kind of call (SPAWN; load runs ask the same question often).
+    spawn_cache:
+        BTreeMap<spawn::SpawnKey, Result<spawn::ResolvedType, (RejectReason, RuleId, String)>>,
+    /// `--agent`: the definition main runs as (MAIN-1).
+    main_agent: Option<usize>,
     /// The last profile handed out, with its key (load runs ask for the same one).
     last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
     // The person.
@@ -393,6 +400,8 @@ struct Kernel<'s> {
     continuation_budget: u32,
     /// HANDBACK-7/8: the session's classifier verdicts.
     classifier: crate::spec::ClassifierSpec,
+    /// MEM-2: auto memory on.
+    auto_memory: bool,
     /// Trusted folders (HOOK-6, MCP-3).
     trusted_dirs: Vec<String>,
     /// What loading the definitions did (DEF), reported at time 0.
@@ -507,10 +516,14 @@ impl<'s> Kernel<'s> {
         );
         let seed = session.seed;
         let main_model: Rc<str> = Rc::from(session.model.as_str());
-        let mut pool = session
-            .tools
-            .clone()
-            .unwrap_or_else(tools::default_main_tools);
+        let mut pool = session.tools.clone().unwrap_or_else(|| {
+            // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
+            // cross-session messaging.
+            tools::main_tools(tools::SessionTools {
+                cross_session_messaging: session.cross_session_messaging,
+                ..tools::SessionTools::default()
+            })
+        });
         for (server, server_tools) in &session.mcp {
             for tool in server_tools {
                 pool.push(format!("mcp__{server}__{tool}"));
@@ -564,7 +577,8 @@ impl<'s> Kernel<'s> {
         }
         for (name, def) in &spec.agents {
             let mut def = def.clone();
-            if def.name.is_empty() {
+            // DEF-5: a plugin definition is known by its scoped id, the map key.
+            if def.name.is_empty() || def.scope == Scope::Plugin {
                 def.name = name.clone();
             }
             add(def, &mut types);
@@ -606,6 +620,8 @@ impl<'s> Kernel<'s> {
             tool_cache: BTreeMap::new(),
             profile_cache: BTreeMap::new(),
             last_profile: None,
+            spawn_cache: BTreeMap::new(),
+            main_agent: None,
             prompts: BTreeMap::new(),
             prompt_queue: VecDeque::new(),
             person_busy: None,
@@ -626,6 +642,7 @@ impl<'s> Kernel<'s> {
             }),
             session_hooks: session.hooks.clone(),
             trusted_dirs: session.trusted_dirs.clone(),
+            auto_memory: session.auto_memory,
             fallback_models: session.fallback_models.clone(),
             continuation_budget: session.continuations,
             classifier: session.classifier,
@@ -649,9 +666,56 @@ impl<'s> Kernel<'s> {
             fork_arc: Rc::from("fork"),
         };
         // The main conversation is agent 0 in slot 0.
-        let main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
+        let mut main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
+        let mut main_type: Rc<str> = Rc::from("main");
+        let mut main_model = main_model;
+        if let Some(agent_name) = &session.agent {
+            match kernel.type_index.get(agent_name.as_str()).copied() {
+                Some(index) => {
+                    // MAIN-1 / TOOLS-19: main takes the definition's tool restrictions and
+                    // model; no background filter applies to the main thread.
+                    kernel.main_agent = Some(index);
+                    let def = &kernel.types[index].def;
+                    let placement = tools::Placement {
+                        depth: 0,
+                        depth_limit: kernel.config.depth_limit,
+                        mode: Mode::Foreground,
+                        fork: false,
+                        teammate: false,
+                        first_ran_foreground: true,
+                        permission_mode: kernel.config.permission_mode,
+                    };
+                    let request = tools::ToolRequest {
+                        fields: Fields {
+                            tools: def.tools.as_deref(),
+                            disallowed: &def.disallowed_tools,
+                        },
+                        main_thread: true,
+                        ..tools::ToolRequest::new(&kernel.pool, placement, kernel.config.gates)
+                    };
+                    if let Ok(resolved) = tools::resolve_with(&request) {
+                        main_tools = resolved
+                            .tools
+                            .iter()
+                            .map(|t| Rc::from(t.as_str()))
+                            .collect();
+                    }
+                    main_type = kernel.types[index].name.clone();
+                    if let Some(model) = def.model.as_deref().filter(|model| *model != "inherit") {
+                        main_model = Rc::from(model);
+                    }
+                }
+                None => kernel.notes.push(ConfigNote {
+                    rule: "MAIN-3",
+                    text: format!(
+                        "the session agent `{agent_name}` is not available; the session \
+                         continues with default tools"
+                    ),
+                }),
+            }
+        }
         let main_profile = RunProfile {
-            agent_type: Rc::from("main"),
+            agent_type: main_type,
             model: main_model.clone(),
             model_rule: "MAIN-1",
             effort: None,
@@ -659,6 +723,7 @@ impl<'s> Kernel<'s> {
             tools: main_tools,
             context: Rc::from(Vec::new()),
             mcp_servers: kernel.session_mcp.clone(),
+            teammate: false,
         };
         let main = Agent {
             id: MAIN,
@@ -672,6 +737,7 @@ impl<'s> Kernel<'s> {
             depth: 0,
             mode: Mode::Foreground,
             fork: false,
+            teammate: false,
             permission_mode: session_permission_mode(&spec),
             one_shot: false,
             max_turns: None,
@@ -712,6 +778,7 @@ impl<'s> Kernel<'s> {
             depth_limit: config.depth_limit,
             fork_mode: config.fork_mode,
             background_disabled: config.background_disabled,
+            main_agent: self.main_agent.map(|index| self.types[index].name.clone()),
         };
         self.emit(None, kind);
         self.announce_definitions();

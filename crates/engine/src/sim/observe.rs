@@ -39,7 +39,8 @@ impl Kernel<'_> {
     /// A run started or resumed: its panel row (PANEL-1, RESUME-8) and `SubagentStart`
     /// hooks (HOOK-1, Q-25).
     pub(super) fn observe_start(&mut self, slot: u32, transition: RunTransition) {
-        if self.panel.is_some() {
+        // Teammates are not subagents: the subagent panel has no row for them.
+        if self.panel.is_some() && !self.agent(slot).teammate {
             let agent = self.agent(slot);
             let (id, background) = (agent.id, agent.mode == Mode::Background);
             if transition == RunTransition::Resume {
@@ -80,7 +81,7 @@ impl Kernel<'_> {
             Outcome::Stopped | Outcome::Cancelled => RunTransition::Stop,
         };
         self.lifecycle_hooks(slot, HookEvent::SubagentStop, transition);
-        if self.panel.is_some() {
+        if self.panel.is_some() && !self.agent(slot).teammate {
             let kind = match transition {
                 RunTransition::Complete => FinishKind::Success,
                 RunTransition::Fail => FinishKind::Failure,
@@ -316,11 +317,17 @@ impl Kernel<'_> {
     /// written inline in the scenario lives in the scenario's folder (`.`). Trusting a
     /// parent folder is not enough: the folder itself must be listed.
     pub(super) fn trusted(&self, def: &AgentDef) -> bool {
+        // The folder that holds the agents directory (the project root for
+        // `<root>/.claude/agents/…`), else the file's own folder.
         let folder = match &def.source {
-            Some(path) => std::path::Path::new(path)
-                .parent()
-                .map(|parent| parent.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            Some(path) => match path.find("/.claude/agents/") {
+                Some(index) => path[..index].to_string(),
+                None if path.starts_with(".claude/agents/") => ".".to_string(),
+                None => std::path::Path::new(path)
+                    .parent()
+                    .map(|parent| parent.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            },
             None => ".".to_string(),
         };
         let normal = |text: &str| {

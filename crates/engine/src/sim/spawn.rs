@@ -1,6 +1,6 @@
 //! Agent tool calls: the spawn-time checks in Q-11's order, placement, tools, the cap, and starting a run.
 
-use subsim_rules::handback;
+use subsim_rules::{handback, spawn};
 
 use super::*;
 
@@ -97,87 +97,24 @@ impl Kernel<'_> {
         let caller_agent = self.agent(caller_slot);
         let caller_depth = caller_agent.depth;
         let caller_is_fork = caller_agent.fork;
-        // SPAWN-7: deny rules on Agent and Agent(type).
-        let denied = |kernel: &Kernel<'_>, type_name: &str| {
-            !kernel.permissions.deny.is_empty()
-                && kernel.permissions.deny.iter().any(|rule| {
-                    let (tool, specifier) = prompt::split_rule(rule.trim());
-                    (tool == "Agent" || tool == "Task")
-                        && specifier
-                            .is_none_or(|types| types.split(',').any(|t| t.trim() == type_name))
-                })
+        let caller_is_teammate = caller_agent.teammate;
+        // SPAWN-3…11, FORK-3/4/7, Q-29, Q-32, SPAWN-5: what the call resolves to.
+        let (type_index, teammate) = match self.resolve_type(
+            caller,
+            caller_is_fork,
+            caller_is_teammate,
+            spec,
+            name.is_some(),
+        ) {
+            Ok(ResolvedType::Type(index)) => (Some(index), false),
+            Ok(ResolvedType::Fork) => (None, false),
+            Ok(ResolvedType::Teammate(index)) => (Some(index), true),
+            Err((reason, rule, message)) => return reject(self, reason, rule, message),
         };
-        let type_index;
-        if spec.fork {
-            // FORK-7, Q-29, FORK-3/4.
-            if caller_is_fork {
-                return reject(
-                    self,
-                    RejectReason::ForkInFork,
-                    "FORK-7",
-                    messages::FORK_IN_FORK.into(),
-                );
-            }
-            if caller != MAIN {
-                return reject(
-                    self,
-                    RejectReason::ForkFromSubagent,
-                    "Q-29",
-                    messages::FORK_FROM_SUBAGENT.into(),
-                );
-            }
-            if !self.config.fork_mode {
-                return reject(
-                    self,
-                    RejectReason::ForkUnavailable,
-                    "FORK-3",
-                    messages::FORK_UNAVAILABLE.into(),
-                );
-            }
-            if denied(self, "fork") {
-                return reject(
-                    self,
-                    RejectReason::Denied,
-                    "FORK-4",
-                    messages::DENIED.into(),
-                );
-            }
-            type_index = None;
-        } else {
-            if let Some(type_name) = &spec.agent {
-                if denied(self, type_name) {
-                    return reject(
-                        self,
-                        RejectReason::Denied,
-                        "SPAWN-7",
-                        format!("{} ({type_name})", messages::DENIED),
-                    );
-                }
-                match named_type {
-                    Some(index) => type_index = Some(index),
-                    None => {
-                        return reject(
-                            self,
-                            RejectReason::UnknownType,
-                            "SPAWN-3",
-                            format!("Agent type '{type_name}' not found"),
-                        );
-                    }
-                }
-            } else {
-                // SPAWN-3/4: no type → general-purpose, if the session still has it.
-                match self.type_index.get("general-purpose") {
-                    Some(index) if !denied(self, "general-purpose") => type_index = Some(*index),
-                    _ => {
-                        return reject(
-                            self,
-                            RejectReason::TypeRequired,
-                            "SPAWN-4",
-                            messages::TYPE_REQUIRED.into(),
-                        )
-                    }
-                }
-            }
+        if teammate {
+            // SPAWN-11: launched as an agent-team teammate instead of a subagent.
+            let index = type_index.expect("a teammate reuses a type");
+            return Ok(self.start_teammate(caller_slot, caller_ref, index, name, spec));
         }
         // DEPTH-3/4/5: the caller's own Agent tool.
         let (state, depth_rule) = agent_tool(caller_depth, self.config.depth_limit, caller_is_fork);
@@ -219,7 +156,7 @@ impl Kernel<'_> {
         let definition_background = type_index.is_some_and(|i| self.types[i].def.background);
         let placement = placement::place(
             PlacementInput {
-                by_teammate: false,
+                by_teammate: caller_is_teammate,
                 definition_background,
                 run_in_background: spec.background,
                 needs_result: spec.needs_result,
@@ -324,6 +261,7 @@ impl Kernel<'_> {
             depth,
             mode,
             fork: spec.fork,
+            teammate: false,
             permission_mode,
             one_shot,
             max_turns,
@@ -410,31 +348,18 @@ impl Kernel<'_> {
     /// PERM-10/11/12: a subagent's effective permission mode.
     pub(super) fn effective_permission_mode(&self, type_index: Option<usize>) -> PermissionMode {
         let main = self.config.permission_mode;
-        let declared = type_index.and_then(|i| {
-            let def = &self.types[i].def;
-            // DEF-6: plugin definitions' permissionMode is ignored.
-            if def.scope == Scope::Plugin {
-                None
-            } else {
-                def.permission_mode
-            }
-        });
-        match main {
-            // PERM-11: these main modes override the definition.
-            PermissionMode::BypassPermissions
-            | PermissionMode::AcceptEdits
-            | PermissionMode::Auto => main,
-            _ => match declared {
-                None => main,
-                // PERM-12: declaring bypassPermissions keeps the main mode from v2.1.267.
-                Some(PermissionMode::BypassPermissions)
-                    if self.config.gates.bypass_keeps_main_mode =>
-                {
-                    main
-                }
-                Some(mode) => mode,
-            },
-        }
+        let Some(index) = type_index else { return main };
+        let def = &self.types[index].def;
+        // PERM-10/11/12, D-9, DEF-6: inheritance, the overriding main modes, the
+        // bypassPermissions exception (v2.1.267+) and plugin definitions.
+        let (mode, _) = prompt::effective_mode(
+            main,
+            def.permission_mode,
+            def.scope == Scope::Plugin,
+            true,
+            &self.config.gates,
+        );
+        mode
     }
 
     /// TOOLS-1…16 for a non-fork child, cached per (type, placement, mode).
@@ -466,18 +391,24 @@ impl Kernel<'_> {
             tools: def.tools.as_deref(),
             disallowed: &def.disallowed_tools,
         };
-        let result =
-            match tools::resolve(&self.pool, fields, placement, &self.config.gates, handback) {
-                Ok(resolved) => {
-                    let list: ToolList = resolved
-                        .tools
-                        .iter()
-                        .map(|t| Rc::from(t.as_str()))
-                        .collect();
-                    Ok((list, resolved.agent_errors))
-                }
-                Err(zero) => Err(zero.unresolved),
-            };
+        // TOOLS-17 / MEM-2: persistent memory adds Read, Write and Edit when auto memory is on.
+        let request = tools::ToolRequest {
+            fields,
+            handback,
+            memory: def.memory.is_some() && self.auto_memory,
+            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
+        };
+        let result = match tools::resolve_with(&request) {
+            Ok(resolved) => {
+                let list: ToolList = resolved
+                    .tools
+                    .iter()
+                    .map(|t| Rc::from(t.as_str()))
+                    .collect();
+                Ok((list, resolved.agent_errors))
+            }
+            Err(zero) => Err(zero.unresolved),
+        };
         self.tool_cache.insert(key, result.clone());
         result
     }
@@ -613,10 +544,268 @@ impl Kernel<'_> {
             tools,
             context: self.startup_context(type_index, spec.fork),
             mcp_servers: self.mcp_servers(type_index, spec.fork),
+            teammate: false,
         });
         if cacheable {
             self.profile_cache.insert(key, profile.clone());
         }
         profile
     }
+
+    /// SPAWN-3…11 through `rules::spawn::resolve`, cached per kind of call: a load run asks
+    /// the same question for every arrival.
+    fn resolve_type(
+        &mut self,
+        caller: AgentId,
+        caller_is_fork: bool,
+        caller_is_teammate: bool,
+        spec: &SpawnSpec,
+        named: bool,
+    ) -> Result<ResolvedType, (RejectReason, RuleId, String)> {
+        let caller_class: u8 = if caller == MAIN {
+            u8::from(self.main_agent.is_some())
+        } else if caller_is_fork {
+            3
+        } else if caller_is_teammate {
+            4
+        } else {
+            2
+        };
+        let key = SpawnKey {
+            agent: spec.agent.clone(),
+            fork: spec.fork,
+            named,
+            isolation: spec.isolation.is_some(),
+            caller: caller_class,
+        };
+        if let Some(found) = self.spawn_cache.get(&key) {
+            return found.clone();
+        }
+        let definitions: Vec<spawn::Definition<'_>> = self
+            .types
+            .iter()
+            .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
+            .map(|type_def| spawn::Definition {
+                // DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
+                name: match type_def.def.scope {
+                    Scope::Plugin => type_def
+                        .def
+                        .name
+                        .rsplit(':')
+                        .next()
+                        .unwrap_or(&type_def.def.name),
+                    _ => &type_def.def.name,
+                },
+                scope: match type_def.def.scope {
+                    Scope::Managed => spawn::Scope::Managed,
+                    Scope::Cli => spawn::Scope::Cli,
+                    Scope::User => spawn::Scope::User,
+                    Scope::Plugin => spawn::Scope::Plugin,
+                    Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
+                },
+                plugin: match type_def.def.scope {
+                    Scope::Plugin => type_def.def.name.rsplit_once(':').map(|(plugin, _)| plugin),
+                    _ => None,
+                },
+            })
+            .collect();
+        let main_agent_def = self.main_agent.map(|index| &self.types[index].def);
+        let caller_kind = match caller_class {
+            0 => spawn::Caller::Main,
+            1 => spawn::Caller::MainAgent {
+                tools: main_agent_def.and_then(|def| def.tools.as_deref()),
+                disallowed: main_agent_def.map_or(&[], |def| def.disallowed_tools.as_slice()),
+            },
+            3 => spawn::Caller::Fork,
+            4 => spawn::Caller::Teammate,
+            _ => spawn::Caller::Subagent,
+        };
+        let request = spawn::SpawnRequest {
+            subagent_type: if spec.fork {
+                Some("fork")
+            } else {
+                spec.agent.as_deref()
+            },
+            fork: spec.fork,
+            name: named.then_some("named"),
+            isolation: spec.isolation.as_deref(),
+            caller: caller_kind,
+            definitions: &definitions,
+            env: spawn::BuiltinEnv {
+                disable_explore_plan: self.config.disable_explore_plan,
+                sdk_disable_builtins: self.config.disable_builtins,
+            },
+            deny: &self.permissions.deny,
+            session: self.config.kind,
+            agent_teams: self.config.agent_teams,
+            fork_mode: self.config.fork_mode,
+            gates: self.config.gates,
+        };
+        let find = |kernel: &Kernel<'_>, name: &str| kernel.type_index.get(name).copied();
+        let answer = match spawn::resolve(&request) {
+            spawn::Resolution::Type { name, .. } => match find(self, &name) {
+                Some(index) => Ok(ResolvedType::Type(index)),
+                None => Err((
+                    RejectReason::UnknownType,
+                    "SPAWN-3",
+                    format!("Agent type '{name}' not found"),
+                )),
+            },
+            spawn::Resolution::Fork { .. } => Ok(ResolvedType::Fork),
+            spawn::Resolution::Teammate { agent_type, .. } => match find(self, &agent_type) {
+                Some(index) => Ok(ResolvedType::Teammate(index)),
+                None => Err((
+                    RejectReason::UnknownType,
+                    "SPAWN-3",
+                    format!("Agent type '{agent_type}' not found"),
+                )),
+            },
+            spawn::Resolution::Reject {
+                reason,
+                rule,
+                message,
+            } => Err((reason, rule, message)),
+        };
+        drop(definitions);
+        self.spawn_cache.insert(key, answer.clone());
+        answer
+    }
+
+    /// SPAWN-11 / CAP-8 / TOOLS-9 / NOTIFY-11: an agent-team teammate. It follows its own
+    /// limits (no cap check, no slot), keeps the task and cron tools, reports through team
+    /// messages, and is depth 0 for the subagents it spawns.
+    fn start_teammate(
+        &mut self,
+        caller_slot: u32,
+        caller_ref: AgentRef,
+        type_index: usize,
+        name: Option<Rc<str>>,
+        spec: &SpawnSpec,
+    ) -> (u32, Mode) {
+        let permission_mode = self.effective_permission_mode(Some(type_index));
+        let def = &self.types[type_index].def;
+        let placement = tools::Placement {
+            depth: 0,
+            depth_limit: self.config.depth_limit,
+            mode: Mode::Background,
+            fork: false,
+            teammate: true,
+            first_ran_foreground: false,
+            permission_mode,
+        };
+        let request = tools::ToolRequest {
+            fields: Fields {
+                tools: def.tools.as_deref(),
+                disallowed: &def.disallowed_tools,
+            },
+            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
+        };
+        let tool_list: ToolList = match tools::resolve_with(&request) {
+            Ok(resolved) => resolved
+                .tools
+                .iter()
+                .map(|tool| Rc::from(tool.as_str()))
+                .collect(),
+            Err(_) => Rc::from(Vec::new()),
+        };
+        let mut profile = (*self.run_profile(
+            Some(type_index),
+            spec,
+            Mode::Background,
+            1,
+            permission_mode,
+            tool_list,
+        ))
+        .clone();
+        profile.teammate = true;
+        let profile = Rc::new(profile);
+        let behavior = spec
+            .behavior
+            .clone()
+            .unwrap_or_else(|| self.types[type_index].behavior.clone());
+        let id = self.next_id;
+        self.next_id += 1;
+        let child = Agent {
+            id,
+            type_index: Some(type_index),
+            invocation_model: spec.model.as_deref().map(Rc::from),
+            report: None,
+            continuations: 0,
+            classifier: spec.classifier,
+            profile: profile.clone(),
+            name: name.clone(),
+            depth: 0,
+            mode: Mode::Background,
+            fork: false,
+            teammate: true,
+            permission_mode,
+            one_shot: false,
+            max_turns: self.types[type_index].def.max_turns,
+            from_load: false,
+            status: Status::Running,
+            user_cancelled: false,
+            program: behavior,
+            pc: 0,
+            stack: Vec::new(),
+            block: Block::Ready,
+            gen: 0,
+            foreground_pending: 0,
+            run: 0,
+            awaited: false,
+            children_running: 0,
+            bash_running: 0,
+            inbox: 0,
+            waiters: Vec::new(),
+            report_to: caller_ref.id,
+            resumed: false,
+            turns: 0,
+            rng: None,
+            finished_at: SimTime::ZERO,
+        };
+        let slot = self.insert(child);
+        let gen = self.agent(slot).gen;
+        self.agent_mut(caller_slot).children_running += 1;
+        if let Some(name) = &name {
+            self.names.insert(name.clone(), id);
+            self.reached.entry(name.clone()).or_insert(id);
+        }
+        let running = self.running;
+        self.emit(
+            Some("SPAWN-11"),
+            EventKind::AgentStarted {
+                agent: AgentRef { id, name },
+                parent: caller_ref,
+                depth: 0,
+                mode: Mode::Background,
+                fork: false,
+                running,
+                cap_checked: false,
+                profile,
+            },
+        );
+        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
+        self.schedule(self.now, Wake::Step { slot, gen });
+        (slot, Mode::Background)
+    }
+}
+
+/// A spawn question, as the resolution cache keys it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct SpawnKey {
+    agent: Option<String>,
+    fork: bool,
+    named: bool,
+    isolation: bool,
+    caller: u8,
+}
+
+/// What a call resolved to, as the kernel keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum ResolvedType {
+    /// A subagent of this type.
+    Type(usize),
+    /// A fork.
+    Fork,
+    /// An agent-team teammate of this type (SPAWN-11).
+    Teammate(usize),
 }

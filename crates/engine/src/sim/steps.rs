@@ -215,10 +215,13 @@ impl Kernel<'_> {
         let decision = match call.prompt {
             Some(true) => CallDecision::Prompt("PERM-3"),
             Some(false) => CallDecision::Run("PERM-9"),
-            None => prompt::decide(
-                &call.name,
-                call.input.as_deref(),
-                agent.permission_mode,
+            // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
+            None => prompt::decide_call(
+                &prompt::Call {
+                    input: call.input.as_deref(),
+                    subagent: agent.depth > 0,
+                    ..prompt::Call::new(&call.name, agent.permission_mode)
+                },
                 &self.permissions,
                 &self.session_grants,
             ),
