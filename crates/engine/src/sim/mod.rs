@@ -406,10 +406,8 @@ struct Kernel<'s> {
     trusted_dirs: Vec<String>,
     /// What loading the definitions did (DEF), reported at time 0.
     definitions: Vec<crate::spec::DefinitionNote>,
-    /// CTX-2: the context pieces of a fork, of Explore/Plan, and of other subagents.
+    /// CTX-2 / FORK-5: the context pieces of a fork (non-fork runs ask `rules::context`).
     context_fork: ToolList,
-    context_lean: ToolList,
-    context_full: ToolList,
     /// The session's MCP servers (MCP-1: shared with subagents).
     session_mcp: ToolList,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
@@ -648,8 +646,6 @@ impl<'s> Kernel<'s> {
             classifier: session.classifier,
             definitions: spec.definitions.clone(),
             context_fork: list(&["conversation_history", "system_prompt", "tools"]),
-            context_lean: list(&["system_prompt", "task"]),
-            context_full: list(&["system_prompt", "task", "claude_md", "git_status"]),
             session_mcp: session
                 .mcp
                 .keys()

@@ -317,19 +317,7 @@ impl Kernel<'_> {
     /// written inline in the scenario lives in the scenario's folder (`.`). Trusting a
     /// parent folder is not enough: the folder itself must be listed.
     pub(super) fn trusted(&self, def: &AgentDef) -> bool {
-        // The folder that holds the agents directory (the project root for
-        // `<root>/.claude/agents/…`), else the file's own folder.
-        let folder = match &def.source {
-            Some(path) => match path.find("/.claude/agents/") {
-                Some(index) => path[..index].to_string(),
-                None if path.starts_with(".claude/agents/") => ".".to_string(),
-                None => std::path::Path::new(path)
-                    .parent()
-                    .map(|parent| parent.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            },
-            None => ".".to_string(),
-        };
+        let folder = self.trust_folder(def);
         let normal = |text: &str| {
             let trimmed = text.trim_end_matches('/');
             if trimmed.is_empty() {
@@ -340,6 +328,23 @@ impl Kernel<'_> {
         };
         let folder = normal(&folder);
         self.trusted_dirs.iter().any(|dir| normal(dir) == folder)
+    }
+
+    /// The folder whose trust counts for a definition: the one holding its agents
+    /// directory (the project root for `<root>/.claude/agents/…`), else the file's own
+    /// folder; `.` (the scenario's folder) for a definition written inline.
+    pub(super) fn trust_folder(&self, def: &AgentDef) -> String {
+        match &def.source {
+            Some(path) => match path.find("/.claude/agents/") {
+                Some(index) => path[..index].to_string(),
+                None if path.starts_with(".claude/agents/") => ".".to_string(),
+                None => std::path::Path::new(path)
+                    .parent()
+                    .map(|parent| parent.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            },
+            None => ".".to_string(),
+        }
     }
 }
 

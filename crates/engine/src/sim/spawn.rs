@@ -1,6 +1,6 @@
 //! Agent tool calls: the spawn-time checks in Q-11's order, placement, tools, the cap, and starting a run.
 
-use subsim_rules::{handback, spawn};
+use subsim_rules::{context, handback, spawn};
 
 use super::*;
 
@@ -461,40 +461,126 @@ impl Kernel<'_> {
         effort.map(|effort| Rc::from(effort.as_str()))
     }
 
-    /// CTX-2…4: the pieces a run starts with. A fork inherits the whole conversation
-    /// (FORK-5); Explore and Plan skip CLAUDE.md and the git status (CTX-3, CTX-4).
-    pub(super) fn startup_context(&self, type_index: Option<usize>, fork: bool) -> ToolList {
-        if fork {
-            return self.context_fork.clone();
+    /// CTX-1…8, MEM-1…6, MCP-1…6 through `rules::context`: the context pieces a run starts
+    /// with, its MCP servers, and the tools its inline servers bring.
+    pub(super) fn startup(
+        &self,
+        type_index: Option<usize>,
+        fork: bool,
+        tools: &ToolList,
+    ) -> (ToolList, ToolList, Vec<Rc<str>>) {
+        if fork || type_index.is_none() {
+            return (
+                self.context_fork.clone(),
+                self.session_mcp.clone(),
+                Vec::new(),
+            );
         }
-        let explore_or_plan = type_index.is_some_and(|index| {
-            let def = &self.types[index].def;
-            def.scope == Scope::BuiltIn && (def.name == "Explore" || def.name == "Plan")
-        });
-        if explore_or_plan {
-            self.context_lean.clone()
-        } else {
-            self.context_full.clone()
-        }
-    }
-
-    /// MCP-1: a run's MCP servers: the session's (forks and definitions without
-    /// `mcpServers` share the parent's), plus the definition's own.
-    pub(super) fn mcp_servers(&self, type_index: Option<usize>, fork: bool) -> ToolList {
-        let own = match type_index {
-            Some(index) if !fork => &self.types[index].def.mcp_servers,
-            _ => return self.session_mcp.clone(),
+        let def = &self.types[type_index.unwrap_or(0)].def;
+        let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {
+            (Some(built_in), Scope::BuiltIn) => context::AgentKind::BuiltIn(built_in),
+            (_, scope) => context::AgentKind::Custom(match scope {
+                Scope::Managed => spawn::Scope::Managed,
+                Scope::Cli => spawn::Scope::Cli,
+                Scope::User => spawn::Scope::User,
+                Scope::Plugin => spawn::Scope::Plugin,
+                Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
+            }),
         };
-        if own.is_empty() {
-            return self.session_mcp.clone();
-        }
-        let mut names: Vec<Rc<str>> = self.session_mcp.iter().cloned().collect();
-        for server in own {
-            if !names.iter().any(|name| **name == *server.name) {
-                names.push(Rc::from(server.name.as_str()));
+        let tool_names: Vec<String> = tools.iter().map(|tool| tool.to_string()).collect();
+        let named: Vec<String> = self.names.keys().map(|name| name.to_string()).collect();
+        let skills: Vec<context::Skill<'_>> = def
+            .skills
+            .iter()
+            .map(|name| context::Skill {
+                name,
+                state: context::SkillState::Available,
+            })
+            .collect();
+        let servers: Vec<context::McpServer<'_>> = def
+            .mcp_servers
+            .iter()
+            .map(|server| context::McpServer {
+                name: &server.name,
+                inline: server.inline,
+            })
+            .collect();
+        let configured: Vec<String> = self
+            .session_mcp
+            .iter()
+            .map(|name| name.to_string())
+            .collect();
+        let source_dir = self.trust_folder(def);
+        let memory = match def.memory.as_deref() {
+            Some("user") => Some(context::MemoryScope::User),
+            Some("project") => Some(context::MemoryScope::Project),
+            Some("local") => Some(context::MemoryScope::Local),
+            _ => None,
+        };
+        let input = context::StartupInput {
+            omit_claude_md: def.omit_claude_md,
+            skills: &skills,
+            tools: &tool_names,
+            named_agents: &named,
+            memory,
+            auto_memory: self.auto_memory,
+            mcp: context::McpInput {
+                servers: &servers,
+                scope: match def.scope {
+                    Scope::Managed => spawn::Scope::Managed,
+                    Scope::Cli => spawn::Scope::Cli,
+                    Scope::User => spawn::Scope::User,
+                    Scope::Plugin => spawn::Scope::Plugin,
+                    Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
+                },
+                source_dir: Some(&source_dir),
+                trusted_dirs: &self.trusted_dirs,
+                configured: &configured,
+                ..context::McpInput::default()
+            },
+            session: self.config.kind,
+            ..context::StartupInput::new(kind, &def.name, self.config.gates)
+        };
+        let started = context::startup_context(&input);
+        let pieces: ToolList = started
+            .pieces
+            .iter()
+            .filter(|piece| piece.included)
+            .map(|piece| {
+                // CTX-3: omitClaudeMd keeps only the managed policy files.
+                if piece.name == "CLAUDE.md"
+                    && def.omit_claude_md
+                    && self.config.gates.omit_claude_md
+                {
+                    Rc::from("CLAUDE.md (managed policy files only)")
+                } else {
+                    Rc::from(piece.name)
+                }
+            })
+            .collect();
+        let mut servers_list: Vec<Rc<str>> = self.session_mcp.iter().cloned().collect();
+        let mut inline_tools = Vec::new();
+        for outcome in &started.mcp {
+            if !outcome.status.available() {
+                continue;
+            }
+            if !servers_list.iter().any(|name| **name == *outcome.name) {
+                servers_list.push(Rc::from(outcome.name.as_str()));
+            }
+            if outcome.status == context::McpStatus::Connected {
+                if let Some(server) = def
+                    .mcp_servers
+                    .iter()
+                    .find(|server| server.name == outcome.name)
+                {
+                    for tool in &server.tools {
+                        inline_tools
+                            .push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
+                    }
+                }
             }
         }
-        names.into()
+        (pieces, servers_list.into(), inline_tools)
     }
 
     /// The profile of a new run; cached per (type, placement, mode) when the call passes no
@@ -508,7 +594,9 @@ impl Kernel<'_> {
         permission_mode: PermissionMode,
         tools: ToolList,
     ) -> Rc<RunProfile> {
-        let cacheable = spec.model.is_none() && spec.effort.is_none();
+        // The sibling roster (CTX-6) is a snapshot of the names in use, so a profile is
+        // shared only while no agent has a name.
+        let cacheable = spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
         let at_limit = depth >= self.config.depth_limit;
         let key = (
             type_index.map_or(usize::MAX, |index| index),
@@ -535,6 +623,15 @@ impl Kernel<'_> {
             Some(index) if !spec.fork => self.types[index].name.clone(),
             _ => self.fork_arc.clone(),
         };
+        let (context, mcp_servers, inline_tools) = self.startup(type_index, spec.fork, &tools);
+        let tools = if inline_tools.is_empty() {
+            tools
+        } else {
+            // MCP-1: an inline server connects for this subagent and brings its tools.
+            let mut list: Vec<Rc<str>> = tools.iter().cloned().collect();
+            list.extend(inline_tools);
+            list.into()
+        };
         let profile = Rc::new(RunProfile {
             agent_type,
             model,
@@ -542,8 +639,8 @@ impl Kernel<'_> {
             effort: self.run_effort(type_index, spec.effort.as_deref(), spec.fork),
             permission_mode: permission_mode.as_str(),
             tools,
-            context: self.startup_context(type_index, spec.fork),
-            mcp_servers: self.mcp_servers(type_index, spec.fork),
+            context,
+            mcp_servers,
             teammate: false,
         });
         if cacheable {
