@@ -371,6 +371,11 @@ struct Kernel<'s> {
     /// Spawn resolutions by kind of call (SPAWN; load runs ask the same question often).
     spawn_cache:
         BTreeMap<spawn::SpawnKey, Result<spawn::ResolvedType, (RejectReason, RuleId, String)>>,
+    /// The last spawn question and its answer.
+    last_spawn: Option<(
+        spawn::SpawnKey,
+        Result<spawn::ResolvedType, (RejectReason, RuleId, String)>,
+    )>,
     /// `--agent`: the definition main runs as (MAIN-1).
     main_agent: Option<usize>,
     /// The last profile handed out, with its key (load runs ask for the same one).
@@ -619,6 +624,7 @@ impl<'s> Kernel<'s> {
             profile_cache: BTreeMap::new(),
             last_profile: None,
             spawn_cache: BTreeMap::new(),
+            last_spawn: None,
             main_agent: None,
             prompts: BTreeMap::new(),
             prompt_queue: VecDeque::new(),

@@ -668,6 +668,17 @@ impl Kernel<'_> {
         } else {
             2
         };
+        // The last question, compared in place: a load run asks it for every arrival.
+        if let Some((last, answer)) = &self.last_spawn {
+            if last.agent.as_deref() == spec.agent.as_deref()
+                && last.fork == spec.fork
+                && last.named == named
+                && last.isolation == spec.isolation.is_some()
+                && last.caller == caller_class
+            {
+                return answer.clone();
+            }
+        }
         let key = SpawnKey {
             agent: spec.agent.clone(),
             fork: spec.fork,
@@ -676,7 +687,9 @@ impl Kernel<'_> {
             caller: caller_class,
         };
         if let Some(found) = self.spawn_cache.get(&key) {
-            return found.clone();
+            let found = found.clone();
+            self.last_spawn = Some((key, found.clone()));
+            return found;
         }
         let definitions: Vec<spawn::Definition<'_>> = self
             .types
@@ -764,7 +777,8 @@ impl Kernel<'_> {
             } => Err((reason, rule, message)),
         };
         drop(definitions);
-        self.spawn_cache.insert(key, answer.clone());
+        self.spawn_cache.insert(key.clone(), answer.clone());
+        self.last_spawn = Some((key, answer.clone()));
         answer
     }
 
