@@ -1,10 +1,13 @@
 //! The command line, as clap derive types: what the user can type, with help text.
 //!
-//! Parsing only; what the commands do is in `run.rs` and `check.rs`.
+//! Parsing only (and the little `--at` time syntax); what the commands do is in `run.rs`,
+//! `check.rs`, `panel.rs`, `rules_cmd.rs`, `explain.rs`, `diff.rs` and `tools_cmd.rs`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use subsim_engine::SimTime;
+use subsim_rules::Version;
 
 /// Simulates how Claude Code schedules its subagents, deterministically, in virtual time.
 #[derive(Debug, Parser)]
@@ -25,6 +28,47 @@ pub enum Command {
     Check(CheckArgs),
     /// Parse and validate a scenario file without running it.
     Validate(ValidateArgs),
+    /// Show the subagent panel and the /tasks list at one instant of a scenario's run.
+    ///
+    /// The scenario runs in virtual time up to and including --at, then stops; the panel
+    /// and /tasks are shown the way a person would see them then. Scenarios with a `load:`
+    /// block keep no panel and are refused (exit 2).
+    Panel(PanelArgs),
+    /// List every rule of the catalog: status, version gates, demonstrating scenarios.
+    ///
+    /// The list is docs/rules.md as it was when this binary was built (it is embedded, so
+    /// this works without the repository); the version gates are those of `Gates`, each
+    /// listed under the rules it serves.
+    Rules(RulesArgs),
+    /// Explain one rule in plain words, then run a scenario that shows it.
+    ///
+    /// Prints the rule's summary and status, the version gates that belong to it and the
+    /// scenarios that demonstrate it; then runs the first of those scenarios and narrates
+    /// it, each line citing the rule that decided. The scenarios are built into the binary,
+    /// so this works without the repository. A rule no scenario demonstrates yet is
+    /// explained without a run (exit 0); an unknown ID gets a suggestion (exit 2).
+    Explain(ExplainArgs),
+    /// Run a scenario under two Claude Code versions and show what changes.
+    ///
+    /// Runs the scenario with `session.version` set to --from, then to --to, and prints the
+    /// version gates that differ (with their rules), the session settings that differ, the
+    /// first event where the two traces part (narrated, with a few events of context and
+    /// the fields that differ) and the kinds of event whose counts differ. The file is
+    /// loaded once: agent definitions are read under its own `session.version`. Identical
+    /// runs are reported as such (exit 0).
+    Diff(DiffArgs),
+    /// Show, step by step, how a subagent's tool set is resolved.
+    ///
+    /// Prints the base pool, what filter 1 removed, what `disallowedTools` and `tools` did,
+    /// what filter 2 (background only) removed and what was attached whatever the fields
+    /// say, each step citing its rule. The definition is an agent of a scenario (--file
+    /// with --agent; built-in types such as general-purpose or Explore work too) or a
+    /// standalone agent Markdown file with YAML frontmatter (--definition). The session
+    /// (version, tools, MCP servers, permission mode, env) is the scenario's, or
+    /// --session's; with neither, the default session of the newest version. Without a
+    /// mode flag the subagent is placed where an Agent-tool spawn from main that does not
+    /// need the result would run (FGBG-1).
+    Tools(ToolsArgs),
 }
 
 /// `subsim run`.
@@ -79,6 +123,192 @@ pub struct ValidateArgs {
     pub file: PathBuf,
 }
 
+/// `subsim panel`.
+#[derive(Debug, Args)]
+pub struct PanelArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The instant to look at, in virtual time: `45s`, `1m30s`, `1.5s`, `250ms`, `2h`, a
+    /// bare number of seconds, or the narration's clock (`00:01:30.000`).
+    #[arg(long, value_name = "TIME", value_parser = parse_at)]
+    pub at: SimTime,
+    /// Seed of every random stream (overrides the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `subsim rules`.
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// `text` for people; `tsv` for tools: a header line, then one line per rule with
+    /// the columns id, status, scenarios (space-separated), gates (comma-separated) and
+    /// summary.
+    #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
+    pub format: RulesFormat,
+}
+
+/// Output formats of `subsim rules`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    /// Grouped by area, for reading.
+    Text,
+    /// Tab-separated values, one rule per line.
+    Tsv,
+}
+
+/// `subsim explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The rule ID, e.g. CAP-1 (any case).
+    #[arg(value_name = "RULE-ID")]
+    pub rule: String,
+    /// Seed of every random stream (overrides the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `subsim diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The first version, e.g. 2.1.185.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub from: Version,
+    /// The second version, e.g. 2.1.292.
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    pub to: Version,
+    /// Seed of every random stream (overrides the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `subsim tools`.
+#[derive(Debug, Args)]
+#[command(
+    group(ArgGroup::new("source").required(true).args(["file", "definition"])),
+    group(ArgGroup::new("mode").args(["background", "foreground", "compare"])),
+)]
+pub struct ToolsArgs {
+    /// A scenario file whose agent definition to resolve (name it with --agent).
+    #[arg(long, value_name = "SCENARIO")]
+    pub file: Option<PathBuf>,
+    /// The agent type: a key of the scenario's `agents:` or a built-in type.
+    #[arg(long, value_name = "NAME", requires = "file")]
+    pub agent: Option<String>,
+    /// A standalone agent definition file (Markdown with YAML frontmatter).
+    #[arg(long, value_name = "PATH.md", conflicts_with = "agent")]
+    pub definition: Option<PathBuf>,
+    /// A scenario whose session to use instead (version, tools, MCP, permission mode, env).
+    #[arg(long, value_name = "SCENARIO")]
+    pub session: Option<PathBuf>,
+    /// Resolve for a background run (filter 2 applies).
+    #[arg(long)]
+    pub background: bool,
+    /// Resolve for a foreground run.
+    #[arg(long)]
+    pub foreground: bool,
+    /// Resolve both and show them side by side, with the tools that differ.
+    #[arg(long)]
+    pub compare: bool,
+    /// The subagent's depth: 1 for one launched by main.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub depth: u32,
+}
+
+fn parse_version(text: &str) -> Result<Version, String> {
+    text.parse::<Version>().map_err(|error| error.to_string())
+}
+
+/// What `--at` accepts, for error messages.
+const AT_FORMS: &str = "write a time as `45s`, `1m30s`, `1.5s`, `250ms`, `2h`, a bare number \
+                        of seconds, or a clock time such as `00:01:30.000`";
+
+/// Parses a virtual instant: unit-suffixed parts (`1m30s`), a bare number of seconds, or a
+/// clock time (`HH:MM:SS.mmm`, `MM:SS`).
+pub fn parse_at(text: &str) -> Result<SimTime, String> {
+    let trimmed = text.trim();
+    let micros = if trimmed.contains(':') {
+        clock(trimmed)
+    } else {
+        units(trimmed)
+    };
+    match micros {
+        Some(micros) => Ok(SimTime(micros)),
+        None => Err(format!("`{trimmed}` is not a time: {AT_FORMS}")),
+    }
+}
+
+/// Microseconds of a plain decimal number of `scale`-microsecond units.
+fn scaled(number: &str, scale: u64) -> Option<u64> {
+    let valid = !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && number.chars().filter(|c| *c == '.').count() <= 1
+        && number.chars().any(|c| c.is_ascii_digit());
+    if !valid {
+        return None;
+    }
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut micros = whole.checked_mul(scale)?;
+    // The fraction digit by digit, so that `1.5s` is exactly 1 500 000 µs.
+    let mut unit = scale;
+    for digit in fraction.chars() {
+        unit /= 10;
+        micros = micros.checked_add(u64::from(digit.to_digit(10)?) * unit)?;
+    }
+    Some(micros)
+}
+
+fn units(text: &str) -> Option<u64> {
+    if let Some(micros) = scaled(text, 1_000_000) {
+        return Some(micros);
+    }
+    // Longest suffix first, so that `ms` is not read as `m` then `s`.
+    const UNITS: [(&str, u64); 6] = [
+        ("ms", 1_000),
+        ("us", 1),
+        ("µs", 1),
+        ("h", 3_600_000_000),
+        ("m", 60_000_000),
+        ("s", 1_000_000),
+    ];
+    let mut rest = text;
+    let mut total: u64 = 0;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(digits);
+        let (unit, scale) = UNITS.iter().find(|(unit, _)| after.starts_with(unit))?;
+        total = total.checked_add(scaled(number, *scale)?)?;
+        rest = &after[unit.len()..];
+    }
+    (!text.is_empty()).then_some(total)
+}
+
+fn clock(text: &str) -> Option<u64> {
+    let parts: Vec<&str> = text.split(':').collect();
+    let (hours, minutes, seconds) = match parts.as_slice() {
+        [minutes, seconds] => ("0", *minutes, *seconds),
+        [hours, minutes, seconds] => (*hours, *minutes, *seconds),
+        _ => return None,
+    };
+    let whole = |part: &str| -> Option<u64> {
+        (!part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
+            .then(|| part.parse().ok())
+            .flatten()
+    };
+    whole(hours)?
+        .checked_mul(3_600_000_000)?
+        .checked_add(whole(minutes)?.checked_mul(60_000_000)?)?
+        .checked_add(scaled(seconds, 1_000_000)?)
+}
+
 fn parse_speed(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(speed) if speed.is_finite() && speed > 0.0 => Ok(speed),
@@ -105,5 +335,22 @@ mod tests {
         assert!(parse_speed("-1").is_err());
         assert!(parse_speed("inf").is_err());
         assert!(parse_speed("fast").is_err());
+    }
+
+    #[test]
+    fn times() {
+        let at = |text| parse_at(text).map(|time| time.as_micros());
+        assert_eq!(at("45s"), Ok(45_000_000));
+        assert_eq!(at("1m30s"), Ok(90_000_000));
+        assert_eq!(at("1.5s"), Ok(1_500_000));
+        assert_eq!(at("250ms"), Ok(250_000));
+        assert_eq!(at("2h"), Ok(7_200_000_000));
+        assert_eq!(at("90"), Ok(90_000_000));
+        assert_eq!(at("00:01:30.000"), Ok(90_000_000));
+        assert_eq!(at("1:30"), Ok(90_000_000));
+        assert_eq!(at("0.000001s"), Ok(1));
+        for bad in ["", "s", "45x", "-1s", "1..5s", "1:2:3:4", "a:30", "45 s"] {
+            assert!(at(bad).is_err(), "{bad:?} should not parse");
+        }
     }
 }

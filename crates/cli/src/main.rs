@@ -6,10 +6,16 @@
 //! safety limit (its output so far is kept).
 
 mod args;
+mod catalog;
 mod check;
 mod diagnostics;
+mod diff;
+mod explain;
 mod output;
+mod panel;
+mod rules_cmd;
 mod run;
+mod tools_cmd;
 
 use std::process::ExitCode;
 
@@ -73,6 +79,11 @@ fn run() -> anyhow::Result<Status> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Validate(args) => check::validate(args),
+        Command::Panel(args) => panel::panel(args),
+        Command::Rules(args) => rules_cmd::rules(args),
+        Command::Explain(args) => explain::explain(args),
+        Command::Diff(args) => diff::diff(args),
+        Command::Tools(args) => tools_cmd::tools(args),
     }
 }
 

@@ -19,6 +19,21 @@ pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
     }
 }
 
+/// Writes `text` to stdout and flushes; a reader that went away (`subsim rules | head`) is
+/// not an error.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if !is_broken_pipe(&error) => {
+            Err(anyhow::Error::new(error).context("cannot write to stdout"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// True for the error a write gets when the reader went away (`subsim run | head`):
 /// nothing is wrong, there is just no one left to read.
 pub fn is_broken_pipe(error: &io::Error) -> bool {

@@ -211,7 +211,7 @@ fn load_demo() -> anyhow::Result<Loaded> {
 }
 
 /// Prints warnings (or the errors) of a load to stderr.
-fn report(
+pub fn report(
     loaded: Result<Loaded, subsim_scenario::diagnostic::Diagnostics>,
 ) -> anyhow::Result<Loaded> {
     match loaded {

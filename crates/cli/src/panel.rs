@@ -1,0 +1,61 @@
+//! `subsim panel FILE --at TIME`: the subagent panel and the `/tasks` list at one instant
+//! of a scenario's run, as a person would see them.
+//!
+//! The engine runs the scenario up to and including the instant and returns the view
+//! (`Simulation::run_until`); `subsim_rules::panel` draws it. This module only frames it.
+
+use std::fmt::Write as _;
+
+use subsim_engine::sink::Discard;
+use subsim_engine::time::human_duration;
+use subsim_engine::Simulation;
+use subsim_rules::panel::{render_panel, render_tasks};
+
+use crate::args::PanelArgs;
+use crate::run::load;
+use crate::{output, Status};
+
+pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
+    let loaded = load(&args.file)?;
+    let shown = args.file.display();
+    if loaded.spec.load.is_some() {
+        anyhow::bail!(
+            "{shown} is a load scenario (it has a `load:` block), and load runs keep no panel: \
+             there is nothing to show. `subsim run {shown} --format summary` gives its statistics"
+        );
+    }
+    let name = loaded.spec.name.clone();
+    let simulation = |spec| match args.seed {
+        Some(seed) => Simulation::new(spec).with_seed(seed),
+        None => Simulation::new(spec),
+    };
+    // The whole run, only to say whether it was already over at that instant.
+    let whole = simulation(loaded.spec.clone()).run(&mut Discard);
+    let (report, view) = simulation(loaded.spec).run_until(&mut Discard, args.at);
+    let Some(view) = view else {
+        anyhow::bail!("{shown}: this run keeps no panel (load runs keep none)");
+    };
+    let mut out = format!(
+        "At {} ({}) in {shown}: {name}\n",
+        args.at,
+        human_duration(args.at.as_micros())
+    );
+    if whole.end <= args.at {
+        let _ = writeln!(out, "The run was over by then: it ended at {}.", whole.end);
+    }
+    if let Some(limit) = &report.limit {
+        let _ = writeln!(out, "The run stopped early: {limit}.");
+    }
+    out.push_str("\nSubagent panel\n");
+    let rows = render_panel(&view);
+    if rows.is_empty() {
+        out.push_str("  (no rows)\n");
+    }
+    for line in rows.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    out.push('\n');
+    out.push_str(&render_tasks(&view));
+    output::print(&out)?;
+    Ok(Status::Ok)
+}

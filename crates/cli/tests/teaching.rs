@@ -1,0 +1,230 @@
+//! End-to-end runs of the teaching commands of the built `subsim` binary: `panel`,
+//! `rules`, `explain`, `diff` and `tools`. Few, each checking what a person relies on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `subsim` with `args` from `dir`, without colors or log filters.
+fn subsim_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the subsim binary runs")
+}
+
+/// Runs `subsim` from the repository root, so scenario paths are relative to it.
+fn subsim(args: &[&str]) -> Output {
+    subsim_in(&repo_root(), args)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn code(output: &Output) -> i32 {
+    output.status.code().expect("subsim exits with a code")
+}
+
+fn assert_has(text: &str, wanted: &str) {
+    assert!(text.contains(wanted), "expected {wanted:?} in:\n{text}");
+}
+
+#[test]
+fn panel_shows_a_failed_row_and_the_tasks_list_at_that_instant() {
+    let output = subsim(&[
+        "panel",
+        "scenarios/panel/failed-and-stopped-rows-stay-30-seconds.yaml",
+        "--at",
+        "5s",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_has(&text, "At 00:00:05.000 (5s)");
+    // PANEL-3: the failed run's row stays, reading failed; the other still runs.
+    assert_has(&text, "Subagent panel\n  flaky  failed\n  long  running\n");
+    assert_has(&text, "/tasks\n  long  running");
+
+    let load = subsim(&[
+        "panel",
+        "scenarios/load/erlang-b-20-erlangs.yaml",
+        "--at",
+        "1m30s",
+    ]);
+    assert_eq!(code(&load), 2);
+    assert_has(&stderr(&load), "load runs keep no panel");
+}
+
+/// `(id, status, scenario paths)` of every row of `docs/rules.md`'s rules tables, read
+/// independently of the binary's own parser.
+fn rules_from_docs(text: &str) -> Vec<(String, String, Vec<String>)> {
+    let section = text
+        .split("\n## ")
+        .find(|part| part.starts_with("Rules by area"))
+        .expect("docs/rules.md has a `## Rules by area` section");
+    section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line
+                .trim()
+                .strip_prefix('|')?
+                .strip_suffix('|')?
+                .split('|')
+                .map(str::trim)
+                .collect();
+            let id = cells.first()?;
+            let is_id = id.split_once('-').is_some_and(|(area, n)| {
+                area.chars().all(|c| c.is_ascii_uppercase())
+                    && !area.is_empty()
+                    && n.parse::<u32>().is_ok()
+            });
+            if cells.len() != 4 || !is_id {
+                return None;
+            }
+            let scenarios = cells[3]
+                .split("](../")
+                .skip(1)
+                .filter_map(|rest| rest.split(')').next())
+                .filter(|target| target.starts_with("scenarios/"))
+                .map(String::from)
+                .collect();
+            Some((id.to_string(), cells[2].to_string(), scenarios))
+        })
+        .collect()
+}
+
+#[test]
+fn rules_tsv_agrees_with_docs_rules_md() {
+    let docs = std::fs::read_to_string(repo_root().join("docs/rules.md")).expect("docs/rules.md");
+    let expected = rules_from_docs(&docs);
+    assert!(
+        expected.len() >= 200,
+        "only {} rows in docs/rules.md",
+        expected.len()
+    );
+
+    let output = subsim(&["rules", "--format", "tsv"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("id\tstatus\tscenarios\tgates\tsummary"));
+    let got: Vec<(String, String, Vec<String>)> = lines
+        .map(|line| {
+            let columns: Vec<&str> = line.split('\t').collect();
+            assert_eq!(columns.len(), 5, "five columns in {line:?}");
+            let scenarios = columns[2].split_whitespace().map(String::from).collect();
+            (columns[0].to_string(), columns[1].to_string(), scenarios)
+        })
+        .collect();
+    for (index, (want, have)) in expected.iter().zip(&got).enumerate() {
+        assert_eq!(
+            want, have,
+            "row {index} differs (docs/rules.md vs subsim rules)"
+        );
+    }
+    assert_eq!(expected.len(), got.len(), "as many rules in both");
+    // The gates column names fields of gates_table: CAP-1's gate is `cap`.
+    assert!(text.lines().any(
+        |line| line.starts_with("CAP-1\tsimulated\t") && line.split('\t').nth(3) == Some("cap")
+    ));
+}
+
+#[test]
+fn explain_runs_a_built_in_scenario_and_suggests_for_a_typo() {
+    // From an empty folder: the rules and the scenarios are built into the binary.
+    let empty = std::env::temp_dir().join(format!("subsim-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).expect("temp dir");
+    let output = subsim_in(&empty, &["explain", "cap-1"]);
+    let _ = std::fs::remove_dir_all(&empty);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_has(
+        &text,
+        "CAP-1: A session caps concurrently running subagents",
+    );
+    assert_has(&text, "Status: simulated");
+    assert_has(&text, "cap (CAP-1, Q-34): from 2.1.217");
+    assert_has(&text, "Running scenarios/cap/");
+    assert_has(&text, "rejected");
+    assert_has(&text, "[CAP-1]");
+
+    let typo = subsim(&["explain", "CAP-01"]);
+    assert_eq!(code(&typo), 2);
+    assert_has(&stderr(&typo), "did you mean `CAP-1`?");
+    assert!(stdout(&typo).is_empty());
+}
+
+#[test]
+fn diff_reports_the_prompt_gate_and_where_the_runs_part() {
+    let output = subsim(&[
+        "diff",
+        "scenarios/perm/background-prompt-goes-to-main.yaml",
+        "--from",
+        "2.1.185",
+        "--to",
+        "2.1.292",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let gate = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("background_prompts"))
+        .unwrap_or_else(|| panic!("no background_prompts gate line in:\n{text}"));
+    assert_has(gate, "off → on");
+    assert_has(gate, "[PERM-4, PERM-5]");
+    assert_has(&text, "The traces part at event #");
+    // The 2.1.185 side auto-denies the prompt; the 2.1.292 side routes it to main.
+    assert_has(&text, "auto-denied silently, nobody is asked [PERM-5]");
+    assert_has(&text, "shown in the main session [PERM-4]");
+    assert_has(&text, "permission_answered  0 → 1");
+
+    let same = subsim(&[
+        "diff",
+        "scenarios/perm/background-prompt-goes-to-main.yaml",
+        "--from",
+        "2.1.292",
+        "--to",
+        "2.1.292",
+    ]);
+    assert_eq!(code(&same), 0);
+    assert_has(&stdout(&same), "The two runs are identical");
+}
+
+#[test]
+fn tools_compare_shows_filter_two_removing_tools_in_the_background() {
+    let output = subsim(&[
+        "tools",
+        "--file",
+        "scenarios/handback/auto-mode-attaches-subagent-handback.yaml",
+        "--agent",
+        "strict",
+        "--compare",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let background = text
+        .split("\nBackground\n")
+        .nth(1)
+        .expect("a Background section");
+    assert_has(background, "filter 2    removed, silently");
+    assert_has(background, "TaskCreate");
+    assert_has(background, "[TOOLS-5]");
+    // HANDBACK-3/4: attached in both placements although disallowed.
+    assert_has(&text, "SubagentHandback  yes         yes");
+    assert_has(
+        &text,
+        "TaskCreate        yes         —           filter 2: removed, silently [TOOLS-5]",
+    );
+}
