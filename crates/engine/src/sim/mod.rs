@@ -316,6 +316,9 @@ impl Agent {
     }
 }
 
+/// A cached spawn resolution: what the call resolved to, or its rejection.
+type SpawnAnswer = Result<spawn::ResolvedType, (RejectReason, RuleId, String)>;
+
 /// A cached tool resolution: the list and whether `Agent` errors, or the unresolved entries.
 type ToolResolution = Result<(ToolList, bool), Vec<String>>;
 
@@ -369,13 +372,9 @@ struct Kernel<'s> {
     tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
     /// Spawn resolutions by kind of call (SPAWN; load runs ask the same question often).
-    spawn_cache:
-        BTreeMap<spawn::SpawnKey, Result<spawn::ResolvedType, (RejectReason, RuleId, String)>>,
+    spawn_cache: BTreeMap<spawn::SpawnKey, SpawnAnswer>,
     /// The last spawn question and its answer.
-    last_spawn: Option<(
-        spawn::SpawnKey,
-        Result<spawn::ResolvedType, (RejectReason, RuleId, String)>,
-    )>,
+    last_spawn: Option<(spawn::SpawnKey, SpawnAnswer)>,
     /// `--agent`: the definition main runs as (MAIN-1).
     main_agent: Option<usize>,
     /// The last profile handed out, with its key (load runs ask for the same one).
