@@ -1,6 +1,6 @@
 //! `expect:` assertions over a finished run, checked while the run streams its events.
 //!
-//! [`Checker`] is a [`Sink`](crate::sink::Sink): it keeps counters, not the trace, so a
+//! [`Checker`] is a [`Sink`]: it keeps counters, not the trace, so a
 //! million-event load run can be checked in constant memory. It remembers a few matching
 //! events per assertion to show on failure.
 
