@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::io;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use subsim_benches::{baseline_w1, w1_spec};
+use subsim_benches::{baseline_w1, baseline_w1_tuned, w1_spec};
 use subsim_engine::render::JsonlWriter;
 use subsim_engine::sink::Discard;
 use subsim_engine::summary::Summary;

@@ -1,6 +1,6 @@
 //! Quick manual timing of W1 (not a benchmark: use `cargo bench` for numbers you quote).
 use std::time::Instant;
-use subsim_benches::{baseline_w1, w1_spec};
+use subsim_benches::{baseline_w1, baseline_w1_tuned, w1_spec};
 use subsim_engine::sink::Discard;
 use subsim_engine::Simulation;
 
@@ -13,8 +13,15 @@ fn main() {
     let base = baseline_w1(n, 1);
     let baseline = start.elapsed();
     let start = Instant::now();
+    let tuned = baseline_w1_tuned(n, 1);
+    let tuned_time = start.elapsed();
+    let start = Instant::now();
     let report = Simulation::new(w1_spec(n)).run(&mut Discard);
     let kernel = start.elapsed();
+    println!(
+        "tuned baseline {tuned_time:?} ({} rejected)",
+        tuned.rejected
+    );
     println!(
         "baseline {baseline:?} ({} rejected), kernel {kernel:?} ({} events), ratio {:.2}",
         base.rejected,
