@@ -23,6 +23,11 @@ fn w1(c: &mut Criterion) {
             |b, &n| b.iter(|| black_box(baseline_w1(n, 1))),
         );
         group.bench_with_input(
+            BenchmarkId::new("baseline_tuned", arrivals),
+            &arrivals,
+            |b, &n| b.iter(|| black_box(baseline_w1_tuned(n, 1))),
+        );
+        group.bench_with_input(
             BenchmarkId::new("subsim_discard", arrivals),
             &arrivals,
             |b, &n| b.iter(|| black_box(Simulation::new(w1_spec(n)).run(&mut Discard))),
