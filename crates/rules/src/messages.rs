@@ -17,6 +17,9 @@ pub const API_ERROR_TERMINATED: &str = "Agent terminated early due to an API err
 pub const FORK_DEPTH: &str = "Agent tool unavailable: this fork is at the nesting depth limit";
 /// DEPTH-3: placeholder: a non-fork subagent at the limit has no Agent tool at all.
 pub const NO_AGENT_TOOL: &str = "Agent tool not available at the nesting depth limit";
+/// DEPTH-5: placeholder: the caller's definition leaves `Agent` out of its tools.
+pub const NO_AGENT_TOOL_DEFINED: &str =
+    "Agent tool not available: this subagent's definition does not give it the Agent tool";
 /// FORK-7: placeholder.
 pub const FORK_IN_FORK: &str = "A fork cannot spawn further forks";
 /// Q-29: placeholder.

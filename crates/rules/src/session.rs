@@ -133,8 +133,10 @@ pub mod env {
     pub const DISABLE_EXPLORE_PLAN: &str = "CLAUDE_CODE_DISABLE_EXPLORE_PLAN_AGENTS";
     /// SPAWN-8: drop every built-in (non-interactive sessions).
     pub const SDK_DISABLE_BUILTINS: &str = "CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS";
+    /// MODEL-4: an explicit model for the `opus` alias on other providers.
+    pub const DEFAULT_OPUS_MODEL: &str = "ANTHROPIC_DEFAULT_OPUS_MODEL";
     /// Every variable the simulator reads, for validation hints.
-    pub const KNOWN: [&str; 9] = [
+    pub const KNOWN: [&str; 10] = [
         MAX_CONCURRENT,
         MAX_DEPTH,
         FORK_SUBAGENT,
@@ -144,6 +146,7 @@ pub mod env {
         EFFORT_LEVEL,
         DISABLE_EXPLORE_PLAN,
         SDK_DISABLE_BUILTINS,
+        DEFAULT_OPUS_MODEL,
     ];
 }
 

@@ -243,7 +243,18 @@ fn step_body(
             .dist(value, "`bash_background`")
             .map(Step::BashBackground),
         "report" => ctx.text(value, "`report`").map(Step::Report),
-        "fail" => fail(ctx, value).map(Step::Fail),
+        "fail" => {
+            let spec = fail(ctx, value);
+            if script == Script::Main {
+                ctx.error_help(
+                    key.span,
+                    "`fail` is only allowed in a subagent's `behavior`",
+                    "it simulates an API error that ends a subagent's run (ERR); the main conversation's own errors are not simulated",
+                );
+                return None;
+            }
+            spec.map(Step::Fail)
+        }
         "ask_progress" => {
             let target = ctx.name(value, "`ask_progress`");
             if script == Script::Behavior {
@@ -499,12 +510,6 @@ mod tests {
         )
     }
 
-    fn ok(yaml: &str) -> Vec<Step> {
-        let (steps, errors) = check(yaml, Script::Main);
-        assert!(errors.is_empty(), "{yaml}: {errors:?}");
-        steps
-    }
-
     fn fails(yaml: &str, script: Script, fragment: &str) {
         let (_, errors) = check(yaml, script);
         assert!(
@@ -515,7 +520,9 @@ mod tests {
 
     #[test]
     fn every_step_form() {
-        let steps = ok(r#"
+        // A subagent's behavior: `fail` is allowed there, `ask_progress` (main only) is not.
+        let (steps, errors) = check(
+            r#"
 - work: 10s
 - tool: Bash
 - tool: {name: Bash, input: "git push", prompt: true, duration: exp(1s)}
@@ -533,10 +540,12 @@ mod tests {
 - bash_background: 2m
 - report: done
 - fail: {api_error: rate_limit, after_output: true}
-- ask_progress: r-1
 - repeat: {times: 2, steps: [{work: 1s}]}
-"#);
-        assert_eq!(steps.len(), 19);
+"#,
+            Script::Behavior,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(steps.len(), 18);
         let Step::Spawn(spawn) = &steps[3] else {
             panic!("{:?}", steps[3])
         };
@@ -583,7 +592,7 @@ mod tests {
                 ..
             })
         ));
-        assert!(matches!(&steps[18], Step::Repeat { times: 2, .. }));
+        assert!(matches!(&steps[17], Step::Repeat { times: 2, .. }));
     }
 
     #[test]

@@ -162,8 +162,12 @@ fn rich_main_user_load() {
     assert!(matches!(&main[10], Step::WaitFor(WaitTarget::Children)));
     assert!(matches!(&main[14], Step::AskProgress(name) if name == "r-4"));
     assert!(matches!(&main[15], Step::Repeat { times: 3, steps } if steps.len() == 2));
+    let Step::Spawn(failing) = &main[16] else {
+        panic!("{:?}", main[16])
+    };
+    let behavior = failing.behavior.as_ref().expect("a behavior");
     assert!(
-        matches!(&main[16], Step::Fail(fail) if fail.api_error == ApiError::Overloaded && fail.after_output)
+        matches!(&behavior[0], Step::Fail(fail) if fail.api_error == ApiError::Overloaded && fail.after_output)
     );
 
     let user = &loaded.spec.user;
@@ -459,7 +463,13 @@ fn extended_agent_and_step_keys() {
             review: Review::Unavailable
         })
     );
-    let fails: Vec<FailSpec> = main[2..5]
+    let Step::Spawn(failing) = &main[2] else {
+        panic!("{:?}", main[2])
+    };
+    let fails: Vec<FailSpec> = failing
+        .behavior
+        .as_ref()
+        .expect("a behavior")
         .iter()
         .map(|step| match step {
             Step::Fail(fail) => *fail,

@@ -238,18 +238,20 @@ impl Kernel<'_> {
         // ERR-5: the chain covers an unavailable model; the first model that is not the
         // failing one accepts the request.
         let current = agent.profile.model.clone();
+        // Chain entries may be aliases; they name models like every other model field.
         let fallback = (fail.api_error == ApiError::ModelUnavailable)
             .then(|| {
                 self.fallback_models
                     .iter()
+                    .map(|model| subsim_rules::model::expand_alias(model, None))
                     .find(|model| model.as_str() != &*current)
-                    .cloned()
             })
             .flatten();
         let input = errors::ApiErrorInput {
             produced_text: fail.after_output,
             tool_calls_only: fail.tool_calls && !fail.after_output,
-            mid_stream: fail.mid_stream,
+            // ERR-1 covers cuts whose partial response has text and no tool calls.
+            mid_stream: fail.mid_stream && !fail.tool_calls,
             continuations_used: agent.continuations,
             budget: self.continuation_budget,
             fallback_chain_covers: fallback.is_some(),

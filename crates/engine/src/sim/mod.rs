@@ -410,8 +410,6 @@ struct Kernel<'s> {
     trusted_dirs: Vec<String>,
     /// What loading the definitions did (DEF), reported at time 0.
     definitions: Vec<crate::spec::DefinitionNote>,
-    /// CTX-2 / FORK-5: the context pieces of a fork (non-fork runs ask `rules::context`).
-    context_fork: ToolList,
     /// The session's MCP servers (MCP-1: shared with subagents).
     session_mcp: ToolList,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
@@ -479,11 +477,6 @@ impl ModelSettings {
     }
 }
 
-/// A shared list of names.
-fn list(items: &[&str]) -> ToolList {
-    items.iter().map(|item| Rc::from(*item)).collect()
-}
-
 /// The provider spelled as in scenario files (`anthropic`, `vertex`, …) or as the rules
 /// crate spells it; unknown text means the Anthropic API.
 fn provider_from(text: &str) -> model::Provider {
@@ -506,7 +499,32 @@ const BUILT_INS: [&str; 6] = [
 ];
 
 impl<'s> Kernel<'s> {
-    fn new(spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
+    fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
+        // MAIN-1 / MAIN-4: the session agent, by exact name or by a plugin's bare name
+        // (unique among plugin definitions); main then runs on its model, and subagents
+        // that inherit the main model inherit that one.
+        let main_agent_key = spec.session.agent.as_ref().and_then(|wanted| {
+            if spec.agents.contains_key(wanted) {
+                return Some(wanted.clone());
+            }
+            let suffix = format!(":{wanted}");
+            let mut matches = spec
+                .agents
+                .iter()
+                .filter(|(key, def)| def.scope == Scope::Plugin && key.ends_with(&suffix));
+            match (matches.next(), matches.next()) {
+                (Some((key, _)), None) => Some(key.clone()),
+                _ => None,
+            }
+        });
+        if let Some(model) = main_agent_key
+            .as_ref()
+            .and_then(|key| spec.agents.get(key))
+            .and_then(|def| def.model.clone())
+            .filter(|model| model != "inherit")
+        {
+            spec.session.model = model;
+        }
         let session = &spec.session;
         let (config, notes) = SessionConfig::resolve(
             session.version,
@@ -650,7 +668,6 @@ impl<'s> Kernel<'s> {
             continuation_budget: session.continuations,
             classifier: session.classifier,
             definitions: spec.definitions.clone(),
-            context_fork: list(&["conversation_history", "system_prompt", "tools"]),
             session_mcp: session
                 .mcp
                 .keys()
@@ -669,9 +686,9 @@ impl<'s> Kernel<'s> {
         // The main conversation is agent 0 in slot 0.
         let mut main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
         let mut main_type: Rc<str> = Rc::from("main");
-        let mut main_model = main_model;
         if let Some(agent_name) = &session.agent {
-            match kernel.type_index.get(agent_name.as_str()).copied() {
+            let key = main_agent_key.as_deref().unwrap_or(agent_name.as_str());
+            match kernel.type_index.get(key).copied() {
                 Some(index) => {
                     // MAIN-1 / TOOLS-19: main takes the definition's tool restrictions and
                     // model; no background filter applies to the main thread.
@@ -702,9 +719,6 @@ impl<'s> Kernel<'s> {
                             .collect();
                     }
                     main_type = kernel.types[index].name.clone();
-                    if let Some(model) = def.model.as_deref().filter(|model| *model != "inherit") {
-                        main_model = Rc::from(model);
-                    }
                 }
                 None => kernel.notes.push(ConfigNote {
                     rule: "MAIN-3",

@@ -149,7 +149,7 @@ impl Kernel<'_> {
                 self,
                 RejectReason::NoAgentTool,
                 "DEPTH-5",
-                messages::NO_AGENT_TOOL.into(),
+                messages::NO_AGENT_TOOL_DEFINED.into(),
             );
         }
         // FGBG-1: where it would run.
@@ -470,11 +470,18 @@ impl Kernel<'_> {
         tools: &ToolList,
     ) -> (ToolList, ToolList, Vec<Rc<str>>) {
         if fork || type_index.is_none() {
-            return (
-                self.context_fork.clone(),
-                self.session_mcp.clone(),
-                Vec::new(),
-            );
+            // FORK-5 / FORK-13: a fork inherits main's whole conversation.
+            let input = context::StartupInput {
+                session: self.config.kind,
+                ..context::StartupInput::new(context::AgentKind::Fork, "fork", self.config.gates)
+            };
+            let pieces: ToolList = context::startup_context(&input)
+                .pieces
+                .iter()
+                .filter(|piece| piece.included)
+                .map(|piece| Rc::from(piece.name))
+                .collect();
+            return (pieces, self.session_mcp.clone(), Vec::new());
         }
         let def = &self.types[type_index.unwrap_or(0)].def;
         let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {

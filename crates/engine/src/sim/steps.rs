@@ -212,20 +212,29 @@ impl Kernel<'_> {
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included.
         self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse);
         let agent = self.agent(slot);
-        let decision = match call.prompt {
-            Some(true) => CallDecision::Prompt("PERM-3"),
-            Some(false) => CallDecision::Run("PERM-9"),
-            // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
-            None => prompt::decide_call(
-                &prompt::Call {
-                    input: call.input.as_deref(),
-                    subagent: agent.depth > 0,
-                    ..prompt::Call::new(&call.name, agent.permission_mode)
-                },
-                &self.permissions,
-                &self.session_grants,
-            ),
-        };
+        let decision =
+            match call.prompt {
+                Some(true) => CallDecision::Prompt("PERM-3"),
+                // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14).
+                Some(false)
+                    if self.permissions.deny.iter().any(|rule| {
+                        prompt::rule_matches(rule, &call.name, call.input.as_deref())
+                    }) =>
+                {
+                    CallDecision::Deny("PERM-14")
+                }
+                Some(false) => CallDecision::Run("PERM-9"),
+                // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
+                None => prompt::decide_call(
+                    &prompt::Call {
+                        input: call.input.as_deref(),
+                        subagent: agent.depth > 0,
+                        ..prompt::Call::new(&call.name, agent.permission_mode)
+                    },
+                    &self.permissions,
+                    &self.session_grants,
+                ),
+            };
         match decision {
             CallDecision::Run(rule) => {
                 self.emit(
