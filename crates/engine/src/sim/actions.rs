@@ -119,6 +119,10 @@ impl Kernel<'_> {
             }
             .as_str(),
         );
+        if self.next_id as u64 > self.limits.max_agents {
+            self.hit_limit("max_agents", self.limits.max_agents);
+            return;
+        }
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;

@@ -114,6 +114,10 @@ impl Kernel<'_> {
         if teammate {
             // SPAWN-11: launched as an agent-team teammate instead of a subagent.
             let index = type_index.expect("a teammate reuses a type");
+            if self.next_id as u64 > self.limits.max_agents {
+                self.hit_limit("max_agents", self.limits.max_agents);
+                return Err(None);
+            }
             return Ok(self.start_teammate(caller_slot, caller_ref, index, name, spec));
         }
         // DEPTH-3/4/5: the caller's own Agent tool.
