@@ -155,6 +155,9 @@ pub struct HookSpec {
     pub matcher: Option<String>,
     /// The command; subsim records it and never executes it.
     pub command: String,
+    /// The simulator's stand-in for what the command would exit with: `2` makes a
+    /// `PreToolUse` hook block the call (HOOK-7). `None`: it succeeds.
+    pub exit_code: Option<u32>,
 }
 
 /// The auto-mode classifier's verdicts at its three checkpoints (HANDBACK-7).

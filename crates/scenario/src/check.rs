@@ -329,13 +329,7 @@ impl<'s> Ctx<'s> {
     /// A list of names, or the documented comma-separated string (`"Read, Grep"`).
     pub fn name_list(&mut self, node: &Node, what: &str) -> Option<Vec<String>> {
         match &node.value {
-            Value::Str(text) => Some(
-                text.split(',')
-                    .map(str::trim)
-                    .filter(|item| !item.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            ),
+            Value::Str(text) => Some(split_top_level(text)),
             Value::Seq(items) => {
                 let names: Vec<Option<String>> =
                     items.iter().map(|item| self.name(item, what)).collect();
@@ -395,5 +389,49 @@ impl<'n> Fields<'n> {
     /// True if no key was written.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// Splits the documented comma-separated tool string at the commas that are not inside
+/// parentheses, so `Agent(worker, reviewer), Read` is two entries (SPAWN-5's example).
+pub(crate) fn split_top_level(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for character in text.chars() {
+        match character {
+            '(' => {
+                depth += 1;
+                current.push(character);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                current.push(character);
+            }
+            ',' if depth == 0 => {
+                items.push(std::mem::take(&mut current));
+            }
+            _ => current.push(character),
+        }
+    }
+    items.push(current);
+    items
+        .into_iter()
+        .map(|item| item.trim().to_string())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::split_top_level;
+
+    #[test]
+    fn commas_inside_parentheses_stay() {
+        assert_eq!(
+            split_top_level("Agent(worker, reviewer), Read, Bash(git push *)"),
+            vec!["Agent(worker, reviewer)", "Read", "Bash(git push *)"]
+        );
+        assert_eq!(split_top_level(" Read ,, Grep "), vec!["Read", "Grep"]);
     }
 }

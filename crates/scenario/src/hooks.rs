@@ -32,11 +32,11 @@ const OTHER_EVENTS: [&str; 6] = [
     "PostToolUseFailure",
 ];
 /// Keys of one entry of the list shape.
-const LIST_KEYS: [&str; 3] = ["event", "matcher", "command"];
+const LIST_KEYS: [&str; 4] = ["event", "matcher", "command", "exit_code"];
 /// Keys of one matcher group of the map shape.
 const GROUP_KEYS: [&str; 2] = ["matcher", "hooks"];
 /// Keys of one hook of the map shape (`timeout` is accepted and ignored).
-const HOOK_KEYS: [&str; 3] = ["type", "command", "timeout"];
+const HOOK_KEYS: [&str; 4] = ["type", "command", "timeout", "exit_code"];
 const LIST_EXAMPLE: &str = "`[{event: SubagentStart, matcher: db-agent, command: ./log.sh}]`";
 const MAP_EXAMPLE: &str =
     "`{PreToolUse: [{matcher: Bash, hooks: [{type: command, command: ./check.sh}]}]}`";
@@ -103,10 +103,14 @@ fn list_entry(ctx: &mut Ctx<'_>, node: &Node, what: &str) -> Option<HookSpec> {
     let matcher = fields.get("matcher").and_then(|value| matcher(ctx, value));
     let command = require(ctx, &fields, "a hook", "command", LIST_EXAMPLE)
         .and_then(|value| ctx.name(value, "`command`"));
+    let exit_code = fields
+        .get("exit_code")
+        .and_then(|value| ctx.integer_u32(value, "`exit_code`", 0));
     Some(HookSpec {
         event: event?,
         matcher,
         command: command?,
+        exit_code,
     })
 }
 
@@ -155,11 +159,15 @@ fn event_groups(ctx: &mut Ctx<'_>, event: &str, node: &Node) -> Vec<HookSpec> {
             }
             let command = require(ctx, &hook, "a hook", "command", MAP_EXAMPLE)
                 .and_then(|value| ctx.name(value, "`command`"));
+            let exit_code = hook
+                .get("exit_code")
+                .and_then(|value| ctx.integer_u32(value, "`exit_code`", 0));
             if let Some(command) = command {
                 found.push(HookSpec {
                     event: event.to_string(),
                     matcher: matcher.clone(),
                     command,
+                    exit_code,
                 });
             }
         }
@@ -188,6 +196,7 @@ mod tests {
             event: event.into(),
             matcher: matcher.map(str::to_string),
             command: command.into(),
+            exit_code: None,
         }
     }
 

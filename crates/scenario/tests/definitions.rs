@@ -208,11 +208,13 @@ fn the_fields_of_a_file_reach_the_definition() {
                 event: "PreToolUse".into(),
                 matcher: Some("Grep".into()),
                 command: "./scripts/log-search.sh".into(),
+                exit_code: None,
             },
             HookSpec {
                 event: "Stop".into(),
                 matcher: None,
                 command: "./scripts/done.sh".into(),
+                exit_code: None,
             },
         ]
     );

@@ -363,11 +363,13 @@ fn extended_session_keys() {
                 event: "SubagentStart".into(),
                 matcher: Some("db-agent".into()),
                 command: "./log-start.sh".into(),
+                exit_code: None,
             },
             HookSpec {
                 event: "SubagentStop".into(),
                 matcher: None,
                 command: "./log-stop.sh".into(),
+                exit_code: None,
             },
         ]
     );

@@ -712,11 +712,21 @@ impl<'s> Kernel<'s> {
                         ..tools::ToolRequest::new(&kernel.pool, placement, kernel.config.gates)
                     };
                     if let Ok(resolved) = tools::resolve_with(&request) {
-                        main_tools = resolved
+                        let mut list: Vec<Rc<str>> = resolved
                             .tools
                             .iter()
                             .map(|t| Rc::from(t.as_str()))
                             .collect();
+                        // MCP-2: the agent's inline `mcpServers` connect at startup for main
+                        // too, alongside the session's servers.
+                        for server in def.mcp_servers.iter().filter(|server| server.inline) {
+                            for tool in &server.tools {
+                                list.push(Rc::from(
+                                    format!("mcp__{}__{tool}", server.name).as_str(),
+                                ));
+                            }
+                        }
+                        main_tools = list.into();
                     }
                     main_type = kernel.types[index].name.clone();
                 }

@@ -262,14 +262,15 @@ impl Kernel<'_> {
 
     /// HOOK-1 / HOOK-4: `PreToolUse` / `PostToolUse` hooks for a tool call, matched on the
     /// tool's name.
-    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) {
+    /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
+    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
         let agent = self.agent(slot);
         let own: &[HookSpec] = match agent.type_index {
             Some(index) => &self.types[index].def.hooks,
             None => &[],
         };
         if self.session_hooks.is_empty() && own.is_empty() {
-            return;
+            return false;
         }
         let gates = self.config.gates;
         let mut fired: Vec<(HookSpec, &'static str, RuleId)> = Vec::new();
@@ -299,6 +300,8 @@ impl Kernel<'_> {
             }
         }
         let reference = agent.reference();
+        let blocks = event == HookEvent::PreToolUse
+            && fired.iter().any(|(hook, _, _)| hook.exit_code == Some(2));
         for (hook, source, rule) in fired {
             self.emit(
                 Some(rule),
@@ -311,6 +314,7 @@ impl Kernel<'_> {
                 },
             );
         }
+        blocks
     }
 
     /// HOOK-6 / MCP-3: is the folder holding the definition's file trusted? A definition

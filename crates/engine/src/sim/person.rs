@@ -65,7 +65,7 @@ impl Kernel<'_> {
             },
         );
         if allowed {
-            self.tool_hooks(
+            let _ = self.tool_hooks(
                 pending.slot,
                 &pending.tool,
                 subsim_rules::hooks::HookEvent::PostToolUse,

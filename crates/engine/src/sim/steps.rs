@@ -1,5 +1,7 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
+use subsim_rules::handback;
+
 use super::*;
 
 impl Kernel<'_> {
@@ -209,12 +211,28 @@ impl Kernel<'_> {
             );
             return false;
         }
-        // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included.
-        self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse);
+        // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
+        // one that exits with code 2 blocks the call and its stderr goes back to the agent.
+        if self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse) {
+            let reference = self.agent(slot).reference();
+            self.emit(
+                Some("HOOK-7"),
+                EventKind::ToolCalled {
+                    agent: reference,
+                    tool: Rc::from(call.name.as_str()),
+                    allowed: false,
+                    reason: Some("hook_blocked"),
+                },
+            );
+            return false;
+        }
         let agent = self.agent(slot);
         let decision =
             match call.prompt {
                 Some(true) => CallDecision::Prompt("PERM-3"),
+                // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
+                // do not apply.
+                _ if call.name == "SubagentHandback" => handback::call(&self.permissions),
                 // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14).
                 Some(false)
                     if self.permissions.deny.iter().any(|rule| {
