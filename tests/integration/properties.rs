@@ -9,8 +9,8 @@ use subsim_engine::dist::Dist;
 use subsim_engine::event::{Event, EventKind};
 use subsim_engine::sink::Collect;
 use subsim_engine::spec::{
-    ActionKind, Answer, SendSpec, SimSpec, SpawnSpec, Step, ToolCall, UserAction, UserSpec,
-    WaitTarget,
+    ActionKind, Answer, ApiError, FailSpec, SendSpec, SimSpec, SpawnSpec, Step, ToolCall,
+    UserAction, UserSpec, WaitTarget,
 };
 use subsim_engine::{SimTime, Simulation};
 use subsim_rules::{SessionKind, Version};
@@ -37,6 +37,16 @@ fn leaf_step() -> impl Strategy<Value = Step> {
             behavior: None
         })),
         (0usize..4).prop_map(|i| Step::Stop(NAMES[i].into())),
+        Just(Step::Report("partial findings".into())),
+        (any::<bool>(), any::<bool>()).prop_map(|(after_output, mid_stream)| Step::Fail(
+            FailSpec {
+                api_error: ApiError::Server,
+                after_output,
+                mid_stream,
+                recovers_after: None,
+                tool_calls: false,
+            }
+        )),
     ]
 }
 
@@ -72,10 +82,11 @@ fn program() -> impl Strategy<Value = Vec<Step>> {
 }
 
 fn action() -> impl Strategy<Value = UserAction> {
-    (1u64..60, 0usize..4, 0u8..4).prop_map(|(at, name, which)| UserAction {
+    (1u64..30, 0usize..4, 0u8..6).prop_map(|(at, name, which)| UserAction {
         at: SimTime::from_secs(at),
         kind: match which {
-            0 => ActionKind::Stop(NAMES[name].into()),
+            0 | 4 => ActionKind::Stop(NAMES[name].into()),
+            5 => ActionKind::Clear,
             1 => ActionKind::Subtask {
                 task: "draft the tests".into(),
                 behavior: None,
@@ -148,6 +159,14 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
     let mut answered = BTreeSet::new();
     let mut withdrawn = BTreeSet::new();
     let mut unchecked_starts = 0u32;
+    // RESUME-10/11: agents the person stopped, until the person resumes them.
+    let mut user_stopped: BTreeSet<String> = BTreeSet::new();
+    // RESUME-12/13: the agent each name first reached in the conversation.
+    let mut reached: BTreeMap<String, String> = BTreeMap::new();
+    // The name-reuse check exists from v2.1.199 (RESUME-12).
+    let mut name_check = false;
+    // ERR-4: failed background runs that still owe their report with the last output.
+    let mut owed_report: BTreeSet<String> = BTreeSet::new();
     for (index, event) in events.iter().enumerate() {
         if event.seq != index as u64 {
             return Err(format!("seq {} at position {index}", event.seq));
@@ -158,10 +177,14 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
         last_time = event.t;
         match &event.kind {
             EventKind::SessionStarted {
+                version,
                 cap: c,
                 depth_limit: d,
                 ..
             } => {
+                name_check = version
+                    .parse::<Version>()
+                    .is_ok_and(|version| version >= Version::v2_1(199));
                 cap = *c;
                 depth_limit = *d;
             }
@@ -173,6 +196,9 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 fork,
                 ..
             } => {
+                if let Some(name) = &agent.name {
+                    reached.entry(name.to_string()).or_insert(agent.id_string());
+                }
                 if !running_runs.insert(agent.id_string()) {
                     return Err(format!(
                         "#{}: {} started twice",
@@ -206,6 +232,28 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 }
             }
             EventKind::AgentResumed { agent, .. } => {
+                let id = agent.id_string();
+                // A resume the person starts (typing into the transcript) clears the stop;
+                // Claude's SendMessage must never resume a user-stopped agent first.
+                if matches!(event.rule, Some("RESUME-11") | Some("Q-7")) {
+                    user_stopped.remove(&id);
+                } else {
+                    check(!user_stopped.contains(&id), || {
+                        format!(
+                            "#{}: Claude resumed {id}, which the person stopped",
+                            event.seq
+                        )
+                    })?;
+                    if let Some(name) = &agent.name {
+                        let first = reached.entry(name.to_string()).or_insert(id.clone());
+                        check(!name_check || *first == id, || {
+                            format!(
+                                "#{}: name {name} reached {first} before, now {id}",
+                                event.seq
+                            )
+                        })?;
+                    }
+                }
                 unchecked_starts += 1;
                 if owed.get(&agent.id_string()).copied().unwrap_or(0) > 0 {
                     return Err(format!(
@@ -221,7 +269,13 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                     ));
                 }
             }
-            EventKind::AgentFinished { agent, .. } => {
+            EventKind::AgentFinished { agent, outcome, .. } => {
+                if *outcome == subsim_engine::Outcome::Cancelled {
+                    user_stopped.insert(agent.id_string());
+                }
+                if *outcome == subsim_engine::Outcome::Failed && event.rule == Some("ERR-4") {
+                    owed_report.insert(agent.id_string());
+                }
                 if !running_runs.remove(&agent.id_string()) {
                     return Err(format!(
                         "#{}: {} ended a run it was not running",
@@ -231,7 +285,34 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 }
                 *owed.entry(agent.id_string()).or_default() += 1;
             }
+            EventKind::ReportDelivered { agent, .. } => {
+                owed_report.remove(&agent.id_string());
+            }
+            // Claude's SendMessage to a running agent; the person typing into a
+            // transcript picks the agent on screen, not by name.
+            EventKind::MessageDelivered { to, .. } if to.id != 0 && event.rule == Some("Q-8") => {
+                if let Some(name) = &to.name {
+                    let id = to.id_string();
+                    let first = reached.entry(name.to_string()).or_insert(id.clone());
+                    check(!name_check || *first == id, || {
+                        format!(
+                            "#{}: name {name} reached {first} before, now {id}",
+                            event.seq
+                        )
+                    })?;
+                }
+            }
+            EventKind::ConversationCleared => reached.clear(),
             EventKind::Notification { from, what, .. } => {
+                if *what == "failed" {
+                    check(!owed_report.contains(&from.id_string()), || {
+                        format!(
+                            "#{}: {} failed in the background without its last output",
+                            event.seq,
+                            from.id_string()
+                        )
+                    })?;
+                }
                 if matches!(*what, "result" | "completion" | "failed" | "stopped") {
                     let count = owed.entry(from.id_string()).or_default();
                     if *count == 0 {
