@@ -184,7 +184,11 @@ impl Kernel<'_> {
 
     pub(super) fn release(&mut self, slot: u32) {
         if let Some(agent) = self.slots[slot as usize].take() {
-            self.by_id.remove(&agent.id);
+            if agent.unindexed() {
+                self.unindexed -= 1;
+            } else {
+                self.by_id.remove(&agent.id);
+            }
             self.free.push((slot, agent.gen.wrapping_add(1)));
         }
     }

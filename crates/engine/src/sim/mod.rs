@@ -308,6 +308,11 @@ struct Agent {
 }
 
 impl Agent {
+    /// An anonymous load agent: kept out of the id map, released when it ends.
+    fn unindexed(&self) -> bool {
+        self.from_load && self.name.is_none()
+    }
+
     fn reference(&self) -> AgentRef {
         AgentRef {
             id: self.id,
@@ -364,6 +369,9 @@ struct Kernel<'s> {
     slots: Vec<Option<Agent>>,
     free: Vec<(u32, u32)>,
     by_id: IdMap,
+    /// Running anonymous load agents, which `by_id` does not index (nothing can name them
+    /// but their id, and they are released when they end).
+    unindexed: u32,
     next_id: AgentId,
     running: u32,
     names: BTreeMap<Rc<str>, AgentId>,
@@ -633,6 +641,7 @@ impl<'s> Kernel<'s> {
             slots: Vec::new(),
             free: Vec::new(),
             by_id: IdMap::default(),
+            unindexed: 0,
             next_id: 1,
             running: 0,
             names: BTreeMap::new(),
@@ -968,7 +977,18 @@ impl<'s> Kernel<'s> {
         if id == MAIN {
             return Some(0);
         }
-        self.by_id.get(&id).copied()
+        if let Some(slot) = self.by_id.get(&id) {
+            return Some(*slot);
+        }
+        // Anonymous load agents are not in the map (see `insert`); the few that are running
+        // are found by a scan of the slab.
+        if self.unindexed == 0 {
+            return None;
+        }
+        self.slots
+            .iter()
+            .position(|slot| slot.as_ref().is_some_and(|agent| agent.id == id))
+            .map(|slot| slot as u32)
     }
 
     fn agent(&self, slot: u32) -> &Agent {

@@ -345,7 +345,14 @@ impl Kernel<'_> {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.by_id.insert(id, slot);
+        if self.slots[slot as usize]
+            .as_ref()
+            .is_some_and(Agent::unindexed)
+        {
+            self.unindexed += 1;
+        } else {
+            self.by_id.insert(id, slot);
+        }
         slot
     }
 
