@@ -154,6 +154,7 @@ impl Kernel<'_> {
             mode: Mode::Background,
             fork: true,
             teammate: false,
+            profile_background: false,
             permission_mode: self.config.permission_mode,
             one_shot: false,
             max_turns: None,

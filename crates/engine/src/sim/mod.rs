@@ -272,6 +272,8 @@ struct Agent {
     invocation_model: Option<Rc<str>>,
     /// An agent-team teammate (SPAWN-11): its own limits, no slot (CAP-8).
     teammate: bool,
+    /// Its tool set was resolved for the background (filter 2 applied).
+    profile_background: bool,
     /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
     /// resume, except the model where RESUME-14 says otherwise).
     profile: Rc<RunProfile>,
@@ -308,6 +310,12 @@ struct Agent {
 }
 
 impl Agent {
+    /// Whether its tool set was resolved for the background (TOOLS-6: a resumed run keeps
+    /// the set of its first run, so this is the first run's placement).
+    fn profile_mode_background(&self) -> bool {
+        self.profile_background
+    }
+
     /// An anonymous load agent: kept out of the id map, released when it ends.
     fn unindexed(&self) -> bool {
         self.from_load && self.name.is_none()
@@ -772,6 +780,7 @@ impl<'s> Kernel<'s> {
             mode: Mode::Foreground,
             fork: false,
             teammate: false,
+            profile_background: false,
             permission_mode: session_permission_mode(&spec),
             one_shot: false,
             max_turns: None,

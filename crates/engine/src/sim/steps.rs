@@ -1,6 +1,6 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
-use subsim_rules::handback;
+use subsim_rules::{handback, tools};
 
 use super::*;
 
@@ -194,19 +194,16 @@ impl Kernel<'_> {
         let reference = agent.reference();
         let tool: Rc<str> = Rc::from(call.name.as_str());
         if !agent.profile.tools.iter().any(|t| **t == *call.name) {
-            // TOOLS-4: a tool the run was not given cannot be called.
-            let rule = if call.name == "Agent" && agent.depth > 0 {
-                "DEPTH-3"
-            } else {
-                "TOOLS-4"
-            };
+            // TOOLS-4: a tool the run was not given cannot be called; the trace says which
+            // step of the resolution removed it, and by which rule.
+            let (reason, rule) = self.removal_of(slot, &call.name);
             self.emit(
                 Some(rule),
                 EventKind::ToolCalled {
                     agent: reference,
                     tool,
                     allowed: false,
-                    reason: Some("not_in_tools"),
+                    reason: Some(reason),
                 },
             );
             return false;
@@ -372,5 +369,59 @@ impl Kernel<'_> {
                 None => return false,
             }
         }
+    }
+
+    /// Why a run lacks `tool`: the step of its tool resolution that removed it
+    /// (`filter_one`, `disallowed`, `not_in_tools`, `filter_two`) and that step's rule, or
+    /// `not_in_session` when main's pool never had it (TOOLS-1).
+    fn removal_of(&self, slot: u32, tool: &str) -> (&'static str, RuleId) {
+        let agent = self.agent(slot);
+        // TOOLS-10: a session without the Task tools gives nobody any of them.
+        let not_in_session = if tools::TASK_TOOLS.contains(&tool) {
+            ("not_in_session", "TOOLS-10")
+        } else {
+            ("not_in_session", "TOOLS-1")
+        };
+        if agent.id == MAIN && self.main_agent.is_some() {
+            // MAIN-1: main runs with its agent's tool restrictions.
+            return ("not_in_tools", "MAIN-1");
+        }
+        let Some(index) = agent.type_index.filter(|_| !agent.fork && agent.depth > 0) else {
+            return not_in_session;
+        };
+        let def = &self.types[index].def;
+        let placement = tools::Placement {
+            depth: agent.depth,
+            depth_limit: self.config.depth_limit,
+            mode: if agent.profile_mode_background() {
+                Mode::Background
+            } else {
+                Mode::Foreground
+            },
+            fork: false,
+            teammate: agent.teammate,
+            first_ran_foreground: false,
+            permission_mode: agent.permission_mode,
+        };
+        let request = tools::ToolRequest {
+            fields: tools::Fields {
+                tools: def.tools.as_deref(),
+                disallowed: &def.disallowed_tools,
+            },
+            memory: def.memory.is_some() && self.auto_memory,
+            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
+        };
+        let steps = match tools::resolve_with(&request) {
+            Ok(resolved) => resolved.steps,
+            Err(_) => Vec::new(),
+        };
+        steps
+            .iter()
+            .filter(|step| {
+                step.kind != tools::StepKind::BasePool && step.kind != tools::StepKind::Added
+            })
+            .find(|step| step.tools.iter().any(|removed| removed == tool))
+            .map(|step| (step.kind.as_str(), step.rule))
+            .unwrap_or(not_in_session)
     }
 }
