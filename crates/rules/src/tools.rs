@@ -458,6 +458,31 @@ impl ZeroTools {
     }
 }
 
+/// Every built-in tool name the catalog mentions, sorted: what a definition's `tools` or
+/// `disallowedTools` entry is checked against before the run (an unknown entry is not an
+/// error: at spawn time it resolves to nothing, TOOLS-11).
+pub fn known_builtins() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = DEFAULT_MAIN_TOOLS
+        .iter()
+        .chain(FILTER_ONE.iter())
+        .chain(BACKGROUND_ALLOW.iter())
+        .chain(TEAMMATE_EXTRA.iter())
+        .copied()
+        .chain([HANDBACK, "ListAgents", "PowerShell", "TaskOutput", "Task"])
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The tool name a `tools`/`disallowedTools` entry names, without its `(…)` specifier:
+/// `Bash` for `Bash(git push *)`, `Agent` for `Agent(worker)`. MCP patterns come back as
+/// written.
+pub fn entry_base(entry: &str) -> &str {
+    let entry = entry.trim();
+    entry.split('(').next().unwrap_or(entry).trim()
+}
+
 fn is_mcp(tool: &str) -> bool {
     tool.starts_with("mcp__")
 }
@@ -933,6 +958,27 @@ pub fn handback_attached(mode: PermissionMode, fork: bool, gates: &Gates) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_builtins_cover_every_list_once() {
+        let known = known_builtins();
+        for tool in DEFAULT_MAIN_TOOLS.iter().chain(BACKGROUND_ALLOW.iter()) {
+            assert!(known.contains(tool), "{tool}");
+        }
+        assert!(known.contains(&"SubagentHandback"));
+        assert!(known.contains(&"Task"), "the legacy alias (TOOLS-20)");
+        assert!(!known.contains(&"Reed"));
+        let mut sorted = known.clone();
+        sorted.dedup();
+        assert_eq!(sorted, known, "sorted, no duplicates");
+    }
+
+    #[test]
+    fn entry_base_drops_the_specifier() {
+        assert_eq!(entry_base(" Bash(git push *) "), "Bash");
+        assert_eq!(entry_base("Agent(worker, researcher)"), "Agent");
+        assert_eq!(entry_base("mcp__github__*"), "mcp__github__*");
+    }
     use crate::Version;
 
     fn strings(list: &[&str]) -> Vec<String> {

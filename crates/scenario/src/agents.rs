@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use subsim_engine::spec::{AgentDef, McpServerRef};
-use subsim_rules::PermissionMode;
+use subsim_rules::{tools, PermissionMode};
 
 use crate::check::{Ctx, Fields};
 use crate::definitions::{Candidate, Group, Loader, Markdown};
@@ -217,6 +217,41 @@ pub(crate) enum Origin {
 
 /// Reads the documented definition fields (everything but `name`) into `def`; `prompt`
 /// too when `fields` allows it (inline definitions, `--agents` JSON).
+/// Warns about `tools` / `disallowedTools` entries that name no tool the session could
+/// have: not a built-in, not in `session.tools`, not an MCP pattern. Not an error: at spawn
+/// time such an entry resolves to nothing (TOOLS-11), and an allowlist of nothing but such
+/// entries is the zero-tools launch error (TOOLS-12) — which a scenario may want to show.
+fn warn_unknown_tools(ctx: &mut Ctx<'_>, node: &Node, entries: &[String], field: &str) {
+    let mut known = tools::known_builtins();
+    known.extend(ctx.session_tools.iter().map(String::as_str));
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let base = tools::entry_base(entry);
+        if base.is_empty() || base.starts_with("mcp__") || known.contains(&base) {
+            continue;
+        }
+        let span = match &node.value {
+            Value::Seq(items) if items.len() == entries.len() => items[index].span,
+            _ => node.span,
+        };
+        let hint = did_you_mean(base, &known);
+        let consequence = if field == "tools" {
+            "at spawn time it resolves to nothing (TOOLS-11); if no entry resolves, the launch \
+             fails with the zero-tools error (TOOLS-12)"
+        } else {
+            "at spawn time it removes nothing (TOOLS-11)"
+        };
+        warnings.push((
+            span,
+            format!("`{field}` entry `{entry}` is not a known tool{hint}"),
+            consequence,
+        ));
+    }
+    for (span, message, consequence) in warnings {
+        ctx.warn(span, message, Some(consequence.to_string()));
+    }
+}
+
 pub(crate) fn definition_fields(
     ctx: &mut Ctx<'_>,
     fields: &Fields<'_>,
@@ -228,11 +263,16 @@ pub(crate) fn definition_fields(
     }
     if let Some(value) = fields.get("tools") {
         def.tools = ctx.name_list(value, "`tools`");
+        if let Some(entries) = &def.tools {
+            warn_unknown_tools(ctx, value, entries, "tools");
+        }
     }
     if let Some(value) = fields.get("disallowedTools") {
         def.disallowed_tools = ctx
             .name_list(value, "`disallowedTools`")
             .unwrap_or_default();
+        let entries = def.disallowed_tools.clone();
+        warn_unknown_tools(ctx, value, &entries, "disallowedTools");
     }
     if let Some(value) = fields.get("model") {
         def.model = ctx.name(value, "`model`");

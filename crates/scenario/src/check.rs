@@ -37,6 +37,8 @@ pub(crate) struct Ctx<'s> {
     pub agent_refs: Vec<AgentRef>,
     /// `session.classifier`: what a spawn's partial `classifier` falls back to.
     pub session_classifier: ClassifierSpec,
+    /// `session.tools`: names a definition's `tools` entries may use beyond the built-ins.
+    pub session_tools: Vec<String>,
 }
 
 impl<'s> Ctx<'s> {
@@ -49,6 +51,7 @@ impl<'s> Ctx<'s> {
             warnings: Vec::new(),
             agent_refs: Vec::new(),
             session_classifier: ClassifierSpec::default(),
+            session_tools: Vec::new(),
         }
     }
 

@@ -395,6 +395,7 @@ impl Loader {
         // Validate the frontmatter in a context of its own, then report its findings at
         // `at`, since diagnostics' snippets point into the scenario file.
         let mut inner = Ctx::new(shown, ctx.base_dir);
+        inner.session_tools = ctx.session_tools.clone();
         let mut def = AgentDef::default();
         let name = frontmatter_fields(&mut inner, &root, &mut def);
         relay(ctx, at, shown, &text, offset, inner.errors, true);

@@ -490,3 +490,34 @@ fn extended_agent_and_step_keys() {
     );
     assert_eq!(loaded.spec.user.actions[0].at, SimTime::from_secs(40));
 }
+
+#[test]
+fn a_misspelt_tool_in_a_definition_is_a_warning_with_a_suggestion() {
+    let yaml = "name: x\nsession: {tools: [Read, Grep, Bash, CustomThing]}\nagents:\n  w: {description: d, tools: [Reed, Grep, CustomThing, \"Bash(git *)\", mcp__db__query], disallowedTools: \"Bsh\"}\n";
+    let loaded = match parse_scenario(yaml, "t.yaml", &valid_dir()) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("a misspelt tool is not an error:\n{problems}"),
+    };
+    // The definition keeps the entry as written: resolution at spawn time decides.
+    assert_eq!(
+        loaded.spec.agents["w"]
+            .tools
+            .as_deref()
+            .map(<[String]>::len),
+        Some(5)
+    );
+    let messages: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].contains("t.yaml:4:31"), "{}", messages[0]);
+    assert!(
+        messages[0].contains("`tools` entry `Reed` is not a known tool, did you mean `Read`?"),
+        "{}",
+        messages[0]
+    );
+    assert!(
+        messages[1]
+            .contains("`disallowedTools` entry `Bsh` is not a known tool, did you mean `Bash`?"),
+        "{}",
+        messages[1]
+    );
+}
