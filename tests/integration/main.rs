@@ -2,6 +2,7 @@
 
 mod determinism;
 mod docs;
+mod gates;
 mod properties;
 mod queueing;
 mod scenarios;
