@@ -1,4 +1,6 @@
 //! Quick manual timing of W1 (not a benchmark: use `cargo bench` for numbers you quote).
+//!
+//! `w1 [ARRIVALS] [kernel]`: with `kernel`, only the kernel runs (for `perf record`).
 use std::time::Instant;
 use subsim_benches::{baseline_w1, baseline_w1_tuned, w1_spec};
 use subsim_engine::sink::Discard;
@@ -9,6 +11,13 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
+    let kernel_only = std::env::args().nth(2).as_deref() == Some("kernel");
+    if kernel_only {
+        let start = Instant::now();
+        let report = Simulation::new(w1_spec(n)).run(&mut Discard);
+        println!("kernel {:?} ({} events)", start.elapsed(), report.events);
+        return;
+    }
     let start = Instant::now();
     let base = baseline_w1(n, 1);
     let baseline = start.elapsed();
