@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use subsim_tests::markdown::{cells, is_rule_id, links, scenario_path};
 use subsim_tests::{repo_root, scenario_files};
 
 /// The statuses a rule may have, in the order the counts table lists them.
@@ -67,37 +68,6 @@ fn section<'t>(text: &'t str, heading: &str) -> Vec<(usize, &'t str)> {
     lines
 }
 
-/// The cells of a table row (`| a | b |`), or `None` for other lines, the header and the
-/// separator row.
-fn cells(line: &str) -> Option<Vec<String>> {
-    let line = line.trim();
-    if !line.starts_with('|') || !line.ends_with('|') || line.len() < 2 {
-        return None;
-    }
-    let cells: Vec<String> = line[1..line.len() - 1]
-        .split('|')
-        .map(|cell| cell.trim().to_string())
-        .collect();
-    let separator = cells
-        .iter()
-        .all(|cell| !cell.is_empty() && cell.chars().all(|c| c == '-' || c == ':'));
-    if separator {
-        return None;
-    }
-    Some(cells)
-}
-
-/// `AREA-N` with an upper-case area and a number.
-fn is_rule_id(text: &str) -> bool {
-    let Some((area, number)) = text.split_once('-') else {
-        return false;
-    };
-    !area.is_empty()
-        && area.chars().all(|c| c.is_ascii_uppercase())
-        && !number.is_empty()
-        && number.chars().all(|c| c.is_ascii_digit())
-}
-
 /// The rows of the `## Rules by area` tables; malformed rows are reported in `problems`.
 fn rule_rows(text: &str, problems: &mut Vec<String>) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -131,32 +101,6 @@ fn rule_rows(text: &str, problems: &mut Vec<String>) -> Vec<Row> {
         });
     }
     rows
-}
-
-/// The targets of every `](../scenarios/...)` link in `text`.
-fn scenario_links(text: &str) -> Vec<String> {
-    let mut links = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("](") {
-        rest = &rest[start + 2..];
-        let Some(end) = rest.find(')') else {
-            break;
-        };
-        let target = &rest[..end];
-        if target.starts_with(SCENARIO_LINK_PREFIX) || target.contains("scenarios/") {
-            links.push(target.to_string());
-        }
-        rest = &rest[end..];
-    }
-    links
-}
-
-/// Where a link from `docs/` points, if it is of the form `../scenarios/...`.
-fn link_path(target: &str) -> Option<PathBuf> {
-    target
-        .strip_prefix("../")
-        .filter(|_| target.starts_with(SCENARIO_LINK_PREFIX))
-        .map(|inside| repo_root().join(inside))
 }
 
 /// Does `text` cite `id` (so that `CAP-1` is not found inside `CAP-10` or `XCAP-1`)?
@@ -278,7 +222,7 @@ fn simulated_rules_link_scenarios_that_cite_them() {
             problems.push(format!("{at}: marked `not observable` without a reason"));
         }
         for link in links {
-            let Some(path) = link_path(&link) else {
+            let Some(path) = scenario_path(&link) else {
                 problems.push(format!(
                     "{at}: link `{link}` should start with `{SCENARIO_LINK_PREFIX}`"
                 ));
@@ -303,7 +247,7 @@ fn every_scenario_is_linked_from_the_rules_doc() {
     let mut problems = Vec::new();
     let mut linked = Vec::new();
     for link in scenario_links(&text) {
-        match link_path(&link) {
+        match scenario_path(&link) {
             Some(path) if path.exists() => linked.push(path),
             Some(_) => problems.push(format!("links `{link}`, which does not exist")),
             None => problems.push(format!(
@@ -393,4 +337,13 @@ fn citing_is_exact() {
         catalog_ids("**CAP-1** — x\n**Q-1. Do …**\n**D-1. `TaskOutput`**\ntext **CAP-2**\n"),
         vec!["CAP-1"]
     );
+}
+
+/// The targets of every link in `text` that points into `scenarios/` (well-formed or not,
+/// so that a malformed one is reported).
+fn scenario_links(text: &str) -> Vec<String> {
+    links(text)
+        .into_iter()
+        .filter(|target| target.starts_with(SCENARIO_LINK_PREFIX) || target.contains("scenarios/"))
+        .collect()
 }

@@ -26,6 +26,7 @@ use subsim_engine::expect::Checker;
 use subsim_engine::Simulation;
 use subsim_rules::gates_table::gates;
 use subsim_rules::Version;
+use subsim_tests::markdown::{cells, links, scenario_path};
 use subsim_tests::repo_root;
 
 const SECTION: &str = "Version gates";
@@ -144,22 +145,6 @@ fn section<'t>(text: &'t str, heading: &str) -> Vec<(usize, &'t str)> {
     lines
 }
 
-/// The cells of a table row, or `None` for other lines and the separator row.
-fn cells(line: &str) -> Option<Vec<String>> {
-    let line = line.trim();
-    if line.len() < 2 || !line.starts_with('|') || !line.ends_with('|') {
-        return None;
-    }
-    let cells: Vec<String> = line[1..line.len() - 1]
-        .split('|')
-        .map(|cell| cell.trim().to_string())
-        .collect();
-    let separator = cells
-        .iter()
-        .all(|cell| !cell.is_empty() && cell.chars().all(|c| c == '-' || c == ':'));
-    (!separator).then_some(cells)
-}
-
 /// Does `text` cite `id` exactly (`CAP-1` is not found inside `CAP-10`)?
 fn cites(text: &str, id: &str) -> bool {
     text.match_indices(id).any(|(at, _)| {
@@ -238,29 +223,6 @@ fn rows(problems: &mut Vec<String>) -> Vec<Row> {
     rows
 }
 
-/// The targets of every `](...)` link in `text`.
-fn links(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find("](") {
-        rest = &rest[start + 2..];
-        let Some(end) = rest.find(')') else {
-            break;
-        };
-        found.push(rest[..end].to_string());
-        rest = &rest[end..];
-    }
-    found
-}
-
-/// Where a link from `docs/` points: `../scenarios/x.yaml` → `<repo>/scenarios/x.yaml`.
-fn link_path(target: &str) -> Option<PathBuf> {
-    target
-        .strip_prefix("../")
-        .filter(|inside| inside.starts_with("scenarios/"))
-        .map(|inside| repo_root().join(inside))
-}
-
 /// Which side of the gate a cell stands for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -288,7 +250,7 @@ impl Side {
 fn scenario_links(row: &Row, side: Side, problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
     for target in links(side.cell(row)) {
-        match link_path(&target) {
+        match scenario_path(&target) {
             Some(path) if path.is_file() => found.push((target, path)),
             Some(_) => problems.push(format!(
                 "{}: the {} cell links `{target}`, which does not exist",

@@ -8,6 +8,8 @@ use subsim_engine::render::JsonlWriter;
 use subsim_engine::sink::Tee;
 use subsim_engine::Simulation;
 
+pub mod markdown;
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
