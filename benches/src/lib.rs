@@ -8,39 +8,16 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
-use subsim_engine::dist::Dist;
-use subsim_engine::spec::{
-    AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step,
-};
+use subsim_engine::spec::SimSpec;
+use subsim_engine::time::SimTime;
 
 /// The W1 spec with `arrivals` Poisson arrivals.
 pub fn w1_spec(arrivals: u64) -> SimSpec {
-    let mut spec = SimSpec::minimal("W1");
-    spec.agents.insert(
-        "worker".into(),
-        AgentDef {
-            name: "worker".into(),
-            description: "does one piece of work".into(),
-            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
-            ..AgentDef::default()
-        },
-    );
-    spec.load = Some(LoadSpec {
-        arrivals: Arrivals::Poisson(20.0),
-        until: LoadUntil::Count(arrivals),
-        spawn: SpawnSpec {
-            agent: Some("worker".into()),
-            count: 1,
-            ..SpawnSpec::default()
-        },
-        retry: Retry::None,
-    });
-    spec
+    SimSpec::poisson_load("W1", 20.0, SimTime::from_secs(1), arrivals)
 }
 
 /// What the baseline measured.

@@ -1,13 +1,9 @@
 //! Queueing theory: Poisson spawns against the cap with `retry: none` form an M/M/m/m
 //! loss system, so the fraction of spawns rejected by the cap must match Erlang B.
 
-use std::rc::Rc;
-
-use subsim_engine::dist::Dist;
 use subsim_engine::expect::{Checker, Expectation, Located};
-use subsim_engine::spec::{
-    AgentDef, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, SpawnSpec, Step,
-};
+use subsim_engine::spec::SimSpec;
+use subsim_engine::time::SimTime;
 use subsim_engine::Simulation;
 
 /// Erlang B by the stable recurrence B(0) = 1, B(k) = E·B(k−1) / (k + E·B(k−1)).
@@ -20,27 +16,8 @@ fn erlang_b(offered: f64, servers: u32) -> f64 {
 }
 
 fn blocking_fraction(offered: f64, arrivals: u64, seed: u64) -> (f64, u64) {
-    let mut spec = SimSpec::minimal("erlang");
+    let mut spec = SimSpec::poisson_load("erlang", offered, SimTime::from_secs(1), arrivals);
     spec.session.seed = seed;
-    spec.agents.insert(
-        "worker".into(),
-        AgentDef {
-            name: "worker".into(),
-            description: "works".into(),
-            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
-            ..AgentDef::default()
-        },
-    );
-    spec.load = Some(LoadSpec {
-        arrivals: Arrivals::Poisson(offered),
-        until: LoadUntil::Count(arrivals),
-        spawn: SpawnSpec {
-            agent: Some("worker".into()),
-            count: 1,
-            ..SpawnSpec::default()
-        },
-        retry: Retry::None,
-    });
     let mut requested = 0u64;
     let mut rejected = 0u64;
     let mut sink = |event: &subsim_engine::Event| match event.kind.name() {
@@ -76,25 +53,7 @@ fn blocking_matches_erlang_b_at_10_20_30_erlangs() {
 fn blocking_expectation_checks_the_same_fraction() {
     // The `blocking:` assertion of scenario files measures the same quantity.
     let expected = erlang_b(20.0, 20);
-    let mut spec = SimSpec::minimal("erlang-check");
-    spec.agents.insert(
-        "worker".into(),
-        AgentDef {
-            name: "worker".into(),
-            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
-            ..AgentDef::default()
-        },
-    );
-    spec.load = Some(LoadSpec {
-        arrivals: Arrivals::Poisson(20.0),
-        until: LoadUntil::Count(100_000),
-        spawn: SpawnSpec {
-            agent: Some("worker".into()),
-            count: 1,
-            ..SpawnSpec::default()
-        },
-        retry: Retry::None,
-    });
+    let spec = SimSpec::poisson_load("erlang-check", 20.0, SimTime::from_secs(1), 100_000);
     let located = |expectation| Located {
         expectation,
         location: None,

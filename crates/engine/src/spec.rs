@@ -622,4 +622,34 @@ impl SimSpec {
             definitions: Vec::new(),
         }
     }
+
+    /// A loss system (M/M/c/c with c = the cap): `arrivals` Poisson spawns at `rate` per
+    /// second of one `worker` type whose run is `work: exp(mean)`, `retry: none`. The
+    /// reference workload W1 is `poisson_load("W1", 20.0, 1 s, 1_000_000)`; its blocking
+    /// fraction is Erlang B.
+    pub fn poisson_load(name: &str, rate: f64, mean: SimTime, arrivals: u64) -> SimSpec {
+        let mut spec = SimSpec::minimal(name);
+        spec.agents.insert(
+            "worker".into(),
+            AgentDef {
+                name: "worker".into(),
+                description: "does one piece of work".into(),
+                behavior: Some(Rc::from(vec![Step::Work(Dist::Exp {
+                    mean: mean.as_micros() as f64,
+                })])),
+                ..AgentDef::default()
+            },
+        );
+        spec.load = Some(LoadSpec {
+            arrivals: Arrivals::Poisson(rate),
+            until: LoadUntil::Count(arrivals),
+            spawn: SpawnSpec {
+                agent: Some("worker".into()),
+                count: 1,
+                ..SpawnSpec::default()
+            },
+            retry: Retry::None,
+        });
+        spec
+    }
 }

@@ -184,25 +184,7 @@ fn headless_foreground_blocks_main_until_done() {
 
 #[test]
 fn load_run_releases_finished_agents() {
-    let mut spec = SimSpec::minimal("load");
-    spec.agents.insert(
-        "worker".into(),
-        AgentDef {
-            name: "worker".into(),
-            behavior: Some(Rc::from(vec![Step::Work(Dist::Exp { mean: 1e6 })])),
-            ..AgentDef::default()
-        },
-    );
-    spec.load = Some(LoadSpec {
-        arrivals: Arrivals::Poisson(20.0),
-        until: LoadUntil::Count(20_000),
-        spawn: SpawnSpec {
-            agent: Some("worker".into()),
-            count: 1,
-            ..SpawnSpec::default()
-        },
-        retry: Retry::None,
-    });
+    let spec = SimSpec::poisson_load("load", 20.0, SimTime::from_secs(1), 20_000);
     let mut requested = 0;
     let mut sink = |e: &Event| {
         if e.kind.name() == "spawn_requested" {
