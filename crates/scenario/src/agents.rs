@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use subsim_engine::spec::{AgentDef, McpServerRef};
-use subsim_rules::{tools, PermissionMode};
+use subsim_rules::{prompt, tools, Gates, PermissionMode};
 
 use crate::check::{Ctx, Fields};
 use crate::definitions::{Candidate, Group, Loader, Markdown};
@@ -278,9 +278,25 @@ pub(crate) fn definition_fields(
         def.model = ctx.name(value, "`model`");
     }
     if let Some(value) = fields.get("permissionMode") {
-        def.permission_mode = ctx
-            .choice(value, "permissionMode", &PermissionMode::NAMES)
-            .and_then(|mode| mode.parse().ok());
+        let chosen = ctx.choice(value, "permissionMode", &PermissionMode::NAMES);
+        let gates = Gates::for_version(ctx.version);
+        def.permission_mode = match chosen.map(|text| (text, prompt::parse_mode(text, &gates))) {
+            Some((_, Some((mode, _)))) => Some(mode),
+            Some((text, None)) => {
+                // PERM-9: `manual` is an alias of `default` only from v2.1.200; before, it
+                // names no mode; we ignore the field, so the run inherits (docs/decisions.md, "`permissionMode: manual` before v2.1.200").
+                ctx.warn(
+                    value.span,
+                    format!(
+                        "`permissionMode: {text}` is not a mode at v{} (the `manual` alias of `default` came in v2.1.200, PERM-9)",
+                        ctx.version
+                    ),
+                    Some("the field is ignored: the subagent inherits the main mode; write `default`".to_string()),
+                );
+                None
+            }
+            None => None,
+        };
     }
     if let Some(value) = fields.get("maxTurns") {
         def.max_turns = ctx.integer_u32(value, "`maxTurns`", 1);

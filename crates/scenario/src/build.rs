@@ -127,6 +127,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     let session = session(ctx, fields.get("session"));
     ctx.session_classifier = session.spec.classifier;
     ctx.session_tools = session.spec.tools.clone().unwrap_or_default();
+    ctx.version = session.spec.version;
     let mut loader = Loader::new(session.spec.version, session.spec.kind, ctx.file);
     let agent_files = agents(ctx, fields.get("agents"), &mut loader);
     loader.load_dirs(ctx, &session.agent_dirs);

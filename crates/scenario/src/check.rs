@@ -9,6 +9,7 @@ use std::path::Path;
 
 use subsim_engine::dist::Dist;
 use subsim_engine::spec::ClassifierSpec;
+use subsim_rules::Version;
 
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic};
 use crate::duration::{parse_dist, parse_duration, DIST_FORMS, DURATION_FORMS};
@@ -39,6 +40,8 @@ pub(crate) struct Ctx<'s> {
     pub session_classifier: ClassifierSpec,
     /// `session.tools`: names a definition's `tools` entries may use beyond the built-ins.
     pub session_tools: Vec<String>,
+    /// `session.version`: what version-gated field values are read under (PERM-9).
+    pub version: Version,
 }
 
 impl<'s> Ctx<'s> {
@@ -52,6 +55,7 @@ impl<'s> Ctx<'s> {
             agent_refs: Vec::new(),
             session_classifier: ClassifierSpec::default(),
             session_tools: Vec::new(),
+            version: Version::NEWEST,
         }
     }
 

@@ -396,6 +396,7 @@ impl Loader {
         // `at`, since diagnostics' snippets point into the scenario file.
         let mut inner = Ctx::new(shown, ctx.base_dir);
         inner.session_tools = ctx.session_tools.clone();
+        inner.version = ctx.version;
         let mut def = AgentDef::default();
         let name = frontmatter_fields(&mut inner, &root, &mut def);
         relay(ctx, at, shown, &text, offset, inner.errors, true);
