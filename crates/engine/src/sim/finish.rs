@@ -183,14 +183,19 @@ impl Kernel<'_> {
     }
 
     pub(super) fn release(&mut self, slot: u32) {
-        if let Some(agent) = self.slots[slot as usize].take() {
-            if agent.unindexed() {
-                self.unindexed -= 1;
-            } else {
-                self.by_id.remove(&agent.id);
-            }
-            self.free.push((slot, agent.gen.wrapping_add(1)));
+        // Read what the free list needs, then drop the record where it lies (taking it out
+        // would copy the whole record first).
+        let Some(agent) = self.slots[slot as usize].as_ref() else {
+            return;
+        };
+        let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
+        self.slots[slot as usize] = None;
+        if unindexed {
+            self.unindexed -= 1;
+        } else {
+            self.by_id.remove(&id);
         }
+        self.free.push((slot, gen.wrapping_add(1)));
     }
 
     pub(super) fn bash_done(&mut self, id: AgentId, run: u32) {

@@ -236,32 +236,37 @@ impl Kernel<'_> {
         // Started. The run's profile (type, model, effort, tools, context) is shared by
         // every run of the same definition in the same situation.
         let profile = self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
-        let (agent_type, behavior, one_shot, max_turns) = match type_index {
+        let (behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.types[index];
                 (
-                    type_def.name.clone(),
                     type_def.behavior.clone(),
                     type_def.one_shot,
                     type_def.def.max_turns,
                 )
             }
-            None => (self.fork_arc.clone(), default_behavior(), false, None),
+            None => (default_behavior(), false, None),
         };
-        let _ = agent_type;
         let behavior = spec.behavior.clone().unwrap_or(behavior);
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;
-        let child = Agent {
+        let invocation_model = spec.model.as_deref().map(Rc::from);
+        let agent_profile = profile.clone();
+        let agent_name = name.clone();
+        let unindexed = from_load && name.is_none();
+        // The record is written straight into its slot (built elsewhere and moved in, it
+        // would be copied whole).
+        let (slot, gen) = self.vacant_slot();
+        self.slots[slot as usize] = Some(Agent {
             id,
             type_index,
-            invocation_model: spec.model.as_deref().map(Rc::from),
+            invocation_model,
             report: None,
             continuations: 0,
             classifier: spec.classifier,
-            profile: profile.clone(),
-            name: name.clone(),
+            profile: agent_profile,
+            name: agent_name,
             depth,
             mode,
             fork: spec.fork,
@@ -277,7 +282,7 @@ impl Kernel<'_> {
             pc: 0,
             stack: Vec::new(),
             block: Block::Ready,
-            gen: 0,
+            gen,
             foreground_pending: 0,
             run: 0,
             awaited: false,
@@ -290,9 +295,8 @@ impl Kernel<'_> {
             turns: 0,
             rng: None,
             finished_at: SimTime::ZERO,
-        };
-        let slot = self.insert(child);
-        let gen = self.agent(slot).gen;
+        });
+        self.index_slot(slot, id, unindexed);
         self.agent_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
             self.names.insert(name.clone(), id);
@@ -329,6 +333,26 @@ impl Kernel<'_> {
         let index = *self.type_index.get(name)?;
         self.last_type = Some((self.types[index].name.clone(), index));
         Some(index)
+    }
+
+    /// A free slot (the slot's next generation), or a new empty one at the end.
+    fn vacant_slot(&mut self) -> (u32, u32) {
+        match self.free.pop() {
+            Some(found) => found,
+            None => {
+                self.slots.push(None);
+                ((self.slots.len() - 1) as u32, 0)
+            }
+        }
+    }
+
+    /// Records where the agent `id` that was just written into `slot` lives.
+    fn index_slot(&mut self, slot: u32, id: AgentId, unindexed: bool) {
+        if unindexed {
+            self.unindexed += 1;
+        } else {
+            self.by_id.insert(id, slot);
+        }
     }
 
     pub(super) fn insert(&mut self, mut agent: Agent) -> u32 {
