@@ -434,6 +434,8 @@ struct Kernel<'s> {
     /// The load block's Agent call, shared (it is issued once per arrival).
     load_spawn_spec: Rc<SpawnSpec>,
     fork_arc: Rc<str>,
+    /// What the load block's Agent call resolves to up to the cap check, once known.
+    load_plan: Option<spawn::LoadPlan>,
 }
 
 /// The session settings the MODEL rules read, kept for per-spawn resolutions.
@@ -699,6 +701,7 @@ impl<'s> Kernel<'s> {
                     .unwrap_or_default(),
             ),
             fork_arc: Rc::from("fork"),
+            load_plan: None,
         };
         // The main conversation is agent 0 in slot 0.
         let mut main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();

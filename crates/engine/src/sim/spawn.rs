@@ -44,6 +44,20 @@ impl Kernel<'_> {
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
+        // A load arrival's call from main: everything up to the cap check depends only on
+        // the session, the definitions and main (whose depth, fork and teammate flags never
+        // change), so it is resolved once and then replayed (the same events follow).
+        let plannable = from_load
+            && caller == MAIN
+            && name.is_none()
+            && !spec.fork
+            && std::ptr::eq(spec, &*self.load_spawn_spec);
+        if plannable {
+            if let Some(plan) = &self.load_plan {
+                let plan = plan.clone();
+                return self.spawn_planned(plan, spec);
+            }
+        }
         let caller_slot = self.slot_of(caller).ok_or(None)?;
         let caller_ref = self.agent(caller_slot).reference();
         // One lookup of the named type serves the event and the resolution below.
@@ -220,6 +234,19 @@ impl Kernel<'_> {
                 message.to_string(),
             );
         }
+        if plannable {
+            self.load_plan = Some(LoadPlan {
+                requested: requested.clone(),
+                type_index,
+                depth,
+                mode,
+                placement_rule,
+                permission_mode,
+                tools: tool_list.clone(),
+                profile: None,
+                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+            });
+        }
         // CAP-1/3/4, CAP-5: only Agent-tool spawns are checked; CAP-10: forks too.
         let admission = cap::admit(self.running, &self.config);
         if !admission.admitted {
@@ -229,13 +256,128 @@ impl Kernel<'_> {
             let message = messages::CONCURRENT_LIMIT.to_string();
             return reject(self, RejectReason::ConcurrentLimit, rule, message);
         }
+        self.launch(
+            Launch {
+                caller,
+                caller_slot,
+                caller_ref,
+                name,
+                type_index,
+                depth,
+                mode,
+                placement_rule,
+                permission_mode,
+                tools: tool_list,
+                profile: None,
+                plannable,
+                from_load,
+            },
+            spec,
+        )
+    }
+
+    /// A planned load arrival (see `spawn`): the request, the cap check, the start.
+    fn spawn_planned(
+        &mut self,
+        plan: LoadPlan,
+        spec: &SpawnSpec,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let caller_ref = self.agent(0).reference();
+        self.emit(
+            None,
+            EventKind::SpawnRequested {
+                caller: caller_ref.clone(),
+                agent_type: plan.requested.clone(),
+                name: None,
+                background: if self.config.fork_mode {
+                    None
+                } else {
+                    spec.background
+                },
+                fork: false,
+            },
+        );
+        // CAP-1/3/4, CAP-5, as in `spawn`.
+        let admission = cap::admit(self.running, &self.config);
+        if !admission.admitted {
+            let running = self.running;
+            self.emit(
+                Some(admission.rule),
+                EventKind::SpawnRejected {
+                    caller: caller_ref,
+                    agent_type: plan.requested,
+                    name: None,
+                    reason: RejectReason::ConcurrentLimit,
+                    message: plan.limit_message,
+                    hint: Some(messages::CONCURRENT_LIMIT_NO_RETRY),
+                    running,
+                },
+            );
+            return Err(Some(RejectReason::ConcurrentLimit));
+        }
+        self.launch(
+            Launch {
+                caller: MAIN,
+                caller_slot: 0,
+                caller_ref,
+                name: None,
+                type_index: plan.type_index,
+                depth: plan.depth,
+                mode: plan.mode,
+                placement_rule: plan.placement_rule,
+                permission_mode: plan.permission_mode,
+                tools: plan.tools,
+                profile: plan.profile,
+                plannable: true,
+                from_load: true,
+            },
+            spec,
+        )
+    }
+
+    /// An admitted Agent call: the agent limit, the run's profile, the record, the start.
+    fn launch(
+        &mut self,
+        launch: Launch,
+        spec: &SpawnSpec,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let Launch {
+            caller,
+            caller_slot,
+            caller_ref,
+            name,
+            type_index,
+            depth,
+            mode,
+            placement_rule,
+            permission_mode,
+            tools: tool_list,
+            profile,
+            plannable,
+            from_load,
+        } = launch;
         if self.next_id as u64 > self.limits.max_agents {
             self.hit_limit("max_agents", self.limits.max_agents);
             return Err(None);
         }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
-        // every run of the same definition in the same situation.
-        let profile = self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
+        // every run of the same definition in the same situation; a planned call keeps the
+        // shared one while it stays shared (no agent has a name: CTX-6's roster).
+        let profile = match profile {
+            Some(profile) if self.names.is_empty() => profile,
+            _ => {
+                let cacheable =
+                    spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
+                let profile =
+                    self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
+                if plannable && cacheable {
+                    if let Some(plan) = self.load_plan.as_mut() {
+                        plan.profile = Some(profile.clone());
+                    }
+                }
+                profile
+            }
+        };
         let (behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.types[index];
@@ -942,6 +1084,39 @@ impl Kernel<'_> {
         self.schedule(self.now, Wake::Step { slot, gen });
         (slot, Mode::Background)
     }
+}
+
+/// What the load block's Agent call from main resolves to up to the cap check.
+#[derive(Clone)]
+pub(super) struct LoadPlan {
+    requested: Rc<str>,
+    type_index: Option<usize>,
+    depth: u32,
+    mode: Mode,
+    placement_rule: RuleId,
+    permission_mode: PermissionMode,
+    tools: ToolList,
+    /// The shared profile of its runs, once one was handed out while profiles are shared.
+    profile: Option<Rc<RunProfile>>,
+    /// CAP-2's message.
+    limit_message: Rc<str>,
+}
+
+/// An admitted Agent call, as `launch` starts it.
+struct Launch {
+    caller: AgentId,
+    caller_slot: u32,
+    caller_ref: AgentRef,
+    name: Option<Rc<str>>,
+    type_index: Option<usize>,
+    depth: u32,
+    mode: Mode,
+    placement_rule: RuleId,
+    permission_mode: PermissionMode,
+    tools: ToolList,
+    profile: Option<Rc<RunProfile>>,
+    plannable: bool,
+    from_load: bool,
 }
 
 /// A spawn question, as the resolution cache keys it.
