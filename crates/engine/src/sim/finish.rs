@@ -67,15 +67,14 @@ impl Kernel<'_> {
             self.running -= 1;
         }
         let running = self.running;
-        self.emit(
-            rule,
-            EventKind::AgentFinished {
-                agent: reference.clone(),
-                outcome,
-                running,
-                detail: detail.as_deref().map(Rc::from),
-            },
-        );
+        let finished = reference.clone();
+        let detail_text = detail.as_deref().map(Rc::from);
+        self.emit_with(rule, move || EventKind::AgentFinished {
+            agent: finished,
+            outcome,
+            running,
+            detail: detail_text,
+        });
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.slot_of(report_to);
@@ -108,14 +107,11 @@ impl Kernel<'_> {
         } else {
             notify_rule
         };
-        self.emit(
-            Some(rule),
-            EventKind::Notification {
-                to,
-                from: reference,
-                what,
-            },
-        );
+        self.emit_with(Some(rule), move || EventKind::Notification {
+            to,
+            from: reference,
+            what,
+        });
         // The caller's bookkeeping. Its count of running children stays exact even while
         // the caller is not running (a stopped launcher may be resumed later).
         if let Some(caller_slot) = caller_slot {

@@ -938,6 +938,33 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// `emit` for the per-arrival events: the kind is built here, from what the closure
+    /// holds, so it is not copied from the caller's frame and its drop knows the variant.
+    #[inline(always)]
+    fn emit_with(&mut self, rule: Option<RuleId>, kind: impl FnOnce() -> EventKind) {
+        if self.limit.is_some() {
+            return;
+        }
+        let event = Event {
+            t: self.now,
+            seq: self.trace_seq,
+            rule,
+            kind: kind(),
+        };
+        self.emit_built(&event);
+    }
+
+    /// Hands a built event to the sink (see `emit_with`).
+    #[inline(never)]
+    fn emit_built(&mut self, event: &Event) {
+        self.trace_seq += 1;
+        self.last_time = self.now;
+        self.sink.event(event);
+        if self.trace_seq >= self.limits.max_events {
+            self.hit_limit("max_events", self.limits.max_events);
+        }
+    }
+
     fn hit_limit(&mut self, limit: &'static str, value: u64) {
         if self.limit.is_none() {
             if limit == "max_time" {

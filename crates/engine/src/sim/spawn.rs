@@ -283,36 +283,32 @@ impl Kernel<'_> {
         spec: &SpawnSpec,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let caller_ref = self.agent(0).reference();
-        self.emit(
-            None,
-            EventKind::SpawnRequested {
-                caller: caller_ref.clone(),
-                agent_type: plan.requested.clone(),
-                name: None,
-                background: if self.config.fork_mode {
-                    None
-                } else {
-                    spec.background
-                },
-                fork: false,
-            },
-        );
+        let background = if self.config.fork_mode {
+            None
+        } else {
+            spec.background
+        };
+        let (caller, agent_type) = (caller_ref.clone(), plan.requested.clone());
+        self.emit_with(None, move || EventKind::SpawnRequested {
+            caller,
+            agent_type,
+            name: None,
+            background,
+            fork: false,
+        });
         // CAP-1/3/4, CAP-5, as in `spawn`.
         let admission = cap::admit(self.running, &self.config);
         if !admission.admitted {
             let running = self.running;
-            self.emit(
-                Some(admission.rule),
-                EventKind::SpawnRejected {
-                    caller: caller_ref,
-                    agent_type: plan.requested,
-                    name: None,
-                    reason: RejectReason::ConcurrentLimit,
-                    message: plan.limit_message,
-                    hint: Some(messages::CONCURRENT_LIMIT_NO_RETRY),
-                    running,
-                },
-            );
+            self.emit_with(Some(admission.rule), move || EventKind::SpawnRejected {
+                caller: caller_ref,
+                agent_type: plan.requested,
+                name: None,
+                reason: RejectReason::ConcurrentLimit,
+                message: plan.limit_message,
+                hint: Some(messages::CONCURRENT_LIMIT_NO_RETRY),
+                running,
+            });
             return Err(Some(RejectReason::ConcurrentLimit));
         }
         self.launch(
@@ -446,19 +442,17 @@ impl Kernel<'_> {
             self.reached.entry(name.clone()).or_insert(id);
         }
         let running = self.running;
-        self.emit(
-            Some(placement_rule),
-            EventKind::AgentStarted {
-                agent: AgentRef { id, name },
-                parent: caller_ref,
-                depth,
-                mode,
-                fork: spec.fork,
-                running,
-                cap_checked: true,
-                profile,
-            },
-        );
+        let fork = spec.fork;
+        self.emit_with(Some(placement_rule), move || EventKind::AgentStarted {
+            agent: AgentRef { id, name },
+            parent: caller_ref,
+            depth,
+            mode,
+            fork,
+            running,
+            cap_checked: true,
+            profile,
+        });
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.schedule(self.now, Wake::Step { slot, gen });
         Ok((slot, mode))
