@@ -52,7 +52,8 @@ impl Kernel<'_> {
         agent.bash_running = 0;
         agent.finished_at = now;
         let teammate = agent.teammate;
-        let reference = agent.reference();
+        // The run's id and name, kept apart: events build their references from them.
+        let (own_id, own_name) = (agent.id, agent.name.clone());
         let (mode, fork, report_to, awaited, resumed, waiters, from_load) = (
             agent.mode,
             agent.fork,
@@ -67,10 +68,13 @@ impl Kernel<'_> {
             self.running -= 1;
         }
         let running = self.running;
-        let finished = reference.clone();
+        let finished_name = own_name.clone();
         let detail_text = detail.as_deref().map(Rc::from);
         self.emit_with(rule, move || EventKind::AgentFinished {
-            agent: finished,
+            agent: AgentRef {
+                id: own_id,
+                name: finished_name,
+            },
             outcome,
             running,
             detail: detail_text,
@@ -98,8 +102,11 @@ impl Kernel<'_> {
             Recipient::Caller => report_to,
             Recipient::Main => MAIN,
         };
-        let to = self.reference(to_id);
-        self.deliver_report(slot, to.clone(), outcome, detail.as_deref());
+        let to_name = match self.slot_of(to_id) {
+            Some(to_slot) => self.agent(to_slot).name.clone(),
+            None => None,
+        };
+        self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
         let rule = if teammate {
             "NOTIFY-11"
         } else if outcome == Outcome::Failed && delivery == Delivery::Notification {
@@ -108,8 +115,14 @@ impl Kernel<'_> {
             notify_rule
         };
         self.emit_with(Some(rule), move || EventKind::Notification {
-            to,
-            from: reference,
+            to: AgentRef {
+                id: to_id,
+                name: to_name,
+            },
+            from: AgentRef {
+                id: own_id,
+                name: own_name,
+            },
             what,
         });
         // The caller's bookkeeping. Its count of running children stays exact even while
@@ -336,7 +349,8 @@ impl Kernel<'_> {
     pub(super) fn deliver_report(
         &mut self,
         slot: u32,
-        to: AgentRef,
+        to_id: AgentId,
+        to_name: &Option<Rc<str>>,
         outcome: Outcome,
         detail: Option<&str>,
     ) {
@@ -392,7 +406,10 @@ impl Kernel<'_> {
             Some(rule),
             EventKind::ReportDelivered {
                 agent: reference,
-                to,
+                to: AgentRef {
+                    id: to_id,
+                    name: to_name.clone(),
+                },
                 text: Rc::from(text.as_str()),
                 scan: scan_note.map(|note| Rc::from(note.as_str())),
                 review,
