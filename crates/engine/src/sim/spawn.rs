@@ -260,7 +260,6 @@ impl Kernel<'_> {
             Launch {
                 caller,
                 caller_slot,
-                caller_ref,
                 name,
                 type_index,
                 depth,
@@ -282,15 +281,18 @@ impl Kernel<'_> {
         plan: LoadPlan,
         spec: &SpawnSpec,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let caller_ref = self.agent(0).reference();
+        let main_name = self.agent(0).name.clone();
         let background = if self.config.fork_mode {
             None
         } else {
             spec.background
         };
-        let (caller, agent_type) = (caller_ref.clone(), plan.requested.clone());
+        let (caller_name, agent_type) = (main_name.clone(), plan.requested.clone());
         self.emit_with(None, move || EventKind::SpawnRequested {
-            caller,
+            caller: AgentRef {
+                id: MAIN,
+                name: caller_name,
+            },
             agent_type,
             name: None,
             background,
@@ -301,7 +303,10 @@ impl Kernel<'_> {
         if !admission.admitted {
             let running = self.running;
             self.emit_with(Some(admission.rule), move || EventKind::SpawnRejected {
-                caller: caller_ref,
+                caller: AgentRef {
+                    id: MAIN,
+                    name: main_name,
+                },
                 agent_type: plan.requested,
                 name: None,
                 reason: RejectReason::ConcurrentLimit,
@@ -315,7 +320,6 @@ impl Kernel<'_> {
             Launch {
                 caller: MAIN,
                 caller_slot: 0,
-                caller_ref,
                 name: None,
                 type_index: plan.type_index,
                 depth: plan.depth,
@@ -332,6 +336,7 @@ impl Kernel<'_> {
     }
 
     /// An admitted Agent call: the agent limit, the run's profile, the record, the start.
+    #[inline(always)]
     fn launch(
         &mut self,
         launch: Launch,
@@ -340,7 +345,6 @@ impl Kernel<'_> {
         let Launch {
             caller,
             caller_slot,
-            caller_ref,
             name,
             type_index,
             depth,
@@ -443,9 +447,14 @@ impl Kernel<'_> {
         }
         let running = self.running;
         let fork = spec.fork;
+        // Names never change, so the caller's reference is the one it had at the call.
+        let parent_name = self.agent(caller_slot).name.clone();
         self.emit_with(Some(placement_rule), move || EventKind::AgentStarted {
             agent: AgentRef { id, name },
-            parent: caller_ref,
+            parent: AgentRef {
+                id: caller,
+                name: parent_name,
+            },
             depth,
             mode,
             fork,
@@ -1100,7 +1109,6 @@ pub(super) struct LoadPlan {
 struct Launch {
     caller: AgentId,
     caller_slot: u32,
-    caller_ref: AgentRef,
     name: Option<Rc<str>>,
     type_index: Option<usize>,
     depth: u32,
