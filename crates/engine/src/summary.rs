@@ -157,7 +157,16 @@ impl Sink for Summary {
                 self.finished[index] += 1;
             }
             EventKind::Notification { what, .. } => {
-                *self.notifications.entry(what).or_default() += 1
+                // The same static text again (the usual case) is found by its address, with
+                // no string comparisons; anything else goes through the map's search.
+                let same = self
+                    .notifications
+                    .iter_mut()
+                    .find_map(|(known, count)| std::ptr::eq(*known, *what).then_some(count));
+                match same {
+                    Some(count) => *count += 1,
+                    None => *self.notifications.entry(what).or_default() += 1,
+                }
             }
             EventKind::LimitReached { limit, value } => self.limit = Some((limit, *value)),
             _ => {}
