@@ -436,6 +436,8 @@ struct Kernel<'s> {
     fork_arc: Rc<str>,
     /// What the load block's Agent call resolves to up to the cap check, once known.
     load_plan: Option<spawn::LoadPlan>,
+    /// Whether the session or any definition has hooks (neither changes during a run).
+    hooks_present: bool,
 }
 
 /// The session settings the MODEL rules read, kept for per-spawn resolutions.
@@ -702,7 +704,13 @@ impl<'s> Kernel<'s> {
             ),
             fork_arc: Rc::from("fork"),
             load_plan: None,
+            hooks_present: false,
         };
+        kernel.hooks_present = !kernel.session_hooks.is_empty()
+            || kernel
+                .types
+                .iter()
+                .any(|type_def| !type_def.def.hooks.is_empty());
         // The main conversation is agent 0 in slot 0.
         let mut main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
         let mut main_type: Rc<str> = Rc::from("main");

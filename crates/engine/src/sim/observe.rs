@@ -184,7 +184,15 @@ impl Kernel<'_> {
 
     /// HOOK-1…8: `SubagentStart` / `SubagentStop` hooks of the session and of the run's own
     /// definition (frontmatter `Stop` counts as `SubagentStop`, HOOK-5).
+    #[inline]
     fn lifecycle_hooks(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
+        // Most sessions (every load run so far) have no hooks at all.
+        if self.hooks_present {
+            self.lifecycle_hooks_of(slot, event, transition);
+        }
+    }
+
+    fn lifecycle_hooks_of(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
         let agent = self.agent(slot);
         let Some(type_index) = agent.type_index else {
             return;
