@@ -973,6 +973,8 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn hit_limit(&mut self, limit: &'static str, value: u64) {
         if self.limit.is_none() {
             if limit == "max_time" {

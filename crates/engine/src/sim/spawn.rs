@@ -393,9 +393,7 @@ impl Kernel<'_> {
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;
-        let invocation_model = spec.model.as_deref().map(Rc::from);
         let agent_profile = profile.clone();
-        let agent_name = name.clone();
         let unindexed = from_load && name.is_none();
         // The record is written straight into its slot (built elsewhere and moved in, it
         // would be copied whole).
@@ -403,12 +401,12 @@ impl Kernel<'_> {
         self.slots[slot as usize] = Some(Agent {
             id,
             type_index,
-            invocation_model,
+            invocation_model: spec.model.as_deref().map(Rc::from),
             report: None,
             continuations: 0,
             classifier: spec.classifier,
             profile: agent_profile,
-            name: agent_name,
+            name: name.clone(),
             depth,
             mode,
             fork: spec.fork,
