@@ -12,7 +12,6 @@
 //! records of load-generated agents are released when their run ends (they are anonymous
 //! and cannot be addressed again).
 
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
@@ -210,6 +209,44 @@ enum Wake {
     BashDone { agent: AgentId, run: u32 },
 }
 
+/// A heap entry: the wake and its `(time, seq)` packed into one key. Seqs are unique, so
+/// the key alone orders entries exactly as `(time, seq)` does; the order is reversed so
+/// that the max-heap pops the earliest.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    key: u128,
+    wake: Wake,
+}
+
+impl Queued {
+    fn new(at: SimTime, seq: u64, wake: Wake) -> Queued {
+        Queued {
+            key: (u128::from(at.0) << 64) | u128::from(seq),
+            wake,
+        }
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Queued) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Queued {}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Status {
     Running,
@@ -361,7 +398,7 @@ struct Kernel<'s> {
     now: SimTime,
     last_time: SimTime,
     queue_seq: u64,
-    queue: BinaryHeap<Reverse<(SimTime, u64, Wake)>>,
+    queue: BinaryHeap<Queued>,
     /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
     now_queue: VecDeque<(u64, Wake)>,
@@ -881,7 +918,7 @@ impl<'s> Kernel<'s> {
             // seq already queued for this instant in the heap.
             self.now_queue.push_back((self.queue_seq, wake));
         } else {
-            self.queue.push(Reverse((at, self.queue_seq, wake)));
+            self.queue.push(Queued::new(at, self.queue_seq, wake));
         }
     }
 
@@ -906,8 +943,12 @@ impl<'s> Kernel<'s> {
                 best = Some((time, seq, source));
             }
         };
-        if let Some(Reverse((time, seq, _))) = self.queue.peek() {
-            consider(*time, *seq, Source::Heap);
+        if let Some(head) = self.queue.peek() {
+            consider(
+                SimTime((head.key >> 64) as u64),
+                head.key as u64,
+                Source::Heap,
+            );
         }
         if let Some((seq, _)) = self.now_queue.front() {
             consider(self.now, *seq, Source::Now);
@@ -919,7 +960,7 @@ impl<'s> Kernel<'s> {
             Source::Heap => self
                 .queue
                 .pop()
-                .map(|Reverse((time, _, wake))| (time, wake)),
+                .map(|head| (SimTime((head.key >> 64) as u64), head.wake)),
             Source::Now => self.now_queue.pop_front().map(|(_, wake)| (self.now, wake)),
             Source::Arrival => self
                 .next_arrival
