@@ -280,6 +280,9 @@ pub enum EventKind {
         /// The resumed run's model (RESUME-14: the per-invocation model persists from
         /// v2.1.211; before, a resume dropped it).
         model: Rc<str>,
+        /// The resumed run's effort level, when it has one: the one it started with
+        /// (RESUME-15: a per-invocation `effort` persists across resume).
+        effort: Option<Rc<str>>,
     },
     /// A message reached a running agent as direction (RESUME-17, Q-8).
     MessageDelivered {
@@ -824,6 +827,7 @@ impl Event {
                 running,
                 mode,
                 model,
+                effort,
             } => {
                 subject(visit, agent);
                 other(visit, "by", "by_name", by);
@@ -831,6 +835,9 @@ impl Event {
                 visit("running", Field::U64(u64::from(*running)));
                 visit("mode", Field::Str(mode.as_str()));
                 visit("model", Field::Str(model));
+                if let Some(effort) = effort {
+                    visit("effort", Field::Str(effort));
+                }
             }
             EventKind::MessageDelivered { to, from } => {
                 other(visit, "to", "to_name", to);

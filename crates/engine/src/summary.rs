@@ -728,6 +728,7 @@ mod tests {
                     running,
                     mode: Mode::Background,
                     model: Rc::from("opus"),
+                    effort: None,
                 },
             )
         };

@@ -421,14 +421,18 @@ impl Narrator {
                 running,
                 mode,
                 model,
+                effort,
             } => {
                 let _ = write!(
                     what,
-                    "resumed by {} in the {} on {model} {}",
+                    "resumed by {} in the {} on {model}",
                     self.label(by),
-                    mode.as_str(),
-                    self.running(*running)
+                    mode.as_str()
                 );
+                if let Some(effort) = effort {
+                    let _ = write!(what, " with effort {effort}");
+                }
+                let _ = write!(what, " {}", self.running(*running));
                 if !*cap_checked && self.cap.is_some() {
                     what.push_str(", without a cap check");
                 }
@@ -1082,6 +1086,7 @@ mod tests {
                 running: 21,
                 mode: Mode::Background,
                 model: Rc::from("opus"),
+                effort: None,
             },
             Some("CAP-7"),
             "00:00:12.000  researcher-3    resumed by main in the background on opus (21 running, over the cap of 20), \

@@ -166,6 +166,8 @@ impl Kernel<'_> {
         agent.turns = 0;
         // RESUME-7: tools, model and history are kept as they were.
         let reference = agent.reference();
+        // RESUME-15: the effort the run started with (a per-invocation one included) stays.
+        let effort = agent.profile.effort.clone();
         let gen = agent.gen;
         if let Some(caller_slot) = self.slot_of(report_to) {
             self.agent_mut(caller_slot).children_running += 1;
@@ -181,6 +183,7 @@ impl Kernel<'_> {
                 running,
                 mode,
                 model: resumed_model,
+                effort,
             },
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
