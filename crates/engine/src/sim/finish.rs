@@ -156,9 +156,8 @@ impl Kernel<'_> {
             }
         }
         // CAP-3: a freed slot lets one waiting load retry go.
-        if self.retry_waiting > 0 {
-            self.retry_waiting -= 1;
-            self.schedule(self.now, Wake::Retry);
+        if let Some(index) = self.retry_waiting.pop_front() {
+            self.schedule(self.now, Wake::Retry(index));
         }
         if from_load && self.agent(slot).name.is_none() {
             self.release(slot);

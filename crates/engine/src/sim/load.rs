@@ -31,7 +31,7 @@ impl Kernel<'_> {
             }
             self.arrivals += 1;
             let index = self.arrivals;
-            self.load_spawn(&spawn, Some(index));
+            self.load_spawn(&spawn, index);
             if self.limit.is_some() {
                 return;
             }
@@ -51,19 +51,17 @@ impl Kernel<'_> {
         }
     }
 
-    /// One load arrival (or retry): an Agent call from main that does not block main.
-    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: Option<u64>) {
-        let name = spec.name.as_ref().map(|name| match index {
-            Some(index) => format!("{name}-{index}"),
-            None => name.clone(),
-        });
+    /// One load arrival (or a retry of arrival `index`): an Agent call from main that does
+    /// not block main. With a `name`, arrival *i* — and each retry of it — is `NAME-i`.
+    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: u64) {
+        let name = spec.name.as_ref().map(|name| format!("{name}-{index}"));
         let started = self.spawn(MAIN, spec, name, true);
         if started == Err(Some(RejectReason::ConcurrentLimit)) {
             match self.load.as_ref().map(|load| load.retry) {
-                Some(Retry::AfterCompletion) => self.retry_waiting += 1,
+                Some(Retry::AfterCompletion) => self.retry_waiting.push_back(index),
                 Some(Retry::Backoff(dist)) => {
                     let delay = dist.sample(&mut self.retry_rng);
-                    self.schedule(self.now.plus(delay), Wake::Retry);
+                    self.schedule(self.now.plus(delay), Wake::Retry(index));
                 }
                 _ => {}
             }

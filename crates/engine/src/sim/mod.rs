@@ -197,8 +197,8 @@ enum Wake {
     Step { slot: u32, gen: u32 },
     /// The load generator's next arrival.
     Arrival,
-    /// A rejected load arrival tries again.
-    Retry,
+    /// A rejected load arrival (its index) tries again.
+    Retry(u64),
     /// The person's timed action `index`.
     Action(u32),
     /// The person finished thinking about prompt `id`.
@@ -439,7 +439,9 @@ struct Kernel<'s> {
     next_prompt: u64,
     // Load.
     arrivals: u64,
-    retry_waiting: u64,
+    /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
+    /// first, by arrival index (so a named call keeps its `NAME-i`).
+    retry_waiting: VecDeque<u64>,
     arrival_rng: ChaCha8Rng,
     load_rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
@@ -706,7 +708,7 @@ impl<'s> Kernel<'s> {
             person_busy: None,
             next_prompt: 1,
             arrivals: 0,
-            retry_waiting: 0,
+            retry_waiting: VecDeque::new(),
             arrival_rng: stream(seed, 0, purpose::ARRIVALS),
             load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
             retry_rng: stream(seed, 0, purpose::RETRY),
@@ -1050,9 +1052,9 @@ impl<'s> Kernel<'s> {
                 self.advance(slot);
             }
             Wake::Arrival => self.arrival(),
-            Wake::Retry => {
+            Wake::Retry(index) => {
                 let spec = self.load_spawn_spec.clone();
-                self.load_spawn(&spec, None);
+                self.load_spawn(&spec, index);
             }
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),
