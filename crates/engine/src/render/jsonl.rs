@@ -11,8 +11,7 @@ use std::rc::Rc;
 use crate::event::{AgentRef, Event, Field, MAIN};
 use crate::sink::Sink;
 
-/// Bytes gathered before they are handed to the underlying writer.
-const FLUSH_AT: usize = 64 * 1024;
+use super::Buffered;
 
 /// Writes the trace as JSON Lines into any [`Write`].
 ///
@@ -31,18 +30,14 @@ const FLUSH_AT: usize = 64 * 1024;
 ///     "{\"t_us\":1500,\"seq\":0,\"kind\":\"limit_reached\",\"limit\":\"max_events\",\"value\":10,\"rule\":\"CAP-1\"}\n");
 /// ```
 pub struct JsonlWriter<W: Write> {
-    out: W,
-    buffer: Vec<u8>,
-    error: Option<io::Error>,
+    out: Buffered<W>,
 }
 
 impl<W: Write> JsonlWriter<W> {
     /// A writer into `out`.
     pub fn new(out: W) -> JsonlWriter<W> {
         JsonlWriter {
-            out,
-            buffer: Vec::with_capacity(FLUSH_AT + 4096),
-            error: None,
+            out: Buffered::new(out, 4096),
         }
     }
 
@@ -51,52 +46,27 @@ impl<W: Write> JsonlWriter<W> {
     /// Used between events when output must appear at once (`--realtime`). Returns the
     /// remembered error, if an earlier write failed.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.drain();
-        if self.error.is_none() {
-            if let Err(error) = self.out.flush() {
-                self.error = Some(error);
-            }
-        }
-        match &self.error {
-            None => Ok(()),
-            Some(error) => Err(io::Error::new(error.kind(), error.to_string())),
-        }
+        self.out.flush()
     }
 
     /// Writes out what is left and returns the underlying writer, or the first I/O error.
-    pub fn finish(mut self) -> io::Result<W> {
-        self.drain();
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
-        self.out.flush()?;
-        Ok(self.out)
+    pub fn finish(self) -> io::Result<W> {
+        self.out.finish()
     }
 
     /// Whether a write has failed (later events are being dropped).
     pub fn failed(&self) -> bool {
-        self.error.is_some()
-    }
-
-    fn drain(&mut self) {
-        if self.error.is_none() && !self.buffer.is_empty() {
-            if let Err(error) = self.out.write_all(&self.buffer) {
-                self.error = Some(error);
-            }
-        }
-        self.buffer.clear();
+        self.out.error.is_some()
     }
 }
 
 impl<W: Write> Sink for JsonlWriter<W> {
     fn event(&mut self, event: &Event) {
-        if self.error.is_some() {
+        let Some(buffer) = self.out.buffer() else {
             return;
-        }
-        write_event(&mut self.buffer, event);
-        if self.buffer.len() >= FLUSH_AT {
-            self.drain();
-        }
+        };
+        write_event(buffer, event);
+        self.out.written();
     }
 }
 

@@ -8,8 +8,77 @@
 //! error instead of panicking, and report it from `finish()`. Aggregate statistics are not
 //! here: see [`crate::summary`].
 
+use std::io::{self, Write};
+
 pub mod jsonl;
 pub mod text;
 
 pub use jsonl::JsonlWriter;
 pub use text::{Narrator, TextWriter};
+
+/// How many bytes a renderer buffers before handing them to its writer.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// The output side both renderers share: a byte buffer handed to `out` every
+/// [`FLUSH_AT`] bytes, and the first I/O error, remembered (nothing is written after it).
+struct Buffered<W: Write> {
+    out: W,
+    buffer: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Buffered<W> {
+    fn new(out: W, slack: usize) -> Buffered<W> {
+        Buffered {
+            out,
+            buffer: Vec::with_capacity(FLUSH_AT + slack),
+            error: None,
+        }
+    }
+
+    /// The buffer to append one event to, or `None` once a write has failed.
+    fn buffer(&mut self) -> Option<&mut Vec<u8>> {
+        match self.error {
+            None => Some(&mut self.buffer),
+            Some(_) => None,
+        }
+    }
+
+    /// Hands the buffer over once it is full enough.
+    fn written(&mut self) {
+        if self.buffer.len() >= FLUSH_AT {
+            self.drain();
+        }
+    }
+
+    fn drain(&mut self) {
+        if self.error.is_none() && !self.buffer.is_empty() {
+            if let Err(error) = self.out.write_all(&self.buffer) {
+                self.error = Some(error);
+            }
+        }
+        self.buffer.clear();
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.drain();
+        if self.error.is_none() {
+            if let Err(error) = self.out.flush() {
+                self.error = Some(error);
+            }
+        }
+        match &self.error {
+            None => Ok(()),
+            Some(error) => Err(io::Error::new(error.kind(), error.to_string())),
+        }
+    }
+
+    fn finish(mut self) -> io::Result<W> {
+        self.drain();
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

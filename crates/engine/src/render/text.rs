@@ -22,12 +22,13 @@ use crate::sink::Sink;
 use crate::spec::Answer;
 use crate::time::human_duration;
 
+use super::Buffered;
+
 /// The "who" column starts this wide and grows (up to [`MAX_WHO_WIDTH`]) as longer names
 /// appear, so that most runs stay aligned from the first line.
 const MIN_WHO_WIDTH: usize = 14;
 /// Names longer than this overflow the column rather than push every line far right.
 const MAX_WHO_WIDTH: usize = 24;
-const FLUSH_AT: usize = 64 * 1024;
 
 /// Turns events into narration lines; remembers what later lines need (the cap, names).
 ///
@@ -651,72 +652,43 @@ fn reason_words(reason: RejectReason) -> &'static str {
 /// Output is buffered internally. The first I/O error is remembered (later events are
 /// dropped) and returned by [`TextWriter::finish`].
 pub struct TextWriter<W: Write> {
-    out: W,
+    out: Buffered<W>,
     narrator: Narrator,
     line: String,
-    buffer: Vec<u8>,
-    error: Option<io::Error>,
 }
 
 impl<W: Write> TextWriter<W> {
     /// A writer into `out`.
     pub fn new(out: W) -> TextWriter<W> {
         TextWriter {
-            out,
+            out: Buffered::new(out, 1024),
             narrator: Narrator::new(),
             line: String::with_capacity(256),
-            buffer: Vec::with_capacity(FLUSH_AT + 1024),
-            error: None,
         }
     }
 
     /// Hands everything buffered to the underlying writer and flushes it; returns the
     /// remembered error, if a write has failed.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.drain();
-        if self.error.is_none() {
-            if let Err(error) = self.out.flush() {
-                self.error = Some(error);
-            }
-        }
-        match &self.error {
-            None => Ok(()),
-            Some(error) => Err(io::Error::new(error.kind(), error.to_string())),
-        }
+        self.out.flush()
     }
 
     /// Writes out what is left and returns the underlying writer, or the first I/O error.
-    pub fn finish(mut self) -> io::Result<W> {
-        self.drain();
-        if let Some(error) = self.error.take() {
-            return Err(error);
-        }
-        self.out.flush()?;
-        Ok(self.out)
-    }
-
-    fn drain(&mut self) {
-        if self.error.is_none() && !self.buffer.is_empty() {
-            if let Err(error) = self.out.write_all(&self.buffer) {
-                self.error = Some(error);
-            }
-        }
-        self.buffer.clear();
+    pub fn finish(self) -> io::Result<W> {
+        self.out.finish()
     }
 }
 
 impl<W: Write> Sink for TextWriter<W> {
     fn event(&mut self, event: &Event) {
-        if self.error.is_some() {
+        let Some(buffer) = self.out.buffer() else {
             return;
-        }
+        };
         self.line.clear();
         self.narrator.line(event, &mut self.line);
-        self.buffer.extend_from_slice(self.line.as_bytes());
-        self.buffer.push(b'\n');
-        if self.buffer.len() >= FLUSH_AT {
-            self.drain();
-        }
+        buffer.extend_from_slice(self.line.as_bytes());
+        buffer.push(b'\n');
+        self.out.written();
     }
 }
 
