@@ -69,6 +69,42 @@ pub enum Command {
     /// mode flag the subagent is placed where an Agent-tool spawn from main that does not
     /// need the result would run (FGBG-1).
     Tools(ToolsArgs),
+    /// Erlang B and C for a cap and an offered load, or the smallest cap for a blocking
+    /// target: queueing theory beside the simulator.
+    ///
+    /// The load is in Erlangs: arrival rate × mean run time (20 arrivals/s of 1 s runs = 20).
+    /// Erlang B is the share of arrivals a cap rejects with `retry: none`; Erlang C the share
+    /// that waits with `retry: queue`, and the mean wait is in mean run times. Both assume
+    /// Poisson arrivals and exponential run times.
+    Erlang(ErlangArgs),
+}
+
+/// `subsim erlang`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).args(["cap", "target"])))]
+pub struct ErlangArgs {
+    /// Number of slots.
+    #[arg(long, value_name = "C")]
+    pub cap: Option<u32>,
+    /// Offered load in Erlangs.
+    #[arg(long, value_name = "A")]
+    pub load: f64,
+    /// Instead of --cap: print the smallest cap whose Erlang B blocking is at most B.
+    #[arg(long, value_name = "B")]
+    pub target: Option<f64>,
+    /// `text`, or `json` with the keys cap, load, erlang_b, erlang_c and
+    /// mean_wait_holding_times (null when the queue is unstable).
+    #[arg(long, value_enum, default_value_t = ErlangFormat::Text)]
+    pub format: ErlangFormat,
+}
+
+/// Output formats of `subsim erlang`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ErlangFormat {
+    /// Aligned lines for people.
+    Text,
+    /// One JSON object.
+    Json,
 }
 
 /// `subsim run`.
@@ -93,6 +129,28 @@ pub struct RunArgs {
     /// format is text).
     #[arg(long)]
     pub explain: bool,
+    /// Override one value of the scenario before it is validated: a dotted key path and a
+    /// YAML value, e.g. `--set load.arrivals='poisson(30/s)'` (repeatable, applied in order).
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<subsim_scenario::Override>,
+    /// The concurrency cap: short for
+    /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=N` (applied after --set).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cap: Option<u32>,
+}
+
+impl RunArgs {
+    /// `--set` values, then `--cap`.
+    pub fn overrides(&self) -> Vec<subsim_scenario::Override> {
+        let mut overrides = self.set.clone();
+        overrides.extend(self.cap.map(subsim_scenario::Override::cap));
+        overrides
+    }
+}
+
+/// `PATH=VALUE` of `--set`.
+pub fn parse_override(text: &str) -> Result<subsim_scenario::Override, String> {
+    subsim_scenario::Override::parse(text)
 }
 
 /// Output formats of `subsim run`.

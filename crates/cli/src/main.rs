@@ -10,6 +10,7 @@ mod catalog;
 mod check;
 mod diagnostics;
 mod diff;
+mod erlang_cmd;
 mod explain;
 mod output;
 mod panel;
@@ -84,6 +85,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Explain(args) => explain::explain(args),
         Command::Diff(args) => diff::diff(args),
         Command::Tools(args) => tools_cmd::tools(args),
+        Command::Erlang(args) => erlang_cmd::erlang(args),
     }
 }
 

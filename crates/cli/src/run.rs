@@ -27,9 +27,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if args.realtime.is_some() && !matches!(args.format, Format::Text | Format::Jsonl) {
         anyhow::bail!("--realtime plays events as they happen: use it with --format text or jsonl");
     }
+    let overrides = args.overrides();
     let loaded = match &args.file {
-        Some(path) => load(path)?,
-        None => load_demo()?,
+        Some(path) => report(subsim_scenario::load_scenario_with(path, &overrides))?,
+        None => report(subsim_scenario::parse_scenario_with(
+            DEMO,
+            DEMO_NAME,
+            Path::new("."),
+            &overrides,
+        ))?,
     };
     let description = describe(&loaded);
     let mut simulation = Simulation::new(loaded.spec);
@@ -199,15 +205,6 @@ fn describe(loaded: &Loaded) -> String {
 pub fn load(path: &Path) -> anyhow::Result<Loaded> {
     tracing::debug!(path = %path.display(), "loading");
     report(subsim_scenario::load_scenario(path))
-}
-
-/// Loads the built-in demo.
-fn load_demo() -> anyhow::Result<Loaded> {
-    report(subsim_scenario::parse_scenario(
-        DEMO,
-        DEMO_NAME,
-        Path::new("."),
-    ))
 }
 
 /// Prints warnings (or the errors) of a load to stderr.

@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 pub mod dist;
+pub mod erlang;
 pub mod event;
 pub mod expect;
 pub mod render;

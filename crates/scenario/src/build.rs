@@ -21,6 +21,7 @@ use crate::expect::expectations;
 use crate::raw::{self, Node, Span, Value};
 use crate::session::session;
 use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
+use crate::overrides::{self, Override};
 use crate::Loaded;
 
 const TOP_KEYS: [&str; 8] = [
@@ -46,7 +47,17 @@ const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `bu
 
 /// Parses and validates a whole scenario.
 pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
-    let root = match raw::parse(source) {
+    build_with(source, file, base_dir, &[])
+}
+
+/// [`build`] with `--set` overrides applied to the raw tree before validation.
+pub(crate) fn build_with(
+    source: &str,
+    file: &str,
+    base_dir: &Path,
+    overrides: &[Override],
+) -> Result<Loaded, Diagnostics> {
+    let mut root = match raw::parse(source) {
         Ok(root) => root,
         Err(error) => {
             let problem = Diagnostic {
@@ -65,8 +76,29 @@ pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded,
         }
     };
     let mut ctx = Ctx::new(file, base_dir);
+    let not_applied = overrides::apply(&mut root, overrides);
+    if !not_applied.is_empty() {
+        return Err(Diagnostics {
+            source: source.to_string(),
+            problems: not_applied,
+        });
+    }
     let loaded = scenario(&mut ctx, &root, source);
     let mut errors = std::mem::take(&mut ctx.errors);
+    // A warning about an override (an env var nobody reads) is an error: what the command
+    // line asks for must not be silently ignored.
+    let loaded = loaded.map(|mut loaded| {
+        let (about_overrides, warnings): (Vec<_>, Vec<_>) = std::mem::take(&mut loaded.warnings)
+            .into_iter()
+            .partition(overrides::is_override);
+        errors.extend(about_overrides.into_iter().map(|mut problem| {
+            problem.help = Some("a `--set` must name a key the simulator reads".to_string());
+            problem
+        }));
+        loaded.warnings = warnings;
+        loaded
+    });
+    overrides::relabel(&mut errors, overrides);
     match loaded {
         Some(loaded) if errors.is_empty() => Ok(loaded),
         _ => {

@@ -56,6 +56,7 @@ pub mod diagnostic;
 mod duration;
 mod expect;
 mod hooks;
+mod overrides;
 mod raw;
 mod session;
 mod steps;
@@ -63,6 +64,7 @@ mod steps;
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::{suggest, Diagnostic, Diagnostics};
+pub use overrides::{Override, CAP_PATH};
 pub use session::AgentDir;
 use subsim_engine::expect::Located;
 use subsim_engine::SimSpec;
@@ -97,9 +99,40 @@ pub fn parse_scenario(
     build::build(source, file_name, base_dir)
 }
 
+/// [`parse_scenario`] with `--set PATH=VALUE` overrides applied, in order, before
+/// validation. A problem in an override is located at the override
+/// (`--set load.count=abc:1:12`).
+///
+/// ```
+/// use std::path::Path;
+/// use subsim_scenario::Override;
+///
+/// let yaml = "name: x\nsession: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: 20}}\n";
+/// let sets = [Override::cap(28)];
+/// let loaded = subsim_scenario::parse_scenario_with(yaml, "x.yaml", Path::new("."), &sets).unwrap();
+/// assert_eq!(loaded.spec.session.env["CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"], "28");
+///
+/// let typo = [Override::parse("load.cuont=5").unwrap()];
+/// let problems = subsim_scenario::parse_scenario_with(yaml, "x.yaml", Path::new("."), &typo).unwrap_err();
+/// assert!(problems.to_string().starts_with("--set load.cuont=5:1:12: unknown key `cuont`"), "{problems}");
+/// ```
+pub fn parse_scenario_with(
+    source: &str,
+    file_name: &str,
+    base_dir: &Path,
+    overrides: &[Override],
+) -> Result<Loaded, Diagnostics> {
+    build::build_with(source, file_name, base_dir, overrides)
+}
+
 /// Reads a scenario file and parses it; relative paths inside resolve against its
 /// directory. An unreadable file is reported as a [`Diagnostic`] at 1:1.
 pub fn load_scenario(path: &Path) -> Result<Loaded, Diagnostics> {
+    load_scenario_with(path, &[])
+}
+
+/// [`load_scenario`] with `--set` overrides (see [`parse_scenario_with`]).
+pub fn load_scenario_with(path: &Path, overrides: &[Override]) -> Result<Loaded, Diagnostics> {
     let file_name = path.display().to_string();
     let unreadable = |message: String| Diagnostics {
         source: String::new(),
@@ -131,5 +164,5 @@ pub fn load_scenario(path: &Path) -> Result<Loaded, Diagnostics> {
     let source = std::fs::read_to_string(path)
         .map_err(|error| unreadable(format!("cannot read the scenario file: {error}")))?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
-    parse_scenario(&source, &file_name, base_dir)
+    parse_scenario_with(&source, &file_name, base_dir, overrides)
 }
