@@ -64,7 +64,10 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
                     args.load
                 ));
             }
-            text.push_str(&format!("cap      {cap} slots\nload     {} Erlangs (arrival rate × mean run time)\n", args.load));
+            text.push_str(&format!(
+                "cap      {cap} slots\nload     {} Erlangs (arrival rate × mean run time)\n",
+                args.load
+            ));
             text.push_str(&format!(
                 "erlang_b {b:.6}  share of arrivals rejected, retry: none (M/M/c/c)\n"
             ));

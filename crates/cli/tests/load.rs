@@ -42,7 +42,14 @@ fn json(output: &Output) -> serde_json::Value {
 fn cap_and_set_change_the_run_without_editing_the_file() {
     let file = erlang_scenario();
     let output = subsim(&[
-        "run", &file, "--format", "json", "--cap", "28", "--set", "load.count=2000",
+        "run",
+        &file,
+        "--format",
+        "json",
+        "--cap",
+        "28",
+        "--set",
+        "load.count=2000",
     ]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let stats = json(&output);
@@ -104,7 +111,9 @@ fn erlang_prints_b_and_c_and_the_smallest_cap() {
     assert!((c - 0.024_950).abs() < 1e-6, "{c}");
     assert!((wait - c / 10.0).abs() < 1e-12, "{wait}");
 
-    let target = subsim(&["erlang", "--target", "0.01", "--load", "20", "--format", "json"]);
+    let target = subsim(&[
+        "erlang", "--target", "0.01", "--load", "20", "--format", "json",
+    ]);
     assert_eq!(code(&target), 0);
     assert_eq!(json(&target)["cap"], 30);
     let text = subsim(&["erlang", "--target", "0.01", "--load", "20"]);
@@ -112,7 +121,10 @@ fn erlang_prints_b_and_c_and_the_smallest_cap() {
 
     // An unstable queue has no finite wait.
     let unstable = subsim(&["erlang", "--cap", "20", "--load", "20", "--format", "json"]);
-    assert_eq!(json(&unstable)["mean_wait_holding_times"], serde_json::Value::Null);
+    assert_eq!(
+        json(&unstable)["mean_wait_holding_times"],
+        serde_json::Value::Null
+    );
     assert_eq!(json(&unstable)["erlang_c"], 1);
 
     for bad in [

@@ -18,10 +18,10 @@ use crate::duration::{
     parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS,
 };
 use crate::expect::expectations;
+use crate::overrides::{self, Override};
 use crate::raw::{self, Node, Span, Value};
 use crate::session::session;
 use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
-use crate::overrides::{self, Override};
 use crate::Loaded;
 
 const TOP_KEYS: [&str; 8] = [

@@ -115,7 +115,9 @@ pub(crate) fn apply(root: &mut Node, overrides: &[Override]) -> Vec<Diagnostic> 
                     set,
                     here,
                     format!("the value is not YAML: {}", error.message),
-                    Some("quote text that contains `:` or `#`, e.g. `--set 'name=\"a: b\"'`".into()),
+                    Some(
+                        "quote text that contains `:` or `#`, e.g. `--set 'name=\"a: b\"'`".into(),
+                    ),
                 ));
                 continue;
             }
@@ -131,7 +133,10 @@ pub(crate) fn apply(root: &mut Node, overrides: &[Override]) -> Vec<Diagnostic> 
                 problems.push(diagnostic(
                     set,
                     here,
-                    format!("the cap must be a whole number from 1, found {}", value.describe()),
+                    format!(
+                        "the cap must be a whole number from 1, found {}",
+                        value.describe()
+                    ),
                     Some(format!("e.g. `--set {CAP_PATH}=28` or `--cap 28`")),
                 ));
                 continue;
@@ -281,9 +286,15 @@ mod tests {
         .unwrap();
         let load = loaded.spec.load.unwrap();
         assert_eq!(load.until, subsim_engine::spec::LoadUntil::Count(7));
-        assert_eq!(load.arrivals, subsim_engine::spec::Arrivals::Every(2_000_000));
+        assert_eq!(
+            load.arrivals,
+            subsim_engine::spec::Arrivals::Every(2_000_000)
+        );
         assert_eq!(load.retry, subsim_engine::spec::Retry::AfterCompletion);
-        assert_eq!(loaded.spec.session.env[CAP_PATH.rsplit('.').next().unwrap()], "3");
+        assert_eq!(
+            loaded.spec.session.env[CAP_PATH.rsplit('.').next().unwrap()],
+            "3"
+        );
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     }
 
@@ -329,7 +340,10 @@ mod tests {
     fn the_cap_must_be_a_positive_whole_number() {
         for bad in ["0", "abc", "2.5", "-1"] {
             let error = first_error(&[&format!("{CAP_PATH}={bad}")]);
-            assert!(error.contains("the cap must be a whole number from 1"), "{error}");
+            assert!(
+                error.contains("the cap must be a whole number from 1"),
+                "{error}"
+            );
         }
     }
 
@@ -355,6 +369,9 @@ mod tests {
         assert!(Override::parse("load.count").is_err());
         assert!(Override::parse("=5").is_err());
         assert!(Override::parse("load..count=5").is_err());
-        assert_eq!(Override::cap(28).to_string(), format!("--set {CAP_PATH}=28"));
+        assert_eq!(
+            Override::cap(28).to_string(),
+            format!("--set {CAP_PATH}=28")
+        );
     }
 }
