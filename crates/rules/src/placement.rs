@@ -76,6 +76,18 @@ pub fn resume_mode(config: &SessionConfig) -> (Mode, RuleId) {
     }
 }
 
+/// FGBG-4 / Q-14: does the agent that resumed a run with SendMessage wait for it? A
+/// foreground resume is a foreground run, which blocks the conversation that started it —
+/// when the result comes back to that conversation. A run resumed by an agent that reports
+/// to it keeps its own recipient (NOTIFY-9), so the resumer does not wait for it.
+pub fn resumer_waits(mode: Mode, result_to_resumer: bool) -> (bool, RuleId) {
+    match (mode, result_to_resumer) {
+        (Mode::Foreground, true) => (true, "FGBG-4"),
+        (Mode::Foreground, false) => (false, "NOTIFY-9"),
+        (Mode::Background, _) => (false, "FGBG-7"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +185,12 @@ mod tests {
             &fork_on,
             Placement::Run(Mode::Foreground, "FGBG-1"),
         );
+    }
+
+    #[test]
+    fn a_foreground_resume_blocks_the_resumer_it_reports_to() {
+        assert_eq!(resumer_waits(Mode::Foreground, true), (true, "FGBG-4"));
+        assert_eq!(resumer_waits(Mode::Foreground, false), (false, "NOTIFY-9"));
+        assert_eq!(resumer_waits(Mode::Background, true), (false, "FGBG-7"));
     }
 }

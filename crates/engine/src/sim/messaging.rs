@@ -41,8 +41,9 @@ impl Kernel<'_> {
         }
     }
 
-    /// SendMessage from `caller` (RESUME-5…13).
-    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) {
+    /// SendMessage from `caller` (RESUME-5…13). Returns true if the caller blocked on a
+    /// foreground resume (Q-14, FGBG-4).
+    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> bool {
         let by = self.reference(caller);
         let to_arc: Rc<str> = Rc::from(to);
         let reject =
@@ -56,6 +57,7 @@ impl Kernel<'_> {
                         message: Rc::from(message.as_str()),
                     },
                 );
+                false
             };
         let Some(id) = self.lookup(to) else {
             return reject(
@@ -88,7 +90,7 @@ impl Kernel<'_> {
                     from: by.clone(),
                 },
             );
-            return;
+            return false;
         }
         let Some(slot) = self.slot_of(id) else {
             return reject(
@@ -110,17 +112,32 @@ impl Kernel<'_> {
         if agent.user_cancelled {
             return reject(self, "cancelled", "RESUME-10", messages::CANCELLED.into());
         }
-        self.resume(slot, caller, behavior, "CAP-7");
+        let mode = self.resume(slot, caller, behavior, "CAP-7");
+        // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
+        // as the tool's result (NOTIFY-2), as any foreground run does.
+        let result_to_resumer = self.agent(slot).report_to == caller;
+        let (waits, _) = placement::resumer_waits(mode, result_to_resumer);
+        if waits {
+            if let Some(caller_slot) = self.slot_of(caller) {
+                self.agent_mut(slot).awaited = true;
+                let resumer = self.agent_mut(caller_slot);
+                resumer.foreground_pending += 1;
+                resumer.block = Block::Foreground;
+                return true;
+            }
+        }
+        false
     }
 
-    /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id.
+    /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id. Returns
+    /// the mode the run resumed in; blocking the resumer is the caller's part.
     pub(super) fn resume(
         &mut self,
         slot: u32,
         by: AgentId,
         behavior: Option<Program>,
         rule: RuleId,
-    ) {
+    ) -> Mode {
         let (mode, _) = placement::resume_mode(&self.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
@@ -188,6 +205,7 @@ impl Kernel<'_> {
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
         self.schedule(self.now, Wake::Step { slot, gen });
+        mode
     }
 
     /// Does `agent`'s result go, directly or up its chain of recipients, to `ancestor`?

@@ -85,7 +85,9 @@ impl Kernel<'_> {
                 }
                 Step::Send(send) => {
                     let caller = self.agent(slot).id;
-                    self.send(caller, &send.to, send.behavior.clone());
+                    if self.send(caller, &send.to, send.behavior.clone()) {
+                        return;
+                    }
                 }
                 Step::Stop(target) => {
                     let caller = self.agent(slot).id;
