@@ -26,7 +26,8 @@ pub enum Command {
     /// Run scenario files and check their `expect:` blocks; folders are searched for
     /// *.yaml and *.yml.
     Check(CheckArgs),
-    /// Parse and validate a scenario file without running it.
+    /// Parse and validate scenario files without running them; folders are searched for
+    /// *.yaml and *.yml.
     Validate(ValidateArgs),
     /// Show the subagent panel and the /tasks list at one instant of a scenario's run.
     ///
@@ -169,16 +170,46 @@ pub enum Format {
 /// `subsim check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Scenario files or folders.
+    /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Check only the scenarios whose name or path contains TEXT (any case).
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Run each scenario under N seeds: its own `session.seed`, then the next N-1
+    /// (seed+1, seed+2, …); a scenario passes when every seed passes.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub seeds: u64,
+    /// Check J files at a time; the report keeps the file order.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: u32,
+    /// Start no new file after the first failure (files already started are reported).
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Also write a JUnit XML report to FILE (one test case per scenario file).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// `text` for people; `json` for tools (one JSON object on stdout; the closing
+    /// "N passed, N failed" line goes to stderr).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+}
+
+/// Output formats of `subsim check`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// `ok` / `FAIL` per file with the evidence, then "N passed, N failed".
+    Text,
+    /// One JSON object: every file, its seeds and failures, and the totals.
+    Json,
 }
 
 /// `subsim validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The scenario file.
-    pub file: PathBuf,
+    /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }
 
 /// `subsim panel`.

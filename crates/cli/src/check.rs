@@ -1,26 +1,156 @@
-//! `subsim check` (run scenario files and check their `expect:` blocks) and
-//! `subsim validate` (parse and validate one file without running it).
+//! `subsim check` (run scenario files and check their `expect:` blocks: a test runner with
+//! a filter, several seeds, parallel jobs, fail-fast, JUnit XML and JSON reports) and
+//! `subsim validate` (parse and validate files without running them).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use anyhow::Context as _;
-use subsim_engine::expect::{Checker, Expectation, FilterValue, Located};
+use subsim_engine::expect::{Checker, Expectation, Failure, FilterValue, Located};
 use subsim_engine::Simulation;
 
-use crate::args::{CheckArgs, ValidateArgs};
+use crate::args::{CheckArgs, CheckFormat, ValidateArgs};
 use crate::diagnostics::{self, Level};
 use crate::output;
-use crate::run::load;
-use crate::Status;
+use crate::{AlreadyReported, Status};
 
 pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
+    let files = collect(&args.paths, "check")?;
+    let text_format = args.format == CheckFormat::Text;
+    let color = text_format && output::stdout_color();
+    let filter = args.filter.as_ref().map(|text| text.to_lowercase());
+
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::channel::<(usize, Option<FileResult>)>();
+    let mut results: Vec<Option<Option<FileResult>>> = files.iter().map(|_| None).collect();
+    let mut stdout_gone = false;
+    let mut write_error = None;
+    std::thread::scope(|scope| {
+        for _ in 0..args.jobs.min(files.len() as u32).max(1) {
+            let sender = sender.clone();
+            let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
+            let seeds = args.seeds;
+            let fail_fast = args.fail_fast;
+            scope.spawn(move || loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let index = next.fetch_add(1, Ordering::SeqCst);
+                let Some(path) = files.get(index) else { break };
+                let result = check_file(path, filter, seeds, color);
+                if fail_fast && result.as_ref().is_some_and(|result| !result.passed()) {
+                    stop.store(true, Ordering::SeqCst);
+                }
+                if sender.send((index, result)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        // Print in file order as results come in.
+        let mut stdout = io::stdout().lock();
+        let mut printed = 0;
+        for (index, result) in receiver {
+            results[index] = Some(result);
+            while let Some(Some(result)) = results.get(printed) {
+                if let (Some(result), true, false) = (result, text_format, stdout_gone) {
+                    let text = render_text(result, color, args.seeds);
+                    if let Err(error) = stdout
+                        .write_all(text.as_bytes())
+                        .and_then(|()| stdout.flush())
+                    {
+                        // Nobody reads the rest (`| head`): stop, the exit code still tells.
+                        stdout_gone = true;
+                        stop.store(true, Ordering::SeqCst);
+                        if !output::is_broken_pipe(&error) {
+                            write_error = Some(error);
+                        }
+                    }
+                }
+                printed += 1;
+            }
+        }
+    });
+    if let Some(error) = write_error {
+        return Err(error).context("cannot write to stdout");
+    }
+
+    let selected: Vec<&FileResult> = results.iter().flatten().flatten().collect();
+    let not_run: Vec<&Path> = files
+        .iter()
+        .zip(&results)
+        .filter(|(_, result)| result.is_none())
+        .map(|(path, _)| path.as_path())
+        .collect();
+    if selected.is_empty() && not_run.is_empty() {
+        anyhow::bail!(
+            "no scenario matches --filter `{}` (searched {} files by name and path)",
+            args.filter.as_deref().unwrap_or_default(),
+            files.len()
+        );
+    }
+    let passed = selected.iter().filter(|result| result.passed()).count();
+    let failed = selected.len() - passed;
+    if let Some(path) = &args.junit {
+        let xml = junit(&selected, &not_run, args.seeds);
+        std::fs::write(path, xml)
+            .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
+    }
+    let mut closing = String::new();
+    if !not_run.is_empty() {
+        closing.push_str(&format!(
+            "stopped after the first failure (--fail-fast): {} not run\n",
+            plural(not_run.len(), "file")
+        ));
+    }
+    closing.push_str(&format!("{passed} passed, {failed} failed\n"));
+    if text_format {
+        if !stdout_gone {
+            let mut stdout = io::stdout().lock();
+            let _ = stdout
+                .write_all(closing.as_bytes())
+                .and_then(|()| stdout.flush());
+        }
+    } else {
+        let json = json_report(&selected, &not_run, passed, failed);
+        let mut stdout = io::stdout().lock();
+        if let Err(error) = stdout
+            .write_all(json.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            if !output::is_broken_pipe(&error) {
+                return Err(error).context("cannot write to stdout");
+            }
+        }
+        eprint!("{closing}");
+    }
+    Ok(if failed > 0 {
+        Status::ExpectationsFailed
+    } else {
+        Status::Ok
+    })
+}
+
+fn plural(count: usize, what: &str) -> String {
+    if count == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{count} {what}s")
+    }
+}
+
+/// Every scenario file named by `paths`: files as given, folders searched at any depth
+/// (sorted within each folder). A missing path, or no file at all, is a usage error.
+fn collect(paths: &[PathBuf], command: &str) -> anyhow::Result<Vec<PathBuf>> {
     // Every path must exist before anything runs: a typo is a usage error, not a failure.
-    for path in &args.paths {
-        std::fs::metadata(path).with_context(|| format!("cannot check {}", path.display()))?;
+    for path in paths {
+        std::fs::metadata(path).with_context(|| format!("cannot {command} {}", path.display()))?;
     }
     let mut files = Vec::new();
-    for path in &args.paths {
+    for path in paths {
         if path.is_dir() {
             let mut found = Vec::new();
             walk(path, &mut found)
@@ -32,40 +162,13 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
         }
     }
     if files.is_empty() {
-        eprintln!("subsim: warning: no scenario files (*.yaml, *.yml) found");
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        anyhow::bail!(
+            "no scenario files (*.yaml, *.yml) found in {}: nothing to {command}",
+            shown.join(", ")
+        );
     }
-    let color = output::stdout_color();
-    let mut stdout = io::stdout().lock();
-    let (mut passed, mut failed) = (0u64, 0u64);
-    for file in &files {
-        let (ok, text) = check_file(file, color);
-        if ok {
-            passed += 1;
-        } else {
-            failed += 1;
-        }
-        if let Err(error) = stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
-            if output::is_broken_pipe(&error) {
-                // Nobody reads the rest; the exit code still tells.
-                return Ok(if failed > 0 {
-                    Status::ExpectationsFailed
-                } else {
-                    Status::Ok
-                });
-            }
-            return Err(error).context("cannot write to stdout");
-        }
-    }
-    let _ = writeln!(stdout, "{passed} passed, {failed} failed");
-    let _ = stdout.flush();
-    Ok(if failed > 0 {
-        Status::ExpectationsFailed
-    } else {
-        Status::Ok
-    })
+    Ok(files)
 }
 
 /// Every `*.yaml` / `*.yml` file under `folder`, at any depth (unsorted).
@@ -87,99 +190,498 @@ fn walk(folder: &Path, found: &mut Vec<PathBuf>) -> io::Result<()> {
     Ok(())
 }
 
-/// Loads, runs and checks one file. Returns whether it passed, and what to print.
-fn check_file(path: &Path, color: bool) -> (bool, String) {
-    let shown = path.display();
+/// What checking one file found.
+struct FileResult {
+    path: PathBuf,
+    /// The scenario's `name`, when it loaded.
+    name: Option<String>,
+    /// Problems that stopped it loading: (for stdout, plain).
+    load_errors: Option<(String, String)>,
+    /// Warnings, one line (and its help) each.
+    warnings: Vec<String>,
+    expectations: usize,
+    /// One run per seed, in seed order.
+    runs: Vec<SeedRun>,
+}
+
+/// One run of a file under one seed.
+struct SeedRun {
+    seed: u64,
+    events: u64,
+    /// The safety limit that cut the run short when the file did not expect one.
+    limit: Option<String>,
+    failures: Vec<Failure>,
+}
+
+impl SeedRun {
+    fn passed(&self) -> bool {
+        self.limit.is_none() && self.failures.is_empty()
+    }
+}
+
+impl FileResult {
+    fn passed(&self) -> bool {
+        self.load_errors.is_none() && self.runs.iter().all(SeedRun::passed)
+    }
+}
+
+/// Loads, runs (under each seed) and checks one file; `None` when `filter` (lower case)
+/// matches neither its path nor its name.
+fn check_file(path: &Path, filter: Option<&str>, seeds: u64, color: bool) -> Option<FileResult> {
+    let path_matches =
+        filter.is_none_or(|filter| path.display().to_string().to_lowercase().contains(filter));
+    let mut result = FileResult {
+        path: path.to_path_buf(),
+        name: None,
+        load_errors: None,
+        warnings: Vec::new(),
+        expectations: 0,
+        runs: Vec::new(),
+    };
     let loaded = match subsim_scenario::load_scenario(path) {
         Ok(loaded) => loaded,
         Err(problems) => {
-            let rendered =
-                diagnostics::render(&problems.problems, &problems.source, Level::Error, color);
-            return (
-                false,
-                format!("FAIL {shown}: the file does not load\n{rendered}"),
-            );
+            if !path_matches {
+                return None;
+            }
+            let render = |color| {
+                diagnostics::render(&problems.problems, &problems.source, Level::Error, color)
+            };
+            result.load_errors = Some((render(color), render(false)));
+            return Some(result);
         }
     };
-    let mut text = String::new();
-    let mut notes = String::new();
-    for warning in &loaded.warnings {
-        notes.push_str(&format!(
-            "     warning: {}\n",
-            indent(&warning.to_string(), 5)
-        ));
+    let name_matches =
+        filter.is_some_and(|filter| loaded.spec.name.to_lowercase().contains(filter));
+    if !path_matches && !name_matches {
+        return None;
     }
-    let expectations = loaded.expect.len();
+    result.name = Some(loaded.spec.name.clone());
+    result.warnings = loaded.warnings.iter().map(ToString::to_string).collect();
+    result.expectations = loaded.expect.len();
     let limit_expected = expects_limit(&loaded.expect);
-    let mut checker = Checker::new(loaded.expect);
-    tracing::debug!(path = %shown, expectations, "checking");
-    let report = Simulation::new(loaded.spec).run(&mut checker);
-    let failures = checker.finish();
-    let limit_failure = report.limit.as_ref().filter(|_| !limit_expected);
-    if failures.is_empty() && limit_failure.is_none() {
-        let note = if expectations == 0 {
-            " (no expectations)"
-        } else {
-            ""
-        };
-        text.push_str(&format!("ok   {shown}{note}\n"));
-        text.push_str(&notes);
-        return (true, text);
+    let base = loaded.spec.session.seed;
+    tracing::debug!(path = %path.display(), expectations = result.expectations, seeds, "checking");
+    for offset in 0..seeds {
+        let seed = base.wrapping_add(offset);
+        let mut checker = Checker::new(loaded.expect.clone());
+        let report = Simulation::new(loaded.spec.clone())
+            .with_seed(seed)
+            .run(&mut checker);
+        let limit = report
+            .limit
+            .as_ref()
+            .filter(|_| !limit_expected)
+            .map(|limit| {
+                format!(
+                    "the run was stopped by its safety limit `{}` ({}) at {}; raise \
+                 `session.limits.{}`, or expect a `limit_reached` event",
+                    limit.limit, limit.value, report.end, limit.limit
+                )
+            });
+        result.runs.push(SeedRun {
+            seed,
+            events: report.events,
+            limit,
+            failures: checker.finish(),
+        });
     }
-    text.push_str(&format!("FAIL {shown}\n"));
-    text.push_str(&notes);
-    if let Some(limit) = limit_failure {
-        text.push_str(&format!(
-            "  the run was stopped by its safety limit `{}` ({}) at {}; raise \
-             `session.limits.{}`, or expect a `limit_reached` event\n",
-            limit.limit, limit.value, report.end, limit.limit
-        ));
-    }
-    for failure in failures {
-        let location = failure.location.unwrap_or_else(|| shown.to_string());
-        text.push_str(&format!("  expect #{} at {location}\n", failure.index + 1));
-        text.push_str(&format!("    expected: {}\n", failure.expected));
-        text.push_str(&format!("    got:      {}\n", failure.got));
-        for (index, event) in failure.events.iter().enumerate() {
-            let label = if index == 0 { "events:  " } else { "         " };
-            text.push_str(&format!("    {label} {event}\n"));
-        }
-    }
-    (false, text)
+    Some(result)
 }
 
 /// Does the file expect its run to be cut short (a `limit_reached` event in a filter)?
 fn expects_limit(expectations: &[Located]) -> bool {
-    let names_limit = |filter: &subsim_engine::expect::EventFilter| {
-        filter.fields.iter().any(|(name, value)| {
-            name == "kind" && *value == FilterValue::Str("limit_reached".to_string())
+    expectations.iter().any(|located| {
+        !matches!(located.expectation, Expectation::NoEvent(_))
+            && located.expectation.filters().iter().any(|filter| {
+                filter.fields.iter().any(|(name, value)| {
+                    name == "kind" && *value == FilterValue::Str("limit_reached".to_string())
+                })
+            })
+    })
+}
+
+/// Control characters (an ANSI escape in a scenario's name or path) shown as `\u{…}`
+/// instead of reaching the terminal raw.
+fn escape_control(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
         })
-    };
-    expectations
-        .iter()
-        .any(|located| match &located.expectation {
-            Expectation::Count { filter, .. } | Expectation::Exists(filter) => names_limit(filter),
-            Expectation::Order(filters) => filters.iter().any(names_limit),
-            _ => false,
-        })
+        .collect()
 }
 
 fn indent(text: &str, by: usize) -> String {
     text.replace('\n', &format!("\n{}", " ".repeat(by)))
 }
 
-pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
-    let loaded = load(&args.file)?;
-    let warnings = match loaded.warnings.len() {
-        0 => String::new(),
-        1 => ", 1 warning".to_string(),
-        many => format!(", {many} warnings"),
+/// The text report of one file: `ok PATH` or `FAIL PATH` with the evidence.
+fn render_text(result: &FileResult, color: bool, seeds: u64) -> String {
+    let shown = escape_control(&result.path.display().to_string());
+    let pick = |pair: &(String, String)| {
+        if color {
+            pair.0.clone()
+        } else {
+            pair.1.clone()
+        }
     };
-    println!(
-        "ok   {}: {} ({} expectations{warnings})",
-        args.file.display(),
-        loaded.spec.name,
-        loaded.expect.len()
-    );
+    if let Some(errors) = &result.load_errors {
+        return format!("FAIL {shown}: the file does not load\n{}", pick(errors));
+    }
+    let mut notes = String::new();
+    for warning in &result.warnings {
+        notes.push_str(&format!("     warning: {}\n", indent(warning, 5)));
+    }
+    if result.passed() {
+        let note = if result.expectations == 0 {
+            " (no expectations)"
+        } else {
+            ""
+        };
+        let seeds_note = if seeds > 1 {
+            format!(" ({seeds} seeds)")
+        } else {
+            String::new()
+        };
+        return format!("ok   {shown}{note}{seeds_note}\n{notes}");
+    }
+    let mut text = format!("FAIL {shown}\n{notes}");
+    let failing: Vec<&SeedRun> = result.runs.iter().filter(|run| !run.passed()).collect();
+    if seeds > 1 {
+        let list: Vec<String> = failing.iter().map(|run| run.seed.to_string()).collect();
+        text.push_str(&format!(
+            "  fails under {} of {seeds} seeds: {}\n",
+            failing.len(),
+            list.join(", ")
+        ));
+    }
+    // The evidence of the first failing seed (the others are listed above).
+    if let Some(run) = failing.first() {
+        if seeds > 1 {
+            text.push_str(&format!(
+                "  seed {} (rerun: subsim run {shown} --seed {}):\n",
+                run.seed, run.seed
+            ));
+        }
+        if let Some(limit) = &run.limit {
+            text.push_str(&format!("  {limit}\n"));
+        }
+        for failure in &run.failures {
+            let location = failure.location.clone().unwrap_or_else(|| shown.clone());
+            text.push_str(&format!("  expect #{} at {location}\n", failure.index + 1));
+            text.push_str(&format!("    expected: {}\n", failure.expected));
+            text.push_str(&format!("    got:      {}\n", failure.got));
+            for (index, event) in failure.events.iter().enumerate() {
+                let label = if index == 0 { "events:  " } else { "         " };
+                text.push_str(&format!("    {label} {event}\n"));
+            }
+            for hint in &failure.hints {
+                text.push_str(&format!("    {hint}\n"));
+            }
+        }
+    }
+    text
+}
+
+// -- JSON ---------------------------------------------------------------------------------
+
+/// A JSON string literal.
+fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn json_list(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|item| json_string(item)).collect();
+    format!("[{}]", inner.join(","))
+}
+
+/// The whole report as one JSON object (see docs/scenario-format.md).
+fn json_report(
+    selected: &[&FileResult],
+    not_run: &[&Path],
+    passed: usize,
+    failed: usize,
+) -> String {
+    let mut files = Vec::new();
+    for result in selected {
+        let status = if result.load_errors.is_some() {
+            "error"
+        } else if result.passed() {
+            "passed"
+        } else {
+            "failed"
+        };
+        let mut object = format!(
+            "{{\"path\":{},\"name\":{},\"status\":\"{status}\",\"expectations\":{}",
+            json_string(&result.path.display().to_string()),
+            result
+                .name
+                .as_deref()
+                .map_or("null".to_string(), json_string),
+            result.expectations
+        );
+        if let Some((_, plain)) = &result.load_errors {
+            object.push_str(&format!(",\"errors\":{}", json_string(plain)));
+        }
+        object.push_str(&format!(",\"warnings\":{}", json_list(&result.warnings)));
+        let runs: Vec<String> = result
+            .runs
+            .iter()
+            .map(|run| {
+                let failures: Vec<String> = run
+                    .failures
+                    .iter()
+                    .map(|failure| {
+                        format!(
+                            "{{\"expect\":{},\"location\":{},\"expected\":{},\"got\":{},\"events\":{},\"hints\":{}}}",
+                            failure.index + 1,
+                            failure
+                                .location
+                                .as_deref()
+                                .map_or("null".to_string(), json_string),
+                            json_string(&failure.expected),
+                            json_string(&failure.got),
+                            json_list(&failure.events),
+                            json_list(&failure.hints)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{{\"seed\":{},\"passed\":{},\"events\":{},\"limit\":{},\"failures\":[{}]}}",
+                    run.seed,
+                    run.passed(),
+                    run.events,
+                    run.limit.as_deref().map_or("null".to_string(), json_string),
+                    failures.join(",")
+                )
+            })
+            .collect();
+        object.push_str(&format!(",\"runs\":[{}]}}", runs.join(",")));
+        files.push(object);
+    }
+    let not_run: Vec<String> = not_run
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!(
+        "{{\"files\":[{}],\"passed\":{passed},\"failed\":{failed},\"not_run\":{}}}\n",
+        files.join(","),
+        json_list(&not_run)
+    )
+}
+
+// -- JUnit --------------------------------------------------------------------------------
+
+/// Text as XML character data or an attribute value: markup escaped, characters XML 1.0
+/// forbids (control codes such as ESC) written as `\u{…}`.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{fffe}' || c == '\u{ffff}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `classname` and `name` of a file's test case: its folder (dotted) and file name.
+fn case_names(path: &Path) -> (String, String) {
+    let folder = path
+        .parent()
+        .map(|parent| parent.display().to_string())
+        .unwrap_or_default();
+    let classname = folder
+        .trim_start_matches("./")
+        .trim_end_matches('/')
+        .replace(['/', '\\'], ".");
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().to_string())
+        .unwrap_or_else(|| path.display().to_string());
+    (
+        if classname.is_empty() {
+            "scenarios".to_string()
+        } else {
+            classname
+        },
+        name,
+    )
+}
+
+/// The JUnit XML report: one `testcase` per file (a failure lists every failing seed).
+fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
+    let errors = selected
+        .iter()
+        .filter(|result| result.load_errors.is_some())
+        .count();
+    let failures = selected
+        .iter()
+        .filter(|result| result.load_errors.is_none() && !result.passed())
+        .count();
+    let tests = selected.len() + not_run.len();
+    let mut cases = String::new();
+    for result in selected {
+        let (classname, name) = case_names(&result.path);
+        cases.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\"",
+            xml(&classname),
+            xml(&name),
+            xml(&result.path.display().to_string())
+        ));
+        if let Some((_, plain)) = &result.load_errors {
+            cases.push_str(&format!(
+                ">\n      <error message=\"the file does not load\">{}</error>\n    </testcase>\n",
+                xml(plain)
+            ));
+            continue;
+        }
+        if result.passed() {
+            match &result.name {
+                Some(scenario) => cases.push_str(&format!(
+                    ">\n      <system-out>{}</system-out>\n    </testcase>\n",
+                    xml(scenario)
+                )),
+                None => cases.push_str("/>\n"),
+            }
+            continue;
+        }
+        let message = result
+            .runs
+            .iter()
+            .find(|run| !run.passed())
+            .map(|run| match (run.failures.first(), &run.limit) {
+                (Some(failure), _) => format!(
+                    "expect #{}: expected {}; got {}",
+                    failure.index + 1,
+                    failure.expected,
+                    failure.got
+                ),
+                (None, Some(limit)) => limit.clone(),
+                (None, None) => "failed".to_string(),
+            })
+            .unwrap_or_default();
+        let body = render_text(result, false, seeds);
+        cases.push_str(&format!(
+            ">\n      <failure message=\"{}\" type=\"expectation\">{}</failure>\n    </testcase>\n",
+            xml(&message),
+            xml(&body)
+        ));
+    }
+    for path in not_run {
+        let (classname, name) = case_names(path);
+        cases.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n      <skipped message=\"not run: --fail-fast stopped after the first failure\"/>\n    </testcase>\n",
+            xml(&classname),
+            xml(&name),
+            xml(&path.display().to_string())
+        ));
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <testsuites name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">\n  \
+         <testsuite name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">\n\
+         {cases}  </testsuite>\n</testsuites>\n",
+        not_run.len(),
+        not_run.len()
+    )
+}
+
+// -- validate -------------------------------------------------------------------------------
+
+pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
+    let files = collect(&args.paths, "validate")?;
+    let mut bad = 0usize;
+    for file in &files {
+        let loaded = match crate::run::load(file) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                if !error.is::<AlreadyReported>() {
+                    eprintln!("subsim: error: {error:#}");
+                }
+                bad += 1;
+                continue;
+            }
+        };
+        let warnings = match loaded.warnings.len() {
+            0 => String::new(),
+            1 => ", 1 warning".to_string(),
+            many => format!(", {many} warnings"),
+        };
+        output::print(&format!(
+            "ok   {}: {} ({} expectations{warnings})\n",
+            escape_control(&file.display().to_string()),
+            escape_control(&loaded.spec.name),
+            loaded.expect.len()
+        ))?;
+    }
+    if bad > 0 {
+        if files.len() > 1 {
+            eprintln!(
+                "subsim: {} of {} do not validate",
+                plural(bad, "file"),
+                files.len()
+            );
+        }
+        return Err(AlreadyReported.into());
+    }
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_escape_quotes_and_control_codes() {
+        assert_eq!(json_string("a\"b\\c\n\u{1b}"), "\"a\\\"b\\\\c\\n\\u001b\"");
+    }
+
+    #[test]
+    fn xml_escapes_markup_and_forbidden_characters() {
+        assert_eq!(
+            xml("<a & 'b'>\u{1b}[31m"),
+            "&lt;a &amp; &apos;b&apos;&gt;\\u{1b}[31m"
+        );
+    }
+
+    #[test]
+    fn test_cases_are_named_by_folder_and_file() {
+        assert_eq!(
+            case_names(Path::new("scenarios/cap/fan-out.yaml")),
+            ("scenarios.cap".to_string(), "fan-out.yaml".to_string())
+        );
+        assert_eq!(
+            case_names(Path::new("x.yaml")),
+            ("scenarios".to_string(), "x.yaml".to_string())
+        );
+    }
 }

@@ -617,6 +617,111 @@ pub const FIELD_NAMES: [&str; 72] = [
     "main_agent",
 ];
 
+/// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
+/// trace order; `None` for an unknown kind. `expect:` validation warns about a filter key
+/// that no event of its kind has, and a filter value `false` matches an optional flag the
+/// event leaves out. Keep it in step with [`Event::visit_fields`] (a test of
+/// `subsim-tests` runs every scenario and checks every field written is listed here).
+pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "session_started" => &[
+            "version",
+            "session_kind",
+            "cap",
+            "depth_limit",
+            "fork_mode",
+            "background_disabled",
+            "main_agent",
+        ],
+        "spawn_requested" => &[
+            "caller",
+            "caller_name",
+            "agent_type",
+            "name",
+            "background",
+            "fork",
+        ],
+        "spawn_rejected" => &[
+            "caller",
+            "caller_name",
+            "agent_type",
+            "name",
+            "reason",
+            "message",
+            "hint",
+            "running",
+        ],
+        "agent_started" => &[
+            "agent",
+            "name",
+            "agent_type",
+            "parent",
+            "parent_name",
+            "depth",
+            "mode",
+            "fork",
+            "model",
+            "tools",
+            "running",
+            "cap_checked",
+            "model_rule",
+            "effort",
+            "permission_mode",
+            "context",
+            "mcp_servers",
+            "teammate",
+        ],
+        "tool_called" => &["agent", "name", "tool", "allowed", "reason"],
+        "permission_requested" => &[
+            "agent",
+            "name",
+            "tool",
+            "routed_to",
+            "auto_denied",
+            "prompt",
+        ],
+        "permission_answered" => &["agent", "name", "tool", "answer", "waited_us", "prompt"],
+        "permission_withdrawn" => &["agent", "name", "tool", "prompt"],
+        "agent_waiting" => &["agent", "name", "waiting_for", "count"],
+        "agent_backgrounded" => &["agent", "name", "mode", "running"],
+        "agent_finished" => &["agent", "name", "outcome", "running", "detail"],
+        "notification" => &["to", "to_name", "from", "from_name", "what"],
+        "agent_resumed" => &[
+            "agent",
+            "name",
+            "by",
+            "by_name",
+            "cap_checked",
+            "running",
+            "mode",
+            "model",
+            "effort",
+        ],
+        "message_delivered" => &["to", "to_name", "from", "from_name"],
+        "message_rejected" => &["to", "by", "by_name", "reason", "message"],
+        "stop_requested" => &["agent", "name", "by", "by_name", "source"],
+        "conversation_cleared" => &[],
+        "definition_noted" => &["name", "path", "scope", "outcome", "reason"],
+        "panel_changed" => &["change", "row", "row_name", "reason", "status"],
+        "hook_fired" => &["agent", "name", "hook", "matcher", "command", "source"],
+        "hook_skipped" => &["agent", "name", "hook", "why"],
+        "report_delivered" => &["agent", "name", "to", "to_name", "text", "scan", "review"],
+        "continuation_requested" => &["agent", "name", "attempt"],
+        "model_switched" => &["agent", "name", "from_model", "model"],
+        "action_ignored" => &["action", "why"],
+        "limit_reached" => &["limit", "value"],
+        _ => return None,
+    })
+}
+
+/// Boolean fields written only when true: a filter value `false` also matches an event of
+/// that kind that leaves them out. (`spawn_requested.background` is not one: it is written
+/// `true` or `false` when the call passed it, and left out when it did not.)
+pub const OPTIONAL_FLAGS: [(&str, &str); 2] = [
+    ("agent_started", "teammate"),
+    ("permission_requested", "auto_denied"),
+];
+
 /// The fields that name agents (matched by id or name).
 pub const AGENT_FIELDS: [&str; 7] = ["agent", "parent", "caller", "from", "to", "by", "row"];
 

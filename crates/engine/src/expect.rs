@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, EventKind, Field};
+use crate::event::{Event, EventKind, Field, OPTIONAL_FLAGS};
 use crate::sink::Sink;
 use crate::time::SimTime;
 
@@ -39,19 +39,85 @@ pub struct EventFilter {
 }
 
 impl EventFilter {
-    /// Does `event` have every field of the filter with the wanted value?
+    /// Does `event` have every field of the filter with the wanted value? A wanted `false`
+    /// also matches an optional flag (`OPTIONAL_FLAGS`) the event leaves out.
     pub fn matches(&self, event: &Event) -> bool {
         let mut matched = vec![false; self.fields.len()];
+        let mut carried = vec![false; self.fields.len()];
         event.visit_fields(&mut |name, value| {
             for (index, (wanted_name, wanted)) in self.fields.iter().enumerate() {
-                if wanted_name == name && field_equals(value, wanted, PREFIX_FIELDS.contains(&name))
-                {
-                    matched[index] = true;
+                if wanted_name == name {
+                    carried[index] = true;
+                    if field_equals(value, wanted, PREFIX_FIELDS.contains(&name)) {
+                        matched[index] = true;
+                    }
                 }
             }
         });
-        matched.iter().all(|ok| *ok)
+        let kind = event.kind.name();
+        self.fields
+            .iter()
+            .enumerate()
+            .all(|(index, (name, wanted))| {
+                matched[index]
+                    || (!carried[index]
+                        && *wanted == FilterValue::Bool(false)
+                        && OPTIONAL_FLAGS.contains(&(kind, name.as_str())))
+            })
     }
+
+    /// The `kind` the filter asks for, if it names one.
+    pub fn kind(&self) -> Option<&str> {
+        self.fields.iter().find_map(|(name, value)| match value {
+            FilterValue::Str(kind) if name == "kind" => Some(kind.as_str()),
+            _ => None,
+        })
+    }
+
+    /// How close `event` comes to matching, for "nearest events" evidence: `None` when it
+    /// is of another kind than the filter names; otherwise 100 per field that matches
+    /// plus, per text field that does not, the length of the common beginning.
+    fn closeness(&self, event: &Event) -> Option<usize> {
+        if self.kind().is_some_and(|kind| kind != event.kind.name()) {
+            return None;
+        }
+        let mut score = 0;
+        event.visit_fields(&mut |name, value| {
+            for (wanted_name, wanted) in &self.fields {
+                if wanted_name != name || name == "kind" {
+                    continue;
+                }
+                if field_equals(value, wanted, PREFIX_FIELDS.contains(&name)) {
+                    score += 100;
+                } else if let FilterValue::Str(want) = wanted {
+                    let near = match value {
+                        Field::Str(text) => common_prefix(text, want),
+                        Field::Agent(agent) => common_prefix(&agent.id_string(), want).max(
+                            agent
+                                .name
+                                .as_deref()
+                                .map_or(0, |name| common_prefix(name, want)),
+                        ),
+                        _ => 0,
+                    };
+                    score += near.min(99);
+                }
+            }
+        });
+        Some(score)
+    }
+
+    /// The agent name or id the filter is about (`agent:` or `name:`), if any.
+    fn subject(&self) -> Option<&str> {
+        self.fields.iter().find_map(|(name, value)| match value {
+            FilterValue::Str(text) if name == "agent" || name == "name" => Some(text.as_str()),
+            _ => None,
+        })
+    }
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 impl std::fmt::Display for EventFilter {
@@ -152,6 +218,22 @@ pub enum Expectation {
     Order(Vec<EventFilter>),
     /// `event: FILTER`: at least one event matches.
     Exists(EventFilter),
+    /// `none: FILTER`: no event matches.
+    NoEvent(EventFilter),
+    /// `after: A` + `then: B` (+ `within: D`, `same: [FIELD…]`): at least one event
+    /// matches A, and every event matching A is followed by a later event matching B
+    /// (with the same values of the `same` fields), at most D of virtual time later, or
+    /// before the run ends when there is no `within`.
+    Follows {
+        /// The trigger.
+        after: EventFilter,
+        /// What must follow each trigger.
+        then: EventFilter,
+        /// The most virtual time allowed between the two, in µs.
+        within: Option<u64>,
+        /// Fields whose values the two events must share (e.g. `agent`, `prompt`).
+        same: Vec<String>,
+    },
     /// `blocking: {approx, tolerance}`: rejected / attempted spawns.
     Blocking {
         /// Expected fraction.
@@ -159,6 +241,20 @@ pub enum Expectation {
         /// Allowed absolute difference.
         tolerance: f64,
     },
+}
+
+impl Expectation {
+    /// The event filters the assertion names, in file order.
+    pub fn filters(&self) -> Vec<&EventFilter> {
+        match self {
+            Expectation::Count { filter, .. }
+            | Expectation::Exists(filter)
+            | Expectation::NoEvent(filter) => vec![filter],
+            Expectation::Order(filters) => filters.iter().collect(),
+            Expectation::Follows { after, then, .. } => vec![after, then],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// An assertion with where it was written, for messages.
@@ -183,9 +279,81 @@ pub struct Failure {
     pub got: String,
     /// Events involved (a few), as `seq` + short text.
     pub events: Vec<String>,
+    /// What points at the cause when nothing matched: the nearest events (same kind,
+    /// closest values) and, for an agent that never started, its rejection.
+    pub hints: Vec<String>,
 }
 
 const KEEP: usize = 5;
+/// Nearest events kept per filter.
+const NEAREST: usize = 3;
+
+/// Events that came closest to a filter that may end up matching nothing.
+#[derive(Default)]
+struct Nearest {
+    /// (closeness, seq, short text), best first.
+    best: Vec<(usize, u64, String)>,
+    /// The first `spawn_rejected` whose name is the filter's subject.
+    rejected: Option<String>,
+}
+
+impl Nearest {
+    fn offer(&mut self, filter: &EventFilter, event: &Event) {
+        if let EventKind::SpawnRejected {
+            name: Some(name), ..
+        } = &event.kind
+        {
+            if self.rejected.is_none()
+                && filter.kind() != Some("spawn_rejected")
+                && filter.subject() == Some(&**name)
+            {
+                self.rejected = Some(short(event));
+            }
+        }
+        let Some(score) = filter.closeness(event) else {
+            return;
+        };
+        let worst = self.best.last().map(|(score, ..)| *score);
+        if self.best.len() == NEAREST && worst.is_some_and(|worst| worst >= score) {
+            return;
+        }
+        let at = self
+            .best
+            .iter()
+            .position(|(other, ..)| *other < score)
+            .unwrap_or(self.best.len());
+        self.best.insert(at, (score, event.seq, short(event)));
+        self.best.truncate(NEAREST);
+    }
+
+    fn hints(&self, filter: &EventFilter) -> Vec<String> {
+        let mut hints = Vec::new();
+        if let (Some(rejected), Some(subject)) = (&self.rejected, filter.subject()) {
+            hints.push(format!(
+                "`{subject}` was rejected instead of started: {rejected}"
+            ));
+        }
+        match filter.kind() {
+            Some(kind) if self.best.is_empty() => {
+                hints.push(format!("no `{kind}` event at all in this run"));
+            }
+            _ => {
+                for (index, (.., text)) in self.best.iter().enumerate() {
+                    let label = if index == 0 { "nearest:" } else { "        " };
+                    hints.push(format!("{label} {text}"));
+                }
+            }
+        }
+        hints
+    }
+}
+
+/// A trigger of a `Follows` assertion still waiting for its follower.
+struct Trigger {
+    t: SimTime,
+    key: Vec<String>,
+    text: String,
+}
 
 #[derive(Default)]
 struct State {
@@ -193,6 +361,13 @@ struct State {
     kept: Vec<String>,
     order_next: usize,
     order_seqs: Vec<u64>,
+    /// Per filter of the assertion (see [`Expectation::filters`]).
+    nearest: Vec<Nearest>,
+    /// `Follows`: triggers not yet followed, oldest first.
+    pending: std::collections::VecDeque<Trigger>,
+    /// `Follows`: triggers seen, and those never followed in time.
+    triggers: u64,
+    violations: u64,
 }
 
 /// Checks a list of assertions while events stream by.
@@ -200,6 +375,8 @@ pub struct Checker {
     expectations: Vec<Located>,
     states: Vec<State>,
     max_running: u64,
+    /// The event where the peak running count was first reached.
+    peak_event: Option<String>,
     running: u64,
     // (time of the "at", running after the last event at or before it)
     running_at: Vec<Option<u64>>,
@@ -208,6 +385,7 @@ pub struct Checker {
     spawns_attempted: u64,
     spawns_rejected_cap: u64,
     agent_names: BTreeMap<u32, String>,
+    last_t: SimTime,
 }
 
 fn short(event: &Event) -> String {
@@ -228,10 +406,38 @@ fn short(event: &Event) -> String {
     text
 }
 
+/// The values of `fields` in `event`, as text (`""` for a field it does not carry).
+fn key_of(event: &Event, fields: &[String]) -> Vec<String> {
+    let mut key = vec![String::new(); fields.len()];
+    event.visit_fields(&mut |name, value| {
+        if let Some(index) = fields.iter().position(|field| field == name) {
+            key[index] = match value {
+                Field::Str(s) => s.to_string(),
+                Field::U64(n) => n.to_string(),
+                Field::Bool(b) => b.to_string(),
+                Field::List(items) => items.join(","),
+                Field::Agent(agent) => agent.id_string(),
+            };
+        }
+    });
+    key
+}
+
 impl Checker {
     /// A checker for these assertions.
     pub fn new(expectations: Vec<Located>) -> Checker {
-        let states = expectations.iter().map(|_| State::default()).collect();
+        let states = expectations
+            .iter()
+            .map(|located| State {
+                nearest: located
+                    .expectation
+                    .filters()
+                    .iter()
+                    .map(|_| Nearest::default())
+                    .collect(),
+                ..State::default()
+            })
+            .collect();
         let running_at = expectations.iter().map(|_| None).collect();
         let wanted_finals = expectations
             .iter()
@@ -244,6 +450,7 @@ impl Checker {
             expectations,
             states,
             max_running: 0,
+            peak_event: None,
             running: 0,
             running_at,
             finals: BTreeMap::new(),
@@ -251,6 +458,7 @@ impl Checker {
             spawns_attempted: 0,
             spawns_rejected_cap: 0,
             agent_names: BTreeMap::new(),
+            last_t: SimTime::ZERO,
         }
     }
 
@@ -263,20 +471,36 @@ impl Checker {
     pub fn finish(self) -> Vec<Failure> {
         let mut failures = Vec::new();
         for (index, (located, state)) in self.expectations.iter().zip(&self.states).enumerate() {
-            let fail = |expected: String, got: String, events: Vec<String>| Failure {
-                index,
-                location: located.location.clone(),
-                expected,
-                got,
-                events,
+            let fail =
+                |expected: String, got: String, events: Vec<String>, hints: Vec<String>| Failure {
+                    index,
+                    location: located.location.clone(),
+                    expected,
+                    got,
+                    events,
+                    hints,
+                };
+            // Evidence for a filter that matched nothing.
+            let nearest = |which: usize, filter: &EventFilter| {
+                state
+                    .nearest
+                    .get(which)
+                    .map(|near| near.hints(filter))
+                    .unwrap_or_default()
             };
             match &located.expectation {
                 Expectation::Count { filter, compare } => {
                     if !compare.holds(state.count) {
+                        let hints = if state.count == 0 {
+                            nearest(0, filter)
+                        } else {
+                            Vec::new()
+                        };
                         failures.push(fail(
                             format!("{compare} events matching {filter}"),
                             format!("{} matching events", state.count),
                             state.kept.clone(),
+                            hints,
                         ));
                     }
                 }
@@ -285,7 +509,11 @@ impl Checker {
                         failures.push(fail(
                             format!("peak running count {compare}"),
                             format!("peak running count {}", self.max_running),
-                            state.kept.clone(),
+                            self.peak_event
+                                .iter()
+                                .map(|event| format!("{event}  (the peak, first reached here)"))
+                                .collect(),
+                            Vec::new(),
                         ));
                     }
                 }
@@ -296,6 +524,7 @@ impl Checker {
                             format!("{running} running at {at}"),
                             format!("{got} running at {at}"),
                             state.kept.clone(),
+                            Vec::new(),
                         ));
                     }
                 }
@@ -310,6 +539,7 @@ impl Checker {
                             format!("{agent} ends {outcome}"),
                             format!("{agent}: {got}"),
                             state.kept.clone(),
+                            Vec::new(),
                         ));
                     }
                 }
@@ -327,6 +557,7 @@ impl Checker {
                                 filters.len()
                             ),
                             state.kept.clone(),
+                            nearest(state.order_next, missing),
                         ));
                     }
                 }
@@ -336,6 +567,70 @@ impl Checker {
                             format!("an event matching {filter}"),
                             "no matching event".to_string(),
                             vec![],
+                            nearest(0, filter),
+                        ));
+                    }
+                }
+                Expectation::NoEvent(filter) => {
+                    if state.count > 0 {
+                        failures.push(fail(
+                            format!("no event matching {filter}"),
+                            format!("{} matching events", state.count),
+                            state.kept.clone(),
+                            Vec::new(),
+                        ));
+                    }
+                }
+                Expectation::Follows {
+                    after,
+                    then,
+                    within,
+                    same,
+                } => {
+                    let unfollowed = state.violations + state.pending.len() as u64;
+                    let within_text = match within {
+                        Some(micros) => format!(" within {}", crate::time::human_duration(*micros)),
+                        None => " before the run ends".to_string(),
+                    };
+                    let same_text = if same.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" with the same {}", same.join(", "))
+                    };
+                    let expected = format!(
+                        "every event matching {after} followed by one matching {then}{within_text}{same_text}"
+                    );
+                    if state.triggers == 0 {
+                        failures.push(fail(
+                            expected,
+                            format!("no event matched `after` {after}"),
+                            Vec::new(),
+                            nearest(0, after),
+                        ));
+                    } else if unfollowed > 0 {
+                        let mut events = state.kept.clone();
+                        for trigger in state.pending.iter() {
+                            if events.len() >= KEEP {
+                                break;
+                            }
+                            events.push(format!(
+                                "{}  (nothing followed before the run ended)",
+                                trigger.text
+                            ));
+                        }
+                        let hints = if state.count == 0 {
+                            nearest(1, then)
+                        } else {
+                            Vec::new()
+                        };
+                        failures.push(fail(
+                            expected,
+                            format!(
+                                "{unfollowed} of {} matching events were not followed{within_text}",
+                                state.triggers
+                            ),
+                            events,
+                            hints,
                         ));
                     }
                 }
@@ -353,6 +648,7 @@ impl Checker {
                                 self.spawns_rejected_cap, self.spawns_attempted
                             ),
                             vec![],
+                            Vec::new(),
                         ));
                     }
                 }
@@ -364,6 +660,7 @@ impl Checker {
 
 impl Sink for Checker {
     fn event(&mut self, event: &Event) {
+        self.last_t = event.t;
         // Running count bookkeeping, for `at` (value just before this event's time is
         // final once time moves past `at`).
         for (index, located) in self.expectations.iter().enumerate() {
@@ -377,6 +674,7 @@ impl Sink for Checker {
             self.running = u64::from(running);
             if self.running > self.max_running {
                 self.max_running = self.running;
+                self.peak_event = Some(short(event));
             }
         }
         match &event.kind {
@@ -401,12 +699,18 @@ impl Sink for Checker {
         }
         for (located, state) in self.expectations.iter().zip(self.states.iter_mut()) {
             match &located.expectation {
-                Expectation::Count { filter, .. } | Expectation::Exists(filter)
-                    if filter.matches(event) =>
-                {
-                    state.count += 1;
-                    if state.kept.len() < KEEP {
-                        state.kept.push(short(event));
+                Expectation::Count { filter, .. }
+                | Expectation::Exists(filter)
+                | Expectation::NoEvent(filter) => {
+                    if filter.matches(event) {
+                        state.count += 1;
+                        if state.kept.len() < KEEP {
+                            state.kept.push(short(event));
+                        }
+                    } else if state.count == 0
+                        && !matches!(located.expectation, Expectation::NoEvent(_))
+                    {
+                        state.nearest[0].offer(filter, event);
                     }
                 }
                 Expectation::Order(filters) => {
@@ -415,14 +719,57 @@ impl Sink for Checker {
                             state.order_next += 1;
                             state.order_seqs.push(event.seq);
                             state.kept.push(short(event));
+                        } else {
+                            state.nearest[state.order_next].offer(next, event);
                         }
                     }
                 }
-                Expectation::MaxRunning(_) => {
-                    if let Some(running) = event.kind.running() {
-                        if u64::from(running) == self.max_running && state.kept.is_empty() {
-                            state.kept.push(short(event));
+                Expectation::Follows {
+                    after,
+                    then,
+                    within,
+                    same,
+                } => {
+                    if let Some(within) = within {
+                        while let Some(front) = state.pending.front() {
+                            if front.t.as_micros().saturating_add(*within) >= event.t.as_micros() {
+                                break;
+                            }
+                            let expired = state.pending.pop_front().expect("a front");
+                            state.violations += 1;
+                            if state.kept.len() < KEEP {
+                                state.kept.push(format!(
+                                    "{}  (nothing followed within {})",
+                                    expired.text,
+                                    crate::time::human_duration(*within)
+                                ));
+                            }
                         }
+                    }
+                    if then.matches(event) {
+                        state.count += 1;
+                        if same.is_empty() {
+                            state.pending.clear();
+                        } else if !state.pending.is_empty() {
+                            let key = key_of(event, same);
+                            state.pending.retain(|trigger| trigger.key != key);
+                        }
+                    } else if state.count == 0 {
+                        state.nearest[1].offer(then, event);
+                    }
+                    if after.matches(event) {
+                        state.triggers += 1;
+                        state.pending.push_back(Trigger {
+                            t: event.t,
+                            key: if same.is_empty() {
+                                Vec::new()
+                            } else {
+                                key_of(event, same)
+                            },
+                            text: short(event),
+                        });
+                    } else if state.triggers == 0 {
+                        state.nearest[0].offer(after, event);
                     }
                 }
                 _ => {}
@@ -439,5 +786,257 @@ impl Checker {
                     .insert(wanted.clone(), (outcome.to_string(), seq));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::event::{AgentRef, Outcome};
+    use crate::spec::Answer;
+
+    fn agent(id: u32, name: &str) -> AgentRef {
+        AgentRef {
+            id,
+            name: Some(Rc::from(name)),
+        }
+    }
+
+    fn at(seconds: u64, seq: u64, kind: EventKind) -> Event {
+        Event {
+            t: SimTime::from_secs(seconds),
+            seq,
+            rule: None,
+            kind,
+        }
+    }
+
+    fn asked(seconds: u64, seq: u64, id: u32, name: &str, prompt: u64) -> Event {
+        at(
+            seconds,
+            seq,
+            EventKind::PermissionRequested {
+                agent: agent(id, name),
+                tool: Rc::from("Bash"),
+                routed_to: Some("terminal"),
+                auto_denied: false,
+                prompt,
+            },
+        )
+    }
+
+    fn answered(seconds: u64, seq: u64, id: u32, name: &str, prompt: u64) -> Event {
+        at(
+            seconds,
+            seq,
+            EventKind::PermissionAnswered {
+                agent: agent(id, name),
+                tool: Rc::from("Bash"),
+                answer: Answer::Approve,
+                waited_us: 0,
+                prompt,
+            },
+        )
+    }
+
+    fn finished(seconds: u64, seq: u64, id: u32, name: &str, running: u32) -> Event {
+        at(
+            seconds,
+            seq,
+            EventKind::AgentFinished {
+                agent: agent(id, name),
+                outcome: Outcome::Completed,
+                running,
+                detail: None,
+            },
+        )
+    }
+
+    fn filter(fields: &[(&str, FilterValue)]) -> EventFilter {
+        EventFilter {
+            fields: fields
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.clone()))
+                .collect(),
+        }
+    }
+
+    fn text(value: &str) -> FilterValue {
+        FilterValue::Str(value.to_string())
+    }
+
+    /// The failures of `expectation` over `events`.
+    fn check(expectation: Expectation, events: &[Event]) -> Vec<Failure> {
+        let mut checker = Checker::new(vec![Located {
+            expectation,
+            location: None,
+        }]);
+        for event in events {
+            checker.event(event);
+        }
+        checker.finish()
+    }
+
+    fn follows(within: Option<u64>, same: &[&str]) -> Expectation {
+        Expectation::Follows {
+            after: filter(&[("kind", text("permission_requested"))]),
+            then: filter(&[("kind", text("permission_answered"))]),
+            within,
+            same: same.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn none_holds_only_when_nothing_matches() {
+        let none = Expectation::NoEvent(filter(&[("kind", text("agent_finished"))]));
+        assert!(check(none.clone(), &[asked(0, 0, 1, "r", 1)]).is_empty());
+        let failures = check(none, &[finished(1, 0, 1, "r", 0)]);
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].got, "1 matching events");
+        assert_eq!(failures[0].events.len(), 1);
+    }
+
+    #[test]
+    fn false_matches_a_flag_written_only_when_true() {
+        let started = at(
+            0,
+            0,
+            EventKind::AgentStarted {
+                agent: agent(1, "r"),
+                parent: agent(0, "main"),
+                depth: 1,
+                mode: subsim_rules::Mode::Background,
+                fork: false,
+                running: 1,
+                cap_checked: true,
+                profile: Rc::new(crate::event::RunProfile::new("general-purpose", "m", &[])),
+            },
+        );
+        let not_teammate = filter(&[
+            ("kind", text("agent_started")),
+            ("teammate", FilterValue::Bool(false)),
+        ]);
+        let teammate = filter(&[
+            ("kind", text("agent_started")),
+            ("teammate", FilterValue::Bool(true)),
+        ]);
+        assert!(not_teammate.matches(&started));
+        assert!(!teammate.matches(&started));
+        // A flag the kind does not have still never matches, `false` or not.
+        let fork_mode = filter(&[
+            ("kind", text("agent_started")),
+            ("fork_mode", FilterValue::Bool(false)),
+        ]);
+        assert!(!fork_mode.matches(&started));
+    }
+
+    #[test]
+    fn follows_within_counts_the_window_inclusively() {
+        // Answered exactly 3 s after: holds within 3 s, fails within 2 s.
+        let events = [asked(1, 0, 1, "r", 1), answered(4, 1, 1, "r", 1)];
+        assert!(check(follows(Some(3_000_000), &[]), &events).is_empty());
+        let failures = check(follows(Some(2_000_000), &[]), &events);
+        assert_eq!(failures.len(), 1);
+        assert_eq!(
+            failures[0].got,
+            "1 of 1 matching events were not followed within 2s"
+        );
+        assert!(failures[0].events[0].contains("nothing followed within 2s"));
+    }
+
+    #[test]
+    fn follows_without_within_needs_a_follower_before_the_end() {
+        let events = [asked(1, 0, 1, "r", 1)];
+        let failures = check(follows(None, &[]), &events);
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].got.contains("before the run ends"));
+        assert!(failures[0].events[0].contains("nothing followed before the run ended"));
+    }
+
+    #[test]
+    fn follows_with_same_pairs_events_by_field() {
+        // Prompt 2 is answered, prompt 1 never: only `same: [prompt]` notices.
+        let events = [
+            asked(1, 0, 1, "r", 1),
+            asked(1, 1, 2, "s", 2),
+            answered(2, 2, 2, "s", 2),
+        ];
+        assert!(check(follows(None, &[]), &events).is_empty());
+        let failures = check(follows(None, &["prompt"]), &events);
+        assert_eq!(failures.len(), 1);
+        assert!(
+            failures[0].events[0].contains("prompt=1"),
+            "{:?}",
+            failures[0]
+        );
+    }
+
+    #[test]
+    fn follows_needs_a_trigger_and_never_pairs_an_event_with_itself() {
+        let failures = check(follows(None, &[]), &[answered(1, 0, 1, "r", 1)]);
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].got.starts_with("no event matched `after`"));
+        // An event matching both filters is a trigger, not its own follower.
+        let both = Expectation::Follows {
+            after: filter(&[("kind", text("agent_finished"))]),
+            then: filter(&[("kind", text("agent_finished"))]),
+            within: None,
+            same: Vec::new(),
+        };
+        assert_eq!(check(both.clone(), &[finished(1, 0, 1, "r", 0)]).len(), 1);
+        assert!(
+            check(
+                both,
+                &[finished(1, 0, 1, "r", 1), finished(2, 1, 2, "s", 0)]
+            )
+            .len()
+                == 1
+        );
+    }
+
+    #[test]
+    fn max_running_evidence_is_the_event_of_the_peak() {
+        let events = [
+            finished(1, 0, 1, "a", 1),
+            finished(2, 1, 2, "b", 3),
+            finished(3, 2, 3, "c", 2),
+            finished(4, 3, 4, "d", 3),
+        ];
+        let failures = check(Expectation::MaxRunning(Compare::AtMost(2)), &events);
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].events.len(), 1);
+        assert!(
+            failures[0].events[0].starts_with("#1 "),
+            "{:?}",
+            failures[0].events
+        );
+    }
+
+    #[test]
+    fn an_unmatched_filter_points_at_the_nearest_events() {
+        let events = [
+            finished(1, 0, 1, "x-1", 0),
+            asked(1, 1, 2, "x", 1),
+            finished(2, 2, 3, "y", 0),
+            finished(3, 3, 4, "x-2", 0),
+        ];
+        let exists = Expectation::Exists(filter(&[
+            ("kind", text("agent_finished")),
+            ("agent", text("x")),
+        ]));
+        let failures = check(exists, &events);
+        let hints = &failures[0].hints;
+        assert_eq!(hints.len(), 3, "{hints:?}");
+        assert!(hints[0].starts_with("nearest: #0 ") && hints[0].contains("name=x-1"));
+        assert!(hints[1].contains("#3 ") && hints[1].contains("name=x-2"));
+        assert!(hints[2].contains("name=y"));
+        // A kind that never happened says so.
+        let missing = Expectation::Exists(filter(&[("kind", text("limit_reached"))]));
+        assert_eq!(
+            check(missing, &events)[0].hints,
+            vec!["no `limit_reached` event at all in this run".to_string()]
+        );
     }
 }

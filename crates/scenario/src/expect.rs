@@ -3,7 +3,7 @@
 //! Only the shape is checked here (assertion forms, event kinds, field names); whether an
 //! assertion holds is the engine's checker's business.
 
-use subsim_engine::event::{EventKind, FIELD_NAMES};
+use subsim_engine::event::{fields_of_kind, EventKind, FIELD_NAMES};
 use subsim_engine::expect::{Compare, EventFilter, Expectation, FilterValue, Located};
 use subsim_engine::SimTime;
 
@@ -13,15 +13,19 @@ use crate::raw::{Node, Value};
 use crate::steps::require;
 
 /// The keys that name an assertion; each entry has exactly one.
-const HEADS: [&str; 7] = [
+const HEADS: [&str; 9] = [
     "count",
     "max_running",
     "at",
     "final",
     "order",
     "event",
+    "none",
+    "after",
     "blocking",
 ];
+/// What goes with `after`.
+const FOLLOWS_KEYS: [&str; 3] = ["then", "within", "same"];
 const COMPARES: [&str; 4] = ["equals", "at_least", "at_most", "between"];
 const FINAL_KEYS: [&str; 2] = ["agent", "outcome"];
 const BLOCKING_KEYS: [&str; 2] = ["approx", "tolerance"];
@@ -42,6 +46,7 @@ fn entry_keys() -> Vec<&'static str> {
         .iter()
         .chain(COMPARES.iter())
         .chain(["running"].iter())
+        .chain(FOLLOWS_KEYS.iter())
         .copied()
         .collect()
 }
@@ -74,6 +79,10 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
     let Some(&head) = heads.first() else {
         let help = if fields.get("running").is_some() {
             "`running` goes with `at`: `{at: 10s, running: 20}`".to_string()
+        } else if fields.get("then").is_some() {
+            "`then` goes with `after`: `{after: {kind: agent_finished, agent: a}, then: \
+             {kind: agent_started, agent: b}, within: 3s}`"
+                .to_string()
         } else {
             format!("an assertion starts with one of {}", list_names(&HEADS))
         };
@@ -94,6 +103,7 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
     let companions: &[&str] = match head {
         "count" => &COMPARES,
         "at" => &["running"],
+        "after" => &FOLLOWS_KEYS,
         _ => &[],
     };
     let mut ok = true;
@@ -163,6 +173,29 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
             Expectation::Order(filters.into_iter().collect::<Option<Vec<_>>>()?)
         }
         "event" => Expectation::Exists(filter(ctx, value)?),
+        "none" => Expectation::NoEvent(filter(ctx, value)?),
+        "after" => {
+            let after = filter(ctx, value);
+            let example =
+                "`{after: {kind: permission_requested}, then: {kind: permission_answered}, \
+                           same: [prompt], within: 30s}`";
+            let then = require(ctx, &fields, "`after`", "then", example)
+                .and_then(|then| filter(ctx, then));
+            let within = match fields.get("within") {
+                Some(within) => ctx.duration(within, "`within`").map(Some),
+                None => Some(None),
+            };
+            let same = match fields.get("same") {
+                Some(same) => same_fields(ctx, same),
+                None => Some(Vec::new()),
+            };
+            Expectation::Follows {
+                after: after?,
+                then: then?,
+                within: within?,
+                same: same?,
+            }
+        }
         _ => {
             let inner = ctx.fields(value, "`blocking`", &BLOCKING_KEYS)?;
             let approx = require(
@@ -268,7 +301,20 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
     }
     let mut filter = EventFilter::default();
     let mut ok = true;
+    let kind = fields.get("kind").and_then(|kind| match &kind.value {
+        Value::Str(text) => fields_of_kind(text).map(|known| (text.clone(), known)),
+        _ => None,
+    });
     for name in fields.names() {
+        if let (Some((kind, known)), Some(key)) = (&kind, fields.key(name)) {
+            if !COMMON_FIELDS.contains(&name) && !known.contains(&name) {
+                ctx.warn(
+                    key.span,
+                    format!("no `{kind}` event has a `{name}` field, so this filter never matches"),
+                    Some(format!("`{kind}` events carry {}", list_names(known))),
+                );
+            }
+        }
         let Some(value) = fields.get(name) else {
             continue;
         };
@@ -284,6 +330,31 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
         }
     }
     ok.then_some(filter)
+}
+
+/// Fields every event carries.
+const COMMON_FIELDS: [&str; 4] = ["t_us", "seq", "kind", "rule"];
+
+/// `same: [FIELD, …]` (or one field as a bare word): trace field names.
+fn same_fields(ctx: &mut Ctx<'_>, node: &Node) -> Option<Vec<String>> {
+    let names = match &node.value {
+        Value::Str(_) => vec![ctx.text(node, "`same`")?],
+        _ => ctx.string_list(node, "`same`")?,
+    };
+    for name in &names {
+        if !FIELD_NAMES.contains(&name.as_str()) {
+            let suggestion = crate::diagnostic::suggest(name, &FIELD_NAMES)
+                .map(|near| format!("did you mean `{near}`?"))
+                .unwrap_or_else(|| "name a trace field such as `agent` or `prompt`".to_string());
+            ctx.error_help(
+                node.span,
+                format!("`same` names an unknown field `{name}`"),
+                suggestion,
+            );
+            return None;
+        }
+    }
+    Some(names)
 }
 
 fn filter_value(ctx: &mut Ctx<'_>, node: &Node, field: &str) -> Option<FilterValue> {
@@ -428,5 +499,85 @@ mod tests {
                 "{yaml}: wanted {fragment:?} in {errors:?}"
             );
         }
+    }
+
+    #[test]
+    fn none_and_after_forms() {
+        let (located, errors) = check(
+            r#"
+- none: {kind: spawn_rejected}
+- after: {kind: permission_requested, agent: r-1}
+  then: {kind: permission_answered}
+  within: 3s
+  same: [prompt, agent]
+- after: {kind: agent_finished, agent: a}
+  then: {kind: agent_started, agent: b}
+  same: agent
+"#,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            located[0].expectation,
+            Expectation::NoEvent(EventFilter {
+                fields: vec![("kind".into(), FilterValue::Str("spawn_rejected".into()))]
+            })
+        );
+        match &located[1].expectation {
+            Expectation::Follows {
+                within, same, then, ..
+            } => {
+                assert_eq!(*within, Some(3_000_000));
+                assert_eq!(same, &vec!["prompt".to_string(), "agent".to_string()]);
+                assert_eq!(then.kind(), Some("permission_answered"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match &located[2].expectation {
+            Expectation::Follows { within, same, .. } => {
+                assert_eq!(*within, None);
+                assert_eq!(same, &vec!["agent".to_string()]);
+            }
+            other => panic!("{other:?}"),
+        }
+        for (yaml, fragment) in [
+            ("- after: {kind: agent_started}", "`after` needs `then`"),
+            (
+                "- after: {kind: agent_started}\n  then: {kind: agent_finished}\n  within: soon",
+                "`within`",
+            ),
+            (
+                "- after: {kind: agent_started}\n  then: {kind: agent_finished}\n  same: [agnet]",
+                "did you mean `agent`?",
+            ),
+            ("- then: {kind: agent_finished}", "`then` goes with `after`"),
+            (
+                "- none: {kind: agent_started}\n  within: 3s",
+                "`within` does not go with `none`",
+            ),
+            ("- none: {knd: agent_started}", "did you mean `kind`?"),
+        ] {
+            let (_, errors) = check(yaml);
+            assert!(
+                errors.iter().any(|error| error.contains(fragment)),
+                "{yaml}: wanted {fragment:?} in {errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_no_event_of_the_kind_has_is_a_warning() {
+        let node = parse("- none: {kind: agent_finished, tool: Bash}\n- event: {kind: tool_called, tool: Bash, t_us: 0}")
+            .expect("parses");
+        let mut ctx = Ctx::new("t.yaml", Path::new("."));
+        let located = expectations(&mut ctx, Some(&node));
+        assert_eq!(located.len(), 2);
+        assert!(ctx.errors.is_empty());
+        let warnings: Vec<String> = ctx.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("t.yaml:1:32")
+                && warnings[0].contains("no `agent_finished` event has a `tool` field"),
+            "{warnings:?}"
+        );
     }
 }
