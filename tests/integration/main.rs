@@ -5,4 +5,5 @@ mod docs;
 mod gates;
 mod properties;
 mod queueing;
+mod scale;
 mod scenarios;

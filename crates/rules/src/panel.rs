@@ -33,7 +33,7 @@
 //! - **PANEL-8** is about `/tasks`: the model and effort appear on [`TaskLine`]s, not on panel
 //!   [`Row`]s.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 use crate::messages;
@@ -129,8 +129,10 @@ struct Entry {
     label: String,
     fork: bool,
     background: bool,
-    model: String,
-    effort: Option<String>,
+    /// The model, as an index into [`Panel::names`].
+    model: u32,
+    /// The effort level, as an index into [`Panel::names`].
+    effort: Option<u32>,
     running: bool,
     /// The latest finish.
     finished: Option<(FinishKind, Micros)>,
@@ -138,6 +140,10 @@ struct Entry {
     resumed_from: Option<FinishKind>,
     /// PANEL-3: the latest finished row was cleared with `x`.
     dismissed: bool,
+    /// The row's status as [`Panel::update`] last showed it, and whether it was a fork's.
+    shown: Option<(Status, bool)>,
+    /// Touched since the last [`Panel::update`] (listed in [`Panel::dirty`]).
+    dirty: bool,
 }
 
 impl Entry {
@@ -171,6 +177,57 @@ impl Entry {
             return None;
         }
         Some(kind.status())
+    }
+
+    /// The rule behind this entry's row appearing: a resume (RESUME-8), a fork (PANEL-4)
+    /// or a background run (PANEL-1).
+    fn added_rule(&self) -> RuleId {
+        if self.finished.is_some() {
+            "RESUME-8"
+        } else if self.fork {
+            "PANEL-4"
+        } else {
+            "PANEL-1"
+        }
+    }
+
+    /// Why this entry's row is gone at `at`.
+    fn removal(&self, at: Micros) -> (RemovalReason, RuleId) {
+        let Some((kind, finished_at)) = self.finished else {
+            return (RemovalReason::Expired, "PANEL-3");
+        };
+        let rule_for = |success_rule: RuleId| {
+            if self.fork {
+                "PANEL-4"
+            } else if kind == FinishKind::Success {
+                success_rule
+            } else {
+                "PANEL-3"
+            }
+        };
+        if self.dismissed {
+            (RemovalReason::Dismissed, "PANEL-3")
+        } else if kind == FinishKind::Success && at < finished_at.saturating_add(RETENTION) {
+            (RemovalReason::Succeeded, rule_for("PANEL-2"))
+        } else {
+            (RemovalReason::Expired, rule_for("PANEL-2"))
+        }
+    }
+
+    /// Does the view change at `end` because this run's 30 s window (rows, PANEL-2/3/4;
+    /// `/tasks`, PANEL-5) ends then, given the view at `at` (before `end`)?
+    fn window_ends(&self, end: Micros, at: Micros, gates: &Gates) -> bool {
+        match self.finished {
+            Some((kind, finished_at))
+                if !self.running
+                    && self.has_rows()
+                    && finished_at.saturating_add(RETENTION) == end =>
+            {
+                self.row_status(at, gates).is_some()
+                    || (kind == FinishKind::Success && gates.tasks_lists_done)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -317,12 +374,32 @@ impl PanelChange {
 /// The panel's memory of every run: enough to answer [`Panel::view`] at any later time.
 ///
 /// Call the `on_*` methods in time order; ask for views at or after the latest of them.
+///
+/// An engine that traces the panel calls [`Panel::update`] after each change and at each
+/// time it returns: it keeps what it last showed and costs O(log n) per change, where
+/// building and diffing two [`Panel::view`]s costs O(n) or more. Both give the same events.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Panel {
     /// Every run ever started, in start order.
     entries: Vec<Entry>,
+    /// Agent id → index in `entries` (looked up, never iterated).
+    index: HashMap<u32, u32>,
+    /// Model and effort names, interned (a run stores an index).
+    names: Vec<String>,
+    /// Name → index in `names`.
+    name_index: BTreeMap<String, u32>,
     /// PANEL-2: the latest successful finish of a run that had a row.
     last_success: Option<Micros>,
+    /// What [`Panel::update`] showed last: fork rows shown (PANEL-1's main row is shown
+    /// while there are any) …
+    shown_forks: u32,
+    /// … and whether the footer hint was shown.
+    shown_hint: bool,
+    /// Entries touched since the last update, by index.
+    dirty: Vec<u32>,
+    /// `(end of a 30 s window, entry index)` of finished runs with a row or `/tasks`
+    /// entry that may end then; stale pairs are skipped when met.
+    windows: BTreeSet<(Micros, u32)>,
 }
 
 impl Panel {
@@ -331,56 +408,110 @@ impl Panel {
         Panel::default()
     }
 
+    fn position(&self, id: u32) -> Option<usize> {
+        self.index.get(&id).map(|&index| index as usize)
+    }
+
     fn entry(&self, id: u32) -> Option<&Entry> {
-        self.entries.iter().find(|entry| entry.id == id)
+        self.position(id).map(|index| &self.entries[index])
     }
 
     fn entry_mut(&mut self, id: u32) -> Option<&mut Entry> {
-        self.entries.iter_mut().find(|entry| entry.id == id)
+        let index = self.position(id)?;
+        self.touch(index);
+        Some(&mut self.entries[index])
+    }
+
+    /// Marks an entry for the next [`Panel::update`].
+    fn touch(&mut self, index: usize) {
+        let entry = &mut self.entries[index];
+        if !entry.dirty {
+            entry.dirty = true;
+            self.dirty.push(index as u32);
+        }
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&index) = self.name_index.get(name) {
+            return index;
+        }
+        let index = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.name_index.insert(name.to_string(), index);
+        index
     }
 
     /// A run starts. Foreground runs are recorded too, so their background descendants can
-    /// be placed in the tree, but get no row (Q-21). An id seen before is started afresh.
+    /// be placed in the tree, but get no row (Q-21). An id seen before is started afresh
+    /// (under the same launcher: an agent id is never another agent's).
     pub fn on_start(&mut self, run: Started<'_>, at: Micros) {
         let _ = at;
-        let entry = Entry {
+        let model = self.intern(run.model);
+        let effort = run.effort.map(|effort| self.intern(effort));
+        let mut entry = Entry {
             id: run.id,
             parent: run.parent,
             label: run.name.to_string(),
             fork: run.fork,
             background: run.background,
-            model: run.model.to_string(),
-            effort: run.effort.map(str::to_string),
+            model,
+            effort,
             running: true,
             finished: None,
             resumed_from: None,
             dismissed: false,
+            shown: None,
+            dirty: false,
         };
-        match self.entry_mut(run.id) {
-            Some(existing) => *existing = entry,
-            None => self.entries.push(entry),
+        match self.position(run.id) {
+            Some(index) => {
+                let existing = &mut self.entries[index];
+                entry.shown = existing.shown;
+                entry.dirty = existing.dirty;
+                *existing = entry;
+                self.touch(index);
+            }
+            None => {
+                let index = self.entries.len();
+                self.index.insert(run.id, index as u32);
+                self.entries.push(entry);
+                self.touch(index);
+            }
         }
     }
 
     /// A foreground run moves to the background (Ctrl+B): from now on it has a row.
     pub fn on_background(&mut self, id: u32, at: Micros) {
         let _ = at;
-        if let Some(entry) = self.entry_mut(id) {
-            entry.background = true;
+        let Some(index) = self.position(id) else {
+            return;
+        };
+        self.touch(index);
+        let entry = &mut self.entries[index];
+        entry.background = true;
+        if let Some((_, finished_at)) = entry.finished {
+            self.windows
+                .insert((finished_at.saturating_add(RETENTION), index as u32));
         }
     }
 
     /// A run ends. Unknown ids are ignored.
     pub fn on_finish(&mut self, id: u32, kind: FinishKind, at: Micros) {
-        let Some(entry) = self.entry_mut(id) else {
+        let Some(index) = self.position(id) else {
             return;
         };
+        self.touch(index);
+        let entry = &mut self.entries[index];
         entry.running = false;
         entry.finished = Some((kind, at));
         entry.resumed_from = None;
         entry.dismissed = false;
-        if kind == FinishKind::Success && entry.has_rows() {
-            self.last_success = Some(at);
+        if entry.has_rows() {
+            if kind == FinishKind::Success {
+                self.last_success = Some(at);
+            }
+            self.windows
+                .insert((at.saturating_add(RETENTION), index as u32));
         }
     }
 
@@ -402,16 +533,18 @@ impl Panel {
     /// Returns whether a row was cleared: `x` on a running row stops the agent instead
     /// (the engine's business), and a row that is not in the panel cannot be cleared.
     pub fn on_dismiss(&mut self, id: u32, at: Micros, gates: &Gates) -> (bool, RuleId) {
-        let Some(entry) = self.entry_mut(id) else {
+        let Some(index) = self.position(id) else {
             return (false, "PANEL-7");
         };
+        let entry = &self.entries[index];
         if entry.running {
             return (false, "PANEL-7");
         }
         if entry.row_status(at, gates).is_none() {
             return (false, "PANEL-3");
         }
-        entry.dismissed = true;
+        self.touch(index);
+        self.entries[index].dismissed = true;
         (true, "PANEL-3")
     }
 
@@ -424,12 +557,23 @@ impl Panel {
     /// The ids of `id`'s ancestors, nearest first (main excluded).
     fn ancestors(&self, id: u32) -> Vec<u32> {
         let mut chain = Vec::new();
+        // Past a few links, a set answers "seen before?" (a cycle guard) in O(1).
+        let mut seen: Option<std::collections::HashSet<u32>> = None;
         let mut current = self.entry(id).and_then(|entry| entry.parent);
         while let Some(parent) = current {
-            if chain.contains(&parent) || chain.len() > self.entries.len() {
+            let repeated = match &seen {
+                Some(seen) => seen.contains(&parent),
+                None => chain.contains(&parent),
+            };
+            if repeated || chain.len() > self.entries.len() {
                 break;
             }
             chain.push(parent);
+            if let Some(seen) = seen.as_mut() {
+                seen.insert(parent);
+            } else if chain.len() > 16 {
+                seen = Some(chain.iter().copied().collect());
+            }
             current = self.entry(parent).and_then(|entry| entry.parent);
         }
         chain
@@ -443,19 +587,31 @@ impl Panel {
             .iter()
             .filter_map(|entry| entry.row_status(at, gates).map(|status| (entry, status)))
             .collect();
-        let visible_ids: BTreeSet<u32> = visible.iter().map(|(entry, _)| entry.id).collect();
+        let position: HashMap<u32, usize> = visible
+            .iter()
+            .enumerate()
+            .map(|(index, (entry, _))| (entry.id, index))
+            .collect();
         let main_row = visible.iter().any(|(entry, _)| entry.fork);
         // PANEL-6: the tree. Each row hangs under its nearest ancestor that has a row.
-        let mut display_parent: Vec<Option<u32>> = Vec::with_capacity(visible.len());
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); visible.len()];
+        let mut roots: Vec<usize> = Vec::new();
+        let mut depths: Vec<u32> = Vec::with_capacity(visible.len());
         let mut descendants: Vec<u32> = vec![0; visible.len()];
-        for (entry, _) in &visible {
+        for (index, (entry, _)) in visible.iter().enumerate() {
             let ancestors = self.ancestors(entry.id);
-            display_parent.push(ancestors.iter().copied().find(|a| visible_ids.contains(a)));
-            for ancestor in ancestors {
-                if let Some(index) = visible.iter().position(|(e, _)| e.id == ancestor) {
-                    // Q-22: only descendants whose rows are in the panel count.
-                    descendants[index] += 1;
-                }
+            depths.push(ancestors.len() as u32 + 1);
+            let shown: Vec<usize> = ancestors
+                .iter()
+                .filter_map(|ancestor| position.get(ancestor).copied())
+                .collect();
+            match shown.first() {
+                Some(&parent) => children[parent].push(index),
+                None => roots.push(index),
+            }
+            for ancestor in shown {
+                // Q-22: only descendants whose rows are in the panel count.
+                descendants[ancestor] += 1;
             }
         }
         let mut rows = Vec::with_capacity(visible.len() + 1);
@@ -472,8 +628,8 @@ impl Panel {
             });
         }
         // Depth-first, children in start order.
-        let mut stack: Vec<(usize, u32)> = (0..visible.len())
-            .filter(|&index| display_parent[index].is_none())
+        let mut stack: Vec<(usize, u32)> = roots
+            .into_iter()
             .rev()
             .map(|index| (index, base_level))
             .collect();
@@ -482,34 +638,187 @@ impl Panel {
             rows.push(Row {
                 id: RowId::Agent(entry.id),
                 label: entry.label.clone(),
-                depth: self.ancestors(entry.id).len() as u32 + 1,
+                depth: depths[index],
                 level,
                 status,
                 descendants: descendants[index],
                 fork: entry.fork,
             });
-            for child in (0..visible.len()).rev() {
-                if display_parent[child] == Some(entry.id) {
-                    stack.push((child, level + 1));
-                }
-            }
+            stack.extend(
+                children[index]
+                    .iter()
+                    .rev()
+                    .map(|&child| (child, level + 1)),
+            );
         }
-        // PANEL-2: the footer hint, 30 s after a success, from v2.1.232, not for screen readers.
-        let footer_hint = self
-            .last_success
+        PanelView {
+            at,
+            rows,
+            footer_hint: self.footer_hint(at, gates, screen_reader),
+            tasks: self.tasks(at, gates),
+        }
+    }
+
+    /// PANEL-2: the footer hint, 30 s after a success, from v2.1.232, not for screen readers.
+    fn footer_hint(&self, at: Micros, gates: &Gates, screen_reader: bool) -> Option<&'static str> {
+        self.last_success
             .filter(|&success| {
                 gates.success_row_removed_at_once
                     && !screen_reader
                     && success <= at
                     && at < success.saturating_add(RETENTION)
             })
-            .map(|_| messages::FOOTER_HINT);
-        PanelView {
-            at,
-            rows,
-            footer_hint,
-            tasks: self.tasks(at, gates),
+            .map(|_| messages::FOOTER_HINT)
+    }
+
+    /// Brings what the panel shows up to `at` (after the latest `on_*` call) and appends
+    /// to `out` what changed since the previous call (since an empty panel, the first
+    /// time): exactly what [`Panel::changes`] gives for the two [`Panel::view`]s, in the
+    /// same order. Returns [`Panel::next_change`]`(at)`, the time to call again if nothing
+    /// else happens first.
+    ///
+    /// It looks only at the runs touched since the previous call and at the 30 s windows
+    /// that ended, so a change costs O(log n) (plus the depth of the tree, to order
+    /// several changes of one instant). `gates` and `screen_reader` must not change
+    /// between calls.
+    pub fn update(
+        &mut self,
+        at: Micros,
+        gates: &Gates,
+        screen_reader: bool,
+        out: &mut Vec<PanelChange>,
+    ) -> Option<Micros> {
+        // PANEL-2/3/4/5: windows that ended by now.
+        while let Some(&(end, index)) = self.windows.first() {
+            if end > at {
+                break;
+            }
+            self.windows.pop_first();
+            self.touch(index as usize);
         }
+        let mut dirty = std::mem::take(&mut self.dirty);
+        let mut removed: Vec<u32> = Vec::new();
+        let mut changed: Vec<(u32, Status, Status)> = Vec::new();
+        let mut added: Vec<u32> = Vec::new();
+        let mut now: Vec<Option<Status>> = Vec::with_capacity(dirty.len());
+        for &index in &dirty {
+            let entry = &mut self.entries[index as usize];
+            entry.dirty = false;
+            let status = entry.row_status(at, gates);
+            match (entry.shown, status) {
+                (Some(_), None) => removed.push(index),
+                (None, Some(_)) => added.push(index),
+                (Some((from, _)), Some(to)) if from != to => changed.push((index, from, to)),
+                _ => {}
+            }
+            now.push(status);
+        }
+        // Removals in the order of the rows shown before (the tree before this change).
+        if removed.len() > 1 {
+            removed.sort_by_cached_key(|&index| self.tree_key(index as usize));
+        }
+        let main_before = self.shown_forks > 0;
+        for (&index, status) in dirty.iter().zip(now) {
+            let entry = &mut self.entries[index as usize];
+            if let Some((_, true)) = entry.shown {
+                self.shown_forks -= 1;
+            }
+            entry.shown = status.map(|status| (status, entry.fork));
+            if status.is_some() && entry.fork {
+                self.shown_forks += 1;
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
+        let main_after = self.shown_forks > 0;
+        // PANEL-1: the main-session row is the first row.
+        if main_before && !main_after {
+            out.push(PanelChange::RowRemoved {
+                row: RowId::Main,
+                reason: RemovalReason::NoForks,
+                rule: "PANEL-1",
+            });
+        }
+        for index in removed {
+            let entry = &self.entries[index as usize];
+            let (reason, rule) = entry.removal(at);
+            out.push(PanelChange::RowRemoved {
+                row: RowId::Agent(entry.id),
+                reason,
+                rule,
+            });
+        }
+        // Status changes and additions in the order of the rows shown now.
+        if changed.len() > 1 {
+            changed.sort_by_cached_key(|&(index, _, _)| self.tree_key(index as usize));
+        }
+        for (index, from, to) in changed {
+            let entry = &self.entries[index as usize];
+            out.push(PanelChange::RowStatusChanged {
+                row: RowId::Agent(entry.id),
+                from,
+                to,
+                rule: status_rule(to, entry.fork),
+            });
+        }
+        if !main_before && main_after {
+            out.push(PanelChange::RowAdded {
+                row: RowId::Main,
+                rule: "PANEL-1",
+            });
+        }
+        if added.len() > 1 {
+            added.sort_by_cached_key(|&index| self.tree_key(index as usize));
+        }
+        for index in added {
+            let entry = &self.entries[index as usize];
+            out.push(PanelChange::RowAdded {
+                row: RowId::Agent(entry.id),
+                rule: entry.added_rule(),
+            });
+        }
+        let hint = self.footer_hint(at, gates, screen_reader).is_some();
+        match (self.shown_hint, hint) {
+            (false, true) => out.push(PanelChange::FooterHintShown { rule: "PANEL-2" }),
+            (true, false) => out.push(PanelChange::FooterHintCleared { rule: "PANEL-2" }),
+            _ => {}
+        }
+        self.shown_hint = hint;
+        // The next window whose end changes the view; stale ones are dropped on the way.
+        let mut next = None;
+        while let Some(&(end, index)) = self.windows.first() {
+            if self.entries[index as usize].window_ends(end, at, gates) {
+                next = Some(end);
+                break;
+            }
+            self.windows.pop_first();
+        }
+        if gates.success_row_removed_at_once && !screen_reader {
+            if let Some(end) = self
+                .last_success
+                .map(|success| success.saturating_add(RETENTION))
+                .filter(|&end| end > at)
+            {
+                next = Some(next.map_or(end, |next: Micros| next.min(end)));
+            }
+        }
+        next
+    }
+
+    /// Where a shown row sits in the tree (PANEL-6): the entry indices of its ancestors
+    /// that show rows, outermost first, then its own. Rows in tree order have their keys
+    /// in increasing order.
+    fn tree_key(&self, index: usize) -> Vec<u32> {
+        let mut key: Vec<u32> = self
+            .ancestors(self.entries[index].id)
+            .into_iter()
+            .filter_map(|ancestor| self.position(ancestor))
+            .filter(|&position| self.entries[position].shown.is_some())
+            .map(|position| position as u32)
+            .collect();
+        key.reverse();
+        key.push(index as u32);
+        key
     }
 
     /// PANEL-5 / PANEL-8 / Q-23: the `/tasks` list at `at`.
@@ -519,8 +828,13 @@ impl Panel {
             label: entry.label.clone(),
             status,
             running: entry.running,
-            model: gates.tasks_show_model.then(|| entry.model.clone()),
-            effort: entry.effort.clone().filter(|_| gates.tasks_show_model),
+            model: gates
+                .tasks_show_model
+                .then(|| self.names[entry.model as usize].clone()),
+            effort: entry
+                .effort
+                .filter(|_| gates.tasks_show_model)
+                .map(|effort| self.names[effort as usize].clone()),
         };
         let listed = self.entries.iter().filter(|entry| entry.has_rows());
         let mut tasks: Vec<TaskLine> = listed
@@ -592,17 +906,11 @@ impl Panel {
         for row in &after.rows {
             if let Some(old) = find(&before.rows, row.id) {
                 if old.status != row.status {
-                    let rule = match (row.status, row.fork) {
-                        (Status::Running, _) => "RESUME-8",
-                        (_, true) => "PANEL-4",
-                        (Status::Done, false) => "PANEL-2",
-                        _ => "PANEL-3",
-                    };
                     changes.push(PanelChange::RowStatusChanged {
                         row: row.id,
                         from: old.status,
                         to: row.status,
-                        rule,
+                        rule: status_rule(row.status, row.fork),
                     });
                 }
             }
@@ -613,16 +921,11 @@ impl Panel {
             }
             let rule = match row.id {
                 RowId::Main => "PANEL-1",
-                RowId::Agent(id) => {
-                    let resumed = self.entry(id).is_some_and(|entry| entry.finished.is_some());
-                    if resumed {
-                        "RESUME-8"
-                    } else if row.fork {
-                        "PANEL-4"
-                    } else {
-                        "PANEL-1"
-                    }
-                }
+                RowId::Agent(id) => match self.entry(id) {
+                    Some(entry) => entry.added_rule(),
+                    None if row.fork => "PANEL-4",
+                    None => "PANEL-1",
+                },
             };
             changes.push(PanelChange::RowAdded { row: row.id, rule });
         }
@@ -639,28 +942,21 @@ impl Panel {
         let RowId::Agent(id) = row.id else {
             return (RemovalReason::NoForks, "PANEL-1");
         };
-        let Some(entry) = self.entry(id) else {
-            return (RemovalReason::Expired, "PANEL-3");
-        };
-        let Some((kind, finished_at)) = entry.finished else {
-            return (RemovalReason::Expired, "PANEL-3");
-        };
-        let rule_for = |success_rule: RuleId| {
-            if entry.fork {
-                "PANEL-4"
-            } else if kind == FinishKind::Success {
-                success_rule
-            } else {
-                "PANEL-3"
-            }
-        };
-        if entry.dismissed {
-            (RemovalReason::Dismissed, "PANEL-3")
-        } else if kind == FinishKind::Success && at < finished_at.saturating_add(RETENTION) {
-            (RemovalReason::Succeeded, rule_for("PANEL-2"))
-        } else {
-            (RemovalReason::Expired, rule_for("PANEL-2"))
+        match self.entry(id) {
+            Some(entry) => entry.removal(at),
+            None => (RemovalReason::Expired, "PANEL-3"),
         }
+    }
+}
+
+/// The rule behind a row's new status word: a resume (RESUME-8), a fork (PANEL-4), a
+/// success kept 30 s (PANEL-2, before v2.1.232) or a failure or stop (PANEL-3).
+fn status_rule(to: Status, fork: bool) -> RuleId {
+    match (to, fork) {
+        (Status::Running, _) => "RESUME-8",
+        (_, true) => "PANEL-4",
+        (Status::Done, false) => "PANEL-2",
+        _ => "PANEL-3",
     }
 }
 
@@ -868,6 +1164,96 @@ mod tests {
             .iter()
             .map(|row| (row.id, row.status, row.descendants, row.level))
             .collect()
+    }
+
+    /// `update` gives exactly what diffing two full views gives, and the same next change,
+    /// over long pseudo-random histories: starts (nested, forks, foreground), finishes of
+    /// every kind, resumes, Ctrl+B, dismissals, restarts of a known id, several changes at
+    /// one instant and 30 s windows ending, under the versions whose gates differ.
+    #[test]
+    fn update_matches_diffing_views() {
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut draw = move |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for round in 0..240 {
+            let patch = [204, 207, 208, 231, 232, 241, 242, 292][round % 8];
+            let g = gates(patch);
+            let screen_reader = round % 5 == 0;
+            let mut panel = Panel::new();
+            let mut shown = Panel::new().view(0, &g, screen_reader);
+            let mut now: Micros = 0;
+            let mut next: Option<Micros> = None;
+            let mut ids = 0u32;
+            let mut out = Vec::new();
+            for _ in 0..60 {
+                // Time moves on: not at all, a little, to the next change, or far.
+                now = match draw(6) {
+                    0 | 1 => now,
+                    2 => now + draw(3 * S) + 1,
+                    3 => next.unwrap_or(now + 1),
+                    4 => now + RETENTION - draw(2) * S,
+                    _ => now + RETENTION + draw(2),
+                };
+                for _ in 0..=draw(3) {
+                    let id = (draw(u64::from(ids) + 1) as u32) + 1;
+                    match draw(9) {
+                        0..=2 => {
+                            ids += 1;
+                            let parent = (ids > 1 && draw(3) > 0)
+                                .then(|| draw(u64::from(ids - 1)) as u32 + 1);
+                            let effort = ["high", "low"][draw(2) as usize];
+                            panel.on_start(
+                                Started {
+                                    id: ids,
+                                    parent,
+                                    name: "r",
+                                    fork: draw(4) == 0,
+                                    background: draw(3) > 0,
+                                    model: ["sonnet", "opus"][draw(2) as usize],
+                                    effort: (draw(2) == 0).then_some(effort),
+                                },
+                                now,
+                            );
+                        }
+                        3 | 4 => {
+                            let kind = [
+                                FinishKind::Success,
+                                FinishKind::Failure,
+                                FinishKind::Stopped,
+                            ][draw(3) as usize];
+                            panel.on_finish(id, kind, now);
+                        }
+                        5 => panel.on_resume(id, draw(2) == 0, now),
+                        6 => panel.on_background(id, now),
+                        7 => {
+                            panel.on_dismiss(id, now, &g);
+                        }
+                        _ => {
+                            // An id started again keeps its launcher (agent ids are not reused
+                            // for another agent).
+                            if let Some(parent) = panel.entry(id).map(|entry| entry.parent) {
+                                panel.on_start(run(id, parent, "again", draw(2) == 0, true), now);
+                            }
+                        }
+                    }
+                }
+                let view = panel.view(now, &g, screen_reader);
+                let expected = panel.changes(&shown, &view);
+                out.clear();
+                next = panel.update(now, &g, screen_reader, &mut out);
+                assert_eq!(out, expected, "round {round} at {now}");
+                assert_eq!(
+                    next,
+                    panel.next_change(now, &g, screen_reader),
+                    "round {round} at {now}"
+                );
+                shown = view;
+            }
+        }
     }
 
     /// One finish of one background run, looked at some time later.

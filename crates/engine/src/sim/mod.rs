@@ -663,7 +663,6 @@ impl<'s> Kernel<'s> {
             add(def, &mut types);
         }
         let limits = session.limits;
-        let gates = config.gates;
         let mut kernel = Kernel {
             sink,
             config,
@@ -717,9 +716,9 @@ impl<'s> Kernel<'s> {
             models: ModelSettings::from_session(session),
             panel: spec.load.is_none().then(|| observe::PanelState {
                 panel: subsim_rules::panel::Panel::new(),
-                shown: subsim_rules::panel::Panel::new().view(0, &gates, session.screen_reader),
                 tick: None,
                 screen_reader: session.screen_reader,
+                changes: Vec::new(),
             }),
             session_hooks: session.hooks.clone(),
             trusted_dirs: session.trusted_dirs.clone(),

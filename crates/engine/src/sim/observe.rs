@@ -8,13 +8,13 @@ use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
 use super::*;
 use crate::spec::HookSpec;
 
-/// The panel's state inside the kernel: the pure model, the last view it showed, and the
-/// pending expiry wake.
+/// The panel's state inside the kernel: the pure model (which remembers what it last
+/// showed), the pending expiry wake, and a buffer for the changes of one update.
 pub(super) struct PanelState {
     pub(super) panel: subsim_rules::panel::Panel,
-    pub(super) shown: subsim_rules::panel::PanelView,
     pub(super) tick: Option<SimTime>,
     pub(super) screen_reader: bool,
+    pub(super) changes: Vec<PanelChange>,
 }
 
 impl Kernel<'_> {
@@ -124,20 +124,16 @@ impl Kernel<'_> {
         let Some(state) = self.panel.as_mut() else {
             return;
         };
-        let view = state
-            .panel
-            .view(now.as_micros(), &gates, state.screen_reader);
-        let changes = state.panel.changes(&state.shown, &view);
-        state.shown = view;
+        let mut changes = std::mem::take(&mut state.changes);
         let next = state
             .panel
-            .next_change(now.as_micros(), &gates, state.screen_reader)
+            .update(now.as_micros(), &gates, state.screen_reader, &mut changes)
             .map(SimTime)
             .filter(|at| *at > now && state.tick != Some(*at));
         if let Some(at) = next {
             state.tick = Some(at);
         }
-        for change in changes {
+        for change in changes.drain(..) {
             let (name, row, reason, status) = match &change {
                 PanelChange::RowAdded { row, .. } => ("row_added", *row, None, None),
                 PanelChange::RowRemoved { row, reason, .. } => {
@@ -166,6 +162,9 @@ impl Kernel<'_> {
                     status,
                 },
             );
+        }
+        if let Some(state) = self.panel.as_mut() {
+            state.changes = changes;
         }
         if let Some(at) = next {
             self.schedule(at, Wake::PanelTick);
