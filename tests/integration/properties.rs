@@ -89,6 +89,7 @@ fn action() -> impl Strategy<Value = UserAction> {
             5 => ActionKind::Clear,
             1 => ActionKind::Subtask {
                 task: "draft the tests".into(),
+                name: None,
                 behavior: None,
             },
             2 => ActionKind::CtrlB,
@@ -134,6 +135,7 @@ fn scenario() -> impl Strategy<Value = SimSpec> {
                 answer: [Answer::Approve, Answer::Deny, Answer::ApproveSession][answer as usize],
                 think: Dist::Exp { mean: 2e6 },
                 actions,
+                answers: Vec::new(),
             };
             spec
         })

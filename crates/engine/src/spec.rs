@@ -514,6 +514,9 @@ pub struct UserSpec {
     pub think: Dist,
     /// Timed actions, in file order.
     pub actions: Vec<UserAction>,
+    /// `answers`: per-prompt answers; the first that matches a prompt answers it, and a
+    /// prompt none matches gets `answer`.
+    pub answers: Vec<AnswerRule>,
 }
 
 impl Default for UserSpec {
@@ -522,8 +525,23 @@ impl Default for UserSpec {
             answer: Answer::Approve,
             think: Dist::fixed(2_000_000),
             actions: Vec::new(),
+            answers: Vec::new(),
         }
     }
+}
+
+/// One entry of `user.answers`: which prompts it answers (every given key must match) and
+/// how.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnswerRule {
+    /// The asking agent, by id or name (`main` for the main conversation).
+    pub agent: Option<String>,
+    /// The tool the prompt is for.
+    pub tool: Option<String>,
+    /// The prompt's number in the run (1, 2, …: the trace's `prompt`).
+    pub prompt: Option<u64>,
+    /// The answer.
+    pub answer: Answer,
 }
 
 /// One timed action of the person.
@@ -544,6 +562,8 @@ pub enum ActionKind {
     Subtask {
         /// The task text; the fork is named from its first words.
         task: String,
+        /// `name`: the fork's name instead of one made from the task.
+        name: Option<String>,
         /// The fork's steps.
         behavior: Option<Program>,
     },

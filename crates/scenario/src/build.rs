@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use subsim_engine::spec::{
-    ActionKind, Answer, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, UserAction, UserSpec,
+    ActionKind, Answer, AnswerRule, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, UserAction,
+    UserSpec,
 };
 use subsim_engine::SimTime;
 
@@ -34,13 +35,15 @@ const TOP_KEYS: [&str; 8] = [
     "load",
     "expect",
 ];
-const USER_KEYS: [&str; 3] = ["answer", "think", "actions"];
+const USER_KEYS: [&str; 4] = ["answer", "answers", "think", "actions"];
+/// The keys of a `user.answers` entry.
+const ANSWER_RULE_KEYS: [&str; 4] = ["agent", "tool", "prompt", "answer"];
 const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
 const ACTION_KINDS: [&str; 6] = ["stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss"];
 const ACTION_KEYS: [&str; 9] = [
     "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "message", "behavior",
 ];
-const SUBTASK_KEYS: [&str; 2] = ["task", "behavior"];
+const SUBTASK_KEYS: [&str; 3] = ["task", "name", "behavior"];
 const LOAD_KEYS: [&str; 5] = ["arrivals", "count", "duration", "spawn", "retry"];
 const RETRIES: [&str; 3] = ["none", "after_completion", "backoff"];
 const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `burst(25)`";
@@ -269,11 +272,17 @@ fn user(ctx: &mut Ctx<'_>, node: Option<&Node>) -> UserSpec {
         return user;
     };
     if let Some(value) = fields.get("answer") {
-        user.answer = match ctx.choice(value, "answer", &ANSWERS) {
-            Some("deny") => Answer::Deny,
-            Some("approve_session") => Answer::ApproveSession,
-            _ => Answer::Approve,
-        };
+        user.answer = answer(ctx, value).unwrap_or_default();
+    }
+    if let Some(value) = fields.get("answers") {
+        if value.value != Value::Null {
+            if let Some(items) = ctx.list(value, "`answers`") {
+                user.answers = items
+                    .iter()
+                    .filter_map(|item| answer_rule(ctx, item))
+                    .collect();
+            }
+        }
     }
     if let Some(value) = fields.get("think") {
         if let Some(think) = ctx.dist(value, "`think`") {
@@ -288,6 +297,56 @@ fn user(ctx: &mut Ctx<'_>, node: Option<&Node>) -> UserSpec {
         }
     }
     user
+}
+
+/// An optional key's value: `Some(None)` when left out, `None` when written wrong.
+fn optional<T>(value: Option<Option<T>>) -> Option<Option<T>> {
+    match value {
+        None => Some(None),
+        Some(read) => read.map(Some),
+    }
+}
+
+fn answer(ctx: &mut Ctx<'_>, node: &Node) -> Option<Answer> {
+    Some(match ctx.choice(node, "answer", &ANSWERS)? {
+        "deny" => Answer::Deny,
+        "approve_session" => Answer::ApproveSession,
+        _ => Answer::Approve,
+    })
+}
+
+/// One `user.answers` entry: `{agent, tool, prompt}` (at least one) and `answer`.
+fn answer_rule(ctx: &mut Ctx<'_>, node: &Node) -> Option<AnswerRule> {
+    let before = ctx.errors.len();
+    let fields = ctx.fields(node, "a `user.answers` entry", &ANSWER_RULE_KEYS)?;
+    // A misspelt selector (`promt`) is reported once, as the unknown key it is.
+    let misspelt = ctx.errors.len() > before;
+    let example = "`{agent: researcher-2, answer: deny}`, `{tool: Bash, answer: approve_session}` \
+                   or `{prompt: 3, answer: deny}`";
+    let answer = require(ctx, &fields, "a `user.answers` entry", "answer", example)
+        .and_then(|value| answer(ctx, value));
+    let agent = fields.get("agent").map(|value| ctx.name(value, "`agent`"));
+    let tool = fields.get("tool").map(|value| ctx.name(value, "`tool`"));
+    let prompt = fields
+        .get("prompt")
+        .map(|value| ctx.integer(value, "`prompt`", 1));
+    if agent.is_none() && tool.is_none() && prompt.is_none() {
+        if misspelt {
+            return None;
+        }
+        ctx.error_help(
+            fields.span,
+            "a `user.answers` entry needs `agent`, `tool` or `prompt` to say which prompts it answers",
+            format!("e.g. {example}; `user.answer` answers every other prompt"),
+        );
+        return None;
+    }
+    Some(AnswerRule {
+        agent: optional(agent)?,
+        tool: optional(tool)?,
+        prompt: optional(prompt)?,
+        answer: answer?,
+    })
 }
 
 fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
@@ -364,16 +423,19 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                     "`subtask: {task: \"draft tests\"}`",
                 )
                 .and_then(|task| ctx.name(task, "`task`"));
+                let name = inner.get("name").map(|name| ctx.name(name, "`name`"));
                 let behavior = inner
                     .get("behavior")
                     .map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
                 ActionKind::Subtask {
                     task: task?,
+                    name: optional(name)?,
                     behavior,
                 }
             }
             _ => ActionKind::Subtask {
                 task: ctx.name(value, "`subtask`")?,
+                name: None,
                 behavior: None,
             },
         },

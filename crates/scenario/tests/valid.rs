@@ -176,7 +176,7 @@ fn rich_main_user_load() {
     assert_eq!(user.actions.len(), 6);
     assert!(matches!(&user.actions[0].kind, ActionKind::Stop(name) if name == "r-3"));
     assert!(
-        matches!(&user.actions[1].kind, ActionKind::Subtask { task, behavior: Some(_) } if task == "draft tests")
+        matches!(&user.actions[1].kind, ActionKind::Subtask { task, name: None, behavior: Some(_) } if task == "draft tests")
     );
     assert!(matches!(
         &user.actions[2].kind,

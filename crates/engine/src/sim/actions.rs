@@ -11,7 +11,11 @@ impl Kernel<'_> {
             ActionKind::Stop(target) => self.stop(None, &target),
             ActionKind::CtrlB => self.ctrl_b(),
             ActionKind::Dismiss(target) => self.dismiss(&target),
-            ActionKind::Subtask { task, behavior } => self.subtask(&task, behavior),
+            ActionKind::Subtask {
+                task,
+                name,
+                behavior,
+            } => self.subtask(&task, name.as_deref(), behavior),
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
                 self.reached.clear();
@@ -95,7 +99,7 @@ impl Kernel<'_> {
     }
 
     /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
-    pub(super) fn subtask(&mut self, task: &str, behavior: Option<Program>) {
+    pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
         let Some(command) = self.config.gates.user_fork_command else {
             self.emit(
                 Some("FORK-9"),
@@ -112,7 +116,9 @@ impl Kernel<'_> {
             .map(|w| w.to_lowercase())
             .collect();
         let name: Rc<str> = Rc::from(
-            if words.is_empty() {
+            if let Some(given) = given {
+                given.to_string()
+            } else if words.is_empty() {
                 "subtask".to_string()
             } else {
                 words.join("-")

@@ -390,6 +390,8 @@ struct Kernel<'s> {
     types: Vec<TypeDef>,
     type_index: BTreeMap<String, usize>,
     user_answer: Answer,
+    /// `user.answers`: per-prompt answers, first match wins.
+    user_answers: Vec<crate::spec::AnswerRule>,
     user_think: Dist,
     actions: Vec<crate::spec::UserAction>,
     load: Option<LoadSpec>,
@@ -674,6 +676,7 @@ impl<'s> Kernel<'s> {
             types,
             type_index,
             user_answer: spec.user.answer,
+            user_answers: spec.user.answers.clone(),
             user_think: spec.user.think,
             actions: spec.user.actions.clone(),
             load: spec.load.clone(),

@@ -29,8 +29,21 @@ impl Kernel<'_> {
             self.person_next();
             return;
         };
-        let answer = self.user_answer;
         let reference = self.agent(pending.slot).reference();
+        let answer = self
+            .user_answers
+            .iter()
+            .find(|rule| {
+                rule.agent
+                    .as_deref()
+                    .is_none_or(|agent| reference.is(agent))
+                    && rule
+                        .tool
+                        .as_deref()
+                        .is_none_or(|tool| tool == &*pending.tool)
+                    && rule.prompt.is_none_or(|prompt| prompt == number)
+            })
+            .map_or(self.user_answer, |rule| rule.answer);
         let waited = self.now.as_micros() - pending.asked_at.as_micros();
         let rule = match answer {
             Answer::ApproveSession => "PERM-6",
