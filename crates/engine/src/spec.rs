@@ -353,6 +353,10 @@ pub enum Step {
     Tool(ToolCall),
     /// `spawn`: Agent tool calls (`count` of them, issued together).
     Spawn(SpawnSpec),
+    /// `spawn: [...]`: several different Agent calls issued together in one response
+    /// (each with its own `count`); foreground ones run concurrently and the caller
+    /// waits for all of them (FGBG-4).
+    SpawnTogether(Rc<[SpawnSpec]>),
     /// `send`: a SendMessage call.
     Send(SendSpec),
     /// `stop`: a TaskStop call.

@@ -234,7 +234,10 @@ fn step_body(
     match name {
         "work" => ctx.dist(value, "`work`").map(Step::Work),
         "tool" => tool(ctx, value).map(Step::Tool),
-        "spawn" => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
+        "spawn" => match &value.value {
+            Value::Seq(items) => spawn_together(ctx, value, items),
+            _ => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
+        },
         "fork" => spawn(ctx, value, "`fork`", &FORK_KEYS, true).map(Step::Spawn),
         "send" => send(ctx, value).map(Step::Send),
         "stop" => ctx.name(value, "`stop`").map(Step::Stop),
@@ -397,6 +400,28 @@ pub(crate) fn spawn(
         ok &= spec.classifier.is_some();
     }
     ok.then_some(spec)
+}
+
+/// `spawn: [{...}, {...}]`: several different Agent calls issued in one response (each
+/// item is a `spawn` map; `agent: fork` makes an item a fork).
+fn spawn_together(ctx: &mut Ctx<'_>, node: &Node, items: &[Node]) -> Option<Step> {
+    if items.is_empty() {
+        ctx.error_help(
+            node.span,
+            "`spawn` with a list needs at least one call",
+            "e.g. `spawn: [{agent: Explore, name: scout}, {agent: Plan, name: planner}]`",
+        );
+        return None;
+    }
+    let mut calls = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for item in items {
+        match spawn(ctx, item, "`spawn` list item", &SPAWN_KEYS, false) {
+            Some(spec) => calls.push(spec),
+            None => ok = false,
+        }
+    }
+    ok.then(|| Step::SpawnTogether(Rc::from(calls)))
 }
 
 fn send(ctx: &mut Ctx<'_>, node: &Node) -> Option<SendSpec> {
@@ -682,5 +707,34 @@ mod tests {
         steps(&mut ctx, &node, "`main`", Script::Main);
         let names: Vec<&str> = ctx.agent_refs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, vec!["researcher"]);
+    }
+
+    #[test]
+    fn a_spawn_list_is_several_different_calls_in_one_response() {
+        let (steps, errors) = check(
+            "- spawn: [{agent: Explore, name: scout}, {agent: fork, name: f}, {agent: Plan, count: 2}]",
+            Script::Main,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let Step::SpawnTogether(calls) = &steps[0] else {
+            panic!("wanted SpawnTogether, got {:?}", steps[0]);
+        };
+        assert_eq!(calls.len(), 3);
+        assert_eq!(calls[0].agent.as_deref(), Some("Explore"));
+        assert!(calls[1].fork);
+        assert_eq!(
+            (calls[2].agent.as_deref(), calls[2].count),
+            (Some("Plan"), 2)
+        );
+        fails(
+            "- spawn: []",
+            Script::Main,
+            "`spawn` with a list needs at least one call",
+        );
+        fails(
+            "- spawn: [{agent: Explore, backgroud: true}]",
+            Script::Main,
+            "did you mean `background`?",
+        );
     }
 }

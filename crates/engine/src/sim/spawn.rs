@@ -7,22 +7,24 @@ use super::*;
 impl Kernel<'_> {
     // -- spawning ----------------------------------------------------------------------
 
-    /// A `spawn` step: `count` Agent calls issued together. Returns true if the caller
-    /// blocked on foreground children.
-    pub(super) fn spawn_step(&mut self, slot: u32, spec: &SpawnSpec) -> bool {
+    /// A `spawn` step: the Agent calls of one response, in order (`count` of each spec).
+    /// Returns true if the caller blocked on foreground children.
+    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> bool {
         let caller = self.agent(slot).id;
         let mut foreground = 0;
-        for index in 0..spec.count.max(1) {
-            let name = match (&spec.name, spec.count) {
-                (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
-                (name, _) => name.clone(),
-            };
-            if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, spec, name, false) {
-                self.agent_mut(child_slot).awaited = true;
-                foreground += 1;
-            }
-            if self.limit.is_some() {
-                return true;
+        for spec in specs {
+            for index in 0..spec.count.max(1) {
+                let name = match (&spec.name, spec.count) {
+                    (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
+                    (name, _) => name.clone(),
+                };
+                if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, spec, name, false) {
+                    self.agent_mut(child_slot).awaited = true;
+                    foreground += 1;
+                }
+                if self.limit.is_some() {
+                    return true;
+                }
             }
         }
         if foreground > 0 {

@@ -79,7 +79,12 @@ impl Kernel<'_> {
                     }
                 }
                 Step::Spawn(spec) => {
-                    if self.spawn_step(slot, spec) {
+                    if self.spawn_step(slot, std::slice::from_ref(spec)) {
+                        return;
+                    }
+                }
+                Step::SpawnTogether(specs) => {
+                    if self.spawn_step(slot, specs) {
                         return;
                     }
                 }
