@@ -3,6 +3,7 @@
 mod determinism;
 mod docs;
 mod gates;
+mod import;
 mod properties;
 mod queueing;
 mod scale;

@@ -78,6 +78,18 @@ pub enum Command {
     /// that waits with `retry: queue`, and the mean wait is in mean run times. Both assume
     /// Poisson arrivals and exponential run times.
     Erlang(ErlangArgs),
+    /// Turn a Claude Code session transcript into a scenario that replays it.
+    ///
+    /// SESSION is a main session file (`~/.claude/projects/<project>/<session-id>.jsonl`);
+    /// its subagent transcripts are read from beside it (`agent-<id>.jsonl` in 2.0.x,
+    /// `<session-id>/subagents/agent-<id>.jsonl` in 2.1.x). The scenario replays every
+    /// Agent call at its measured time, each subagent's tool calls with their measured
+    /// durations, and carries what the session showed as its `expect:` block, so
+    /// `subsim check` says whether the model reproduces it. Prompts, results and file
+    /// contents are not copied, and e-mail addresses and secrets are masked, unless
+    /// --keep-text is given. Exit 0 when a scenario was written, 2 when SESSION is not a
+    /// transcript.
+    Import(ImportArgs),
 }
 
 /// `subsim erlang`.
@@ -442,4 +454,22 @@ mod tests {
             assert!(at(bad).is_err(), "{bad:?} should not parse");
         }
     }
+}
+
+/// `subsim import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The main session transcript (JSON Lines).
+    pub session: PathBuf,
+    /// Write the scenario to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Copy prompts, reports and Bash commands, and leave e-mail addresses and secrets
+    /// unmasked.
+    #[arg(long)]
+    pub keep_text: bool,
+    /// Run the scenario and print "N of M observed facts reproduced" with each mismatch
+    /// (to stdout with --out; otherwise as comment lines after the scenario).
+    #[arg(long)]
+    pub report: bool,
 }

@@ -12,6 +12,7 @@ mod diagnostics;
 mod diff;
 mod erlang_cmd;
 mod explain;
+mod import;
 mod output;
 mod panel;
 mod rules_cmd;
@@ -86,6 +87,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Diff(args) => diff::diff(args),
         Command::Tools(args) => tools_cmd::tools(args),
         Command::Erlang(args) => erlang_cmd::erlang(args),
+        Command::Import(args) => import::import(args),
     }
 }
 

@@ -56,6 +56,7 @@ pub mod diagnostic;
 mod duration;
 mod expect;
 mod hooks;
+pub mod import;
 mod overrides;
 mod raw;
 mod session;

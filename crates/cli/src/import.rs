@@ -1,0 +1,69 @@
+//! `subsim import`: a Claude Code session transcript in, a scenario out (the importer
+//! itself is `subsim_scenario::import`); with `--report`, the fidelity of the replay.
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use subsim_scenario::import::{fidelity, import_session, ImportOptions};
+
+use crate::args::ImportArgs;
+use crate::diagnostics::{self, Level};
+use crate::{output, AlreadyReported, Status};
+
+pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
+    let options = ImportOptions {
+        keep_text: args.keep_text,
+    };
+    // Every import error is bad input (exit 2): not a transcript, unreadable, too large.
+    let imported = import_session(&args.session, options)?;
+    for warning in &imported.warnings {
+        eprintln!("subsim: warning: {warning}");
+    }
+    let report = if args.report {
+        match fidelity(&imported) {
+            Ok(report) => Some(report.to_string()),
+            Err(problems) => {
+                let rendered = diagnostics::render(
+                    &problems.problems,
+                    &problems.source,
+                    Level::Error,
+                    output::stderr_color(),
+                );
+                eprint!("{rendered}");
+                return Err(AlreadyReported.into());
+            }
+        }
+    } else {
+        None
+    };
+    match &args.out {
+        Some(path) => {
+            let mut out = output::open(Some(path))?;
+            out.write_all(imported.yaml.as_bytes())
+                .and_then(|()| out.flush())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!(
+                "subsim: wrote {} ({} Agent calls, {} subagent transcripts, {} observed facts)",
+                path.display(),
+                imported.spawn_calls,
+                imported.subagent_files.len(),
+                imported.facts.len()
+            );
+            if let Some(report) = report {
+                output::print(&report)?;
+            }
+        }
+        None => {
+            let mut text = imported.yaml.clone();
+            if let Some(report) = report {
+                // Comment lines keep stdout a valid scenario.
+                text.push_str("# fidelity (subsim import --report):\n");
+                for line in report.lines() {
+                    text.push_str(&format!("# {line}\n"));
+                }
+            }
+            output::print(&text)?;
+        }
+    }
+    Ok(Status::Ok)
+}

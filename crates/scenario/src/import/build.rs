@@ -1,0 +1,1069 @@
+//! From transcripts to a scenario: finds the subagent files, turns each conversation into
+//! steps (Agent calls as `spawn`, a subagent's tool calls as `tool` steps with their
+//! measured durations, gaps as `work`, then `report`), collects the observed facts, and
+//! renders the YAML.
+//!
+//! Times: the scenario's zero is the main file's first line. A conversation's script keeps
+//! a cursor — where the simulated conversation will be — and writes the gap up to its next
+//! action as `work`; after foreground Agent calls the cursor moves to their result, since
+//! the simulated caller waits for its children as the real one did.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::privacy::scrub;
+use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
+use super::transcript::{conversation, Conversation, ToolResult, ToolUse};
+use super::{ImportError, ImportOptions, Imported};
+
+/// The agent types the simulator has built in (they are not defined by an import).
+const BUILT_IN_TYPES: [&str; 6] = [
+    "general-purpose",
+    "Explore",
+    "Plan",
+    "statusline-setup",
+    "claude-code-guide",
+    "claude",
+];
+
+/// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
+/// call of any other tool is folded into the surrounding `work`, so that the replay does
+/// not lose its time to a refusal the real session did not have.
+const FOREGROUND_TOOLS: [&str; 24] = [
+    "Bash",
+    "Edit",
+    "Glob",
+    "Grep",
+    "LSP",
+    "Monitor",
+    "NotebookEdit",
+    "Read",
+    "SendMessage",
+    "Skill",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+    "EnterWorktree",
+    "ExitWorktree",
+    "Artifact",
+    "CronList",
+];
+
+/// Tools a background subagent keeps (filter 2, TOOLS-5).
+const BACKGROUND_TOOLS: [&str; 19] = [
+    "Read",
+    "Grep",
+    "Glob",
+    "Bash",
+    "Edit",
+    "Write",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "TodoWrite",
+    "Skill",
+    "ToolSearch",
+    "EnterWorktree",
+    "ExitWorktree",
+    "Monitor",
+    "TaskStop",
+    "SendMessage",
+    "Artifact",
+    "PowerShell",
+];
+
+/// How deep subagent transcripts are followed (a guard against a malformed file naming
+/// itself as its own child).
+const MAX_NESTING: usize = 8;
+/// The most subagent files looked at beside one session.
+const MAX_SUBAGENT_FILES: usize = 10_000;
+/// What an interrupted or stopped run would have gone on doing: long enough that the
+/// person's stop, replayed at its measured time, always finds it running.
+const UNFINISHED_MS: u64 = 3_600_000;
+
+/// A subagent transcript found beside the session.
+struct SubFile {
+    path: PathBuf,
+    conv: Conversation,
+    claimed: bool,
+}
+
+/// One emitted step.
+enum Out {
+    Work(u64),
+    Tool {
+        name: String,
+        duration_ms: Option<u64>,
+        prompt: bool,
+        input: Option<String>,
+    },
+    Spawns(Vec<SpawnOut>),
+    WaitFor(String),
+    Report(String),
+    Fail,
+    Comment(String),
+}
+
+struct SpawnOut {
+    comment: String,
+    agent: Option<String>,
+    name: String,
+    background: bool,
+    model: Option<String>,
+    isolation: Option<String>,
+    prompt: Option<String>,
+    behavior: Vec<Out>,
+}
+
+/// How an Agent call came back.
+enum Outcome {
+    /// Ran in the foreground and completed (`totalDurationMs` when given).
+    Completed(Option<u64>),
+    /// Launched in the background (`async_launched`).
+    Launched,
+    /// Refused: the type does not exist.
+    UnknownType,
+    /// The person interrupted it.
+    Interrupted,
+    /// Another error text.
+    Refused(String),
+    /// No result in the transcript (the session ended first).
+    NoResult,
+}
+
+fn outcome(result: Option<&ToolResult>) -> Outcome {
+    let Some(result) = result else {
+        return Outcome::NoResult;
+    };
+    let status = result.detail("status").and_then(Value::as_str);
+    let is_async = result.detail("isAsync").and_then(Value::as_bool) == Some(true);
+    if status == Some("async_launched") || is_async {
+        return Outcome::Launched;
+    }
+    let total = result.detail("totalDurationMs").and_then(Value::as_u64);
+    if status == Some("completed") {
+        return Outcome::Completed(total);
+    }
+    let text = result.text.trim();
+    if text.contains("Request interrupted by user") {
+        return Outcome::Interrupted;
+    }
+    if text.contains("Agent type '") && text.contains("not found") {
+        return Outcome::UnknownType;
+    }
+    if result.is_error || text.starts_with("Error") || text.starts_with("<tool_use_error>") {
+        return Outcome::Refused(text.to_string());
+    }
+    Outcome::Completed(total)
+}
+
+struct Builder {
+    options: ImportOptions,
+    warnings: Vec<String>,
+    subs: BTreeMap<String, SubFile>,
+    t0: i64,
+    session_end: i64,
+    names: BTreeSet<String>,
+    agent_names: HashMap<String, String>,
+    facts: Vec<(String, String)>,
+    stops: Vec<(u64, String)>,
+    custom_types: BTreeSet<String>,
+    refused_types: BTreeSet<String>,
+    spawn_calls: usize,
+    main_notices: Vec<super::transcript::Notice>,
+}
+
+pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, ImportError> {
+    let mut warnings = Vec::new();
+    let mut budget = MAX_TOTAL_BYTES;
+    let entries = read_entries(path, Strictness::Main, &mut budget, &mut warnings)?;
+    let main = conversation(&entries);
+    if !main.unknown_types.is_empty() {
+        let listed: Vec<String> = main
+            .unknown_types
+            .iter()
+            .map(|(kind, count)| format!("`{kind}` ({count})"))
+            .collect();
+        warnings.push(format!(
+            "skipped line types the importer does not know: {}",
+            listed.join(", ")
+        ));
+    }
+    let stem = path
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .unwrap_or("session")
+        .to_string();
+    let session_id = main.session_id.clone().unwrap_or_else(|| stem.clone());
+    let subs = find_subagents(path, &stem, &session_id, &mut budget, &mut warnings);
+    let t0 = main.start_ms.unwrap_or(0);
+    let mut builder = Builder {
+        options,
+        warnings,
+        session_end: main.end_ms.unwrap_or(t0),
+        subs,
+        t0,
+        names: BTreeSet::new(),
+        agent_names: HashMap::new(),
+        facts: Vec::new(),
+        stops: Vec::new(),
+        custom_types: BTreeSet::new(),
+        refused_types: BTreeSet::new(),
+        spawn_calls: 0,
+        main_notices: main.notices.clone(),
+    };
+    let main_steps = builder.script(&main, t0, None, 0);
+    for sub in builder.subs.values() {
+        if !sub.claimed {
+            builder.warnings.push(format!(
+                "{}: no Agent call of the session launched this subagent; it is not replayed",
+                sub.path.display()
+            ));
+        }
+    }
+    let version = main.versions.first().map(|(_, version)| version.clone());
+    if main.versions.len() > 1 {
+        let changes: Vec<String> = main.versions[1..]
+            .iter()
+            .map(|(line, version)| format!("{version} at line {line}"))
+            .collect();
+        builder.warnings.push(format!(
+            "the session was resumed with another version ({}); the scenario uses {}",
+            changes.join(", "),
+            version.as_deref().unwrap_or("the default")
+        ));
+    }
+    let yaml = builder.render(
+        path,
+        &session_id,
+        version.as_deref(),
+        main.model.as_deref(),
+        &main_steps,
+    );
+    let subagent_files = builder
+        .subs
+        .values()
+        .filter(|sub| sub.claimed)
+        .map(|sub| sub.path.clone())
+        .collect();
+    Ok(Imported {
+        yaml,
+        warnings: builder.warnings,
+        facts: builder.facts.into_iter().map(|(what, _)| what).collect(),
+        spawn_calls: builder.spawn_calls,
+        subagent_files,
+    })
+}
+
+/// The agent id of a subagent file name (`agent-<id>.jsonl`), or `None` for other files
+/// and for compaction runs (`agent-acompact-*`).
+fn agent_file_id(name: &str) -> Option<&str> {
+    let id = name.strip_prefix("agent-")?.strip_suffix(".jsonl")?;
+    if id.is_empty() || id.starts_with("acompact") {
+        return None;
+    }
+    Some(id)
+}
+
+/// The subagent transcripts of the session: `<session-id>/subagents/agent-<id>.jsonl`
+/// (2.1.x) and `agent-<id>.jsonl` beside the main file whose `sessionId` is the session's
+/// (2.0.x; that folder holds every session's files). Warm-up sidechains are left out.
+fn find_subagents(
+    main: &Path,
+    stem: &str,
+    session_id: &str,
+    budget: &mut u64,
+    warnings: &mut Vec<String>,
+) -> BTreeMap<String, SubFile> {
+    let dir = main.parent().unwrap_or(Path::new("."));
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut candidates: Vec<(PathBuf, String)> = Vec::new();
+    for folder in [dir.join(stem).join("subagents"), dir.to_path_buf()] {
+        let Ok(listing) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut found: Vec<(PathBuf, String)> = listing
+            .filter_map(Result::ok)
+            .take(MAX_SUBAGENT_FILES)
+            .filter_map(|entry| {
+                let name = entry.file_name().into_string().ok()?;
+                let id = agent_file_id(&name)?.to_string();
+                entry
+                    .file_type()
+                    .ok()?
+                    .is_file()
+                    .then(|| (entry.path(), id))
+            })
+            .collect();
+        found.sort();
+        candidates.extend(found);
+    }
+    let mut subs = BTreeMap::new();
+    for (path, id) in candidates {
+        if subs.contains_key(&id) {
+            continue;
+        }
+        let mut file_warnings = Vec::new();
+        let entries = match read_entries(&path, Strictness::Subagent, budget, &mut file_warnings) {
+            Ok(entries) => entries,
+            Err(error) => {
+                warnings.push(format!(
+                    "{error}; this subagent is replayed from its result only"
+                ));
+                continue;
+            }
+        };
+        let conv = conversation(&entries);
+        if conv
+            .session_id
+            .as_deref()
+            .is_some_and(|sid| sid != session_id)
+        {
+            continue; // another session's subagent (2.0.x keeps them all in one folder)
+        }
+        if conv.first_prompt.as_deref().map(str::trim) == Some("Warmup") {
+            continue; // 2.0.x warm-up sidechain, not a spawn
+        }
+        warnings.extend(file_warnings);
+        subs.insert(
+            id,
+            SubFile {
+                path,
+                conv,
+                claimed: false,
+            },
+        );
+    }
+    subs
+}
+
+/// A name usable in the scenario: lower-case words of `text` joined by `-`.
+fn slug(text: &str, words: usize) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .take(words)
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn ms_text(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+    }
+}
+
+fn quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let flat = flat.trim();
+    if flat.chars().count() > max {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    } else {
+        flat.to_string()
+    }
+}
+
+impl Builder {
+    fn text(&self, text: &str) -> String {
+        if self.options.keep_text {
+            text.to_string()
+        } else {
+            scrub(text)
+        }
+    }
+
+    fn fact(&mut self, what: String, yaml: String) {
+        self.facts.push((what, yaml));
+    }
+
+    fn unique_name(&mut self, wanted: &str) -> String {
+        let base = if wanted.is_empty() {
+            "agent".to_string()
+        } else {
+            wanted.to_string()
+        };
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.names.contains(&name) || name == "main" {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        self.names.insert(name.clone());
+        name
+    }
+
+    fn rel(&self, t_ms: i64) -> u64 {
+        u64::try_from(t_ms.saturating_sub(self.t0)).unwrap_or(0)
+    }
+
+    /// The steps of one conversation. `owner` is the name of the subagent it belongs to
+    /// (`None` for main); `background` whether that subagent runs in the background.
+    fn script(
+        &mut self,
+        conv: &Conversation,
+        start: i64,
+        owner: Option<(&str, bool)>,
+        depth: usize,
+    ) -> Vec<Out> {
+        let mut steps = Vec::new();
+        let mut cursor = start;
+        // Calls of one response share a message id; keep the order of first appearance.
+        let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
+        let mut group_of: HashMap<&str, usize> = HashMap::new();
+        for call in &conv.calls {
+            match group_of.get(call.message_id.as_str()) {
+                Some(&index) => groups[index].push(call),
+                None => {
+                    group_of.insert(&call.message_id, groups.len());
+                    groups.push(vec![call]);
+                }
+            }
+        }
+        for group in groups {
+            let group_time = group.iter().map(|call| call.t_ms).min().unwrap_or(cursor);
+            let spawns: Vec<&ToolUse> = group
+                .iter()
+                .copied()
+                .filter(|call| call.is_spawn())
+                .collect();
+            let waits: Vec<&ToolUse> = group
+                .iter()
+                .copied()
+                .filter(|call| {
+                    matches!(call.name.as_str(), "TaskOutput" | "AgentOutputTool")
+                        && call.input.get("block").and_then(Value::as_bool) != Some(false)
+                })
+                .collect();
+            let tools: Vec<&ToolUse> = match owner {
+                None => Vec::new(), // main's own tool calls are folded into its work
+                Some((_, background)) => group
+                    .iter()
+                    .copied()
+                    .filter(|call| {
+                        let kept: &[&str] = if background {
+                            &BACKGROUND_TOOLS
+                        } else {
+                            &FOREGROUND_TOOLS
+                        };
+                        !call.is_spawn() && kept.contains(&call.name.as_str())
+                    })
+                    .collect(),
+            };
+            if spawns.is_empty() && tools.is_empty() && waits.is_empty() {
+                continue;
+            }
+            if group_time > cursor {
+                steps.push(Out::Work((group_time - cursor) as u64));
+                cursor = group_time;
+            }
+            if !spawns.is_empty() {
+                let mut calls = Vec::new();
+                let mut resume = cursor;
+                for call in spawns {
+                    if let Some((spawn, back)) =
+                        self.spawn(conv, call, owner.map(|(name, _)| name), depth)
+                    {
+                        if let Some(back) = back {
+                            resume = resume.max(back);
+                        }
+                        calls.push(spawn);
+                    }
+                }
+                if !calls.is_empty() {
+                    steps.push(Out::Spawns(calls));
+                }
+                cursor = resume;
+            }
+            for call in waits {
+                let id = call
+                    .text("task_id")
+                    .or_else(|| call.text("agentId"))
+                    .or_else(|| call.text("agent_id"));
+                let Some(name) = id.and_then(|id| self.agent_names.get(id)).cloned() else {
+                    continue; // a shell's output, or an agent this import does not know
+                };
+                steps.push(Out::WaitFor(name));
+                if let Some(result) = conv.results.get(&call.id) {
+                    cursor = cursor.max(result.t_ms);
+                }
+            }
+            if !tools.is_empty() {
+                // Calls of one response run together: ordered by when each came back,
+                // each step lasts from the previous return to its own, so the total and
+                // every return time are kept.
+                let mut timed: Vec<(&ToolUse, Option<&ToolResult>)> = tools
+                    .iter()
+                    .map(|call| (*call, conv.results.get(&call.id)))
+                    .collect();
+                timed.sort_by_key(|(call, result)| result.map_or(call.t_ms, |r| r.t_ms));
+                for (call, result) in timed {
+                    let auto_denied = result.is_some_and(|result| {
+                        result.text.contains("auto-denied")
+                            || result.text.contains("prompts unavailable")
+                    });
+                    let input = if self.options.keep_text && call.name == "Bash" {
+                        call.text("command").map(str::to_string)
+                    } else {
+                        None
+                    };
+                    if auto_denied {
+                        if let Some((name, _)) = owner {
+                            self.fact(
+                                format!("{name}'s {} call was auto-denied (no one to ask)", call.name),
+                                format!(
+                                    "event: {{kind: permission_requested, agent: {}, tool: {}, auto_denied: true}}",
+                                    quote(name),
+                                    quote(&call.name)
+                                ),
+                            );
+                        }
+                        steps.push(Out::Tool {
+                            name: call.name.clone(),
+                            duration_ms: None,
+                            prompt: true,
+                            input,
+                        });
+                        continue;
+                    }
+                    let end = result.map_or(call.t_ms, |result| result.t_ms);
+                    let duration = end.saturating_sub(cursor).max(0) as u64;
+                    cursor = cursor.max(end);
+                    steps.push(Out::Tool {
+                        name: call.name.clone(),
+                        duration_ms: Some(duration),
+                        prompt: false,
+                        input,
+                    });
+                }
+            }
+        }
+        if owner.is_some() {
+            let end = conv.end_ms.unwrap_or(cursor);
+            if end > cursor {
+                steps.push(Out::Work((end - cursor) as u64));
+            }
+        }
+        steps
+    }
+
+    /// One Agent call: its `spawn` item, and when the caller gets going again (the
+    /// result's time for a foreground call).
+    fn spawn(
+        &mut self,
+        conv: &Conversation,
+        call: &ToolUse,
+        caller: Option<&str>,
+        depth: usize,
+    ) -> Option<(SpawnOut, Option<i64>)> {
+        self.spawn_calls += 1;
+        let agent_type = call.text("subagent_type").unwrap_or("").trim().to_string();
+        let description = self.text(call.text("description").unwrap_or(""));
+        let result = conv.results.get(&call.id);
+        let outcome = outcome(result);
+        let agent_id = result
+            .and_then(|result| result.detail("agentId"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
+            Some(name) => slug(&self.text(name), 6),
+            None => {
+                let from_description = slug(&description, 4);
+                if from_description.is_empty() {
+                    slug(&agent_type, 4)
+                } else {
+                    from_description
+                }
+            }
+        };
+        let name = self.unique_name(&wanted);
+        if let Some(id) = &agent_id {
+            self.agent_names.insert(id.clone(), name.clone());
+        }
+        let background = matches!(outcome, Outcome::Launched)
+            || call.input.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let tool = &call.name;
+        let shown_type = if agent_type.is_empty() {
+            "general-purpose"
+        } else {
+            agent_type.as_str()
+        };
+        let comment = format!(
+            "{tool} call {:?} ({}, {}){}",
+            one_line(&description, 80),
+            shown_type,
+            if background {
+                "background"
+            } else {
+                "foreground"
+            },
+            caller
+                .map(|caller| format!(", made by {caller}"))
+                .unwrap_or_default()
+        );
+        // The subagent's own transcript: by agent id, else by its task prompt.
+        let sub_key = agent_id
+            .clone()
+            .filter(|id| self.subs.get(id).is_some_and(|sub| !sub.claimed))
+            .or_else(|| {
+                let prompt = call.text("prompt")?;
+                self.subs
+                    .iter()
+                    .find(|(_, sub)| {
+                        !sub.claimed && sub.conv.first_prompt.as_deref() == Some(prompt)
+                    })
+                    .map(|(id, _)| id.clone())
+            });
+        let mut behavior = Vec::new();
+        let mut report = None;
+        let launch_time = result.map_or(call.t_ms, |result| result.t_ms);
+        let notice = conv
+            .notices
+            .iter()
+            .chain(&self.main_notices)
+            .find(|notice| {
+                (agent_id.is_some() && notice.agent_id == agent_id)
+                    || notice.tool_use_id.as_deref() == Some(call.id.as_str())
+            })
+            .cloned();
+        if matches!(outcome, Outcome::UnknownType) {
+            // Refused before it ran: no behaviour, no definition.
+        } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
+            let sub_conv = {
+                let sub = self.subs.get_mut(&key)?;
+                sub.claimed = true;
+                sub.conv.clone()
+            };
+            if let Some(id) = &sub_conv.agent_id {
+                self.agent_names
+                    .entry(id.clone())
+                    .or_insert_with(|| name.clone());
+            }
+            self.agent_names.entry(key).or_insert_with(|| name.clone());
+            let start = sub_conv.start_ms.unwrap_or(call.t_ms);
+            behavior = self.script(&sub_conv, start, Some((&name, background)), depth + 1);
+            report = sub_conv.last_text.clone();
+        } else {
+            let measured = match &outcome {
+                Outcome::Completed(total) => total.or_else(|| {
+                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
+                }),
+                Outcome::Launched => notice.as_ref().map(|notice| {
+                    notice
+                        .duration_ms
+                        .unwrap_or_else(|| notice.t_ms.saturating_sub(launch_time).max(0) as u64)
+                }),
+                Outcome::Interrupted => {
+                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
+                }
+                _ => None,
+            };
+            let measured = measured
+                .unwrap_or_else(|| self.session_end.saturating_sub(call.t_ms).max(0) as u64);
+            if measured > 0 {
+                behavior.push(Out::Work(measured));
+            }
+            if agent_id.is_some() {
+                self.warnings.push(format!(
+                    "subagent {} ({name}): its transcript was not found; replayed as one \
+                     `work` of its measured time",
+                    agent_id.as_deref().unwrap_or("")
+                ));
+            }
+        }
+        let who = format!("{tool} call {name} ({shown_type})");
+        match &outcome {
+            Outcome::UnknownType => {
+                if !agent_type.is_empty() {
+                    self.refused_types.insert(agent_type.clone());
+                }
+                self.fact(
+                    format!("{who} was refused: no such agent type"),
+                    format!(
+                        "event: {{kind: spawn_rejected, name: {}, reason: unknown_type}}",
+                        quote(&name)
+                    ),
+                );
+            }
+            Outcome::Refused(text) => {
+                let shown = one_line(&self.text(text), 100);
+                self.fact(
+                    format!("{who} was refused: {shown}"),
+                    format!("event: {{kind: spawn_rejected, name: {}}}", quote(&name)),
+                );
+            }
+            Outcome::Completed(_) => {
+                self.fact(
+                    format!("{who} ran in the foreground"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: foreground}}",
+                        quote(&name)
+                    ),
+                );
+                self.fact(
+                    format!("{who} completed"),
+                    format!("final: {{agent: {}, outcome: completed}}", quote(&name)),
+                );
+            }
+            Outcome::Interrupted => {
+                behavior.push(Out::Comment(
+                    "interrupted here; what it would have done next is unknown".into(),
+                ));
+                behavior.push(Out::Work(UNFINISHED_MS));
+                let at = result.map_or(call.t_ms, |result| result.t_ms);
+                self.stops.push((self.rel(at), name.clone()));
+                self.fact(
+                    format!("{who} was interrupted by the person"),
+                    format!("final: {{agent: {}, outcome: cancelled}}", quote(&name)),
+                );
+            }
+            Outcome::Launched => {
+                self.fact(
+                    format!("{who} was launched in the background"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: background}}",
+                        quote(&name)
+                    ),
+                );
+                match notice.as_ref().map(|notice| notice.status.as_str()) {
+                    Some("completed") => self.fact(
+                        format!("{who} completed in the background"),
+                        format!("final: {{agent: {}, outcome: completed}}", quote(&name)),
+                    ),
+                    Some("failed") => {
+                        behavior.push(Out::Fail);
+                        self.fact(
+                            format!("{who} failed in the background"),
+                            format!("final: {{agent: {}, outcome: failed}}", quote(&name)),
+                        );
+                    }
+                    Some("killed" | "stopped" | "cancelled") => {
+                        behavior.push(Out::Work(UNFINISHED_MS));
+                        let at = notice.as_ref().map_or(call.t_ms, |notice| notice.t_ms);
+                        self.stops.push((self.rel(at), name.clone()));
+                        self.fact(
+                            format!("{who} was stopped"),
+                            format!("final: {{agent: {}, outcome: cancelled}}", quote(&name)),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Outcome::NoResult => {}
+        }
+        if !matches!(outcome, Outcome::UnknownType | Outcome::Refused(_)) {
+            let text = match (&report, self.options.keep_text) {
+                (Some(text), true) => text.clone(),
+                _ => "(report not copied; import with --keep-text to keep it)".to_string(),
+            };
+            if !matches!(behavior.last(), Some(Out::Fail)) {
+                behavior.push(Out::Report(text));
+            }
+            if !agent_type.is_empty() && !BUILT_IN_TYPES.contains(&agent_type.as_str()) {
+                self.custom_types.insert(agent_type.clone());
+            }
+        }
+        let model = call
+            .text("model")
+            .filter(|model| !model.trim().is_empty())
+            .map(str::to_string);
+        let isolation = match call.text("isolation") {
+            Some("worktree") => Some("worktree".to_string()),
+            Some(other) if !other.is_empty() => {
+                self.warnings.push(format!(
+                    "{name}: isolation `{other}` is not modelled; left out"
+                ));
+                None
+            }
+            _ => None,
+        };
+        let prompt = self
+            .options
+            .keep_text
+            .then(|| call.text("prompt").map(str::to_string))
+            .flatten();
+        let resume = match outcome {
+            Outcome::Completed(_) | Outcome::Interrupted if !background => {
+                Some(result.map_or(call.t_ms, |result| result.t_ms))
+            }
+            _ => None,
+        };
+        Some((
+            SpawnOut {
+                comment,
+                agent: (!agent_type.is_empty()).then_some(agent_type),
+                name,
+                background,
+                model,
+                isolation,
+                prompt,
+                behavior,
+            },
+            resume,
+        ))
+    }
+
+    fn render(
+        &mut self,
+        path: &Path,
+        session_id: &str,
+        version: Option<&str>,
+        model: Option<&str>,
+        main: &[Out],
+    ) -> String {
+        let file_name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut y = String::new();
+        let _ = writeln!(y, "# Imported by `subsim import` from {file_name}.");
+        if self.options.keep_text {
+            let _ = writeln!(
+                y,
+                "# --keep-text: prompts, reports and Bash commands are copied as written."
+            );
+        } else {
+            let _ = writeln!(
+                y,
+                "# Prompts, results and file contents are not copied, and e-mail addresses and secrets are masked (--keep-text keeps them)."
+            );
+        }
+        let short_id: String = session_id.chars().take(8).collect();
+        let _ = writeln!(
+            y,
+            "name: {}",
+            quote(&format!(
+                "Imported session {short_id} (Claude Code {})",
+                version.unwrap_or("version unknown")
+            ))
+        );
+        let _ = writeln!(y, "description: |");
+        let _ = writeln!(
+            y,
+            "  Replays session {} as measured: Agent calls {}, subagent transcripts {}.",
+            quote(&self.text(session_id)),
+            self.spawn_calls,
+            self.subs.values().filter(|sub| sub.claimed).count()
+        );
+        let _ = writeln!(
+            y,
+            "  The expect: block is what the session showed; `subsim check` says whether the model reproduces it."
+        );
+        let _ = writeln!(y, "session:");
+        match version {
+            Some(version) => {
+                let _ = writeln!(y, "  version: {}", quote(version));
+            }
+            None => {
+                let _ = writeln!(
+                    y,
+                    "  # the transcript names no version: the simulator's default applies"
+                );
+            }
+        }
+        if let Some(model) = model {
+            let _ = writeln!(y, "  model: {}", quote(model));
+        }
+        let defined: Vec<String> = self.custom_types.iter().cloned().collect();
+        if !defined.is_empty() {
+            let _ = writeln!(y, "agents:");
+            for agent in &defined {
+                let _ = writeln!(y, "  {}:", quote(agent));
+                let _ = writeln!(
+                    y,
+                    "    description: {}",
+                    quote("a custom agent type the session used (its definition file was not imported)")
+                );
+            }
+        }
+        if main.is_empty() {
+            let _ = writeln!(y, "main: []");
+        } else {
+            let _ = writeln!(y, "main:");
+            render_steps(&mut y, main, 2);
+        }
+        if !self.stops.is_empty() {
+            self.stops.sort();
+            let _ = writeln!(y, "user:");
+            let _ = writeln!(y, "  actions:");
+            for (at, name) in &self.stops {
+                let _ = writeln!(y, "    - {{at: {}, stop: {}}}", ms_text(*at), quote(name));
+            }
+        }
+        // The first fact: every Agent call of the transcript is one spawn_requested.
+        self.facts.insert(
+            0,
+            (
+                format!(
+                    "the transcript holds {} Agent tool calls (Task/Agent)",
+                    self.spawn_calls
+                ),
+                format!(
+                    "count: {{kind: spawn_requested}}\n    equals: {}",
+                    self.spawn_calls
+                ),
+            ),
+        );
+        let _ = writeln!(y, "expect:");
+        for (index, (what, fact)) in self.facts.iter().enumerate() {
+            let _ = writeln!(y, "  # {}: {}", index + 1, one_line(what, 160));
+            let _ = writeln!(y, "  - {fact}");
+        }
+        y
+    }
+}
+
+fn pad(y: &mut String, indent: usize) {
+    y.extend(std::iter::repeat_n(' ', indent));
+}
+
+/// Writes a block list of steps at `indent`.
+fn render_steps(y: &mut String, steps: &[Out], indent: usize) {
+    for step in steps {
+        match step {
+            Out::Comment(text) => {
+                pad(y, indent);
+                let _ = writeln!(y, "# {}", one_line(text, 160));
+            }
+            Out::Work(ms) => {
+                pad(y, indent);
+                let _ = writeln!(y, "- work: {}", ms_text(*ms));
+            }
+            Out::Tool {
+                name,
+                duration_ms,
+                prompt,
+                input,
+            } => {
+                pad(y, indent);
+                let mut fields = vec![format!("name: {}", quote(name))];
+                if let Some(input) = input {
+                    fields.push(format!("input: {}", quote(input)));
+                }
+                if let Some(ms) = duration_ms {
+                    fields.push(format!("duration: {}", ms_text(*ms)));
+                }
+                fields.push(format!("prompt: {prompt}"));
+                let _ = writeln!(y, "- tool: {{{}}}", fields.join(", "));
+            }
+            Out::WaitFor(name) => {
+                pad(y, indent);
+                let _ = writeln!(y, "- wait: {{for: {}}}", quote(name));
+            }
+            Out::Report(text) => {
+                pad(y, indent);
+                let _ = writeln!(y, "- report: {}", quote(text));
+            }
+            Out::Fail => {
+                pad(y, indent);
+                let _ = writeln!(
+                    y,
+                    "# the notification said `failed`; the cause is not in the transcript"
+                );
+                pad(y, indent);
+                let _ = writeln!(y, "- fail: {{api_error: server}}");
+            }
+            Out::Spawns(calls) => {
+                if let [call] = calls.as_slice() {
+                    pad(y, indent);
+                    let _ = writeln!(y, "# {}", one_line(&call.comment, 200));
+                    pad(y, indent);
+                    let _ = writeln!(y, "- spawn:");
+                    render_spawn(y, call, indent + 4, false);
+                } else {
+                    pad(y, indent);
+                    let _ = writeln!(y, "# {} Agent calls in one response", calls.len());
+                    pad(y, indent);
+                    let _ = writeln!(y, "- spawn:");
+                    for call in calls {
+                        pad(y, indent + 4);
+                        let _ = writeln!(y, "# {}", one_line(&call.comment, 200));
+                        render_spawn(y, call, indent + 4, true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn render_spawn(y: &mut String, call: &SpawnOut, indent: usize, item: bool) {
+    let mut first = item;
+    let mut field = |y: &mut String, text: String| {
+        if first {
+            pad(y, indent);
+            y.push_str("- ");
+            first = false;
+        } else {
+            pad(y, indent + if item { 2 } else { 0 });
+        }
+        y.push_str(&text);
+        y.push('\n');
+    };
+    if let Some(agent) = &call.agent {
+        field(y, format!("agent: {}", quote(agent)));
+    }
+    field(y, format!("name: {}", quote(&call.name)));
+    field(y, format!("background: {}", call.background));
+    if let Some(model) = &call.model {
+        field(y, format!("model: {}", quote(model)));
+    }
+    if let Some(isolation) = &call.isolation {
+        field(y, format!("isolation: {}", quote(isolation)));
+    }
+    if let Some(prompt) = &call.prompt {
+        field(y, format!("prompt: {}", quote(prompt)));
+    }
+    if call.behavior.is_empty() {
+        field(y, "behavior: []".to_string());
+    } else {
+        field(y, "behavior:".to_string());
+        render_steps(y, &call.behavior, indent + if item { 4 } else { 2 });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compaction_runs_are_not_subagents() {
+        assert_eq!(agent_file_id("agent-a1b2c3.jsonl"), Some("a1b2c3"));
+        assert_eq!(agent_file_id("agent-acompact-e1f845.jsonl"), None);
+        assert_eq!(agent_file_id("agent-a1.meta.json"), None);
+        assert_eq!(agent_file_id("session.jsonl"), None);
+    }
+
+    #[test]
+    fn durations_are_written_in_seconds() {
+        assert_eq!(ms_text(0), "0s");
+        assert_eq!(ms_text(1_500), "1.500s");
+        assert_eq!(ms_text(60_000), "60s");
+        assert_eq!(
+            slug("Explore the parser: find bugs!", 4),
+            "explore-the-parser-find"
+        );
+    }
+}

@@ -1,0 +1,379 @@
+//! Reading a Claude Code transcript file defensively: JSON Lines under a byte limit, two
+//! objects on one line, a half-written last line, unknown line types; and ISO-8601 times.
+//!
+//! This module knows nothing of spawns: it turns bytes into located JSON objects (or a
+//! located error saying why the file is not a transcript). What the lines mean is
+//! `transcript.rs`'s job.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::ImportError;
+
+/// The most bytes read from one transcript file (main or subagent). Real sessions of a
+/// working day are a few MiB; a larger file is refused rather than read into memory.
+pub(crate) const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
+/// The most bytes read over all the files of one import.
+pub(crate) const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Line types Claude Code writes. Only some carry what the importer needs; the others are
+/// known so that a file made only of them still counts as a transcript.
+const KNOWN_TYPES: [&str; 10] = [
+    "user",
+    "assistant",
+    "progress",
+    "queue-operation",
+    "system",
+    "summary",
+    "file-history-snapshot",
+    "attachment",
+    "permission-mode",
+    "last-prompt",
+];
+
+/// One JSON object of the file, with the 1-based line it was on.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The object.
+    pub value: Value,
+}
+
+/// How strictly to read: the main session file must be a transcript; a subagent file that
+/// goes wrong only costs a warning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Strictness {
+    /// A line that is not a JSON object with a `type` is an error.
+    Main,
+    /// Such a line is skipped with a warning.
+    Subagent,
+}
+
+/// Reads one transcript file: every JSON object of every line, in file order. `budget`
+/// is what may still be read over the whole import; it is reduced by what this file used.
+pub(crate) fn read_entries(
+    path: &Path,
+    strictness: Strictness,
+    budget: &mut u64,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Entry>, ImportError> {
+    let shown = path.display().to_string();
+    let metadata = std::fs::metadata(path).map_err(|error| ImportError::Unreadable {
+        file: shown.clone(),
+        message: error.to_string(),
+    })?;
+    if !metadata.is_file() {
+        // A FIFO or a device could block or never end; a directory is a usage mistake.
+        return Err(ImportError::Unreadable {
+            file: shown,
+            message: "not a regular file".to_string(),
+        });
+    }
+    let limit = MAX_TRANSCRIPT_BYTES.min(*budget);
+    if metadata.len() > limit {
+        return Err(ImportError::TooLarge {
+            file: shown,
+            bytes: metadata.len(),
+            limit,
+        });
+    }
+    let file = std::fs::File::open(path).map_err(|error| ImportError::Unreadable {
+        file: shown.clone(),
+        message: error.to_string(),
+    })?;
+    // `take` bounds the read even if the file grows while it is read (a live session).
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| ImportError::Unreadable {
+            file: shown.clone(),
+            message: error.to_string(),
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(ImportError::TooLarge {
+            file: shown,
+            bytes: bytes.len() as u64,
+            limit,
+        });
+    }
+    *budget = budget.saturating_sub(bytes.len() as u64);
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            warnings.push(format!(
+                "{shown}: not valid UTF-8; invalid bytes were replaced"
+            ));
+            String::from_utf8_lossy(error.as_bytes()).into_owned()
+        }
+    };
+    parse_entries(&text, &shown, strictness, warnings)
+}
+
+/// Parses transcript text (see [`read_entries`]).
+pub(crate) fn parse_entries(
+    text: &str,
+    shown: &str,
+    strictness: Strictness,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Entry>, ImportError> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last_content = lines.iter().rposition(|line| !line.trim().is_empty());
+    let mut entries = Vec::new();
+    let mut known = 0usize;
+    for (index, raw_line) in lines.iter().enumerate() {
+        let line = raw_line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = index + 1;
+        // One line in a few real files holds two objects back to back: read them all.
+        let mut stream = serde_json::Deserializer::from_str(line).into_iter::<Value>();
+        loop {
+            let value = match stream.next() {
+                None => break,
+                Some(Ok(value)) => value,
+                Some(Err(error)) => {
+                    let half_written = Some(index) == last_content && error.is_eof();
+                    if half_written {
+                        warnings.push(format!(
+                            "{shown}:{number}: the last line is cut off (a session still being \
+                             written?); it was skipped"
+                        ));
+                    } else if strictness == Strictness::Subagent {
+                        warnings.push(format!(
+                            "{shown}:{number}:{}: not JSON ({error}); the line was skipped",
+                            error.column()
+                        ));
+                    } else {
+                        return Err(ImportError::NotTranscript {
+                            file: shown.to_string(),
+                            line: number,
+                            column: error.column().max(1),
+                            message: format!("this line is not JSON: {error}"),
+                        });
+                    }
+                    break;
+                }
+            };
+            let kind = value.get("type").and_then(Value::as_str);
+            match kind {
+                Some(kind) => {
+                    if KNOWN_TYPES.contains(&kind) {
+                        known += 1;
+                    }
+                    entries.push(Entry {
+                        line: number,
+                        value,
+                    });
+                }
+                None if strictness == Strictness::Subagent => {
+                    warnings.push(format!(
+                        "{shown}:{number}: a line without a `type`; skipped"
+                    ));
+                }
+                None => {
+                    return Err(ImportError::NotTranscript {
+                        file: shown.to_string(),
+                        line: number,
+                        column: 1,
+                        message: "this line is not a Claude Code transcript line (a JSON \
+                                  object with a `type` such as `user` or `assistant`)"
+                            .to_string(),
+                    })
+                }
+            }
+        }
+    }
+    if known == 0 && strictness == Strictness::Main {
+        return Err(ImportError::NotTranscript {
+            file: shown.to_string(),
+            line: 1,
+            column: 1,
+            message: "no Claude Code transcript lines (`user`, `assistant`, …) in the file"
+                .to_string(),
+        });
+    }
+    Ok(entries)
+}
+
+/// Milliseconds since the Unix epoch of an ISO-8601 UTC time as Claude Code writes it
+/// (`2026-02-12T16:02:48.183Z`; an offset `+01:00` and other fraction lengths are read
+/// too). `None` for anything else.
+pub(crate) fn parse_time_ms(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 19 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[13] != b':' {
+        return None;
+    }
+    if !matches!(bytes[10], b'T' | b't' | b' ') || bytes[16] != b':' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        if part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut millis = 0i64;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let mut scaled = 0i64;
+        for (place, digit) in fraction[..digits].bytes().take(3).enumerate() {
+            scaled += i64::from(digit - b'0') * [100, 10, 1][place];
+        }
+        millis = scaled;
+        rest = &fraction[digits..];
+    }
+    let offset_minutes = match rest {
+        "Z" | "z" | "" => 0,
+        _ => {
+            let sign = match rest.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let body = &rest[1..];
+            let (h, m) = match body.len() {
+                5 if body.as_bytes()[2] == b':' => (&body[0..2], &body[3..5]),
+                4 => (&body[0..2], &body[2..4]),
+                _ => return None,
+            };
+            let h: i64 = h.parse().ok()?;
+            let m: i64 = m.parse().ok()?;
+            sign * (h * 60 + m)
+        }
+    };
+    let days = days_from_civil(year, month, day);
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
+    Some(seconds * 1_000 + millis)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(
+        text: &str,
+        strictness: Strictness,
+    ) -> (Result<Vec<Entry>, ImportError>, Vec<String>) {
+        let mut warnings = Vec::new();
+        let result = parse_entries(text, "s.jsonl", strictness, &mut warnings);
+        (result, warnings)
+    }
+
+    #[test]
+    fn times_are_read_as_written() {
+        assert_eq!(parse_time_ms("1970-01-01T00:00:00.000Z"), Some(0));
+        assert_eq!(parse_time_ms("1970-01-01T00:00:01.5Z"), Some(1_500));
+        assert_eq!(
+            parse_time_ms("2026-02-12T16:02:48.183Z"),
+            Some(1_770_912_168_183)
+        );
+        assert_eq!(
+            parse_time_ms("2026-02-12T17:02:48.183+01:00"),
+            parse_time_ms("2026-02-12T16:02:48.183Z")
+        );
+        assert_eq!(parse_time_ms("2000-03-01T00:00:00Z"), Some(951_868_800_000));
+        assert_eq!(parse_time_ms("yesterday"), None);
+        assert_eq!(parse_time_ms("2026-13-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn two_objects_on_one_line_are_both_read() {
+        let (result, warnings) = entries(
+            "{\"type\":\"user\",\"uuid\":\"a\"}{\"type\":\"assistant\",\"uuid\":\"b\"}\n",
+            Strictness::Main,
+        );
+        let found = result.unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(found.len(), 2);
+        assert_eq!((found[0].line, found[1].line), (1, 1));
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn a_half_written_last_line_is_a_warning() {
+        let (result, warnings) = entries(
+            "{\"type\":\"user\",\"uuid\":\"a\"}\n{\"type\":\"assistant\",\"mess",
+            Strictness::Main,
+        );
+        assert_eq!(result.map(|found| found.len()).ok(), Some(1));
+        assert!(
+            warnings[0].contains("s.jsonl:2: the last line is cut off"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_transcript_names_its_line() {
+        let (result, _) = entries(
+            "{\"type\":\"user\"}\nnot json\n{\"type\":\"user\"}\n",
+            Strictness::Main,
+        );
+        let error = result
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(error.starts_with("s.jsonl:2:"), "{error}");
+        let (result, _) = entries("name: a scenario\nmain: []\n", Strictness::Main);
+        assert!(result.is_err());
+        let (result, _) = entries("{\"a\": 1}\n", Strictness::Main);
+        let error = result
+            .err()
+            .map(|error| error.to_string())
+            .unwrap_or_default();
+        assert!(
+            error.contains("s.jsonl:1:1: this line is not a Claude Code transcript line"),
+            "{error}"
+        );
+        let (result, _) = entries("{\"type\":\"weather\"}\n", Strictness::Main);
+        assert!(result.is_err(), "only unknown line types: not a transcript");
+        let (result, _) = entries("", Strictness::Main);
+        assert!(result.is_err());
+    }
+
+    #[test]
+    fn a_broken_subagent_line_is_skipped_with_a_warning() {
+        let (result, warnings) = entries(
+            "{\"type\":\"user\"}\n{oops\n{\"type\":\"assistant\"}\n",
+            Strictness::Subagent,
+        );
+        assert_eq!(result.map(|found| found.len()).ok(), Some(2));
+        assert!(warnings[0].starts_with("s.jsonl:2:"), "{warnings:?}");
+    }
+
+    #[test]
+    fn unknown_line_types_are_kept_for_the_reader_to_skip() {
+        let (result, _) = entries(
+            "{\"type\":\"user\"}\n{\"type\":\"something-new\",\"x\":1}\n",
+            Strictness::Main,
+        );
+        assert_eq!(result.map(|found| found.len()).ok(), Some(2));
+    }
+}
