@@ -33,7 +33,7 @@ pub enum Command {
     ///
     /// The scenario runs in virtual time up to and including --at, then stops; the panel
     /// and /tasks are shown the way a person would see them then. Scenarios with a `load:`
-    /// block keep no panel and are refused (exit 2).
+    /// block, and headless or SDK sessions, keep no panel and are refused (exit 2).
     Panel(PanelArgs),
     /// List every rule of the catalog: status, version gates, demonstrating scenarios.
     ///

@@ -25,6 +25,7 @@ pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
         );
     }
     let name = loaded.spec.name.clone();
+    let loaded_kind = loaded.spec.session.kind.as_str();
     let simulation = |spec| match args.seed {
         Some(seed) => Simulation::new(spec).with_seed(seed),
         None => Simulation::new(spec),
@@ -33,7 +34,11 @@ pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
     let whole = simulation(loaded.spec.clone()).run(&mut Discard);
     let (report, view) = simulation(loaded.spec).run_until(&mut Discard, args.at);
     let Some(view) = view else {
-        anyhow::bail!("{shown}: this run keeps no panel (load runs keep none)");
+        anyhow::bail!(
+            "{shown} is a `{}` session, and only interactive sessions have the subagent panel \
+             (PANEL-1): there is nothing to show. Set `session.kind: interactive` to see one",
+            loaded_kind
+        );
     };
     let mut out = format!(
         "At {} ({}) in {shown}: {name}\n",

@@ -65,6 +65,19 @@ fn panel_shows_a_failed_row_and_the_tasks_list_at_that_instant() {
     ]);
     assert_eq!(code(&load), 2);
     assert_has(&stderr(&load), "load runs keep no panel");
+
+    // PANEL-1: a `-p` session has no panel either.
+    let headless = subsim(&[
+        "panel",
+        "scenarios/notify/headless-orphans-report-to-main.yaml",
+        "--at",
+        "5s",
+    ]);
+    assert_eq!(code(&headless), 2);
+    assert_has(
+        &stderr(&headless),
+        "only interactive sessions have the subagent panel (PANEL-1)",
+    );
 }
 
 /// `(id, status, scenario paths)` of every row of `docs/rules.md`'s rules tables, read

@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 use crate::messages;
-use crate::{Gates, RuleId};
+use crate::{Gates, RuleId, SessionKind};
 
 /// Virtual time in microseconds.
 pub type Micros = u64;
@@ -1024,6 +1024,17 @@ pub enum XAction {
     TypeIntoPrompt,
 }
 
+/// PANEL-1 / PANEL-6: does a session of this kind have the subagent panel and `/tasks`?
+///
+/// Only an interactive one. The panel sits "below the prompt input" (PANEL-1) and draws
+/// its tree "in the terminal" (PANEL-6); its keys (PANEL-7) and transcript views
+/// (PANEL-9/10) are a person's at a terminal. A `-p` run has no prompt input and the Agent
+/// SDK reports runs as task events (RESUME-8 names them apart from the task list), so
+/// neither keeps a panel, and neither pays for one.
+pub fn session_has_panel(kind: SessionKind) -> (bool, RuleId) {
+    (kind.is_interactive(), "PANEL-1")
+}
+
 /// PANEL-7: what `x` does on `row`, given whether its agent is running and whether its
 /// transcript was opened with `Enter`.
 pub fn x_key(row: RowId, running: bool, transcript_open: bool) -> (XAction, RuleId) {
@@ -1665,6 +1676,16 @@ mod tests {
             "/tasks\n  (no tasks)\n"
         );
         assert_eq!(render_panel(&Panel::new().view(0, &g, false)), "");
+    }
+
+    #[test]
+    fn only_interactive_sessions_have_a_panel() {
+        assert_eq!(
+            session_has_panel(SessionKind::Interactive),
+            (true, "PANEL-1")
+        );
+        assert!(!session_has_panel(SessionKind::Headless).0);
+        assert!(!session_has_panel(SessionKind::Sdk).0);
     }
 
     #[test]

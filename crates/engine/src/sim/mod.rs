@@ -118,7 +118,7 @@ impl Simulation {
 
     /// Runs every event up to and including virtual time `at`, then stops and returns
     /// what the subagent panel and `/tasks` show at that instant (PANEL), as a person
-    /// would see them. `None` for load runs, which keep no panel.
+    /// would see them. `None` for load runs and for `-p` and SDK sessions, which keep no panel (PANEL-1).
     pub fn run_until(
         self,
         sink: &mut dyn Sink,
@@ -451,7 +451,7 @@ struct Kernel<'s> {
     general_purpose_arc: Rc<str>,
     /// What the MODEL rules read.
     models: ModelSettings,
-    /// The panel (PANEL); `None` for load runs, whose million rows nobody reads.
+    /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
     panel: Option<observe::PanelState>,
     /// Session-level hooks (HOOK-1).
     session_hooks: Vec<crate::spec::HookSpec>,
@@ -717,12 +717,14 @@ impl<'s> Kernel<'s> {
             user_rng: stream(seed, 0, purpose::USER),
             general_purpose_arc: Rc::from("general-purpose"),
             models: ModelSettings::from_session(session),
-            panel: spec.load.is_none().then(|| observe::PanelState {
-                panel: subsim_rules::panel::Panel::new(),
-                tick: None,
-                screen_reader: session.screen_reader,
-                changes: Vec::new(),
-            }),
+            // PANEL-1: only interactive sessions have a panel; load runs keep none either.
+            panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
+                .then(|| observe::PanelState {
+                    panel: subsim_rules::panel::Panel::new(),
+                    tick: None,
+                    screen_reader: session.screen_reader,
+                    changes: Vec::new(),
+                }),
             session_hooks: session.hooks.clone(),
             trusted_dirs: session.trusted_dirs.clone(),
             auto_memory: session.auto_memory,
