@@ -87,9 +87,11 @@ const BACKGROUND_TOOLS: [&str; 19] = [
 const MAX_NESTING: usize = 8;
 /// The most subagent files looked at beside one session.
 const MAX_SUBAGENT_FILES: usize = 10_000;
-/// What an interrupted or stopped run would have gone on doing: long enough that the
-/// person's stop, replayed at its measured time, always finds it running.
-const UNFINISHED_MS: u64 = 3_600_000;
+/// What an interrupted or stopped run would have gone on doing after its transcript ends:
+/// a margin long enough that the person's stop, replayed at its measured clock time,
+/// finds it running despite small drifts of the replay; short enough that in a what-if
+/// where the stop comes too early (the run started later) the run simply finishes.
+const UNFINISHED_MS: u64 = 60_000;
 
 /// A subagent transcript found beside the session.
 struct SubFile {
@@ -177,6 +179,8 @@ struct Builder {
     agent_names: HashMap<String, String>,
     facts: Vec<(String, String)>,
     stops: Vec<(u64, String)>,
+    /// `(agent name, tool, prompt number)` of each prompt the person denied.
+    denials: Vec<(String, String, u32)>,
     custom_types: BTreeSet<String>,
     refused_types: BTreeSet<String>,
     spawn_calls: usize,
@@ -217,6 +221,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         agent_names: HashMap::new(),
         facts: Vec::new(),
         stops: Vec::new(),
+        denials: Vec::new(),
         custom_types: BTreeSet::new(),
         refused_types: BTreeSet::new(),
         spawn_calls: 0,
@@ -369,6 +374,14 @@ fn ms_text(ms: u64) -> String {
     }
 }
 
+/// The `work` that keeps a run going until a stop at `stop_at` (real time) finds it
+/// running: from where its transcript ends to the stop, plus [`UNFINISHED_MS`].
+fn unfinished(covered_until: i64, stop_at: i64) -> u64 {
+    u64::try_from(stop_at.saturating_sub(covered_until))
+        .unwrap_or(0)
+        .saturating_add(UNFINISHED_MS)
+}
+
 fn quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
 }
@@ -431,6 +444,8 @@ impl Builder {
     ) -> Vec<Out> {
         let mut steps = Vec::new();
         let mut cursor = start;
+        // Prompts of this run so far (the trace numbers them 1, 2, …).
+        let mut prompts = 0u32;
         // Calls of one response share a message id; keep the order of first appearance.
         let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
         let mut group_of: HashMap<&str, usize> = HashMap::new();
@@ -525,12 +540,43 @@ impl Builder {
                         result.text.contains("auto-denied")
                             || result.text.contains("prompts unavailable")
                     });
+                    let person_denied = result.is_some_and(|result| {
+                        result
+                            .text
+                            .contains("doesn't want to proceed with this tool use")
+                            || result.text.contains("tool use was rejected")
+                    });
                     let input = if self.options.keep_text && call.name == "Bash" {
                         call.text("command").map(str::to_string)
                     } else {
                         None
                     };
+                    if person_denied && !auto_denied {
+                        // The person said no: the step prompts, and `user.answers` denies
+                        // exactly that prompt (the others keep the default answer).
+                        prompts += 1;
+                        if let Some((name, _)) = owner {
+                            self.denials
+                                .push((name.to_string(), call.name.clone(), prompts));
+                            self.fact(
+                                format!("the person denied {name}'s {} call", call.name),
+                                format!(
+                                    "event: {{kind: permission_answered, agent: {}, tool: {}, answer: deny}}",
+                                    quote(name),
+                                    quote(&call.name)
+                                ),
+                            );
+                        }
+                        steps.push(Out::Tool {
+                            name: call.name.clone(),
+                            duration_ms: None,
+                            prompt: true,
+                            input,
+                        });
+                        continue;
+                    }
                     if auto_denied {
+                        prompts += 1;
                         if let Some((name, _)) = owner {
                             self.fact(
                                 format!("{name}'s {} call was auto-denied (no one to ask)", call.name),
@@ -639,6 +685,8 @@ impl Builder {
             });
         let mut behavior = Vec::new();
         let mut report = None;
+        // Until when the behaviour replays what the transcripts show (real time).
+        let mut covered_until = call.t_ms;
         let launch_time = result.map_or(call.t_ms, |result| result.t_ms);
         let notice = conv
             .notices
@@ -666,6 +714,7 @@ impl Builder {
             let start = sub_conv.start_ms.unwrap_or(call.t_ms);
             behavior = self.script(&sub_conv, start, Some((&name, background)), depth + 1);
             report = sub_conv.last_text.clone();
+            covered_until = sub_conv.end_ms.unwrap_or(start);
         } else {
             let measured = match &outcome {
                 Outcome::Completed(total) => total.or_else(|| {
@@ -686,6 +735,9 @@ impl Builder {
             if measured > 0 {
                 behavior.push(Out::Work(measured));
             }
+            covered_until = call
+                .t_ms
+                .saturating_add(i64::try_from(measured).unwrap_or(0));
             if agent_id.is_some() {
                 self.warnings.push(format!(
                     "subagent {} ({name}): its transcript was not found; replayed as one \
@@ -732,8 +784,8 @@ impl Builder {
                 behavior.push(Out::Comment(
                     "interrupted here; what it would have done next is unknown".into(),
                 ));
-                behavior.push(Out::Work(UNFINISHED_MS));
                 let at = result.map_or(call.t_ms, |result| result.t_ms);
+                behavior.push(Out::Work(unfinished(covered_until, at)));
                 self.stops.push((self.rel(at), name.clone()));
                 self.fact(
                     format!("{who} was interrupted by the person"),
@@ -761,8 +813,8 @@ impl Builder {
                         );
                     }
                     Some("killed" | "stopped" | "cancelled") => {
-                        behavior.push(Out::Work(UNFINISHED_MS));
                         let at = notice.as_ref().map_or(call.t_ms, |notice| notice.t_ms);
+                        behavior.push(Out::Work(unfinished(covered_until, at)));
                         self.stops.push((self.rel(at), name.clone()));
                         self.fact(
                             format!("{who} was stopped"),
@@ -905,9 +957,22 @@ impl Builder {
             let _ = writeln!(y, "main:");
             render_steps(&mut y, main, 2);
         }
+        if !self.stops.is_empty() || !self.denials.is_empty() {
+            let _ = writeln!(y, "user:");
+        }
+        if !self.denials.is_empty() {
+            let _ = writeln!(y, "  answers:");
+            for (name, tool, prompt) in &self.denials {
+                let _ = writeln!(
+                    y,
+                    "    - {{agent: {}, tool: {}, prompt: {prompt}, answer: deny}}",
+                    quote(name),
+                    quote(tool)
+                );
+            }
+        }
         if !self.stops.is_empty() {
             self.stops.sort();
-            let _ = writeln!(y, "user:");
             let _ = writeln!(y, "  actions:");
             for (at, name) in &self.stops {
                 let _ = writeln!(y, "    - {{at: {}, stop: {}}}", ms_text(*at), quote(name));
