@@ -90,6 +90,82 @@ pub enum Command {
     /// --keep-text is given. Exit 0 when a scenario was written, 2 when SESSION is not a
     /// transcript.
     Import(ImportArgs),
+    /// Run a load scenario over a grid of `--set` values × seeds, in parallel, into one
+    /// table (CSV, JSON) or chart (SVG).
+    ///
+    /// Each --set PATH=VALUES takes a list `V1,V2,…` or a range `A..B[:STEP]`; several
+    /// --set form their cross product (the first varies slowest). Every point runs --seeds
+    /// times, each with a seed derived from the base seed, the point and the replica, so
+    /// the output is byte-identical for any --jobs. CSV: one column per --set path, then
+    /// `replica`, `seed` and the statistics; one row per point and replica, then one row
+    /// per point with `replica` = `all` (means over the replicas, the interval over them).
+    /// `--shard I/N` runs every N-th point (points I, I+N, …) into a shard file that
+    /// `subsim merge` joins.
+    Sweep(SweepArgs),
+    /// Join the shard files of `subsim sweep --shard I/N` into exactly the output of the
+    /// same sweep on one machine.
+    Merge(MergeArgs),
+}
+
+/// `subsim sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The scenario file (with a `load` block).
+    pub file: PathBuf,
+    /// PATH=V1,V2,… or PATH=A..B[:STEP] (repeatable: the cross product).
+    #[arg(long = "set", value_name = "PATH=VALUES", required = true)]
+    pub set: Vec<String>,
+    /// Replicas of every point.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seeds: u64,
+    /// Base seed (default: the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Runs in parallel (default: the number of CPUs).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..1025))]
+    pub jobs: Option<u64>,
+    /// Run only shard I of N (1 ≤ I ≤ N): points I, I+N, I+2N, … (1-based).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
+    pub format: SweepFormat,
+    /// Find the smallest --vary value whose aggregated statistic is below a bound, e.g.
+    /// 'blocking<0.01' (its whole 95 % interval must be below it); printed to stderr.
+    #[arg(long, value_name = "METRIC<BOUND", requires = "vary")]
+    pub target: Option<String>,
+    /// The --set path --target searches along.
+    #[arg(long, value_name = "PATH", requires = "target")]
+    pub vary: Option<String>,
+}
+
+/// `subsim merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shard files, in any order.
+    #[arg(required = true, value_name = "SHARD_FILE")]
+    pub shards: Vec<PathBuf>,
+    /// Write to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
+    pub format: SweepFormat,
+}
+
+/// Output formats of `subsim sweep` and `merge`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepFormat {
+    /// Comma-separated values with a header line.
+    Csv,
+    /// `{"columns": [...], "rows": [{...}, ...]}`.
+    Json,
+    /// A chart of blocking (or, for retry policies, the mean wait) against the first
+    /// swept value, with interval bars and the analytic curve.
+    Svg,
 }
 
 /// `subsim erlang`.

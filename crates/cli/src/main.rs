@@ -7,6 +7,7 @@
 
 mod args;
 mod catalog;
+mod chart;
 mod check;
 mod diagnostics;
 mod diff;
@@ -17,6 +18,7 @@ mod output;
 mod panel;
 mod rules_cmd;
 mod run;
+mod sweep;
 mod tools_cmd;
 
 use std::process::ExitCode;
@@ -88,6 +90,8 @@ fn run() -> anyhow::Result<Status> {
         Command::Tools(args) => tools_cmd::tools(args),
         Command::Erlang(args) => erlang_cmd::erlang(args),
         Command::Import(args) => import::import(args),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => sweep::merge(args),
     }
 }
 

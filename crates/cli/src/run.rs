@@ -38,6 +38,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         ))?,
     };
     let description = describe(&loaded);
+    let summary = Summary::for_spec(&loaded.spec);
     let mut simulation = Simulation::new(loaded.spec);
     if let Some(seed) = args.seed {
         simulation = simulation.with_seed(seed);
@@ -56,7 +57,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     tracing::debug!(format = ?args.format, seed = ?args.seed, "running");
     let (report, written) = match args.realtime {
         Some(speed) => realtime(simulation, out, args.format, speed)?,
-        None => batch(simulation, out, args.format),
+        None => batch(simulation, out, args.format, summary),
     };
     finish_with(written, Some(report), &args)
 }
@@ -107,6 +108,7 @@ fn batch(
     simulation: Simulation,
     out: Box<dyn Write>,
     format: Format,
+    mut summary: Summary,
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
@@ -120,7 +122,6 @@ fn batch(
             (report, writer.finish().map(drop))
         }
         Format::Summary | Format::Json => {
-            let mut summary = Summary::new();
             let report = simulation.run(&mut summary);
             let text = if format == Format::Json {
                 summary.render_json()

@@ -136,3 +136,259 @@ fn erlang_prints_b_and_c_and_the_smallest_cap() {
         assert_eq!(code(&subsim(bad)), 2, "{bad:?}");
     }
 }
+
+/// A fresh folder for one test, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(test: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!("subsim-load-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A small sweep: 5 caps × 3 seeds × 2,000 arrivals.
+fn sweep_args(file: &str) -> Vec<String> {
+    [
+        "sweep",
+        file,
+        "--set",
+        "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=16..24:2",
+        "--set",
+        "load.count=2000",
+        "--seeds",
+        "3",
+    ]
+    .iter()
+    .map(|arg| arg.to_string())
+    .collect()
+}
+
+fn run_sweep(extra: &[&str]) -> Output {
+    let file = erlang_scenario();
+    let mut args = sweep_args(&file);
+    args.extend(extra.iter().map(|arg| arg.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    subsim(&refs)
+}
+
+#[test]
+fn sweep_output_is_the_same_for_any_jobs_and_has_the_documented_columns() {
+    let one = run_sweep(&["--jobs", "1"]);
+    let two = run_sweep(&["--jobs", "2"]);
+    assert_eq!(code(&one), 0, "{}", stderr(&one));
+    assert_eq!(stdout(&one), stdout(&two));
+    let text = stdout(&one);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        header[..4],
+        [
+            "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS",
+            "load.count",
+            "replica",
+            "seed"
+        ]
+    );
+    for column in [
+        "arrivals",
+        "blocking",
+        "blocking_lo",
+        "blocking_hi",
+        "wait_mean",
+        "wait_p95",
+        "utilisation",
+        "delayed",
+        "erlang_b",
+    ] {
+        assert!(header.contains(&column), "{column} missing: {header:?}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|line| line.split(',').collect()).collect();
+    // 5 points × (3 replicas + 1 aggregated row).
+    assert_eq!(rows.len(), 20);
+    let at = |row: &Vec<&str>, name: &str| {
+        row[header.iter().position(|h| *h == name).unwrap()].to_string()
+    };
+    let aggregated: Vec<&Vec<&str>> = rows.iter().filter(|row| row[2] == "all").collect();
+    assert_eq!(aggregated.len(), 5);
+    for row in &aggregated {
+        assert_eq!(at(row, "arrivals"), "6000");
+        assert_eq!(at(row, "seed"), "");
+        let (lo, mean, hi) = (
+            at(row, "blocking_lo").parse::<f64>().unwrap(),
+            at(row, "blocking").parse::<f64>().unwrap(),
+            at(row, "blocking_hi").parse::<f64>().unwrap(),
+        );
+        assert!(lo <= mean && mean <= hi, "{row:?}");
+        assert!(
+            !at(row, "erlang_b").is_empty(),
+            "retry: none with exp runs: Erlang B applies"
+        );
+    }
+    // Blocking falls as the cap grows.
+    let blocking: Vec<f64> = aggregated
+        .iter()
+        .map(|row| at(row, "blocking").parse().unwrap())
+        .collect();
+    assert!(
+        blocking.windows(2).all(|pair| pair[0] > pair[1]),
+        "{blocking:?}"
+    );
+}
+
+#[test]
+fn sharded_and_merged_is_byte_for_byte_the_one_machine_sweep() {
+    let dir = TempDir::new("shards");
+    let whole = run_sweep(&[]);
+    let whole_json = run_sweep(&["--format", "json"]);
+    let mut shards = Vec::new();
+    for index in 1..=3 {
+        let path = dir.file(&format!("shard-{index}.csv"));
+        let shard = format!("{index}/3");
+        let output = run_sweep(&["--shard", &shard, "--out", &path]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        shards.push(path);
+    }
+    // In any order.
+    let merged = subsim(&["merge", &shards[2], &shards[0], &shards[1]]);
+    assert_eq!(code(&merged), 0, "{}", stderr(&merged));
+    assert_eq!(stdout(&merged), stdout(&whole));
+    let merged_json = subsim(&[
+        "merge", &shards[0], &shards[1], &shards[2], "--format", "json",
+    ]);
+    assert_eq!(stdout(&merged_json), stdout(&whole_json));
+    serde_json::from_str::<serde_json::Value>(&stdout(&whole_json)).expect("valid JSON");
+
+    // A missing shard, a shard given twice, a shard of another sweep: exit 2, no output.
+    let missing = subsim(&["merge", &shards[0], &shards[1]]);
+    assert_eq!(code(&missing), 2);
+    assert!(
+        stderr(&missing).contains("3/3 missing"),
+        "{}",
+        stderr(&missing)
+    );
+    let twice = subsim(&["merge", &shards[0], &shards[0], &shards[1], &shards[2]]);
+    assert_eq!(code(&twice), 2);
+    let other = dir.file("other.csv");
+    let output = run_sweep(&["--shard", "1/3", "--seed", "99", "--out", &other]);
+    assert_eq!(code(&output), 0);
+    let mixed = subsim(&["merge", &other, &shards[1], &shards[2]]);
+    assert_eq!(code(&mixed), 2);
+    assert!(
+        stderr(&mixed).contains("different sweeps"),
+        "{}",
+        stderr(&mixed)
+    );
+    assert!(stdout(&mixed).is_empty());
+    let not_a_shard = subsim(&["merge", &shards[0], &erlang_scenario()]);
+    assert_eq!(code(&not_a_shard), 2);
+}
+
+#[test]
+fn a_sharded_sweep_through_gnu_parallel_merges_to_the_one_machine_result() {
+    if Command::new("parallel").arg("--version").output().is_err() {
+        // `.ci/run` installs GNU parallel; say so loudly rather than pass silently.
+        panic!("GNU parallel is not installed (apt-get install parallel; .ci/run does it)");
+    }
+    let dir = TempDir::new("parallel");
+    let file = erlang_scenario();
+    let args = sweep_args(&file).join(" ");
+    let pattern = dir.file("shard-{}.csv");
+    let output = Command::new("parallel")
+        .args(["--will-cite", "-j", "2"])
+        .arg(format!("{BINARY} {args} --shard {{}}/4 --out {pattern}"))
+        .args([":::", "1", "2", "3", "4"])
+        .output()
+        .expect("parallel runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shards: Vec<String> = (1..=4)
+        .map(|index| dir.file(&format!("shard-{index}.csv")))
+        .collect();
+    let mut merge = vec!["merge"];
+    merge.extend(shards.iter().map(String::as_str));
+    let merged = subsim(&merge);
+    assert_eq!(code(&merged), 0, "{}", stderr(&merged));
+    assert_eq!(stdout(&merged), stdout(&run_sweep(&[])));
+}
+
+#[test]
+fn bad_sweeps_are_exit_2_with_the_fix() {
+    let file = erlang_scenario();
+    for (args, expected) in [
+        (vec!["--set", "load.cuont=1,2"], "did you mean `count`?"),
+        (vec!["--set", "load.count=a,b"], "must be a whole number"),
+        (vec!["--set", "load.count=5..1"], "the range is empty"),
+        (
+            vec!["--set", "load.count=1000", "--shard", "3/2"],
+            "1 ≤ I ≤ N",
+        ),
+        (
+            vec![
+                "--set",
+                "load.count=1000",
+                "--target",
+                "blockng<0.1",
+                "--vary",
+                "load.count",
+            ],
+            "statistics column",
+        ),
+    ] {
+        let mut all = vec!["sweep", file.as_str()];
+        all.extend(args.iter());
+        let output = subsim(&all);
+        assert_eq!(code(&output), 2, "{args:?}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn target_finds_the_smallest_cap_and_the_chart_is_svg() {
+    let file = erlang_scenario();
+    let output = subsim(&[
+        "sweep",
+        &file,
+        "--set",
+        "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=24..36:2",
+        "--set",
+        "load.count=20000",
+        "--target",
+        "blocking<0.01",
+        "--vary",
+        "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let said = stderr(&output);
+    // Erlang B at 20 Erlangs: 30 slots give 0.85 %, 32 give 0.37 %; with the interval of
+    // 20,000 arrivals the answer is one of them.
+    assert!(
+        said.contains("smallest session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS = 30 ")
+            || said.contains("smallest session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS = 32 "),
+        "{said}"
+    );
+    let chart = run_sweep(&["--format", "svg"]);
+    assert_eq!(code(&chart), 0, "{}", stderr(&chart));
+    let svg = stdout(&chart);
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(
+        svg.contains("Erlang B"),
+        "the analytic curve is in the legend"
+    );
+}

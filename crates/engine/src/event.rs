@@ -146,6 +146,9 @@ pub enum EventKind {
         background: Option<bool>,
         /// The call is a fork.
         fork: bool,
+        /// For a call of the load generator: its arrival's number (1, 2, …), the same on
+        /// every retry of that arrival.
+        arrival: Option<u64>,
     },
     /// An Agent tool call was refused.
     SpawnRejected {
@@ -542,7 +545,7 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 72] = [
+pub const FIELD_NAMES: [&str; 73] = [
     "version",
     "session_kind",
     "cap",
@@ -615,6 +618,7 @@ pub const FIELD_NAMES: [&str; 72] = [
     "from_model",
     "teammate",
     "main_agent",
+    "arrival",
 ];
 
 /// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
@@ -778,6 +782,7 @@ impl Event {
                 name,
                 background,
                 fork,
+                arrival,
             } => {
                 other(visit, "caller", "caller_name", caller);
                 visit("agent_type", Field::Str(agent_type));
@@ -788,6 +793,9 @@ impl Event {
                     visit("background", Field::Bool(*background));
                 }
                 visit("fork", Field::Bool(*fork));
+                if let Some(arrival) = arrival {
+                    visit("arrival", Field::U64(*arrival));
+                }
             }
             EventKind::SpawnRejected {
                 caller,

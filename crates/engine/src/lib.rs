@@ -40,6 +40,7 @@ pub mod render;
 pub mod sim;
 pub mod sink;
 pub mod spec;
+pub mod stats;
 pub mod summary;
 pub mod time;
 

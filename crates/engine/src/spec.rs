@@ -599,6 +599,9 @@ pub struct LoadSpec {
     pub spawn: SpawnSpec,
     /// What a rejected arrival does.
     pub retry: Retry,
+    /// `warmup`: arrivals first requested before this time are left out of the load
+    /// statistics, and time averages start here. It changes nothing in the run.
+    pub warmup: SimTime,
 }
 
 /// Arrival processes.
@@ -628,6 +631,11 @@ pub enum Retry {
     None,
     /// Try again when a running subagent finishes.
     AfterCompletion,
+    /// `queue`: wait in a FIFO queue for the next free slot (an M/M/c queue for Poisson
+    /// arrivals and exponential runs, Erlang C). As `AfterCompletion`, except that a queued
+    /// call that loses its freed slot to a call of the same instant keeps its place at the
+    /// head instead of going to the back.
+    Queue,
     /// Try again after a sampled delay.
     Backoff(Dist),
 }
@@ -673,6 +681,7 @@ impl SimSpec {
                 ..SpawnSpec::default()
             },
             retry: Retry::None,
+            warmup: SimTime::ZERO,
         });
         spec
     }

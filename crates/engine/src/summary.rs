@@ -7,12 +7,15 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use subsim_rules::RejectReason;
 
 use crate::event::{Event, EventKind, Outcome};
 use crate::render::jsonl::write_string;
 use crate::sink::Sink;
+use crate::spec::{Retry, SimSpec};
+use crate::stats::{BatchMeans, Distribution, Estimate, Quantiles};
 use crate::time::{human_duration, SimTime};
 
 /// The outcomes in the order tables list them.
@@ -61,6 +64,318 @@ pub struct Summary {
     finished: [u64; OUTCOMES.len()],
     notifications: BTreeMap<&'static str, u64>,
     limit: Option<(&'static str, u64)>,
+    /// The load generator's arrivals.
+    load: LoadStats,
+    /// Waits of answered prompts, every route (from the warm-up on).
+    prompt_waits: Quantiles,
+    /// Prompts shown and not yet answered, over time.
+    prompt_queue: TimeAverage,
+}
+
+/// Statistics of the load generator's arrivals (`load:`), after the warm-up: arrivals and
+/// attempts, blocking, delayed share, waits from the first request to the start, the
+/// time-weighted running count; in total and per agent type.
+#[derive(Clone, Debug, Default)]
+struct LoadStats {
+    /// `load.warmup`, µs: arrivals first requested before it are left out, and time
+    /// averages start there.
+    warmup: u64,
+    /// Whether the load's `retry` policy tries rejected arrivals again.
+    retries: bool,
+    /// The load request whose outcome comes next: (arrival, type index, first attempt?).
+    pending: Option<(u64, usize, bool)>,
+    /// Arrivals rejected by the cap that a retry may still start: arrival → (first request,
+    /// µs; type index; counted, i.e. after the warm-up).
+    waiting: BTreeMap<u64, (u64, usize, bool)>,
+    /// Running agents by id → their type index (for per-type running means), for every
+    /// type but the first one started (the usual only one), so that a load of one type
+    /// pays for no map; resumed runs map to [`NOT_TRACKED`].
+    running_types: BTreeMap<u32, usize>,
+    all: TypeLoad,
+    types: Vec<(Rc<str>, TypeLoad)>,
+    /// Runs finished after the warm-up.
+    finished: u64,
+}
+
+/// `running_types` value of a resumed run, counted in the total running only.
+const NOT_TRACKED: usize = usize::MAX;
+
+/// One agent type's (or all) load statistics.
+#[derive(Clone, Debug, Default)]
+struct TypeLoad {
+    arrivals: u64,
+    attempts: u64,
+    rejected_attempts: u64,
+    /// 1 per arrival whose first attempt the cap rejected, else 0.
+    blocked: BatchMeans,
+    /// 1 per arrival that was rejected and is tried again (retry policies), else 0.
+    delayed: BatchMeans,
+    /// First request → start, µs, of every started arrival (0 for a first-attempt start).
+    wait: Quantiles,
+    /// The same, of delayed arrivals only.
+    delayed_wait: Quantiles,
+    /// Running count of this type (for `all`: every run, resumes included).
+    running: TimeAverage,
+}
+
+/// A time-weighted average of a count, batched for its interval, from the warm-up on.
+#[derive(Clone, Debug, Default)]
+struct TimeAverage {
+    value: u32,
+    last_t: u64,
+    peak: u32,
+    batches: BatchMeans,
+}
+
+impl TimeAverage {
+    #[inline]
+    fn set(&mut self, t: u64, value: u32, warmup: u64) {
+        self.advance(t, warmup);
+        self.value = value;
+        if t >= warmup {
+            self.peak = self.peak.max(value);
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, t: u64, warmup: u64) {
+        let from = self.last_t.max(warmup);
+        if t > from {
+            self.batches.add(f64::from(self.value), (t - from) as f64);
+        }
+        self.last_t = self.last_t.max(t);
+    }
+
+    /// The average up to `end`, with its interval.
+    fn estimate(&self, end: u64, warmup: u64) -> Estimate {
+        let mut closed = self.clone();
+        closed.advance(end, warmup);
+        closed.batches.estimate()
+    }
+}
+
+impl LoadStats {
+    fn type_index(&mut self, agent_type: &Rc<str>) -> usize {
+        if let Some(index) = self
+            .types
+            .iter()
+            .position(|(known, _)| Rc::ptr_eq(known, agent_type))
+        {
+            return index;
+        }
+        match self
+            .types
+            .iter()
+            .position(|(known, _)| **known == **agent_type)
+        {
+            Some(index) => index,
+            None => {
+                if self.types.len() == 1 {
+                    // Until now every arrival was of the first type: its statistics are
+                    // the totals (which `each` alone kept while there was one type).
+                    let running = std::mem::take(&mut self.types[0].1.running);
+                    self.types[0].1 = TypeLoad {
+                        running,
+                        ..self.all.clone()
+                    };
+                }
+                self.types.push((agent_type.clone(), TypeLoad::default()));
+                self.types.len() - 1
+            }
+        }
+    }
+
+    /// Applies `change` to the totals and to type `index` (while there is only one type,
+    /// to the totals only: [`LoadStats::type_stats`] reads them for it).
+    fn each(&mut self, index: usize, change: impl Fn(&mut TypeLoad)) {
+        change(&mut self.all);
+        if self.types.len() > 1 {
+            change(&mut self.types[index].1);
+        }
+    }
+
+    /// Type `index`'s statistics, whole.
+    fn type_stats(&self, index: usize) -> TypeLoad {
+        let (_, stats) = &self.types[index];
+        if self.types.len() == 1 {
+            TypeLoad {
+                running: stats.running.clone(),
+                ..self.all.clone()
+            }
+        } else {
+            stats.clone()
+        }
+    }
+
+    /// A `spawn_requested` of the load generator for `arrival`.
+    fn requested(&mut self, arrival: u64, agent_type: &Rc<str>) {
+        let first = !self.waiting.contains_key(&arrival);
+        let index = self.type_index(agent_type);
+        self.pending = Some((arrival, index, first));
+    }
+
+    /// The pending load request was refused (`by_cap`: by the concurrency cap).
+    fn rejected(&mut self, t: u64, by_cap: bool) {
+        let Some((arrival, index, first)) = self.pending.take() else {
+            return;
+        };
+        if first {
+            let counted = t >= self.warmup;
+            let delayed = by_cap && self.retries;
+            if counted {
+                self.each(index, |stats| {
+                    stats.arrivals += 1;
+                    stats.attempts += 1;
+                    stats.rejected_attempts += u64::from(by_cap);
+                    stats.blocked.add(if by_cap { 1.0 } else { 0.0 }, 1.0);
+                    stats.delayed.add(if delayed { 1.0 } else { 0.0 }, 1.0);
+                });
+            }
+            if delayed {
+                self.waiting.insert(arrival, (t, index, counted));
+            }
+        } else if let Some(&(_, _, counted)) = self.waiting.get(&arrival) {
+            if counted {
+                self.each(index, |stats| {
+                    stats.attempts += 1;
+                    stats.rejected_attempts += u64::from(by_cap);
+                });
+            }
+            if !by_cap {
+                self.waiting.remove(&arrival);
+            }
+        }
+    }
+
+    /// A run started: the pending load request's, if there is one.
+    fn started(&mut self, t: u64, id: u32, agent_type: &Rc<str>) {
+        let index = self.type_index(agent_type);
+        let warmup = self.warmup;
+        if index != 0 {
+            self.running_types.insert(id, index);
+        }
+        let running = &mut self.types[index].1.running;
+        let value = running.value + 1;
+        running.set(t, value, warmup);
+        let Some((arrival, index, first)) = self.pending.take() else {
+            return;
+        };
+        if first {
+            if t >= warmup {
+                self.each(index, |stats| {
+                    stats.arrivals += 1;
+                    stats.attempts += 1;
+                    stats.blocked.add(0.0, 1.0);
+                    stats.delayed.add(0.0, 1.0);
+                    stats.wait.record(0);
+                });
+            }
+        } else if let Some((first_t, _, counted)) = self.waiting.remove(&arrival) {
+            if counted {
+                let wait = t.saturating_sub(first_t);
+                self.each(index, |stats| {
+                    stats.attempts += 1;
+                    stats.wait.record(wait);
+                    stats.delayed_wait.record(wait);
+                });
+            }
+        }
+    }
+
+    /// A finished run was resumed: its end is not counted per type.
+    fn resumed(&mut self, id: u32) {
+        self.running_types.insert(id, NOT_TRACKED);
+    }
+
+    /// A run ended.
+    fn finished(&mut self, t: u64, id: u32) {
+        let index = if self.running_types.is_empty() {
+            Some(0)
+        } else {
+            match self.running_types.remove(&id) {
+                Some(NOT_TRACKED) => None,
+                Some(index) => Some(index),
+                None => Some(0),
+            }
+        };
+        if let Some(running) = index
+            .and_then(|index| self.types.get_mut(index))
+            .map(|(_, stats)| &mut stats.running)
+        {
+            let value = running.value.saturating_sub(1);
+            running.set(t, value, self.warmup);
+        }
+        if t >= self.warmup {
+            self.finished += 1;
+        }
+    }
+}
+
+/// Load statistics of a run ([`Summary::load_report`]); durations in seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadReport {
+    /// `load.warmup`, s.
+    pub warmup: f64,
+    /// Measured time: from the warm-up to the last event, s.
+    pub window: f64,
+    /// Runs finished per second of the window (every run, not only the load's).
+    pub throughput: f64,
+    /// Every arrival.
+    pub all: TypeReport,
+    /// Per agent type, in order of first appearance.
+    pub by_type: Vec<(String, TypeReport)>,
+}
+
+/// The load statistics of all arrivals or of one agent type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TypeReport {
+    /// Arrivals (first attempts) after the warm-up.
+    pub arrivals: u64,
+    /// Attempts of those arrivals (first attempts and retries).
+    pub attempts: u64,
+    /// Share of arrivals whose first attempt the cap rejected.
+    pub blocking: Estimate,
+    /// Share of attempts the cap rejected.
+    pub blocking_attempts: f64,
+    /// Share of arrivals that were rejected and tried again (0 with `retry: none`).
+    pub delayed: Estimate,
+    /// First request → start of every started arrival (0 when the first attempt started).
+    pub wait: SecondsDistribution,
+    /// The same, of the delayed arrivals only.
+    pub delayed_wait: SecondsDistribution,
+    /// Time-weighted mean running count (for all: every run; per type: that type's).
+    pub running: Estimate,
+    /// Mean running / cap (for all, when there is a cap).
+    pub utilisation: Option<Estimate>,
+}
+
+/// A [`Distribution`] in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SecondsDistribution {
+    /// How many values.
+    pub count: u64,
+    /// Mean with its 95 % interval.
+    pub mean: Estimate,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+fn seconds(distribution: Distribution) -> SecondsDistribution {
+    let s = |micros: u64| micros as f64 / 1e6;
+    SecondsDistribution {
+        count: distribution.count,
+        mean: distribution.mean.scaled(1e-6),
+        p50: s(distribution.p50),
+        p95: s(distribution.p95),
+        p99: s(distribution.p99),
+        max: s(distribution.max),
+    }
 }
 
 /// Mean and 95th percentile of a set of waits.
@@ -106,20 +421,48 @@ impl Sink for Summary {
         self.running_area += u128::from(self.running) * u128::from(elapsed);
         self.last_t = self.last_t.max(event.t);
         if let Some(running) = event.kind.running() {
+            if running != self.running {
+                let warmup = self.load.warmup;
+                self.load
+                    .all
+                    .running
+                    .set(event.t.as_micros(), running, warmup);
+            }
             self.running = running;
             self.peak_running = self.peak_running.max(running);
         }
         match &event.kind {
             EventKind::SessionStarted { cap, .. } => self.cap = *cap,
-            EventKind::SpawnRequested { .. } => self.spawns_requested += 1,
+            EventKind::SpawnRequested {
+                arrival,
+                agent_type,
+                ..
+            } => {
+                self.spawns_requested += 1;
+                self.load.pending = None;
+                if let Some(arrival) = arrival {
+                    self.load.requested(*arrival, agent_type);
+                }
+            }
             EventKind::SpawnRejected { reason, .. } => {
                 match RejectReason::ALL.iter().position(|known| known == reason) {
                     Some(index) => self.rejected[index] += 1,
                     None => self.rejected_other += 1,
                 }
+                if self.load.pending.is_some() {
+                    self.load.rejected(
+                        event.t.as_micros(),
+                        *reason == RejectReason::ConcurrentLimit,
+                    );
+                }
             }
-            EventKind::AgentStarted { .. } => self.started += 1,
-            EventKind::AgentResumed { running, .. } => {
+            EventKind::AgentStarted { agent, profile, .. } => {
+                self.started += 1;
+                self.load
+                    .started(event.t.as_micros(), agent.id, &profile.agent_type);
+            }
+            EventKind::AgentResumed { running, agent, .. } => {
+                self.load.resumed(agent.id);
                 self.resumes += 1;
                 if self.cap.is_some_and(|cap| *running > cap) {
                     self.resumes_past_cap += 1;
@@ -137,6 +480,7 @@ impl Sink for Summary {
                     let route = routed_to.unwrap_or("unrouted");
                     *self.prompts_by_route.entry(route).or_default() += 1;
                     self.pending_routes.insert(*prompt, route);
+                    self.prompt_queue_changed(event.t);
                 }
             }
             EventKind::PermissionAnswered {
@@ -144,12 +488,19 @@ impl Sink for Summary {
             } => {
                 let route = self.pending_routes.remove(prompt).unwrap_or("unrouted");
                 self.waits.entry(route).or_default().push(*waited_us);
+                let shown_at = event.t.as_micros().saturating_sub(*waited_us);
+                if shown_at >= self.load.warmup {
+                    self.prompt_waits.record(*waited_us);
+                }
+                self.prompt_queue_changed(event.t);
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
                 self.pending_routes.remove(prompt);
                 self.withdrawn += 1;
+                self.prompt_queue_changed(event.t);
             }
-            EventKind::AgentFinished { outcome, .. } => {
+            EventKind::AgentFinished { outcome, agent, .. } => {
+                self.load.finished(event.t.as_micros(), agent.id);
                 let index = OUTCOMES
                     .iter()
                     .position(|known| known == outcome)
@@ -180,9 +531,86 @@ impl Summary {
         Summary::default()
     }
 
+    /// A summary for a run of `spec`: it knows the load's warm-up and whether its retry
+    /// policy tries rejected arrivals again (what makes an arrival *delayed*).
+    pub fn for_spec(spec: &SimSpec) -> Summary {
+        let mut summary = Summary::default();
+        if let Some(load) = &spec.load {
+            summary.load.warmup = load.warmup.as_micros();
+            summary.load.retries = load.retry != Retry::None;
+        }
+        summary
+    }
+
+    fn prompt_queue_changed(&mut self, t: SimTime) {
+        let length = self.pending_routes.len() as u32;
+        self.prompt_queue
+            .set(t.as_micros(), length, self.load.warmup);
+    }
+
+    /// The load statistics (`None` when the run had no load arrivals after the warm-up).
+    pub fn load_report(&self) -> Option<LoadReport> {
+        if self.load.all.arrivals == 0 {
+            return None;
+        }
+        let end = self.last_t.as_micros();
+        let warmup = self.load.warmup;
+        let window = end.saturating_sub(warmup) as f64 / 1e6;
+        let report = |stats: &TypeLoad, cap: Option<u32>| {
+            let running = stats.running.estimate(end, warmup);
+            TypeReport {
+                arrivals: stats.arrivals,
+                attempts: stats.attempts,
+                blocking: stats.blocked.estimate(),
+                blocking_attempts: if stats.attempts == 0 {
+                    0.0
+                } else {
+                    stats.rejected_attempts as f64 / stats.attempts as f64
+                },
+                delayed: stats.delayed.estimate(),
+                wait: seconds(stats.wait.distribution()),
+                delayed_wait: seconds(stats.delayed_wait.distribution()),
+                running,
+                utilisation: cap.map(|cap| running.scaled(1.0 / f64::from(cap.max(1)))),
+            }
+        };
+        Some(LoadReport {
+            warmup: warmup as f64 / 1e6,
+            window,
+            throughput: if window > 0.0 {
+                self.load.finished as f64 / window
+            } else {
+                0.0
+            },
+            all: report(&self.load.all, self.cap),
+            by_type: (0..self.load.types.len())
+                .map(|index| {
+                    let stats = self.load.type_stats(index);
+                    (self.load.types[index].0.to_string(), report(&stats, None))
+                })
+                .collect(),
+        })
+    }
+
+    /// Waits of answered prompts (shown → answered), every route, in seconds; and the
+    /// prompt queue's time-weighted mean length and peak.
+    pub fn prompt_report(&self) -> (SecondsDistribution, Estimate, u32) {
+        let end = self.last_t.as_micros();
+        (
+            seconds(self.prompt_waits.distribution()),
+            self.prompt_queue.estimate(end, self.load.warmup),
+            self.prompt_queue.peak,
+        )
+    }
+
     /// Time of the last event.
     pub fn makespan(&self) -> SimTime {
         self.last_t
+    }
+
+    /// The session's cap (`None` without one, or before `session_started`).
+    pub fn cap(&self) -> Option<u32> {
+        self.cap
     }
 
     /// Events seen.
@@ -322,6 +750,29 @@ impl Summary {
             "mean running",
             format!("{:.2} (time-weighted)", self.mean_running()),
         );
+        if let Some(load) = self.load_report() {
+            row(
+                "load",
+                format!(
+                    "after a warm-up of {}s, over {}s; intervals are 95 % (batch means)",
+                    secs(load.warmup),
+                    secs(load.window)
+                ),
+            );
+            load_rows(&mut row, "  ", &load.all);
+            row(
+                "  throughput",
+                format!("{:.3} runs finished/s", load.throughput),
+            );
+            if load.by_type.len() > 1 {
+                for (name, stats) in &load.by_type {
+                    if stats.arrivals > 0 {
+                        row(&format!("  type {name}"), String::new());
+                        load_rows(&mut row, "    ", stats);
+                    }
+                }
+            }
+        }
         let shown: u64 = self.prompts_by_route.values().sum();
         let routes = self
             .prompts_by_route
@@ -354,6 +805,29 @@ impl Summary {
                     human_duration(stats.mean_us),
                     human_duration(stats.p95_us),
                     stats.count
+                ),
+            );
+        }
+        let (prompt_waits, queue, queue_peak) = self.prompt_report();
+        if prompt_waits.count > 0 {
+            row(
+                "  wait, all prompts",
+                format!(
+                    "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s",
+                    secs(prompt_waits.mean.mean),
+                    interval(prompt_waits.mean, secs),
+                    secs(prompt_waits.p50),
+                    secs(prompt_waits.p95),
+                    secs(prompt_waits.p99),
+                    secs(prompt_waits.max)
+                ),
+            );
+            row(
+                "  prompt queue",
+                format!(
+                    "mean {:.3} {}, peak {queue_peak} (shown, not yet answered)",
+                    queue.mean,
+                    interval(queue, |value| format!("{value:.3}"))
                 ),
             );
         }
@@ -454,6 +928,34 @@ impl Summary {
         }
         json.close();
         json.close();
+        let (prompt_waits, queue, queue_peak) = self.prompt_report();
+        json.key("prompt_waits");
+        json_distribution(&mut json, &prompt_waits);
+        json.key("prompt_queue").open();
+        json.key("mean");
+        json_estimate(&mut json, queue);
+        json.key("peak").u64(u64::from(queue_peak));
+        json.close();
+        match self.load_report() {
+            Some(load) => {
+                json.key("load").open();
+                json.key("warmup").f64(load.warmup);
+                json.key("window").f64(load.window);
+                json.key("throughput").f64(load.throughput);
+                json_type(&mut json, &load.all);
+                json.key("by_type").open();
+                for (name, stats) in &load.by_type {
+                    json.key(name).open();
+                    json_type(&mut json, stats);
+                    json.close();
+                }
+                json.close();
+                json.close();
+            }
+            None => {
+                json.key("load").raw("null");
+            }
+        }
         json.key("finished").open();
         for (outcome, count) in OUTCOMES.iter().zip(self.finished) {
             json.key(outcome.as_str()).u64(count);
@@ -479,6 +981,124 @@ impl Summary {
         let mut text = String::from_utf8(json.out).expect("the JSON writer writes UTF-8");
         text.push('\n');
         text
+    }
+}
+
+/// Seconds, three decimals.
+fn secs(value: f64) -> String {
+    format!("{value:.3}")
+}
+
+/// `[lo, hi]` of an estimate, each written by `show`.
+fn interval(estimate: Estimate, show: impl Fn(f64) -> String) -> String {
+    format!("[{}, {}]", show(estimate.lo), show(estimate.hi))
+}
+
+/// The text rows of one [`TypeReport`].
+fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeReport) {
+    let fraction = |value: f64| format!("{value:.4}");
+    row(
+        &format!("{indent}arrivals"),
+        format!(
+            "{} ({} attempts, retries included)",
+            stats.arrivals, stats.attempts
+        ),
+    );
+    row(
+        &format!("{indent}blocking"),
+        format!(
+            "{} {} per arrival (first attempt hit the cap); {} per attempt",
+            fraction(stats.blocking.mean),
+            interval(stats.blocking, fraction),
+            fraction(stats.blocking_attempts)
+        ),
+    );
+    row(
+        &format!("{indent}delayed"),
+        format!(
+            "{} {} of arrivals waited for a retry",
+            fraction(stats.delayed.mean),
+            interval(stats.delayed, fraction)
+        ),
+    );
+    for (label, wait) in [
+        ("wait", &stats.wait),
+        ("wait, delayed", &stats.delayed_wait),
+    ] {
+        if wait.count > 0 {
+            row(
+                &format!("{indent}{label}"),
+                format!(
+                    "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s ({} started)",
+                    secs(wait.mean.mean),
+                    interval(wait.mean, secs),
+                    secs(wait.p50),
+                    secs(wait.p95),
+                    secs(wait.p99),
+                    secs(wait.max),
+                    wait.count
+                ),
+            );
+        }
+    }
+    let two = |value: f64| format!("{value:.2}");
+    let mut running = format!(
+        "{} {} (time-weighted)",
+        two(stats.running.mean),
+        interval(stats.running, two)
+    );
+    if let Some(utilisation) = stats.utilisation {
+        let _ = write!(
+            running,
+            "; utilisation {} {}",
+            fraction(utilisation.mean),
+            interval(utilisation, fraction)
+        );
+    }
+    row(&format!("{indent}running"), running);
+}
+
+fn json_estimate(json: &mut Json, estimate: Estimate) {
+    json.open();
+    json.key("mean").f64(estimate.mean);
+    json.key("lo").f64(estimate.lo);
+    json.key("hi").f64(estimate.hi);
+    json.close();
+}
+
+fn json_distribution(json: &mut Json, distribution: &SecondsDistribution) {
+    json.open();
+    json.key("count").u64(distribution.count);
+    json.key("mean");
+    json_estimate(json, distribution.mean);
+    json.key("p50").f64(distribution.p50);
+    json.key("p95").f64(distribution.p95);
+    json.key("p99").f64(distribution.p99);
+    json.key("max").f64(distribution.max);
+    json.close();
+}
+
+/// The members of one [`TypeReport`], into the open object.
+fn json_type(json: &mut Json, stats: &TypeReport) {
+    json.key("arrivals").u64(stats.arrivals);
+    json.key("attempts").u64(stats.attempts);
+    json.key("blocking");
+    json_estimate(json, stats.blocking);
+    json.key("blocking_attempts").f64(stats.blocking_attempts);
+    json.key("delayed");
+    json_estimate(json, stats.delayed);
+    json.key("wait");
+    json_distribution(json, &stats.wait);
+    json.key("delayed_wait");
+    json_distribution(json, &stats.delayed_wait);
+    json.key("running");
+    json_estimate(json, stats.running);
+    json.key("utilisation");
+    match stats.utilisation {
+        Some(utilisation) => json_estimate(json, utilisation),
+        None => {
+            json.raw("null");
+        }
     }
 }
 
@@ -602,6 +1222,7 @@ mod tests {
                 name: None,
                 background: None,
                 fork: false,
+                arrival: None,
             },
         )
     }
@@ -895,5 +1516,150 @@ mod tests {
             );
         }
         assert!(text.contains("mean running"), "{text}");
+    }
+
+    fn load_request(millis: u64, arrival: u64, agent_type: &str) -> Event {
+        at(
+            millis,
+            EventKind::SpawnRequested {
+                caller: AgentRef::MAIN,
+                agent_type: agent_type.into(),
+                name: None,
+                background: None,
+                fork: false,
+                arrival: Some(arrival),
+            },
+        )
+    }
+
+    #[test]
+    fn load_arrivals_attempts_blocking_delay_and_waits() {
+        let mut spec = crate::spec::SimSpec::poisson_load("t", 1.0, SimTime::from_secs(1), 10);
+        if let Some(load) = spec.load.as_mut() {
+            load.retry = Retry::Queue;
+            load.warmup = SimTime::from_secs(1);
+        }
+        let mut summary = Summary::for_spec(&spec);
+        let events = [
+            session(1),
+            // Before the warm-up: arrival 1 starts; arrival 2 is rejected, and its retry at
+            // 2 s (after the warm-up) is left out too.
+            load_request(0, 1, "general-purpose"),
+            started(0, 1, 1),
+            load_request(500, 2, "general-purpose"),
+            rejected(500, RejectReason::ConcurrentLimit, 1),
+            // After it: arrival 3 is rejected, retried at 2 s (rejected: arrival 2 got the
+            // slot) and at 4 s (started): one delayed arrival, 3 attempts, waited 3 s.
+            load_request(1_000, 3, "general-purpose"),
+            rejected(1_000, RejectReason::ConcurrentLimit, 1),
+            finished(2_000, 1, Outcome::Completed, 0),
+            load_request(2_000, 2, "general-purpose"),
+            started(2_000, 2, 1),
+            load_request(2_000, 3, "general-purpose"),
+            rejected(2_000, RejectReason::ConcurrentLimit, 1),
+            finished(4_000, 2, Outcome::Completed, 0),
+            load_request(4_000, 3, "general-purpose"),
+            started(4_000, 3, 1),
+            // Arrival 4 starts at once.
+            finished(5_000, 3, Outcome::Completed, 0),
+            load_request(5_000, 4, "general-purpose"),
+            started(5_000, 4, 1),
+            finished(9_000, 4, Outcome::Completed, 0),
+        ];
+        for event in &events {
+            summary.event(event);
+        }
+        let load = summary.load_report().unwrap();
+        let stats = load.all;
+        assert_eq!((stats.arrivals, stats.attempts), (2, 4));
+        assert_eq!(stats.blocking.mean, 0.5);
+        assert_eq!(stats.blocking_attempts, 0.5);
+        assert_eq!(stats.delayed.mean, 0.5);
+        assert_eq!(stats.wait.count, 2);
+        assert_eq!((stats.wait.p50, stats.wait.max), (0.0, 3.0));
+        assert_eq!(stats.wait.mean.mean, 1.5);
+        assert_eq!(stats.delayed_wait.count, 1);
+        assert_eq!(stats.delayed_wait.mean.mean, 3.0);
+        // Running 1 over [1 s, 2 s), 0 at 2 s then 1 to 4 s, …: 1 except the instants, so 1.
+        assert!(
+            (stats.running.mean - 1.0).abs() < 1e-12,
+            "{:?}",
+            stats.running
+        );
+        assert_eq!(stats.utilisation.unwrap().mean, stats.running.mean);
+        assert_eq!((load.warmup, load.window), (1.0, 8.0));
+        // Four runs finished after the warm-up, over 8 s.
+        assert_eq!(load.throughput, 0.5);
+        assert_eq!(load.by_type.len(), 1);
+        assert_eq!(load.by_type[0].0, "general-purpose");
+        assert_eq!(load.by_type[0].1.arrivals, 2);
+        let json = summary.render_json();
+        assert!(
+            json.contains(r#""load":{"warmup":1.0,"window":8.0,"throughput":0.5,"arrivals":2,"attempts":4,"blocking":{"mean":0.5,"#),
+            "{json}"
+        );
+        let text = summary.render_text();
+        assert!(
+            text.contains("  arrivals            2 (4 attempts, retries included)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn no_load_no_load_statistics() {
+        let summary = summarize(&[session(20), started(0, 1, 1)]);
+        assert!(summary.load_report().is_none());
+        assert!(summary.render_json().contains(r#""load":null"#));
+    }
+
+    #[test]
+    fn load_statistics_per_agent_type() {
+        let mut summary = Summary::new();
+        let started_as = |millis, id, running, agent_type: &str| {
+            at(
+                millis,
+                EventKind::AgentStarted {
+                    agent: agent(id),
+                    parent: AgentRef::MAIN,
+                    depth: 1,
+                    mode: Mode::Background,
+                    fork: false,
+                    running,
+                    cap_checked: true,
+                    profile: Rc::new(RunProfile::new(agent_type, "sonnet", &[])),
+                },
+            )
+        };
+        let events = [
+            session(1),
+            // Two `a` arrivals (one blocked) before any `b`; then a `b` arrival, started.
+            load_request(0, 1, "a"),
+            started_as(0, 1, 1, "a"),
+            load_request(1_000, 2, "a"),
+            rejected(1_000, RejectReason::ConcurrentLimit, 1),
+            finished(2_000, 1, Outcome::Completed, 0),
+            load_request(2_000, 3, "b"),
+            started_as(2_000, 2, 1, "b"),
+            finished(4_000, 2, Outcome::Completed, 0),
+        ];
+        for event in &events {
+            summary.event(event);
+        }
+        let load = summary.load_report().unwrap();
+        assert_eq!(load.all.arrivals, 3);
+        let (a, b) = (&load.by_type[0], &load.by_type[1]);
+        assert_eq!(
+            (a.0.as_str(), a.1.arrivals, a.1.blocking.mean),
+            ("a", 2, 0.5)
+        );
+        assert_eq!(
+            (b.0.as_str(), b.1.arrivals, b.1.blocking.mean),
+            ("b", 1, 0.0)
+        );
+        // `a` ran over [0, 2 s) of 4 s, `b` over [2 s, 4 s).
+        assert_eq!(a.1.running.mean, 0.5);
+        assert_eq!(b.1.running.mean, 0.5);
+        assert_eq!(load.all.running.mean, 1.0);
+        assert!(summary.render_text().contains("  type a"));
     }
 }

@@ -44,8 +44,8 @@ const ACTION_KEYS: [&str; 9] = [
     "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "message", "behavior",
 ];
 const SUBTASK_KEYS: [&str; 3] = ["task", "name", "behavior"];
-const LOAD_KEYS: [&str; 5] = ["arrivals", "count", "duration", "spawn", "retry"];
-const RETRIES: [&str; 3] = ["none", "after_completion", "backoff"];
+const LOAD_KEYS: [&str; 6] = ["arrivals", "count", "duration", "spawn", "retry", "warmup"];
+const RETRIES: [&str; 4] = ["none", "after_completion", "queue", "backoff"];
 const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `burst(25)`";
 
 /// Parses and validates a whole scenario.
@@ -523,11 +523,16 @@ fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
         Some(value) => retry(ctx, value),
         None => Some(Retry::None),
     };
+    let warmup = match fields.get("warmup") {
+        Some(value) => ctx.duration(value, "`warmup`"),
+        None => Some(0),
+    };
     Some(LoadSpec {
         arrivals: arrivals?,
         until: until?,
         spawn: spawn?,
         retry: retry?,
+        warmup: SimTime(warmup?),
     })
 }
 
@@ -582,6 +587,7 @@ fn retry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Retry> {
     match text.trim() {
         "none" => return Some(Retry::None),
         "after_completion" => return Some(Retry::AfterCompletion),
+        "queue" => return Some(Retry::Queue),
         _ => {}
     }
     if let Some(("backoff", delay)) = call(&text) {
@@ -598,7 +604,7 @@ fn retry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Retry> {
     ctx.error_help(
         node.span,
         format!("unknown retry `{text}`{hint}"),
-        "retry is `none`, `after_completion` or `backoff(DIST)`, e.g. `backoff(exp(1s))`",
+        "retry is `none`, `after_completion`, `queue` or `backoff(DIST)`, e.g. `backoff(exp(1s))`",
     );
     None
 }

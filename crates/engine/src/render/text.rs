@@ -178,6 +178,7 @@ impl Narrator {
                 name,
                 background,
                 fork,
+                ..
             } => {
                 if *fork {
                     what.push_str("forks itself");
@@ -785,6 +786,7 @@ mod tests {
                 name: Some("researcher-21".into()),
                 background: Some(true),
                 fork: false,
+                arrival: None,
             },
             None,
             "00:00:12.000  main            asks for a general-purpose subagent named researcher-21 in the background",
@@ -796,6 +798,7 @@ mod tests {
                 name: None,
                 background: None,
                 fork: false,
+                arrival: None,
             },
             None,
             "00:00:12.000  researcher-3    asks for an Explore subagent",
@@ -807,6 +810,7 @@ mod tests {
                 name: Some("draft".into()),
                 background: None,
                 fork: true,
+                arrival: None,
             },
             None,
             "00:00:12.000  main            forks itself as draft",
@@ -1142,6 +1146,7 @@ mod tests {
                     name: Some("a-rather-long-name".into()),
                     background: None,
                     fork: false,
+                    arrival: None,
                 },
             },
             &mut line,

@@ -31,7 +31,7 @@ impl Kernel<'_> {
             }
             self.arrivals += 1;
             let index = self.arrivals;
-            self.load_spawn(&spawn, index);
+            self.load_spawn(&spawn, index, false);
             if self.limit.is_some() {
                 return;
             }
@@ -51,14 +51,21 @@ impl Kernel<'_> {
         }
     }
 
-    /// One load arrival (or a retry of arrival `index`): an Agent call from main that does
-    /// not block main. With a `name`, arrival *i* — and each retry of it — is `NAME-i`.
-    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: u64) {
+    /// One load arrival (or a `retry` of arrival `index`): an Agent call from main that
+    /// does not block main. With a `name`, arrival *i* — and each retry of it — is
+    /// `NAME-i`; its `spawn_requested` carries `arrival: i` either way.
+    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: u64, retry: bool) {
         let name = spec.name.as_ref().map(|name| format!("{name}-{index}"));
+        self.load_arrival = Some(index);
         let started = self.spawn(MAIN, spec, name, true);
+        self.load_arrival = None;
         if started == Err(Some(RejectReason::ConcurrentLimit)) {
             match self.load.as_ref().map(|load| load.retry) {
                 Some(Retry::AfterCompletion) => self.retry_waiting.push_back(index),
+                // A queued call that lost the freed slot to a call of the same instant
+                // keeps its place at the head of the queue: FIFO, an M/M/c queue.
+                Some(Retry::Queue) if retry => self.retry_waiting.push_front(index),
+                Some(Retry::Queue) => self.retry_waiting.push_back(index),
                 Some(Retry::Backoff(dist)) => {
                     let delay = dist.sample(&mut self.retry_rng);
                     self.schedule(self.now.plus(delay), Wake::Retry(index));

@@ -444,6 +444,8 @@ struct Kernel<'s> {
     /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
     /// first, by arrival index (so a named call keeps its `NAME-i`).
     retry_waiting: VecDeque<u64>,
+    /// The arrival whose call is being made (its `spawn_requested` carries it).
+    load_arrival: Option<u64>,
     arrival_rng: ChaCha8Rng,
     load_rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
@@ -711,6 +713,7 @@ impl<'s> Kernel<'s> {
             next_prompt: 1,
             arrivals: 0,
             retry_waiting: VecDeque::new(),
+            load_arrival: None,
             arrival_rng: stream(seed, 0, purpose::ARRIVALS),
             load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
             retry_rng: stream(seed, 0, purpose::RETRY),
@@ -1058,7 +1061,7 @@ impl<'s> Kernel<'s> {
             Wake::Arrival => self.arrival(),
             Wake::Retry(index) => {
                 let spec = self.load_spawn_spec.clone();
-                self.load_spawn(&spec, index);
+                self.load_spawn(&spec, index, true);
             }
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),

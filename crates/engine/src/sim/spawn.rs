@@ -89,6 +89,7 @@ impl Kernel<'_> {
                     spec.background
                 },
                 fork: spec.fork,
+                arrival: self.load_arrival,
             },
         );
         let reject =
@@ -290,6 +291,7 @@ impl Kernel<'_> {
             spec.background
         };
         let (caller_name, agent_type) = (main_name.clone(), plan.requested.clone());
+        let arrival = self.load_arrival;
         self.emit_with(None, move || EventKind::SpawnRequested {
             caller: AgentRef {
                 id: MAIN,
@@ -299,6 +301,7 @@ impl Kernel<'_> {
             name: None,
             background,
             fork: false,
+            arrival,
         });
         // CAP-1/3/4, CAP-5, as in `spawn`.
         let admission = cap::admit(self.running, &self.config);

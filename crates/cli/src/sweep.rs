@@ -1,0 +1,979 @@
+//! `subsim sweep` and `subsim merge`: run one scenario over the cross product of `--set`
+//! values × `--seeds` replicas, in parallel (rayon), into one table — CSV, JSON or an SVG
+//! chart — byte-identical for any `--jobs`; split the points over machines with
+//! `--shard I/N` and join the shard files again with `merge`.
+//!
+//! Every (point, replica) run parses the scenario itself on its worker thread (the engine
+//! input is not `Send`), with its own seed derived from the base seed, the point's index
+//! and the replica's, so no run depends on which thread ran it or on what ran before.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::Path;
+
+use anyhow::Context as _;
+use rayon::prelude::*;
+use subsim_engine::dist::Dist;
+use subsim_engine::erlang;
+use subsim_engine::spec::{Arrivals, Retry, SimSpec, Step};
+use subsim_engine::stats::{t_975, Estimate};
+use subsim_engine::summary::{Summary, TypeReport};
+use subsim_engine::Simulation;
+use subsim_scenario::Override;
+
+use crate::args::{MergeArgs, SweepArgs, SweepFormat};
+use crate::{output, run, Status};
+
+/// The statistics columns, after the `--set` paths, `replica` and `seed`.
+pub const STAT_COLUMNS: [&str; 27] = [
+    "arrivals",
+    "attempts",
+    "blocking",
+    "blocking_lo",
+    "blocking_hi",
+    "blocking_attempts",
+    "delayed",
+    "delayed_lo",
+    "delayed_hi",
+    "wait_mean",
+    "wait_mean_lo",
+    "wait_mean_hi",
+    "wait_p50",
+    "wait_p95",
+    "wait_p99",
+    "wait_max",
+    "running",
+    "running_lo",
+    "running_hi",
+    "utilisation",
+    "utilisation_lo",
+    "utilisation_hi",
+    "throughput",
+    "makespan",
+    "erlang_b",
+    "erlang_c",
+    "erlang_wait",
+];
+
+/// First line of a shard file: `# subsim sweep shard I/N points P rows-per-point R
+/// fingerprint F`, then the CSV.
+const SHARD_MARK: &str = "# subsim sweep shard ";
+
+/// The values of one `--set PATH=VALUES`.
+#[derive(Clone, Debug)]
+struct Axis {
+    path: String,
+    values: Vec<String>,
+}
+
+/// One statistic of one row: a number, or nothing (`erlang_b` where it does not apply).
+type Cell = Option<f64>;
+
+/// The sweep's table: header and rows of text cells (numbers already formatted).
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
+    let axes = args
+        .set
+        .iter()
+        .map(|text| parse_axis(text))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.seeds == 0 {
+        anyhow::bail!("--seeds must be at least 1 (the replicas of each point)");
+    }
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    if shard.is_some() && args.format != SweepFormat::Csv {
+        anyhow::bail!(
+            "a --shard is written as CSV (with a first line `merge` checks); merge the shards \
+             with `subsim merge SHARD... --format {}`",
+            format_name(args.format)
+        );
+    }
+    if let Some(vary) = &args.vary {
+        if !axes.iter().any(|axis| &axis.path == vary) {
+            anyhow::bail!("--vary {vary} is not one of the --set paths; give `--set {vary}=…`");
+        }
+    }
+    let target = args.target.as_deref().map(parse_target).transpose()?;
+    if target.is_some() != args.vary.is_some() {
+        anyhow::bail!(
+            "--target and --vary go together: e.g. --target 'blocking<0.01' --vary {}",
+            subsim_scenario::CAP_PATH
+        );
+    }
+    let source = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read the scenario file {}", args.file.display()))?;
+    let file_name = args.file.display().to_string();
+    let base_dir = args.file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let points = cross(&axes);
+    // Every point is validated before anything runs: a bad path or value is reported
+    // with its fix, never as a partial table.
+    let mut base_seed = None;
+    for point in &points {
+        let loaded = run::report(subsim_scenario::parse_scenario_with(
+            &source, &file_name, &base_dir, point,
+        ))?;
+        base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
+    }
+    let base_seed = base_seed.unwrap_or(0);
+    let seeds = args.seeds;
+    let selected: Vec<usize> = (0..points.len())
+        .filter(|index| shard.is_none_or(|(shard, of)| index % of == shard - 1))
+        .collect();
+    let tasks: Vec<(usize, u64)> = selected
+        .iter()
+        .flat_map(|point| (0..seeds).map(move |replica| (*point, replica)))
+        .collect();
+    let progress = progress_bar(tasks.len() as u64);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.map_or_else(default_jobs, |jobs| jobs as usize))
+        .build()
+        .context("cannot start the worker threads")?;
+    let results: Vec<anyhow::Result<Vec<Cell>>> = pool.install(|| {
+        tasks
+            .par_iter()
+            .map(|&(point, replica)| {
+                let seed = derive_seed(base_seed, point as u64, replica);
+                let stats = run_point(&source, &file_name, &base_dir, &points[point], seed);
+                if let Some(bar) = &progress {
+                    bar.inc(1);
+                }
+                stats
+            })
+            .collect()
+    });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    let mut header: Vec<String> = axes.iter().map(|axis| axis.path.clone()).collect();
+    header.push("replica".into());
+    header.push("seed".into());
+    header.extend(STAT_COLUMNS.iter().map(|name| name.to_string()));
+    let mut rows = Vec::new();
+    let mut results = results.into_iter();
+    for point in &selected {
+        let values: Vec<String> = points[*point].iter().map(|set| set.value.clone()).collect();
+        let mut replicas = Vec::new();
+        for replica in 0..seeds {
+            let stats = results.next().expect("one result per task")?;
+            let mut row = values.clone();
+            row.push(replica.to_string());
+            row.push(derive_seed(base_seed, *point as u64, replica).to_string());
+            row.extend(stats.iter().map(|cell| number(*cell)));
+            rows.push(row);
+            replicas.push(stats);
+        }
+        let mut row = values;
+        row.push("all".into());
+        row.push(String::new());
+        row.extend(aggregate(&replicas).iter().map(|cell| number(*cell)));
+        rows.push(row);
+    }
+    let table = Table { header, rows };
+    if let (Some((metric, bound)), Some(vary)) = (&target, &args.vary) {
+        eprint!("{}", find_target(&table, &axes, vary, metric, *bound));
+    }
+    let text = match shard {
+        Some((index, of)) => {
+            let fingerprint = fingerprint(&source, &axes, seeds, base_seed);
+            format!(
+                "{SHARD_MARK}{index}/{of} points {} rows-per-point {} fingerprint {fingerprint:016x}\n{}",
+                points.len(),
+                seeds + 1,
+                render_csv(&table)
+            )
+        }
+        None => render(&table, args.format)?,
+    };
+    write_out(args.out.as_deref(), &text)?;
+    Ok(Status::Ok)
+}
+
+pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
+    let mut shards = Vec::new();
+    for path in &args.shards {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the shard file {}", path.display()))?;
+        shards.push((path.display().to_string(), text));
+    }
+    let table = merge_shards(&shards)?;
+    write_out(args.out.as_deref(), &render(&table, args.format)?)?;
+    Ok(Status::Ok)
+}
+
+/// Joins shard files (name, text) into the table the unsharded sweep gives.
+fn merge_shards(shards: &[(String, String)]) -> anyhow::Result<Table> {
+    struct Shard<'t> {
+        name: &'t str,
+        index: usize,
+        of: usize,
+        points: usize,
+        per_point: usize,
+        fingerprint: &'t str,
+        header: &'t str,
+        rows: Vec<&'t str>,
+    }
+    let mut parsed: Vec<Shard<'_>> = Vec::new();
+    for (name, text) in shards {
+        let mut lines = text.lines();
+        let first = lines.next().unwrap_or_default();
+        let fields: Vec<&str> = first
+            .strip_prefix(SHARD_MARK)
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        let shape = match fields.as_slice() {
+            [shard, "points", points, "rows-per-point", per_point, "fingerprint", fingerprint] => {
+                parse_shard(shard).ok().and_then(|(index, of)| {
+                    Some((
+                        index,
+                        of,
+                        points.parse().ok()?,
+                        per_point.parse().ok()?,
+                        *fingerprint,
+                    ))
+                })
+            }
+            _ => None,
+        };
+        let Some((index, of, points, per_point, fingerprint)) = shape else {
+            anyhow::bail!(
+                "{name} is not a shard of `subsim sweep --shard I/N` (its first line should \
+                 start with `{}`); give the files `sweep --shard` wrote",
+                SHARD_MARK.trim()
+            );
+        };
+        let header = lines.next().unwrap_or_default();
+        parsed.push(Shard {
+            name,
+            index,
+            of,
+            points,
+            per_point,
+            fingerprint,
+            header,
+            rows: lines.collect(),
+        });
+    }
+    let Some(first) = parsed.first() else {
+        anyhow::bail!("give the shard files to merge");
+    };
+    for shard in &parsed[1..] {
+        if (
+            shard.of,
+            shard.points,
+            shard.per_point,
+            shard.fingerprint,
+            shard.header,
+        ) != (
+            first.of,
+            first.points,
+            first.per_point,
+            first.fingerprint,
+            first.header,
+        ) {
+            anyhow::bail!(
+                "{} and {} are shards of different sweeps (scenario, --set values, --seeds or \
+                 seed differ); merge only the shards of one `subsim sweep` command",
+                first.name,
+                shard.name
+            );
+        }
+    }
+    let mut by_index: Vec<Option<&Shard<'_>>> = vec![None; first.of];
+    for shard in &parsed {
+        if let Some(other) = by_index[shard.index - 1] {
+            anyhow::bail!(
+                "{} and {} are both shard {}/{}; give each shard once",
+                other.name,
+                shard.name,
+                shard.index,
+                shard.of
+            );
+        }
+        by_index[shard.index - 1] = Some(shard);
+    }
+    let missing: Vec<String> = by_index
+        .iter()
+        .enumerate()
+        .filter(|(_, shard)| shard.is_none())
+        .map(|(index, _)| format!("{}/{}", index + 1, first.of))
+        .collect();
+    if !missing.is_empty() {
+        anyhow::bail!(
+            "shard(s) {} missing: merge needs all {} shards of the sweep",
+            missing.join(", "),
+            first.of
+        );
+    }
+    let mut rows = Vec::new();
+    for point in 0..first.points {
+        let shard = by_index[point % first.of].expect("every shard is present");
+        let local = point / first.of;
+        let start = local * first.per_point;
+        let Some(block) = shard.rows.get(start..start + first.per_point) else {
+            anyhow::bail!(
+                "{} is cut short: rows of point {point} are missing",
+                shard.name
+            );
+        };
+        rows.extend(block.iter().map(|row| split_csv(row)));
+    }
+    Ok(Table {
+        header: split_csv(first.header),
+        rows,
+    })
+}
+
+/// `PATH=V1,V2,…` or `PATH=A..B[:STEP]`.
+fn parse_axis(text: &str) -> anyhow::Result<Axis> {
+    let set = Override::parse(text).map_err(anyhow::Error::msg)?;
+    let value = set.value.trim();
+    let values = if let Some((from, rest)) = value.split_once("..") {
+        let (to, step) = match rest.split_once(':') {
+            Some((to, step)) => (to, Some(step)),
+            None => (rest, None),
+        };
+        range(from.trim(), to.trim(), step.map(str::trim)).map_err(|why| {
+            anyhow::anyhow!(
+                "--set {}={value}: {why}; a range is A..B or A..B:STEP, e.g. 16..32:2",
+                set.path
+            )
+        })?
+    } else {
+        split_values(value)
+    };
+    if values.is_empty() || values.iter().any(|value| value.is_empty()) {
+        anyhow::bail!(
+            "--set {}={value}: give one or more values separated by commas, e.g. 16,20,24, or \
+             a range 16..32:2",
+            set.path
+        );
+    }
+    Ok(Axis {
+        path: set.path,
+        values,
+    })
+}
+
+/// Splits at commas outside parentheses and brackets (`poisson(20/s),every(1s)`).
+fn split_values(text: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    for ch in text.chars() {
+        match ch {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        if ch == ',' && depth == 0 {
+            values.push(current.trim().to_string());
+            current.clear();
+        } else {
+            current.push(ch);
+        }
+    }
+    values.push(current.trim().to_string());
+    values
+}
+
+fn range(from: &str, to: &str, step: Option<&str>) -> Result<Vec<String>, String> {
+    let parse = |text: &str| {
+        text.parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite())
+            .ok_or_else(|| format!("`{text}` is not a number"))
+    };
+    let (a, b) = (parse(from)?, parse(to)?);
+    let step_value = match step {
+        Some(step) => parse(step)?,
+        None => 1.0,
+    };
+    if step_value <= 0.0 {
+        return Err("the step must be above 0".into());
+    }
+    if a > b {
+        return Err(format!("the range is empty ({from} is above {to})"));
+    }
+    let count = ((b - a) / step_value + 1e-9).floor() as u64 + 1;
+    if count > 100_000 {
+        return Err(format!("{count} values is too many (at most 100000)"));
+    }
+    let integral = [from, to, step.unwrap_or("1")]
+        .iter()
+        .all(|text| text.parse::<i64>().is_ok());
+    Ok((0..count)
+        .map(|index| {
+            let value = a + index as f64 * step_value;
+            if integral {
+                format!("{}", value.round() as i64)
+            } else {
+                trim(format!("{value:.9}"))
+            }
+        })
+        .collect())
+}
+
+/// The cross product of the axes' values, the first axis varying slowest; each point is
+/// its overrides.
+fn cross(axes: &[Axis]) -> Vec<Vec<Override>> {
+    let mut points: Vec<Vec<Override>> = vec![Vec::new()];
+    for axis in axes {
+        points = points
+            .into_iter()
+            .flat_map(|point| {
+                axis.values.iter().map(move |value| {
+                    let mut next = point.clone();
+                    next.push(Override {
+                        path: axis.path.clone(),
+                        value: value.clone(),
+                    });
+                    next
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+/// `I/N` with 1 ≤ I ≤ N.
+fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
+    let parsed = text.split_once('/').and_then(|(index, of)| {
+        Some((
+            index.trim().parse::<usize>().ok()?,
+            of.trim().parse::<usize>().ok()?,
+        ))
+    });
+    match parsed {
+        Some((index, of)) if of >= 1 && (1..=of).contains(&index) => Ok((index, of)),
+        _ => anyhow::bail!(
+            "--shard {text}: give I/N with 1 ≤ I ≤ N, e.g. --shard 1/4 … --shard 4/4 (on \
+             Kubernetes, I = JOB_COMPLETION_INDEX + 1)"
+        ),
+    }
+}
+
+/// `METRIC<BOUND` (also `<=`).
+fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
+    let parsed = text
+        .split_once("<=")
+        .or_else(|| text.split_once('<'))
+        .and_then(|(metric, bound)| Some((metric.trim(), bound.trim().parse::<f64>().ok()?)));
+    match parsed {
+        Some((metric, bound)) if STAT_COLUMNS.contains(&metric) && !metric.ends_with("_lo") => {
+            Ok((metric.to_string(), bound))
+        }
+        _ => anyhow::bail!(
+            "--target {text}: give METRIC<BOUND with a statistics column, e.g. \
+             --target 'blocking<0.01' or --target 'wait_p95<30'"
+        ),
+    }
+}
+
+/// The seed of one run: SplitMix64 over the base seed, the point and the replica.
+fn derive_seed(base: u64, point: u64, replica: u64) -> u64 {
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    mix(mix(mix(base) ^ point) ^ replica)
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// A progress bar on stderr, only when it is a terminal.
+fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+/// Runs one point once; its statistics in [`STAT_COLUMNS`] order.
+fn run_point(
+    source: &str,
+    file_name: &str,
+    base_dir: &Path,
+    point: &[Override],
+    seed: u64,
+) -> anyhow::Result<Vec<Cell>> {
+    let loaded = subsim_scenario::parse_scenario_with(source, file_name, base_dir, point)
+        .map_err(|problems| anyhow::anyhow!("{problems}"))?;
+    let model = Model::of(&loaded.spec);
+    let mut summary = Summary::for_spec(&loaded.spec);
+    let report = Simulation::new(loaded.spec)
+        .with_seed(seed)
+        .run(&mut summary);
+    if let Some(limit) = &report.limit {
+        anyhow::bail!(
+            "a run stopped at its safety limit `{}` ({}); raise `session.limits.{}`",
+            limit.limit,
+            limit.value,
+            limit.limit
+        );
+    }
+    let Some(load) = summary.load_report() else {
+        anyhow::bail!("the scenario has no `load` arrivals to measure (after its warm-up)");
+    };
+    let all: TypeReport = load.all;
+    let estimate = |value: Estimate| [Some(value.mean), Some(value.lo), Some(value.hi)];
+    let mut cells = vec![Some(all.arrivals as f64), Some(all.attempts as f64)];
+    cells.extend(estimate(all.blocking));
+    cells.push(Some(all.blocking_attempts));
+    cells.extend(estimate(all.delayed));
+    cells.extend(estimate(all.wait.mean));
+    cells.extend([
+        Some(all.wait.p50),
+        Some(all.wait.p95),
+        Some(all.wait.p99),
+        Some(all.wait.max),
+    ]);
+    cells.extend(estimate(all.running));
+    match all.utilisation {
+        Some(utilisation) => cells.extend(estimate(utilisation)),
+        None => cells.extend([None, None, None]),
+    }
+    cells.push(Some(load.throughput));
+    cells.push(Some(summary.makespan().as_micros() as f64 / 1e6));
+    cells.extend(model.theory(summary.cap()));
+    debug_assert_eq!(cells.len(), STAT_COLUMNS.len());
+    Ok(cells)
+}
+
+/// What queueing theory knows about a load: Poisson arrivals, one `work: DIST` step.
+struct Model {
+    /// Offered load, Erlangs, when arrivals are Poisson and runs one `work` step.
+    load: Option<f64>,
+    /// Whether run times are exponential (Erlang C needs it; Erlang B does not).
+    exponential: bool,
+    /// Mean run time, s.
+    mean_run: f64,
+    retry: Option<Retry>,
+}
+
+impl Model {
+    fn of(spec: &SimSpec) -> Model {
+        let Some(load) = &spec.load else {
+            return Model {
+                load: None,
+                exponential: false,
+                mean_run: 0.0,
+                retry: None,
+            };
+        };
+        let behavior = load.spawn.behavior.clone().or_else(|| {
+            let agent = load.spawn.agent.as_deref()?;
+            spec.agents.get(agent)?.behavior.clone()
+        });
+        let work = match behavior.as_deref() {
+            Some([Step::Work(dist)]) => Some(*dist),
+            _ => None,
+        };
+        let mean_run = work.map_or(0.0, |dist| dist.mean_micros() / 1e6);
+        let offered = match (load.arrivals, work) {
+            (Arrivals::Poisson(rate), Some(_)) => Some(rate * mean_run),
+            _ => None,
+        };
+        Model {
+            load: offered,
+            exponential: matches!(work, Some(Dist::Exp { .. })),
+            mean_run,
+            retry: Some(load.retry),
+        }
+    }
+
+    /// `erlang_b`, `erlang_c`, `erlang_wait` (s) where they apply.
+    fn theory(&self, cap: Option<u32>) -> [Cell; 3] {
+        let (Some(load), Some(cap)) = (self.load, cap) else {
+            return [None, None, None];
+        };
+        match self.retry {
+            Some(Retry::None) => [Some(erlang::erlang_b(cap, load)), None, None],
+            Some(Retry::Queue) if self.exponential && load < f64::from(cap) => [
+                None,
+                Some(erlang::erlang_c(cap, load)),
+                Some(erlang::mean_wait_holding_times(cap, load) * self.mean_run),
+            ],
+            _ => [None, None, None],
+        }
+    }
+}
+
+/// The `replica = all` row: means over replicas; with two or more replicas the interval
+/// is Student's t over the replica means, with one it is the replica's own.
+fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
+    let count = replicas.len();
+    let column =
+        |index: usize| -> Vec<f64> { replicas.iter().filter_map(|row| row[index]).collect() };
+    let mean = |values: &[f64]| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let mut out = Vec::with_capacity(STAT_COLUMNS.len());
+    for (index, name) in STAT_COLUMNS.iter().enumerate() {
+        let values = column(index);
+        let cell = if name.ends_with("_lo") || name.ends_with("_hi") {
+            let base = &name[..name.len() - 3];
+            let base_index = STAT_COLUMNS
+                .iter()
+                .position(|known| *known == base)
+                .expect("every _lo/_hi column follows its mean");
+            let means = column(base_index);
+            if count >= 2 && means.len() == count {
+                let centre = mean(&means).unwrap_or(0.0);
+                let variance = means
+                    .iter()
+                    .map(|value| (value - centre).powi(2))
+                    .sum::<f64>()
+                    / (count - 1) as f64;
+                let half = t_975(count - 1) * (variance / count as f64).sqrt();
+                Some(if name.ends_with("_lo") {
+                    centre - half
+                } else {
+                    centre + half
+                })
+            } else {
+                mean(&values)
+            }
+        } else if *name == "arrivals" || *name == "attempts" {
+            Some(values.iter().sum())
+        } else if *name == "wait_max" {
+            values.iter().copied().reduce(f64::max)
+        } else {
+            mean(&values)
+        };
+        out.push(cell);
+    }
+    out
+}
+
+/// A number cell: whole numbers as integers, others with up to six decimals.
+fn number(cell: Cell) -> String {
+    match cell {
+        None => String::new(),
+        Some(value) if !value.is_finite() => String::new(),
+        Some(value) if value.fract() == 0.0 && value.abs() < 1e15 => format!("{}", value as i64),
+        Some(value) => trim(format!("{value:.6}")),
+    }
+}
+
+fn trim(text: String) -> String {
+    if !text.contains('.') {
+        return text;
+    }
+    let trimmed = text.trim_end_matches('0').trim_end_matches('.');
+    if trimmed == "-0" {
+        "0".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+fn format_name(format: SweepFormat) -> &'static str {
+    match format {
+        SweepFormat::Csv => "csv",
+        SweepFormat::Json => "json",
+        SweepFormat::Svg => "svg",
+    }
+}
+
+fn render(table: &Table, format: SweepFormat) -> anyhow::Result<String> {
+    match format {
+        SweepFormat::Csv => Ok(render_csv(table)),
+        SweepFormat::Json => Ok(render_json(table)),
+        SweepFormat::Svg => crate::chart::render(&table.header, &table.rows),
+    }
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn render_csv(table: &Table) -> String {
+    let mut text = String::new();
+    for row in std::iter::once(&table.header).chain(&table.rows) {
+        let line: Vec<String> = row.iter().map(|cell| csv_field(cell)).collect();
+        text.push_str(&line.join(","));
+        text.push('\n');
+    }
+    text
+}
+
+/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (ch, quoted) {
+            ('"', false) if current.is_empty() => quoted = true,
+            ('"', true) if chars.peek() == Some(&'"') => {
+                current.push('"');
+                chars.next();
+            }
+            ('"', true) => quoted = false,
+            (',', false) => fields.push(std::mem::take(&mut current)),
+            _ => current.push(ch),
+        }
+    }
+    fields.push(current);
+    fields
+}
+
+/// `{"columns": [...], "rows": [{column: value, ...}, ...]}`: numbers as numbers, empty
+/// cells as null, other text as strings.
+fn render_json(table: &Table) -> String {
+    let mut text = String::from("{\"columns\":[");
+    for (index, name) in table.header.iter().enumerate() {
+        if index > 0 {
+            text.push(',');
+        }
+        text.push_str(&json_string(name));
+    }
+    text.push_str("],\"rows\":[");
+    for (row_index, row) in table.rows.iter().enumerate() {
+        if row_index > 0 {
+            text.push(',');
+        }
+        text.push('{');
+        for (index, (name, cell)) in table.header.iter().zip(row).enumerate() {
+            if index > 0 {
+                text.push(',');
+            }
+            text.push_str(&json_string(name));
+            text.push(':');
+            text.push_str(&json_value(cell));
+        }
+        text.push('}');
+    }
+    text.push_str("]}\n");
+    text
+}
+
+fn json_value(cell: &str) -> String {
+    if cell.is_empty() {
+        return "null".into();
+    }
+    let numeric = cell.parse::<f64>().is_ok_and(f64::is_finite)
+        && cell
+            .chars()
+            .all(|ch| ch.is_ascii_digit() || matches!(ch, '-' | '.' | 'e' | 'E' | '+'))
+        && !cell.starts_with('+')
+        && !cell.starts_with('.')
+        && !cell.ends_with('.')
+        && !(cell.len() > 1 && cell.starts_with('0') && !cell.starts_with("0."))
+        && !(cell.starts_with("-0") && cell.len() > 2 && !cell.starts_with("-0."));
+    if numeric {
+        cell.to_string()
+    } else {
+        json_string(cell)
+    }
+}
+
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
+            ch => out.push(ch),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// FNV-1a over what makes two shards parts of the same sweep.
+fn fingerprint(source: &str, axes: &[Axis], seeds: u64, base_seed: u64) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for byte in bytes {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    };
+    eat(source.as_bytes());
+    for axis in axes {
+        eat(axis.path.as_bytes());
+        for value in &axis.values {
+            eat(value.as_bytes());
+        }
+    }
+    eat(&seeds.to_le_bytes());
+    eat(&base_seed.to_le_bytes());
+    hash
+}
+
+/// `--target METRIC<BOUND --vary PATH`: per combination of the other paths, the smallest
+/// value of PATH whose aggregated interval lies wholly under the bound.
+fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f64) -> String {
+    let column = |name: &str| table.header.iter().position(|known| known == name);
+    let vary_index = column(vary).expect("--vary is a --set path");
+    let replica = column("replica").expect("the table has replicas");
+    let mean = column(metric).expect("the target is a column");
+    let hi = column(&format!("{metric}_hi"));
+    let others: Vec<usize> = axes
+        .iter()
+        .filter(|axis| axis.path != vary)
+        .filter_map(|axis| column(&axis.path))
+        .collect();
+    let mut groups: Vec<(Vec<String>, Vec<&Vec<String>>)> = Vec::new();
+    for row in table.rows.iter().filter(|row| row[replica] == "all") {
+        let key: Vec<String> = others.iter().map(|index| row[*index].clone()).collect();
+        match groups.iter_mut().find(|(known, _)| *known == key) {
+            Some((_, rows)) => rows.push(row),
+            None => groups.push((key, vec![row])),
+        }
+    }
+    let mut text = String::new();
+    for (key, mut rows) in groups {
+        rows.sort_by(|a, b| {
+            let value = |row: &Vec<String>| row[vary_index].parse::<f64>().unwrap_or(f64::NAN);
+            value(a).total_cmp(&value(b))
+        });
+        let context = if key.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = others
+                .iter()
+                .zip(&key)
+                .map(|(index, value)| format!("{}={value}", table.header[*index]))
+                .collect();
+            format!(" (with {})", parts.join(", "))
+        };
+        let upper = |row: &Vec<String>| {
+            hi.and_then(|hi| row[hi].parse::<f64>().ok())
+                .or_else(|| row[mean].parse::<f64>().ok())
+        };
+        let found = rows
+            .iter()
+            .find(|row| upper(row).is_some_and(|value| value < bound));
+        match found {
+            Some(row) => {
+                let interval = match hi {
+                    Some(hi) => format!(
+                        " [{}, {}]",
+                        row[column(&format!("{metric}_lo")).unwrap_or(hi)],
+                        row[hi]
+                    ),
+                    None => String::new(),
+                };
+                text.push_str(&format!(
+                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{interval}, 95 % interval wholly under {bound})\n",
+                    row[vary_index], row[mean]
+                ));
+            }
+            None => text.push_str(&format!(
+                "target {metric}<{bound}{context}: no swept value of {vary} meets it (widen the range)\n"
+            )),
+        }
+    }
+    text
+}
+
+fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match path {
+        Some(path) => {
+            let mut file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create the output file {}", path.display()))?;
+            file.write_all(text.as_bytes())
+                .with_context(|| format!("cannot write to {}", path.display()))
+        }
+        None => output::print(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_lists_and_ranges() {
+        let axis = parse_axis("load.arrivals=poisson(20/s),poisson(30/s)").unwrap();
+        assert_eq!(axis.values, ["poisson(20/s)", "poisson(30/s)"]);
+        assert_eq!(parse_axis("c=16..20:2").unwrap().values, ["16", "18", "20"]);
+        assert_eq!(parse_axis("c=1..3").unwrap().values, ["1", "2", "3"]);
+        assert_eq!(
+            parse_axis("x=0.5..1:0.25").unwrap().values,
+            ["0.5", "0.75", "1"]
+        );
+        for bad in ["c=5..3", "c=1..3:0", "c=a..3", "c=", "c=1,,2", "c"] {
+            assert!(parse_axis(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn shards_and_targets() {
+        assert_eq!(parse_shard("2/3").unwrap(), (2, 3));
+        for bad in ["3/2", "0/2", "1/0", "x", "1/"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_target("blocking<0.01").unwrap(),
+            ("blocking".to_string(), 0.01)
+        );
+        assert!(parse_target("blockng<0.01").is_err());
+    }
+
+    #[test]
+    fn seeds_differ_by_point_and_replica() {
+        let seeds = [
+            derive_seed(0, 0, 0),
+            derive_seed(0, 0, 1),
+            derive_seed(0, 1, 0),
+            derive_seed(1, 0, 0),
+        ];
+        for (index, seed) in seeds.iter().enumerate() {
+            assert!(!seeds[index + 1..].contains(seed));
+        }
+        assert_eq!(derive_seed(7, 3, 2), derive_seed(7, 3, 2));
+    }
+
+    #[test]
+    fn csv_round_trips_and_json_types() {
+        let row = vec![
+            "poisson(2/s)".to_string(),
+            "a,\"b\"".into(),
+            "".into(),
+            "1.5".into(),
+        ];
+        assert_eq!(
+            split_csv(
+                &render_csv(&Table {
+                    header: row.clone(),
+                    rows: vec![]
+                })
+                .trim_end()
+            ),
+            row
+        );
+        assert_eq!(json_value("1.5"), "1.5");
+        assert_eq!(json_value("all"), "\"all\"");
+        assert_eq!(json_value(""), "null");
+        assert_eq!(json_value("007"), "\"007\"");
+        assert_eq!(number(Some(3.0)), "3");
+        assert_eq!(number(Some(0.1234567)), "0.123457");
+        assert_eq!(number(None), "");
+    }
+}

@@ -1,0 +1,408 @@
+//! Estimators for run statistics in bounded memory: [`BatchMeans`] (a mean with its 95 %
+//! confidence interval from batch means within one run) and [`Quantiles`] (mean, p50, p95,
+//! p99 and max of durations, exact for small samples, an HDR histogram beyond).
+//!
+//! Both cost a few arithmetic operations per observation and never grow with the run:
+//! batch means keep at most [`MAX_BATCHES`] batches (adjacent batches are merged, doubling
+//! the batch size, when they fill up), and quantiles keep at most [`EXACT_SAMPLES`] values
+//! before moving to a histogram with three significant digits.
+
+use hdrhistogram::Histogram;
+
+/// Batches kept at most; when full, adjacent pairs are merged (so 32 to 64 remain).
+pub const MAX_BATCHES: usize = 64;
+/// Samples kept exactly before [`Quantiles`] switches to a histogram.
+pub const EXACT_SAMPLES: usize = 4_096;
+
+/// A mean with its 95 % confidence interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Estimate {
+    /// The point estimate.
+    pub mean: f64,
+    /// Lower end of the 95 % interval (the mean itself when there are too few batches).
+    pub lo: f64,
+    /// Upper end.
+    pub hi: f64,
+}
+
+impl Estimate {
+    /// The estimate scaled by `factor` (e.g. µs → s, running → utilisation).
+    pub fn scaled(self, factor: f64) -> Estimate {
+        Estimate {
+            mean: self.mean * factor,
+            lo: self.lo * factor,
+            hi: self.hi * factor,
+        }
+    }
+}
+
+/// The method of batch means: observations (value, weight) in the order they occur are
+/// grouped into consecutive batches of equal count; the batch means are nearly independent
+/// when batches are long compared with the run's correlation time, and Student's t over
+/// them gives the interval.
+///
+/// ```
+/// use subsim_engine::stats::BatchMeans;
+/// let mut blocked = BatchMeans::default();
+/// for index in 0..10_000u64 {
+///     blocked.add(if index % 10 == 0 { 1.0 } else { 0.0 }, 1.0);
+/// }
+/// let estimate = blocked.estimate();
+/// assert!((estimate.mean - 0.1).abs() < 1e-12);
+/// assert!(estimate.lo <= 0.1 && 0.1 <= estimate.hi);
+/// ```
+#[derive(Clone, Debug)]
+pub struct BatchMeans {
+    /// Observations per complete batch.
+    batch_size: u64,
+    /// Complete batches: (Σ value·weight, Σ weight).
+    batches: Vec<(f64, f64)>,
+    /// The batch being filled.
+    current: (f64, f64),
+    current_count: u64,
+    /// Over everything, the incomplete batch included.
+    total: (f64, f64),
+}
+
+impl Default for BatchMeans {
+    fn default() -> BatchMeans {
+        BatchMeans {
+            batch_size: 1,
+            batches: Vec::new(),
+            current: (0.0, 0.0),
+            current_count: 0,
+            total: (0.0, 0.0),
+        }
+    }
+}
+
+impl BatchMeans {
+    /// One observation with its weight (1 for a count, a duration for a time average).
+    #[inline]
+    pub fn add(&mut self, value: f64, weight: f64) {
+        let weighted = value * weight;
+        self.total.0 += weighted;
+        self.total.1 += weight;
+        self.current.0 += weighted;
+        self.current.1 += weight;
+        self.current_count += 1;
+        if self.current_count == self.batch_size {
+            self.close_batch();
+        }
+    }
+
+    #[cold]
+    fn close_batch(&mut self) {
+        self.batches.push(self.current);
+        self.current = (0.0, 0.0);
+        self.current_count = 0;
+        if self.batches.len() == MAX_BATCHES {
+            let merged: Vec<(f64, f64)> = self
+                .batches
+                .chunks(2)
+                .map(|pair| (pair[0].0 + pair[1].0, pair[0].1 + pair[1].1))
+                .collect();
+            self.batches = merged;
+            self.batch_size *= 2;
+        }
+    }
+
+    /// Total weight seen (the number of observations for weight 1).
+    pub fn weight(&self) -> f64 {
+        self.total.1
+    }
+
+    /// The weighted mean (0 with no weight).
+    pub fn mean(&self) -> f64 {
+        if self.total.1 > 0.0 {
+            self.total.0 / self.total.1
+        } else {
+            0.0
+        }
+    }
+
+    /// The mean and its 95 % interval; the interval is the mean itself with fewer than
+    /// two complete batches.
+    pub fn estimate(&self) -> Estimate {
+        let mean = self.mean();
+        let means: Vec<f64> = self
+            .batches
+            .iter()
+            .filter(|(_, weight)| *weight > 0.0)
+            .map(|(sum, weight)| sum / weight)
+            .collect();
+        let count = means.len();
+        if count < 2 {
+            return Estimate {
+                mean,
+                lo: mean,
+                hi: mean,
+            };
+        }
+        let batch_mean = means.iter().sum::<f64>() / count as f64;
+        let variance = means
+            .iter()
+            .map(|value| (value - batch_mean).powi(2))
+            .sum::<f64>()
+            / (count - 1) as f64;
+        let half = t_975(count - 1) * (variance / count as f64).sqrt();
+        Estimate {
+            mean,
+            lo: mean - half,
+            hi: mean + half,
+        }
+    }
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (a table to 30, then the
+/// Cornish–Fisher expansion, accurate to 1e-4 there).
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    if df == 0 {
+        return f64::INFINITY;
+    }
+    if df <= TABLE.len() {
+        return TABLE[df - 1];
+    }
+    let z: f64 = 1.959_964;
+    let n = df as f64;
+    z + (z.powi(3) + z) / (4.0 * n)
+        + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n)
+        + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / (384.0 * n.powi(3))
+}
+
+/// Mean, percentiles and maximum of durations (µs), with the mean's interval.
+#[derive(Clone, Debug, Default)]
+pub struct Quantiles {
+    /// Zeros, counted apart (a wait that did not happen is the common case).
+    zeros: u64,
+    /// Other values while there are at most [`EXACT_SAMPLES`] of them.
+    exact: Vec<u64>,
+    /// All values once there were more.
+    histogram: Option<Histogram<u64>>,
+    max: u64,
+    mean: BatchMeans,
+}
+
+/// Records `value`, growing the (auto-resizing) histogram's range when needed; a value
+/// beyond any range is kept at the top.
+#[inline]
+fn record(histogram: &mut Histogram<u64>, value: u64) {
+    if histogram.record(value).is_err() {
+        histogram.saturating_record(value);
+    }
+}
+
+/// What [`Quantiles`] reports, in µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Distribution {
+    /// How many values.
+    pub count: u64,
+    /// Mean with its 95 % interval.
+    pub mean: Estimate,
+    /// Median (nearest rank).
+    pub p50: u64,
+    /// 95th percentile (nearest rank).
+    pub p95: u64,
+    /// 99th percentile (nearest rank).
+    pub p99: u64,
+    /// Largest value.
+    pub max: u64,
+}
+
+impl Quantiles {
+    /// One value, µs.
+    #[inline]
+    pub fn record(&mut self, value: u64) {
+        self.mean.add(value as f64, 1.0);
+        if value == 0 {
+            self.zeros += 1;
+            return;
+        }
+        self.max = self.max.max(value);
+        match &mut self.histogram {
+            Some(histogram) => record(histogram, value),
+            None => {
+                self.exact.push(value);
+                if self.exact.len() > EXACT_SAMPLES {
+                    self.spill();
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn spill(&mut self) {
+        // Three significant digits: every percentile within 0.1 % of the exact one.
+        let mut histogram =
+            Histogram::<u64>::new(3).expect("three significant digits is a valid precision");
+        for value in self.exact.drain(..) {
+            record(&mut histogram, value);
+        }
+        self.exact = Vec::new();
+        self.histogram = Some(histogram);
+    }
+
+    /// How many values.
+    pub fn count(&self) -> u64 {
+        self.mean.weight() as u64
+    }
+
+    /// Count, mean with interval, p50, p95, p99 and max (all zero when empty).
+    pub fn distribution(&self) -> Distribution {
+        let count = self.count();
+        if count == 0 {
+            return Distribution::default();
+        }
+        let (p50, p95, p99) = match &self.histogram {
+            Some(histogram) => {
+                let mut histogram = histogram.clone();
+                if self.zeros > 0 {
+                    let _ = histogram.record_n(0, self.zeros);
+                }
+                let at = |quantile: f64| histogram.value_at_quantile(quantile).min(self.max);
+                (at(0.50), at(0.95), at(0.99))
+            }
+            None => {
+                let mut sorted = self.exact.clone();
+                sorted.sort_unstable();
+                // Nearest rank over the zeros followed by the sorted other values.
+                let zeros = self.zeros as usize;
+                let rank = |percent: usize| {
+                    let rank = (zeros + sorted.len()) * percent;
+                    let index = rank.div_ceil(100) - 1;
+                    if index < zeros {
+                        0
+                    } else {
+                        sorted[index - zeros]
+                    }
+                };
+                (rank(50), rank(95), rank(99))
+            }
+        };
+        Distribution {
+            count,
+            mean: self.mean.estimate(),
+            p50,
+            p95,
+            p99,
+            max: self.max,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_stay_bounded_and_the_mean_is_exact() {
+        let mut means = BatchMeans::default();
+        for index in 0..1_000_003u64 {
+            means.add((index % 7) as f64, 1.0);
+        }
+        assert!(means.batches.len() < MAX_BATCHES && means.batches.len() >= MAX_BATCHES / 2);
+        let expected = (0..1_000_003u64).map(|i| (i % 7) as f64).sum::<f64>() / 1_000_003.0;
+        assert!((means.mean() - expected).abs() < 1e-9);
+        let estimate = means.estimate();
+        assert!(estimate.lo <= estimate.mean && estimate.mean <= estimate.hi);
+        assert!(estimate.hi - estimate.lo < 0.01, "{estimate:?}");
+    }
+
+    #[test]
+    fn the_interval_covers_the_true_mean_about_95_percent_of_the_time() {
+        // Independent uniform draws from a fixed LCG: 200 runs, each of 10,000 values.
+        let mut state: u64 = 12_345;
+        let mut covered = 0;
+        for _ in 0..200 {
+            let mut means = BatchMeans::default();
+            for _ in 0..10_000 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                means.add((state >> 11) as f64 / (1u64 << 53) as f64, 1.0);
+            }
+            let estimate = means.estimate();
+            if estimate.lo <= 0.5 && 0.5 <= estimate.hi {
+                covered += 1;
+            }
+        }
+        assert!((180..=200).contains(&covered), "covered {covered} of 200");
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert_eq!(t_975(1), 12.706);
+        assert!((t_975(31) - 2.0395).abs() < 1e-3);
+        assert!((t_975(60) - 2.0003).abs() < 1e-3);
+        assert!((t_975(1_000_000) - 1.96).abs() < 1e-3);
+        assert!(t_975(0).is_infinite());
+    }
+
+    #[test]
+    fn small_samples_are_exact() {
+        let mut quantiles = Quantiles::default();
+        for value in (1..=100u64).rev() {
+            quantiles.record(value * 1_000);
+        }
+        let mut with_zeros = Quantiles::default();
+        for value in (1..=4u64).chain([0; 6]) {
+            with_zeros.record(value);
+        }
+        let distribution = with_zeros.distribution();
+        assert_eq!(
+            (
+                distribution.p50,
+                distribution.p95,
+                distribution.max,
+                distribution.count
+            ),
+            (0, 4, 4, 10)
+        );
+        let distribution = quantiles.distribution();
+        assert_eq!(distribution.count, 100);
+        assert_eq!(
+            (
+                distribution.p50,
+                distribution.p95,
+                distribution.p99,
+                distribution.max
+            ),
+            (50_000, 95_000, 99_000, 100_000)
+        );
+        assert!((distribution.mean.mean - 50_500.0).abs() < 1e-9);
+        assert_eq!(Quantiles::default().distribution(), Distribution::default());
+    }
+
+    #[test]
+    fn large_samples_are_within_the_histogram_precision() {
+        let mut quantiles = Quantiles::default();
+        let mut exact = Vec::new();
+        let mut state: u64 = 99;
+        for _ in 0..200_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let value = (state >> 40) % 60_000_000;
+            quantiles.record(value);
+            exact.push(value);
+        }
+        exact.sort_unstable();
+        let distribution = quantiles.distribution();
+        assert!(quantiles.exact.is_empty() && quantiles.histogram.is_some());
+        for (percent, measured) in [
+            (50, distribution.p50),
+            (95, distribution.p95),
+            (99, distribution.p99),
+        ] {
+            let truth = exact[(exact.len() * percent).div_ceil(100) - 1];
+            let error = (measured as f64 - truth as f64).abs() / truth as f64;
+            assert!(error <= 1e-3, "p{percent}: {measured} vs exact {truth}");
+        }
+        assert_eq!(distribution.max, *exact.last().unwrap());
+    }
+}
