@@ -960,7 +960,7 @@ mod tests {
         ];
         assert_eq!(
             split_csv(
-                &render_csv(&Table {
+                render_csv(&Table {
                     header: row.clone(),
                     rows: vec![]
                 })
