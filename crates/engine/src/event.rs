@@ -644,6 +644,7 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "name",
             "background",
             "fork",
+            "arrival",
         ],
         "spawn_rejected" => &[
             "caller",
