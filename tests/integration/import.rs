@@ -208,3 +208,131 @@ fn a_wait_for_a_named_agent_replays_task_output_with_block() {
         imported.yaml
     );
 }
+
+#[test]
+fn a_report_names_each_fact_the_replay_misses() {
+    // The same session under 2.1.100, where only main may spawn (before 2.1.172: the
+    // lead's nested spawn is refused) and an API error is reported as findings, not as a
+    // failure (before 2.1.199, ERR-2): the report says which facts that breaks.
+    let session = fixtures().join("v2.1.200-edge-cases/e7f6a5b4-c3d2-4e1f-8a9b-0c1d2e3f4a5b.jsonl");
+    let mut imported = import_session(&session, ImportOptions::default()).expect("imports");
+    imported.yaml = imported
+        .yaml
+        .replace("version: \"2.1.200\"", "version: \"2.1.100\"");
+    let report = fidelity(&imported).expect("loads");
+    assert_eq!((report.reproduced, report.observed), (7, 10), "{report}");
+    let text = report.to_string();
+    assert!(
+        text.starts_with("7 of 10 observed facts reproduced\n"),
+        "{text}"
+    );
+    assert!(text.contains("mismatch: fact 3: Agent call benchmark-the-old-code (general-purpose) failed in the background: expected benchmark-the-old-code ends failed, got benchmark-the-old-code: completed"), "{text}");
+    assert!(
+        text.contains(
+            "mismatch: fact 6: Agent call find-call-sites (Explore) ran in the foreground"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("mismatch: fact 7: Agent call find-call-sites (Explore) completed"),
+        "{text}"
+    );
+}
+
+mod damaged {
+    //! Damaged transcripts (lines dropped, repeated, reordered, cut, garbage in between)
+    //! never panic the importer: it writes a scenario that loads, or says the file is not
+    //! a transcript.
+    use proptest::prelude::*;
+
+    use super::*;
+    use subsim_scenario::import::ImportError;
+
+    fn lines() -> Vec<String> {
+        let main = fixtures().join("v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+        std::fs::read_to_string(main)
+            .expect("fixture")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn damaged_transcripts_never_panic(
+            picks in proptest::collection::vec(0usize..64, 0..24),
+            cut in proptest::option::of((0usize..64, 0usize..4000)),
+            garbage in proptest::option::of(0usize..24),
+        ) {
+            let source = lines();
+            let mut chosen: Vec<String> = picks.iter().map(|&i| source[i % source.len()].clone()).collect();
+            if let (Some((line, at)), false) = (cut, chosen.is_empty()) {
+                let index = line % chosen.len();
+                let text = &chosen[index];
+                let at = text.char_indices().map(|(i, _)| i).nth(at % text.chars().count().max(1)).unwrap_or(0);
+                chosen[index] = text[..at].to_string();
+            }
+            if let (Some(at), false) = (garbage, chosen.is_empty()) {
+                chosen.insert(at % chosen.len(), "{\"type\": 7, \"uuid\": [1, 2]}".to_string());
+            }
+            let dir = std::env::temp_dir().join(format!("subsim-import-prop-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let path = dir.join("session.jsonl");
+            std::fs::write(&path, chosen.join("\n")).expect("write");
+            match import_session(&path, ImportOptions::default()) {
+                Ok(imported) => {
+                    let report = fidelity(&imported).expect("an import always loads");
+                    prop_assert!(report.reproduced <= report.observed);
+                }
+                Err(ImportError::Internal { message }) => {
+                    prop_assert!(false, "the import wrote a scenario that does not load: {message}");
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn a_print_mode_session_is_imported_as_headless() {
+    let dir = std::env::temp_dir().join(format!("subsim-import-headless-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("0f0e0d0c-0000-4000-8000-000000000001.jsonl");
+    let lines = [
+        r#"{"parentUuid":null,"type":"user","entrypoint":"sdk-cli","sessionId":"s","version":"2.1.90","message":{"role":"user","content":"go"},"uuid":"u1","timestamp":"2026-01-01T00:00:00.000Z"}"#,
+        r#"{"parentUuid":"u1","type":"assistant","entrypoint":"sdk-cli","sessionId":"s","version":"2.1.90","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Agent","input":{"description":"Quick look","prompt":"look","subagent_type":"Explore"}}]},"uuid":"a1","timestamp":"2026-01-01T00:00:01.000Z"}"#,
+        r#"{"parentUuid":"a1","type":"user","entrypoint":"sdk-cli","sessionId":"s","version":"2.1.90","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]},"toolUseResult":{"status":"completed","agentId":"x1","totalDurationMs":4000},"uuid":"r1","timestamp":"2026-01-01T00:00:05.000Z"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let imported = import_session(&path, ImportOptions::default()).expect("imports");
+    assert!(
+        imported.yaml.contains("\n  kind: headless"),
+        "{}",
+        imported.yaml
+    );
+    assert!(
+        imported.yaml.contains("        - work: 4s\n"),
+        "{}",
+        imported.yaml
+    );
+    let report = fidelity(&imported).expect("loads");
+    assert_eq!(report.reproduced, report.observed, "{report}");
+    // Without a version the scenario runs under the default, and the importer says so.
+    let unversioned: Vec<String> = lines
+        .iter()
+        .map(|line| line.replace(r#""version":"2.1.90","#, ""))
+        .collect();
+    std::fs::write(&path, unversioned.join("\n")).expect("write");
+    let imported = import_session(&path, ImportOptions::default()).expect("imports");
+    assert!(
+        imported
+            .warnings
+            .iter()
+            .any(|warning| warning.contains("names no version")),
+        "{:?}",
+        imported.warnings
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -184,6 +184,8 @@ struct Builder {
     custom_types: BTreeSet<String>,
     refused_types: BTreeSet<String>,
     spawn_calls: usize,
+    /// `session.kind` when the transcript says it was not an interactive session.
+    kind: Option<&'static str>,
     main_notices: Vec<super::transcript::Notice>,
 }
 
@@ -225,6 +227,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         custom_types: BTreeSet::new(),
         refused_types: BTreeSet::new(),
         spawn_calls: 0,
+        kind: None,
         main_notices: main.notices.clone(),
     };
     let main_steps = builder.script(&main, t0, None, 0);
@@ -248,6 +251,20 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
             version.as_deref().unwrap_or("the default")
         ));
     }
+    if version.is_none() {
+        builder.warnings.push(
+            "the transcript names no version; the scenario runs under the simulator's default \
+             (set session.version to the session's)"
+                .to_string(),
+        );
+    }
+    // `claude -p` writes `sdk-cli`, the Agent SDKs `sdk-ts` / `sdk-py`; the terminal `cli`.
+    let kind = match main.entrypoint.as_deref() {
+        Some("sdk-cli") => Some("headless"),
+        Some(entry) if entry.starts_with("sdk") => Some("sdk"),
+        _ => None,
+    };
+    builder.kind = kind;
     let yaml = builder.render(
         path,
         &session_id,
@@ -925,6 +942,9 @@ impl Builder {
             "  The expect: block is what the session showed; `subsim check` says whether the model reproduces it."
         );
         let _ = writeln!(y, "session:");
+        if let Some(kind) = self.kind {
+            let _ = writeln!(y, "  kind: {kind}   # from the transcript's `entrypoint`");
+        }
         match version {
             Some(version) => {
                 let _ = writeln!(y, "  version: {}", quote(version));

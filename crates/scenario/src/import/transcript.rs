@@ -85,6 +85,8 @@ pub(crate) struct Conversation {
     pub session_id: Option<String>,
     /// `agentId` of the first line that has one (subagent files).
     pub agent_id: Option<String>,
+    /// The first `entrypoint` (`cli`, `sdk-cli`, `sdk-ts`, …), when lines carry one.
+    pub entrypoint: Option<String>,
     /// The first `version`, and each later change with its line.
     pub versions: Vec<(usize, String)>,
     /// The first and last structure-ordered times.
@@ -232,6 +234,12 @@ pub(crate) fn conversation(entries: &[Entry]) -> Conversation {
         if conv.agent_id.is_none() {
             conv.agent_id = value
                 .get("agentId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if conv.entrypoint.is_none() {
+            conv.entrypoint = value
+                .get("entrypoint")
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
