@@ -8,3 +8,4 @@ mod properties;
 mod queueing;
 mod scale;
 mod scenarios;
+mod ties;

@@ -29,6 +29,17 @@ pub enum Command {
     /// Parse and validate scenario files without running them; folders are searched for
     /// *.yaml and *.yml.
     Validate(ValidateArgs),
+    /// Run a scenario under every ordering of its same-instant ties and check `expect:`
+    /// under each.
+    ///
+    /// Wakes due at the same virtual instant that could affect each other (Agent calls,
+    /// finishes, prompts and answers, the person's actions, …) are run in every order, up
+    /// to --max-orderings runs; wakes that touch only their own run (a step that starts
+    /// `work`) or do nothing are not permuted. Prints each distinct outcome and, for every
+    /// ordering where an expectation fails, the `subsim run FILE --order …` that replays
+    /// it, then "N orderings, K distinct outcomes". Exit 0 when every ordering meets
+    /// `expect:`, 1 when some do not, 2 on bad input.
+    Explore(ExploreArgs),
     /// Show the subagent panel and the /tasks list at one instant of a scenario's run.
     ///
     /// The scenario runs in virtual time up to and including --at, then stops; the panel
@@ -226,6 +237,14 @@ pub struct RunArgs {
     /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=N` (applied after --set).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cap: Option<u32>,
+    /// Replay an ordering of same-instant ties as `subsim explore` prints it: the choice
+    /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default).
+    #[arg(long, value_name = "CHOICES", value_parser = parse_order)]
+    pub order: Option<Order>,
+    /// Also run the scenario twice more and compare the hashes of the two traces; exit 1
+    /// (with both hashes) when they differ.
+    #[arg(long)]
+    pub check_determinism: bool,
 }
 
 impl RunArgs {
@@ -298,6 +317,27 @@ pub struct ValidateArgs {
     /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+/// `subsim explore`.
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// Run at most N orderings.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_orderings: u64,
+    /// Seed of every random stream (overrides the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// `--order`: the choice at each tie point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Order(pub Vec<usize>);
+
+fn parse_order(text: &str) -> Result<Order, String> {
+    subsim_engine::explore::parse_order(text).map(Order)
 }
 
 /// `subsim panel`.

@@ -290,7 +290,7 @@ fn check_file(path: &Path, filter: Option<&str>, seeds: u64, color: bool) -> Opt
 }
 
 /// Does the file expect its run to be cut short (a `limit_reached` event in a filter)?
-fn expects_limit(expectations: &[Located]) -> bool {
+pub(crate) fn expects_limit(expectations: &[Located]) -> bool {
     expectations.iter().any(|located| {
         !matches!(located.expectation, Expectation::NoEvent(_))
             && located.expectation.filters().iter().any(|filter| {

@@ -13,6 +13,7 @@ mod diagnostics;
 mod diff;
 mod erlang_cmd;
 mod explain;
+mod explore;
 mod import;
 mod output;
 mod panel;
@@ -83,6 +84,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
         Command::Validate(args) => check::validate(args),
+        Command::Explore(args) => explore::explore(args),
         Command::Panel(args) => panel::panel(args),
         Command::Rules(args) => rules_cmd::rules(args),
         Command::Explain(args) => explain::explain(args),

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use subsim_engine::explore::Replay;
 use subsim_engine::render::{JsonlWriter, TextWriter};
 use subsim_engine::sink::Collect;
 use subsim_engine::summary::Summary;
@@ -55,11 +56,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         }
     }
     tracing::debug!(format = ?args.format, seed = ?args.seed, "running");
+    // `--order` (ties replayed as `explore` printed them) and `--check-determinism`.
+    let order = args.order.clone().map(|order| order.0);
+    let mut ties = order.clone().map(Replay::new);
+    let determinism = args
+        .check_determinism
+        .then(|| (simulation.spec().clone(), order));
     let (report, written) = match args.realtime {
-        Some(speed) => realtime(simulation, out, args.format, speed)?,
-        None => batch(simulation, out, args.format, summary),
+        Some(speed) => realtime(simulation, out, args.format, speed, ties.as_mut())?,
+        None => batch(simulation, out, args.format, summary, ties.as_mut()),
     };
-    finish_with(written, Some(report), &args)
+    let status = finish_with(written, Some(report), &args)?;
+    if let Some(replay) = &ties {
+        crate::explore::check_replay(replay)?;
+    }
+    match determinism {
+        Some((spec, order)) => crate::explore::check_determinism(spec, order, status),
+        None => Ok(status),
+    }
+}
+
+/// Runs `simulation` into `sink`, with `ties` choosing at same-instant ties if given.
+fn simulate(simulation: Simulation, sink: &mut dyn Sink, ties: Option<&mut Replay>) -> RunReport {
+    match ties {
+        Some(ties) => simulation.run_with_ties(sink, ties),
+        None => simulation.run(sink),
+    }
 }
 
 /// Reports the end of a run: an output error, the engine's notes, a safety limit.
@@ -109,20 +131,21 @@ fn batch(
     out: Box<dyn Write>,
     format: Format,
     mut summary: Summary,
+    ties: Option<&mut Replay>,
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
             let mut writer = TextWriter::new(out);
-            let report = simulation.run(&mut writer);
+            let report = simulate(simulation, &mut writer, ties);
             (report, writer.finish().map(drop))
         }
         Format::Jsonl => {
             let mut writer = JsonlWriter::new(out);
-            let report = simulation.run(&mut writer);
+            let report = simulate(simulation, &mut writer, ties);
             (report, writer.finish().map(drop))
         }
         Format::Summary | Format::Json => {
-            let report = simulation.run(&mut summary);
+            let report = simulate(simulation, &mut summary, ties);
             let text = if format == Format::Json {
                 summary.render_json()
             } else {
@@ -145,9 +168,10 @@ fn realtime(
     out: Box<dyn Write>,
     format: Format,
     speed: f64,
+    ties: Option<&mut Replay>,
 ) -> anyhow::Result<(RunReport, io::Result<()>)> {
     let mut trace = Collect::default();
-    let report = simulation.run(&mut trace);
+    let report = simulate(simulation, &mut trace, ties);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

@@ -395,3 +395,92 @@ fn validate_takes_folders_and_exits_2_when_one_file_is_bad() {
     let output = subsim(&["validate", dir.path().join("good.yaml").to_str().unwrap()]);
     assert_eq!(code(&output), 0);
 }
+
+/// The repository's scenario written for `explore`.
+fn race() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/cap/a-spawn-racing-a-finish-at-a-full-cap.yaml")
+        .to_str()
+        .expect("UTF-8 path")
+        .to_string()
+}
+
+#[test]
+fn explore_reports_the_orderings_and_a_reproducer_that_replays_the_failure() {
+    let race = race();
+    let output = subsim(&["explore", &race]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.ends_with("2 orderings, 2 distinct outcomes\n"),
+        "{text}"
+    );
+    let reproducer = format!("subsim run {race} --order 1");
+    assert!(text.contains(&reproducer), "{text}");
+    assert!(
+        text.contains("second: completed (outcome 1: never started)"),
+        "{text}"
+    );
+    // The reproducer replays it: `second` starts instead of being rejected.
+    let replayed = subsim(&["run", &race, "--order", "1", "--format", "jsonl"]);
+    assert_eq!(code(&replayed), 0);
+    let trace = stdout(&replayed);
+    assert!(trace.contains(r#""kind":"agent_started","agent":"a2","name":"second""#));
+    assert!(!trace.contains("spawn_rejected"));
+    // `--order 0` is the plain run, byte for byte.
+    let plain = subsim(&["run", &race, "--format", "jsonl"]);
+    let zero = subsim(&["run", &race, "--format", "jsonl", "--order", "0"]);
+    assert_eq!(stdout(&plain), stdout(&zero));
+    assert!(stdout(&plain).contains("spawn_rejected"));
+}
+
+#[test]
+fn explore_exits_0_when_every_ordering_passes_and_2_on_bad_input() {
+    let dir = TempDir::new("explore");
+    let good = dir.write("good.yaml", &passing("good"));
+    let output = subsim(&["explore", good.to_str().unwrap()]);
+    assert_eq!(code(&output), 0, "{}", stdout(&output));
+    assert!(stdout(&output).ends_with("2 orderings, 1 distinct outcome\n"));
+    let bad = dir.write("bad.yaml", "name: bad\nmain: [{wrok: 1s}]\n");
+    let output = subsim(&["explore", bad.to_str().unwrap()]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("bad.yaml:2:"),
+        "{}",
+        stderr(&output)
+    );
+    let output = subsim(&["explore", &race(), "--max-orderings", "0"]);
+    assert_eq!(code(&output), 2);
+    // A bound stops it early, and says so.
+    let output = subsim(&["explore", &race(), "--max-orderings", "1"]);
+    assert_eq!(code(&output), 0);
+    assert!(stdout(&output).contains("stopped at --max-orderings 1: more orderings remain"));
+    assert!(stdout(&output).ends_with("1 ordering, 1 distinct outcome\n"));
+}
+
+#[test]
+fn run_order_out_of_range_or_malformed_is_bad_input() {
+    let race = race();
+    let output = subsim(&["run", &race, "--order", "2"]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("tie point 1 had 2 options"),
+        "{}",
+        stderr(&output)
+    );
+    let output = subsim(&["run", &race, "--order", "1,x"]);
+    assert_eq!(code(&output), 2);
+    assert!(stderr(&output).contains("is not an ordering"));
+}
+
+#[test]
+fn run_check_determinism_compares_two_more_runs() {
+    let output = subsim(&["run", &race(), "--check-determinism", "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let note = stderr(&output);
+    assert!(
+        note.contains("deterministic: two more runs wrote the same trace"),
+        "{note}"
+    );
+    assert!(note.contains("FNV-1a "), "{note}");
+}

@@ -36,6 +36,7 @@ pub mod dist;
 pub mod erlang;
 pub mod event;
 pub mod expect;
+pub mod explore;
 pub mod render;
 pub mod sim;
 pub mod sink;
@@ -45,7 +46,7 @@ pub mod summary;
 pub mod time;
 
 pub use event::{AgentRef, Event, EventKind, Outcome};
-pub use sim::{LimitHit, RunReport, Simulation};
+pub use sim::{LimitHit, RunReport, Simulation, TieBreak};
 pub use sink::Sink;
 pub use spec::SimSpec;
 pub use time::SimTime;

@@ -45,6 +45,9 @@ mod observe;
 mod person;
 mod spawn;
 mod steps;
+mod ties;
+
+pub use ties::TieBreak;
 
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +115,16 @@ impl Simulation {
     /// Runs to the end (or to a safety limit), handing every event to `sink`.
     pub fn run(self, sink: &mut dyn Sink) -> RunReport {
         let mut kernel = Kernel::new(self.spec, sink);
+        kernel.run();
+        kernel.report()
+    }
+
+    /// [`Simulation::run`], with `ties` choosing which of the same-instant wakes that could
+    /// affect each other runs next (see [`TieBreak`]). A `ties` that always answers 0 gives
+    /// exactly the trace of `run`.
+    pub fn run_with_ties(self, sink: &mut dyn Sink, ties: &mut dyn TieBreak) -> RunReport {
+        let mut kernel = Kernel::new(self.spec, sink);
+        kernel.ties = Some(ties);
         kernel.run();
         kernel.report()
     }
@@ -408,6 +421,8 @@ struct Kernel<'s> {
     last_type: Option<(Rc<str>, usize)>,
     /// `run_until`: stop before the first wake after this instant.
     stop_at: Option<SimTime>,
+    /// `run_with_ties`: who picks among same-instant wakes (`None`: scheduling order).
+    ties: Option<&'s mut dyn TieBreak>,
     /// The load generator's pending arrival `(time, seq)`.
     next_arrival: Option<(SimTime, u64)>,
     trace_seq: u64,
@@ -690,6 +705,7 @@ impl<'s> Kernel<'s> {
             now_queue: VecDeque::new(),
             next_arrival: None,
             stop_at: None,
+            ties: None,
             last_type: None,
             trace_seq: 0,
             limit: None,
@@ -898,7 +914,11 @@ impl<'s> Kernel<'s> {
                 self.schedule_arrival(first);
             }
         }
-        while let Some((time, wake)) = self.pop_next() {
+        while let Some((time, wake)) = if self.ties.is_some() {
+            self.pop_chosen()
+        } else {
+            self.pop_next()
+        } {
             if self.limit.is_some() || self.stop_at.is_some_and(|stop| time > stop) {
                 break;
             }

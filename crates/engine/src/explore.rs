@@ -1,0 +1,257 @@
+//! `explore`: runs a scenario under every ordering of its same-instant ties that could
+//! differ (see [`crate::sim::TieBreak`] for which wakes take part), checks its `expect:`
+//! block under each, and groups the runs by outcome.
+//!
+//! An ordering is the list of choices made at the tie points of a run, in order (0 =
+//! scheduling order); choices past the end of the list are 0, so the empty list is the
+//! plain run. The orderings are enumerated depth first, like an odometer, by re-running
+//! the scenario from the start with a longer or different prefix: run *k+1* takes the
+//! choices of run *k* up to its last tie point that had an option left, and the next
+//! option there. Everything is deterministic: the same scenario, seed and bound give the
+//! same orderings in the same order.
+
+use std::collections::BTreeMap;
+
+use crate::event::{Event, EventKind};
+use crate::expect::{Checker, Failure, Located};
+use crate::sim::{LimitHit, Simulation, TieBreak};
+use crate::sink::{Sink, Tee};
+use crate::spec::SimSpec;
+use crate::time::SimTime;
+
+/// A [`TieBreak`] that follows a list of choices, then chooses 0, and records every tie
+/// point it met (the choice made and the number of options).
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    choices: Vec<usize>,
+    /// `(choice, options)` at each tie point met, in order.
+    pub taken: Vec<(usize, usize)>,
+    /// The first choice of the list that was out of range: `(tie point, choice, options)`
+    /// (0 was taken instead).
+    pub out_of_range: Option<(usize, usize, usize)>,
+}
+
+impl Replay {
+    /// Follows `choices`.
+    pub fn new(choices: Vec<usize>) -> Replay {
+        Replay {
+            choices,
+            ..Replay::default()
+        }
+    }
+
+    /// Tie points the list named that the run never reached (the list was longer than
+    /// the run's ties).
+    pub fn unused(&self) -> usize {
+        self.choices.len().saturating_sub(self.taken.len())
+    }
+}
+
+impl TieBreak for Replay {
+    fn choose(&mut self, _at: SimTime, options: usize) -> usize {
+        let point = self.taken.len();
+        let mut choice = self.choices.get(point).copied().unwrap_or(0);
+        if choice >= options {
+            if self.out_of_range.is_none() {
+                self.out_of_range = Some((point, choice, options));
+            }
+            choice = 0;
+        }
+        self.taken.push((choice, options));
+        choice
+    }
+}
+
+/// Writes an ordering as `run --order` takes it: the choices, comma-separated, without
+/// the trailing zeros (`0` for the plain run).
+pub fn order_text(choices: &[usize]) -> String {
+    let end = choices
+        .iter()
+        .rposition(|choice| *choice != 0)
+        .map_or(0, |last| last + 1);
+    if end == 0 {
+        return "0".to_string();
+    }
+    choices[..end]
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads `run --order` text: whole numbers separated by commas.
+pub fn parse_order(text: &str) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|part| {
+            part.trim().parse::<usize>().map_err(|_| {
+                format!(
+                    "`{text}` is not an ordering: write the choices at each tie as whole numbers \
+                     separated by commas, e.g. `0,1,0` (as `subsim explore` prints them)"
+                )
+            })
+        })
+        .collect()
+}
+
+/// What happened in one run, coarsely enough that orderings which only interleave
+/// independent events differently compare equal: how many events of each kind, how each
+/// agent's last run ended, and which assertions failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OutcomeSummary {
+    /// Indices (0-based) of the failed assertions, and whether a safety limit stopped it.
+    pub failed: Vec<usize>,
+    /// Stopped by a safety limit.
+    pub limited: bool,
+    /// Event counts per kind.
+    pub kinds: BTreeMap<&'static str, u64>,
+    /// Each agent (by name, or id) → its last run's outcome (`running` if it never ended).
+    pub finals: BTreeMap<String, String>,
+}
+
+#[derive(Default)]
+struct Fingerprint {
+    kinds: BTreeMap<&'static str, u64>,
+    finals: BTreeMap<String, String>,
+}
+
+impl Sink for Fingerprint {
+    fn event(&mut self, event: &Event) {
+        *self.kinds.entry(event.kind.name()).or_default() += 1;
+        match &event.kind {
+            EventKind::AgentStarted { agent, .. } | EventKind::AgentResumed { agent, .. } => {
+                self.finals.insert(agent.label(), "running".to_string());
+            }
+            EventKind::AgentFinished { agent, outcome, .. } => {
+                self.finals
+                    .insert(agent.label(), outcome.as_str().to_string());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One ordering and what it gave.
+#[derive(Clone, Debug)]
+pub struct OrderingRun {
+    /// The choices made at each tie point (trailing zeros included).
+    pub choices: Vec<usize>,
+    /// Index into [`Exploration::outcomes`].
+    pub outcome: usize,
+    /// The failed assertions.
+    pub failures: Vec<Failure>,
+    /// The safety limit that stopped it, if any.
+    pub limit: Option<LimitHit>,
+}
+
+impl OrderingRun {
+    /// Did every assertion hold (and no safety limit stop the run)?
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.limit.is_none()
+    }
+}
+
+/// Every ordering explored.
+#[derive(Clone, Debug, Default)]
+pub struct Exploration {
+    /// In the order explored (the first is the plain run).
+    pub orderings: Vec<OrderingRun>,
+    /// The distinct outcomes, in the order first seen.
+    pub outcomes: Vec<OutcomeSummary>,
+    /// False when `max_orderings` stopped the enumeration with orderings left.
+    pub complete: bool,
+}
+
+/// Runs `spec` under its orderings, at most `max_orderings` of them, checking `expect`
+/// under each. `limit_expected`: a safety limit does not count as a failure.
+pub fn explore(
+    spec: &SimSpec,
+    expect: &[Located],
+    max_orderings: usize,
+    limit_expected: bool,
+) -> Exploration {
+    let mut exploration = Exploration {
+        complete: true,
+        ..Exploration::default()
+    };
+    let mut prefix: Vec<usize> = Vec::new();
+    loop {
+        let mut replay = Replay::new(prefix);
+        let mut checker = Checker::new(expect.to_vec());
+        let mut fingerprint = Fingerprint::default();
+        let report = {
+            let mut tee = Tee {
+                first: &mut checker,
+                second: &mut fingerprint,
+            };
+            Simulation::new(spec.clone()).run_with_ties(&mut tee, &mut replay)
+        };
+        let failures = checker.finish();
+        let limit = report.limit.filter(|_| !limit_expected);
+        let outcome = OutcomeSummary {
+            failed: failures.iter().map(|failure| failure.index).collect(),
+            limited: limit.is_some(),
+            kinds: fingerprint.kinds,
+            finals: fingerprint.finals,
+        };
+        let index = match exploration
+            .outcomes
+            .iter()
+            .position(|seen| *seen == outcome)
+        {
+            Some(index) => index,
+            None => {
+                exploration.outcomes.push(outcome);
+                exploration.outcomes.len() - 1
+            }
+        };
+        let taken = replay.taken;
+        exploration.orderings.push(OrderingRun {
+            choices: taken.iter().map(|(choice, _)| *choice).collect(),
+            outcome: index,
+            failures,
+            limit,
+        });
+        // The next ordering: the last tie point with an option left takes it.
+        let Some(point) = taken
+            .iter()
+            .rposition(|(choice, options)| choice + 1 < *options)
+        else {
+            break;
+        };
+        if exploration.orderings.len() >= max_orderings {
+            exploration.complete = false;
+            break;
+        }
+        prefix = taken[..point].iter().map(|(choice, _)| *choice).collect();
+        prefix.push(taken[point].0 + 1);
+    }
+    exploration
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_are_written_without_trailing_zeros_and_read_back() {
+        assert_eq!(order_text(&[]), "0");
+        assert_eq!(order_text(&[0, 0]), "0");
+        assert_eq!(order_text(&[0, 1, 0, 2, 0, 0]), "0,1,0,2");
+        assert_eq!(parse_order("0,1,0,2"), Ok(vec![0, 1, 0, 2]));
+        assert_eq!(parse_order(" 1 , 0"), Ok(vec![1, 0]));
+        assert!(parse_order("1;2").is_err());
+        assert!(parse_order("").is_err());
+        assert!(parse_order("-1").is_err());
+    }
+
+    #[test]
+    fn replay_follows_its_choices_then_takes_zero() {
+        let mut replay = Replay::new(vec![1, 5]);
+        assert_eq!(replay.choose(SimTime::ZERO, 2), 1);
+        assert_eq!(replay.choose(SimTime::ZERO, 3), 0, "5 is out of range");
+        assert_eq!(replay.choose(SimTime::ZERO, 2), 0);
+        assert_eq!(replay.taken, vec![(1, 2), (0, 3), (0, 2)]);
+        assert_eq!(replay.out_of_range, Some((1, 5, 3)));
+        assert_eq!(Replay::new(vec![0, 0, 1]).unused(), 3);
+    }
+}
