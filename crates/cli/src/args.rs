@@ -229,6 +229,9 @@ pub struct RunArgs {
     /// format is text).
     #[arg(long)]
     pub explain: bool,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
     /// Override one value of the scenario before it is validated: a dotted key path and a
     /// YAML value, e.g. `--set load.arrivals='poisson(30/s)'` (repeatable, applied in order).
     #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
@@ -280,6 +283,9 @@ pub struct CheckArgs {
     /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
     /// Check only the scenarios whose name or path contains TEXT (any case).
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
@@ -317,6 +323,9 @@ pub struct ValidateArgs {
     /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `subsim explore`.
@@ -330,6 +339,9 @@ pub struct ExploreArgs {
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `--order`: the choice at each tie point.
@@ -352,6 +364,9 @@ pub struct PanelArgs {
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `subsim rules`.
@@ -398,6 +413,9 @@ pub struct DiffArgs {
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `subsim tools`.
@@ -431,18 +449,47 @@ pub struct ToolsArgs {
     /// The subagent's depth: 1 for one launched by main.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: u32,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 fn parse_version(text: &str) -> Result<Version, String> {
     text.parse::<Version>().map_err(|error| error.to_string())
 }
 
+/// `--allow-path DIR`, on every command that reads a scenario.
+///
+/// A scenario is untrusted input: its `file:` and `agent_dirs` paths resolve inside the
+/// scenario file's folder, and anything else — an absolute path, `..` that leaves the
+/// folder, a symbolic link that leads out, the user scope's `~/.claude/agents` — is refused
+/// unless it lies in a folder allowed here.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Access {
+    /// Let the scenario's `file:` and `agent_dirs` read inside DIR too (repeatable).
+    #[arg(long = "allow-path", value_name = "DIR")]
+    pub allow_path: Vec<PathBuf>,
+}
+
+impl Access {
+    /// The load options these flags give (`regular_file_only` off: a scenario named on the
+    /// command line may be a pipe).
+    pub fn options(&self) -> subsim_scenario::Options {
+        subsim_scenario::Options {
+            allowed: self.allow_path.clone(),
+            regular_file_only: false,
+        }
+    }
+}
+
 /// What `--at` accepts, for error messages.
 const AT_FORMS: &str = "write a time as `45s`, `1m30s`, `1.5s`, `250ms`, `2h`, a bare number \
                         of seconds, or a clock time such as `00:01:30.000`";
 
-/// Parses a virtual instant: unit-suffixed parts (`1m30s`), a bare number of seconds, or a
-/// clock time (`HH:MM:SS.mmm`, `MM:SS`).
+/// Parses a virtual instant: unit-suffixed parts (`1m30s`, each unit once, largest
+/// first), a bare number of seconds, or a clock time (`HH:MM:SS.mmm`, `MM:SS`; minutes and
+/// seconds below 60 where a larger part stands before them). What is wrong is said with a
+/// fix.
 pub fn parse_at(text: &str) -> Result<SimTime, String> {
     let trimmed = text.trim();
     let micros = if trimmed.contains(':') {
@@ -451,10 +498,14 @@ pub fn parse_at(text: &str) -> Result<SimTime, String> {
         units(trimmed)
     };
     match micros {
-        Some(micros) => Ok(SimTime(micros)),
-        None => Err(format!("`{trimmed}` is not a time: {AT_FORMS}")),
+        Ok(micros) => Ok(SimTime(micros)),
+        Err(None) => Err(format!("`{trimmed}` is not a time: {AT_FORMS}")),
+        Err(Some(why)) => Err(format!("`{trimmed}` is not a time: {why}")),
     }
 }
+
+/// A time that does not parse: `None` when it is not a time at all, or what is wrong.
+type AtResult = Result<u64, Option<String>>;
 
 /// Microseconds of a plain decimal number of `scale`-microsecond units.
 fn scaled(number: &str, scale: u64) -> Option<u64> {
@@ -481,49 +532,94 @@ fn scaled(number: &str, scale: u64) -> Option<u64> {
     Some(micros)
 }
 
-fn units(text: &str) -> Option<u64> {
+fn units(text: &str) -> AtResult {
     if let Some(micros) = scaled(text, 1_000_000) {
-        return Some(micros);
+        return Ok(micros);
     }
-    // Longest suffix first, so that `ms` is not read as `m` then `s`.
-    const UNITS: [(&str, u64); 6] = [
-        ("ms", 1_000),
-        ("us", 1),
-        ("µs", 1),
-        ("h", 3_600_000_000),
-        ("m", 60_000_000),
-        ("s", 1_000_000),
+    // Longest suffix first, so that `ms` is not read as `m` then `s`; the rank orders units
+    // from the largest (0) to the smallest.
+    const UNITS: [(&str, u64, u8); 6] = [
+        ("ms", 1_000, 3),
+        ("us", 1, 4),
+        ("µs", 1, 4),
+        ("h", 3_600_000_000, 0),
+        ("m", 60_000_000, 1),
+        ("s", 1_000_000, 2),
     ];
     let mut rest = text;
     let mut total: u64 = 0;
+    let mut previous: Option<(&str, u8)> = None;
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(rest.len());
         let (number, after) = rest.split_at(digits);
-        let (unit, scale) = UNITS.iter().find(|(unit, _)| after.starts_with(unit))?;
-        total = total.checked_add(scaled(number, *scale)?)?;
+        let (unit, scale, rank) = UNITS
+            .iter()
+            .find(|(unit, _, _)| after.starts_with(unit))
+            .ok_or(None)?;
+        if let Some((before, before_rank)) = previous {
+            if before_rank == *rank {
+                return Err(Some(format!(
+                    "it gives the unit `{unit}` twice; write each unit once, as in `1h30m`"
+                )));
+            }
+            if before_rank > *rank {
+                return Err(Some(format!(
+                    "`{unit}` comes after the smaller unit `{before}`; write the largest unit \
+                     first, as in `1h30m15s`"
+                )));
+            }
+        }
+        previous = Some((unit, *rank));
+        total = total
+            .checked_add(scaled(number, *scale).ok_or(None)?)
+            .ok_or(None)?;
         rest = &after[unit.len()..];
     }
-    (!text.is_empty()).then_some(total)
+    if text.is_empty() {
+        Err(None)
+    } else {
+        Ok(total)
+    }
 }
 
-fn clock(text: &str) -> Option<u64> {
+fn clock(text: &str) -> AtResult {
     let parts: Vec<&str> = text.split(':').collect();
     let (hours, minutes, seconds) = match parts.as_slice() {
-        [minutes, seconds] => ("0", *minutes, *seconds),
-        [hours, minutes, seconds] => (*hours, *minutes, *seconds),
-        _ => return None,
+        [minutes, seconds] => (None, *minutes, *seconds),
+        [hours, minutes, seconds] => (Some(*hours), *minutes, *seconds),
+        _ => return Err(None),
     };
     let whole = |part: &str| -> Option<u64> {
         (!part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
             .then(|| part.parse().ok())
             .flatten()
     };
-    whole(hours)?
-        .checked_mul(3_600_000_000)?
-        .checked_add(whole(minutes)?.checked_mul(60_000_000)?)?
-        .checked_add(scaled(seconds, 1_000_000)?)
+    let hours = match hours {
+        Some(hours) => whole(hours).ok_or(None)?,
+        None => 0,
+    };
+    let minutes_value = whole(minutes).ok_or(None)?;
+    let seconds_value = scaled(seconds, 1_000_000).ok_or(None)?;
+    let total = hours
+        .checked_mul(3_600_000_000)
+        .and_then(|micros| micros.checked_add(minutes_value.checked_mul(60_000_000)?))
+        .and_then(|micros| micros.checked_add(seconds_value))
+        .ok_or(None)?;
+    let minutes_too_many = parts.len() == 3 && minutes_value >= 60;
+    if minutes_too_many || seconds_value >= 60_000_000 {
+        let part = if minutes_too_many {
+            "minutes"
+        } else {
+            "seconds"
+        };
+        return Err(Some(format!(
+            "a clock time's {part} go up to 59; this one means `{}`",
+            SimTime(total)
+        )));
+    }
+    Ok(total)
 }
 
 fn parse_speed(text: &str) -> Result<f64, String> {
@@ -566,9 +662,25 @@ mod tests {
         assert_eq!(at("00:01:30.000"), Ok(90_000_000));
         assert_eq!(at("1:30"), Ok(90_000_000));
         assert_eq!(at("0.000001s"), Ok(1));
+        assert_eq!(at("1h30m15s250ms"), Ok(5_415_250_000));
+        assert_eq!(at("90:00"), Ok(5_400_000_000));
+        assert_eq!(at("00:59:59.999"), Ok(3_599_999_000));
         for bad in ["", "s", "45x", "-1s", "1..5s", "1:2:3:4", "a:30", "45 s"] {
             assert!(at(bad).is_err(), "{bad:?} should not parse");
         }
+    }
+
+    #[test]
+    fn panel_at_rejects_out_of_range_clocks_and_repeated_or_misordered_units() {
+        let error = |text| parse_at(text).expect_err(text);
+        let clock = error("00:99:99.000");
+        assert!(clock.contains("go up to 59"), "{clock}");
+        assert!(clock.contains("`01:40:39.000`"), "{clock}");
+        assert!(error("1:60").contains("seconds go up to 59"));
+        assert!(error("1h1h").contains("the unit `h` twice"));
+        assert!(error("1s1h").contains("write the largest unit first"));
+        assert!(error("1ms1s").contains("largest unit first"));
+        assert!(error("5us2µs").contains("twice"));
     }
 }
 

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use subsim_engine::expect::{Checker, Expectation, Failure, FilterValue, Located};
 use subsim_engine::Simulation;
 
-use crate::args::{CheckArgs, CheckFormat, ValidateArgs};
+use crate::args::{Access, CheckArgs, CheckFormat, ValidateArgs};
 use crate::diagnostics::{self, Level};
 use crate::output;
 use crate::{AlreadyReported, Status};
@@ -34,13 +34,15 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
             let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
             let seeds = args.seeds;
             let fail_fast = args.fail_fast;
+            let (access, paths) = (&args.access, &args.paths);
             scope.spawn(move || loop {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(path) = files.get(index) else { break };
-                let result = check_file(path, filter, seeds, color);
+                let options = load_options(access, paths, path);
+                let result = check_file(path, &options, filter, seeds, color);
                 if fail_fast && result.as_ref().is_some_and(|result| !result.passed()) {
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -171,6 +173,15 @@ fn collect(paths: &[PathBuf], command: &str) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// How to load `file`: confined by `--allow-path`; a file found by searching a folder (not
+/// named in `paths`) must be a regular file, since a FIFO would block forever.
+fn load_options(access: &Access, paths: &[PathBuf], file: &Path) -> subsim_scenario::Options {
+    subsim_scenario::Options {
+        regular_file_only: !paths.iter().any(|path| path == file),
+        ..access.options()
+    }
+}
+
 /// Every `*.yaml` / `*.yml` file under `folder`, at any depth (unsorted).
 fn walk(folder: &Path, found: &mut Vec<PathBuf>) -> io::Result<()> {
     for entry in std::fs::read_dir(folder)? {
@@ -227,7 +238,13 @@ impl FileResult {
 
 /// Loads, runs (under each seed) and checks one file; `None` when `filter` (lower case)
 /// matches neither its path nor its name.
-fn check_file(path: &Path, filter: Option<&str>, seeds: u64, color: bool) -> Option<FileResult> {
+fn check_file(
+    path: &Path,
+    options: &subsim_scenario::Options,
+    filter: Option<&str>,
+    seeds: u64,
+    color: bool,
+) -> Option<FileResult> {
     let path_matches =
         filter.is_none_or(|filter| path.display().to_string().to_lowercase().contains(filter));
     let mut result = FileResult {
@@ -238,7 +255,7 @@ fn check_file(path: &Path, filter: Option<&str>, seeds: u64, color: bool) -> Opt
         expectations: 0,
         runs: Vec::new(),
     };
-    let loaded = match subsim_scenario::load_scenario(path) {
+    let loaded = match subsim_scenario::load_scenario_under(path, &[], options) {
         Ok(loaded) => loaded,
         Err(problems) => {
             if !path_matches {
@@ -621,16 +638,18 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
     let files = collect(&args.paths, "validate")?;
     let mut bad = 0usize;
     for file in &files {
-        let loaded = match crate::run::load(file) {
-            Ok(loaded) => loaded,
-            Err(error) => {
-                if !error.is::<AlreadyReported>() {
-                    eprintln!("subsim: error: {error:#}");
+        let options = load_options(&args.access, &args.paths, file);
+        let loaded =
+            match crate::run::report(subsim_scenario::load_scenario_under(file, &[], &options)) {
+                Ok(loaded) => loaded,
+                Err(error) => {
+                    if !error.is::<AlreadyReported>() {
+                        eprintln!("subsim: error: {error:#}");
+                    }
+                    bad += 1;
+                    continue;
                 }
-                bad += 1;
-                continue;
-            }
-        };
+            };
         let warnings = match loaded.warnings.len() {
             0 => String::new(),
             1 => ", 1 warning".to_string(),

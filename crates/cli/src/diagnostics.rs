@@ -13,6 +13,10 @@ use subsim_scenario::diagnostic::Diagnostic;
 
 /// Width the snippets are wrapped at.
 const WIDTH: usize = 100;
+/// Longest source line drawn as a snippet, in bytes. miette pads to the span's column with
+/// a format width, which panics past 65,535; a line this long is unreadable as a snippet
+/// anyway, so the problem is told by its `file:line:col` alone.
+const MAX_SNIPPET_LINE: usize = 1_000;
 
 /// Whether a problem stops the file from loading or is only worth knowing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +107,8 @@ fn render_one(
         && end <= source.len()
         && source.is_char_boundary(problem.offset)
         && source.is_char_boundary(end)
-        && located_in(problem, source);
+        && located_in(problem, source)
+        && lines_fit(source, problem.offset, end);
     let snippet = (with_snippet && span_fits).then(|| {
         (
             NamedSource::new(&problem.file, source.to_string()),
@@ -125,6 +130,16 @@ fn render_one(
     let mut text = String::new();
     handler.render_report(&mut text, &report).ok()?;
     Some(text)
+}
+
+/// Are the lines the span `offset..end` touches short enough to draw
+/// ([`MAX_SNIPPET_LINE`])? Only called with a span inside `source`, on char boundaries.
+fn lines_fit(source: &str, offset: usize, end: usize) -> bool {
+    let start = source[..offset].rfind('\n').map_or(0, |at| at + 1);
+    let stop = source[end..].find('\n').map_or(source.len(), |at| end + at);
+    source[start..stop]
+        .split('\n')
+        .all(|line| line.len() <= MAX_SNIPPET_LINE)
 }
 
 /// Does the problem's line agree with its byte offset in `source`? (If not, the problem
@@ -162,6 +177,31 @@ mod tests {
         assert!(text.contains("[bad.yaml:2:1]"), "{text}");
         assert!(text.contains("nmae: demo"), "{text}");
         assert!(text.contains("did you mean `name`?"), "{text}");
+    }
+
+    #[test]
+    fn a_column_past_65535_does_not_panic_the_renderer() {
+        // An error after 65,536 spaces on one line.
+        let source = format!("name: x\n{}nmae: 1\n", " ".repeat(65_536));
+        let text = render(
+            &[problem(8 + 65_536, 4, 2, 65_537)],
+            &source,
+            Level::Error,
+            false,
+        );
+        assert!(
+            text.contains("bad.yaml:2:65537: unknown key `nmae`"),
+            "{text}"
+        );
+        assert!(
+            text.len() < 1_000,
+            "no 64 KiB snippet: {} bytes",
+            text.len()
+        );
+        // A short line next to the long one is still drawn.
+        let source = format!("nmae: 1\n{}\n", "x".repeat(70_000));
+        let text = render(&[problem(0, 4, 1, 1)], &source, Level::Error, false);
+        assert!(text.contains("[bad.yaml:1:1]"), "{text}");
     }
 
     #[test]

@@ -27,7 +27,7 @@ const CONTEXT_BEFORE: usize = 3;
 const CONTEXT_AFTER: usize = 3;
 
 pub fn diff(args: DiffArgs) -> anyhow::Result<Status> {
-    let loaded = load(&args.file)?;
+    let loaded = load(&args.file, &args.access)?;
     let shown = args.file.display().to_string();
     let run = |version: Version| {
         let mut spec = loaded.spec.clone();

@@ -16,7 +16,7 @@ use crate::Status;
 const SHOW_FAILING: usize = 50;
 
 pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
-    let loaded = crate::run::load(&args.file)?;
+    let loaded = crate::run::load(&args.file, &args.access)?;
     let mut spec = loaded.spec;
     if let Some(seed) = args.seed {
         spec.session.seed = seed;

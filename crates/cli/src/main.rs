@@ -71,11 +71,16 @@ fn run() -> anyhow::Result<Status> {
         Ok(cli) => cli,
         Err(error) => {
             // `--help` and `--version` print to stdout and succeed; usage errors exit 2.
-            let _ = error.print();
-            return if error.use_stderr() {
-                Err(AlreadyReported.into())
-            } else {
-                Ok(Status::Ok)
+            let printed = error
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            return match printed {
+                _ if error.use_stderr() => Err(AlreadyReported.into()),
+                // A full disk is an error; a reader that went away (`--help | head`) is not.
+                Err(failed) if !output::is_broken_pipe(&failed) => {
+                    Err(anyhow::Error::new(failed).context("cannot write to stdout"))
+                }
+                _ => Ok(Status::Ok),
             };
         }
     };

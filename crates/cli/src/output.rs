@@ -1,5 +1,7 @@
 //! Where output goes: a file named by `--out` (created or truncated) or a locked stdout,
-//! both buffered; and the one I/O error that is not a failure, a closed pipe.
+//! both buffered; the one I/O error that is not a failure, a closed pipe; and the escaping
+//! of control characters in text meant for a terminal (a scenario is untrusted input: its
+//! names must not drive the terminal with escape sequences).
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal as _, Write};
@@ -24,7 +26,7 @@ pub fn open(path: Option<&Path>) -> anyhow::Result<Box<dyn Write>> {
 pub fn print(text: &str) -> anyhow::Result<()> {
     let mut stdout = io::stdout().lock();
     match stdout
-        .write_all(text.as_bytes())
+        .write_all(escape_controls(text).as_bytes())
         .and_then(|()| stdout.flush())
     {
         Err(error) if !is_broken_pipe(&error) => {
@@ -48,4 +50,100 @@ pub fn stdout_color() -> bool {
 /// Whether to color what goes to stderr.
 pub fn stderr_color() -> bool {
     io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Is `c` a character that would act on a terminal instead of being shown: a C0 or C1
+/// control other than newline and tab, DEL, or a bidirectional override or isolate (which
+/// reorder what is shown)?
+fn is_hostile(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every control character (see [`is_hostile`]) written as a visible escape,
+/// `\u{1b}`; newlines and tabs stay.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_hostile) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_hostile(c) {
+            escaped.extend(c.escape_unicode());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
+}
+
+/// A writer that escapes control characters ([`escape_controls`]) on their way to `inner`:
+/// for the narration and the statistics table, whose lines carry scenario and agent names.
+pub struct Escaping<W: Write> {
+    inner: W,
+    /// The start of a UTF-8 sequence split across two writes.
+    carry: Vec<u8>,
+}
+
+impl<W: Write> Escaping<W> {
+    /// Escapes what is written to `inner`.
+    pub fn new(inner: W) -> Escaping<W> {
+        Escaping {
+            inner,
+            carry: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for Escaping<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.carry.extend_from_slice(buf);
+        // Keep an incomplete sequence at the end for the next write.
+        let complete = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            Err(error) if error.error_len().is_none() => error.valid_up_to(),
+            Err(_) => self.carry.len(),
+        };
+        let rest = self.carry.split_off(complete);
+        let text = String::from_utf8_lossy(&self.carry);
+        self.inner.write_all(escape_controls(&text).as_bytes())?;
+        self.carry = rest;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.carry.is_empty() {
+            let carry = std::mem::take(&mut self.carry);
+            self.inner
+                .write_all(String::from_utf8_lossy(&carry).as_bytes())?;
+        }
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_escape_codes_in_scenario_names_are_escaped() {
+        assert_eq!(escape_controls("plain name\n\tok"), "plain name\n\tok");
+        assert_eq!(
+            escape_controls("evil \u{1b}[31mRED\u{7}"),
+            "evil \\u{1b}[31mRED\\u{7}"
+        );
+        assert_eq!(
+            escape_controls("\u{9b}2J \u{202e}x"),
+            "\\u{9b}2J \\u{202e}x"
+        );
+        // Split across writes, a multi-byte character still comes out whole.
+        let mut out = Escaping::new(Vec::new());
+        let bytes = "é\u{1b}[0m µs".as_bytes();
+        for byte in bytes {
+            out.write_all(std::slice::from_ref(byte))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        out.flush().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(String::from_utf8_lossy(&out.inner), "é\\u{1b}[0m µs");
+    }
 }

@@ -16,7 +16,7 @@ use crate::run::load;
 use crate::{output, Status};
 
 pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
-    let loaded = load(&args.file)?;
+    let loaded = load(&args.file, &args.access)?;
     let shown = args.file.display();
     if loaded.spec.load.is_some() {
         anyhow::bail!(

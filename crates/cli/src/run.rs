@@ -14,7 +14,7 @@ use subsim_engine::summary::Summary;
 use subsim_engine::{Event, RunReport, Simulation, Sink};
 use subsim_scenario::Loaded;
 
-use crate::args::{Format, RunArgs};
+use crate::args::{Access, Format, RunArgs};
 use crate::diagnostics::{self, Level};
 use crate::output;
 use crate::{AlreadyReported, Status};
@@ -30,7 +30,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     }
     let overrides = args.overrides();
     let loaded = match &args.file {
-        Some(path) => report(subsim_scenario::load_scenario_with(path, &overrides))?,
+        Some(path) => report(subsim_scenario::load_scenario_under(
+            path,
+            &overrides,
+            &args.access.options(),
+        ))?,
         None => report(subsim_scenario::parse_scenario_with(
             DEMO,
             DEMO_NAME,
@@ -45,6 +49,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         simulation = simulation.with_seed(seed);
     }
     let mut out = output::open(args.out.as_deref())?;
+    if matches!(args.format, Format::Text | Format::Summary) {
+        // Names come from the scenario: no escape sequence reaches the terminal raw.
+        out = Box::new(output::Escaping::new(out));
+    }
     if args.explain {
         if args.format == Format::Text {
             // Into the narration itself, so that `--out` keeps it too.
@@ -52,7 +60,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
                 return finish_with(Err(error), None, &args);
             }
         } else {
-            eprint!("{description}");
+            eprint!("{}", output::escape_controls(&description));
         }
     }
     tracing::debug!(format = ?args.format, seed = ?args.seed, "running");
@@ -172,6 +180,9 @@ fn realtime(
 ) -> anyhow::Result<(RunReport, io::Result<()>)> {
     let mut trace = Collect::default();
     let report = simulate(simulation, &mut trace, ties);
+    if let Some(warning) = playback_warning(report.end, speed) {
+        eprintln!("subsim: warning: {warning}");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -191,6 +202,35 @@ fn realtime(
         }
     });
     Ok((report, written))
+}
+
+/// Seconds in a long human lifetime (120 years).
+const LIFETIME_SECS: f64 = 120.0 * 365.25 * 24.0 * 3600.0;
+
+/// A warning when playing a run that ends at `end` at `speed` would take more than a day of
+/// wall-clock time; one longer than a human lifetime says so.
+fn playback_warning(end: subsim_engine::SimTime, speed: f64) -> Option<String> {
+    let seconds = end.as_secs_f64() / speed;
+    if seconds <= 24.0 * 3600.0 {
+        return None;
+    }
+    let years = seconds / (365.25 * 24.0 * 3600.0);
+    let length = if years >= 1e6 {
+        format!("{years:.1e} years")
+    } else if years >= 1.0 {
+        format!("{years:.0} years")
+    } else {
+        format!("{:.1} days", seconds / (24.0 * 3600.0))
+    };
+    let lifetime = if seconds > LIFETIME_SECS {
+        " — longer than a human lifetime"
+    } else {
+        ""
+    };
+    Some(format!(
+        "at --realtime {speed}, playing this run (it ends at {end} of virtual time) takes \
+         {length} of wall-clock time{lifetime}; a larger SPEED plays faster (1 = real time)"
+    ))
 }
 
 async fn play<S: Sink>(
@@ -226,10 +266,15 @@ fn describe(loaded: &Loaded) -> String {
     text
 }
 
-/// Loads a scenario file; on failure prints its diagnostics to stderr.
-pub fn load(path: &Path) -> anyhow::Result<Loaded> {
+/// Loads a scenario file, its `file:` and `agent_dirs` confined to its folder and those of
+/// `--allow-path`; on failure prints its diagnostics to stderr.
+pub fn load(path: &Path, access: &Access) -> anyhow::Result<Loaded> {
     tracing::debug!(path = %path.display(), "loading");
-    report(subsim_scenario::load_scenario(path))
+    report(subsim_scenario::load_scenario_under(
+        path,
+        &[],
+        &access.options(),
+    ))
 }
 
 /// Prints warnings (or the errors) of a load to stderr.
@@ -263,5 +308,25 @@ pub fn report(
             );
             Err(AlreadyReported.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use subsim_engine::SimTime;
+
+    #[test]
+    fn realtime_1e_9_warns_that_playback_outlasts_a_human_lifetime() {
+        let warning = playback_warning(SimTime(10_000_000), 1e-9).unwrap_or_default();
+        assert!(warning.contains("317 years"), "{warning}");
+        assert!(
+            warning.contains("longer than a human lifetime"),
+            "{warning}"
+        );
+        let days = playback_warning(SimTime(10_000_000), 1e-4).unwrap_or_default();
+        assert!(days.contains("1.2 days"), "{days}");
+        assert!(!days.contains("lifetime"), "{days}");
+        assert_eq!(playback_warning(SimTime(10_000_000), 1.0), None);
     }
 }

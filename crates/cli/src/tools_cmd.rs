@@ -33,9 +33,13 @@ const BUILT_INS: [(&str, &[&str]); 6] = [
 const WIDTH: usize = 100;
 
 pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
-    let scenario = args.file.as_deref().map(load).transpose()?;
+    let scenario = args
+        .file
+        .as_deref()
+        .map(|file| load(file, &args.access))
+        .transpose()?;
     let session = match (&args.session, &scenario) {
-        (Some(other), _) => load(other)?.spec.session,
+        (Some(other), _) => load(other, &args.access)?.spec.session,
         (None, Some(loaded)) => loaded.spec.session.clone(),
         (None, None) => SessionSpec::default(),
     };

@@ -154,8 +154,9 @@ fn definition(
                         file.span,
                         format!("cannot read agent file `{path_text}`: {message}"),
                         format!(
-                            "`file:` paths are relative to the scenario file's directory ({})",
-                            ctx.base_dir.display()
+                            "`file:` paths are relative to the scenario file's directory ({}) and \
+                             stay inside it; to read a file elsewhere, run with `--allow-path DIR`",
+                            ctx.folder().display()
                         ),
                     );
                     return None;

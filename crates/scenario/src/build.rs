@@ -3,7 +3,7 @@
 //! This module owns the top level and the small `user` and `load` blocks; the bigger
 //! blocks have their own modules (`session`, `agents`, `steps`, `expect`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{
     ActionKind, Answer, AnswerRule, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, UserAction,
@@ -21,6 +21,7 @@ use crate::duration::{
 use crate::expect::expectations;
 use crate::overrides::{self, Override};
 use crate::raw::{self, Node, Span, Value};
+use crate::read::Confine;
 use crate::session::session;
 use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
 use crate::Loaded;
@@ -50,15 +51,17 @@ const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `bu
 
 /// Parses and validates a whole scenario.
 pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
-    build_with(source, file, base_dir, &[])
+    build_with(source, file, base_dir, &[], &[])
 }
 
-/// [`build`] with `--set` overrides applied to the raw tree before validation.
+/// [`build`] with `--set` overrides applied to the raw tree before validation, and the
+/// folders besides `base_dir` that `file:` and `agent_dirs` may read (`--allow-path`).
 pub(crate) fn build_with(
     source: &str,
     file: &str,
     base_dir: &Path,
     overrides: &[Override],
+    allowed: &[PathBuf],
 ) -> Result<Loaded, Diagnostics> {
     let mut root = match raw::parse(source) {
         Ok(root) => root,
@@ -79,6 +82,7 @@ pub(crate) fn build_with(
         }
     };
     let mut ctx = Ctx::new(file, base_dir);
+    ctx.confine = Confine::new(base_dir, allowed);
     let not_applied = overrides::apply(&mut root, overrides);
     if !not_applied.is_empty() {
         return Err(Diagnostics {

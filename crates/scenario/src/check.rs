@@ -14,6 +14,7 @@ use subsim_rules::Version;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic};
 use crate::duration::{parse_dist, parse_duration, DIST_FORMS, DURATION_FORMS};
 use crate::raw::{Node, Span, Value};
+use crate::read::Confine;
 
 /// A name referenced somewhere, checked once every definition is known.
 #[derive(Clone, Debug)]
@@ -42,6 +43,11 @@ pub(crate) struct Ctx<'s> {
     pub session_tools: Vec<String>,
     /// `session.version`: what version-gated field values are read under (PERM-9).
     pub version: Version,
+    /// The folders `file:` and `agent_dirs` may read from (the scenario's own by default).
+    pub confine: Confine,
+    /// Lines before the text being validated in its file (a definition's frontmatter
+    /// starts below the opening `---`): added to the locations messages quote.
+    pub line_shift: usize,
 }
 
 impl<'s> Ctx<'s> {
@@ -56,6 +62,8 @@ impl<'s> Ctx<'s> {
             session_classifier: ClassifierSpec::default(),
             session_tools: Vec::new(),
             version: Version::NEWEST,
+            confine: Confine::new(base_dir, &[]),
+            line_shift: 0,
         }
     }
 
@@ -87,6 +95,15 @@ impl<'s> Ctx<'s> {
     pub fn warn(&mut self, span: Span, message: impl Into<String>, help: Option<String>) {
         let diagnostic = self.diagnostic(span, message.into(), help);
         self.warnings.push(diagnostic);
+    }
+
+    /// The folder relative paths resolve against, for messages (`.` rather than nothing).
+    pub fn folder(&self) -> &Path {
+        if self.base_dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            self.base_dir
+        }
     }
 
     /// `file:line:col` of a span.
@@ -128,7 +145,11 @@ impl<'s> Ctx<'s> {
                 continue;
             }
             if let Some(first) = fields.entries.iter().find(|(seen, _, _)| *seen == name) {
-                let first_at = format!("{}:{}", first.1.span.line, first.1.span.column);
+                let first_at = format!(
+                    "{}:{}",
+                    first.1.span.line + self.line_shift,
+                    first.1.span.column
+                );
                 self.error(
                     key.span,
                     format!("duplicate key `{name}` (first written at {first_at})"),

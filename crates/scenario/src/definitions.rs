@@ -40,6 +40,7 @@ use crate::agents::{definition_fields, drop_unknown, Origin, DEFINITION_KEYS};
 use crate::check::Ctx;
 use crate::diagnostic::Diagnostic;
 use crate::raw::{self, Node, Span, Value};
+use crate::read::{read_text, Confine};
 use crate::session::DirEntry;
 
 /// Longest definition name (DEF-10, ES; D-8: ES is newer, so it applies at every version).
@@ -307,7 +308,7 @@ impl Loader {
         scope: Scope,
         plugin: Option<&PluginPlace<'_>>,
     ) -> Markdown {
-        let text = match read_limited(path) {
+        let text = match read_limited(path, &ctx.confine) {
             Ok(text) => text,
             Err(message) => return Markdown::Unreadable(message),
         };
@@ -395,6 +396,7 @@ impl Loader {
         // Validate the frontmatter in a context of its own, then report its findings at
         // `at`, since diagnostics' snippets point into the scenario file.
         let mut inner = Ctx::new(shown, ctx.base_dir);
+        inner.line_shift = line_of(&text, offset) - 1;
         inner.session_tools = ctx.session_tools.clone();
         inner.version = ctx.version;
         let mut def = AgentDef::default();
@@ -446,6 +448,16 @@ impl Loader {
 
     fn load_dir(&mut self, ctx: &mut Ctx<'_>, index: usize, entry: &DirEntry) {
         let scope = entry.dir.scope;
+        if let Err(message) = ctx.confine.check(&entry.dir.path) {
+            ctx.error_help(
+                entry.span,
+                format!("cannot read agent directory `{}`: {message}", entry.shown),
+                "`agent_dirs` paths are relative to the scenario file's folder and stay inside it; \
+                 to read a folder elsewhere (such as the user scope's `~/.claude/agents`), run with \
+                 `--allow-path DIR`",
+            );
+            return;
+        }
         match std::fs::metadata(&entry.dir.path) {
             Ok(metadata) if metadata.is_dir() => {}
             Ok(_) => {
@@ -465,13 +477,13 @@ impl Loader {
                     format!("cannot read agent directory `{}`: {error}", entry.shown),
                     format!(
                         "`agent_dirs` paths are relative to the scenario file's directory ({})",
-                        ctx.base_dir.display()
+                        ctx.folder().display()
                     ),
                 );
                 return;
             }
         }
-        let scan = scan(&entry.dir.path);
+        let scan = scan(&entry.dir.path, &entry.shown);
         for problem in &scan.problems {
             ctx.warn(
                 entry.span,
@@ -560,7 +572,7 @@ impl Loader {
                 return;
             }
         }
-        let text = match read_limited(&entry.dir.path) {
+        let text = match read_limited(&entry.dir.path, &ctx.confine) {
             Ok(text) => text,
             Err(message) => {
                 ctx.error_help(
@@ -1022,14 +1034,11 @@ pub(crate) fn split_frontmatter(text: &str) -> Option<(Option<&str>, usize)> {
     Some((None, start))
 }
 
-/// Reads a file, refusing anything larger than a scenario may be.
-pub(crate) fn read_limited(path: &Path) -> Result<String, String> {
-    let metadata = std::fs::metadata(path).map_err(|error| error.to_string())?;
-    if metadata.len() > raw::MAX_FILE_BYTES as u64 {
-        return Err(format!("it is larger than {} bytes", raw::MAX_FILE_BYTES));
-    }
-    let bytes = std::fs::read(path).map_err(|error| error.to_string())?;
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+/// Reads a file a scenario names: only a regular file, inside the folders `confine`
+/// allows, at most as large as a scenario may be, and UTF-8.
+pub(crate) fn read_limited(path: &Path, confine: &Confine) -> Result<String, String> {
+    confine.check(path)?;
+    read_text(path, true).map_err(|error| error.to_string())
 }
 
 /// What scanning one directory found.
@@ -1041,8 +1050,9 @@ struct Scan {
     problems: Vec<String>,
 }
 
-/// Scans `root` recursively for `*.md` files (DEF-4, DEF-5).
-fn scan(root: &Path) -> Scan {
+/// Scans `root` recursively for `*.md` files (DEF-4, DEF-5); `shown` is how problems name
+/// `root` itself.
+fn scan(root: &Path, shown: &str) -> Scan {
     let mut scan = Scan {
         files: Vec::new(),
         problems: Vec::new(),
@@ -1052,8 +1062,9 @@ fn scan(root: &Path) -> Scan {
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(error) => {
+                let folder = if prefix.is_empty() { shown } else { &prefix };
                 scan.problems
-                    .push(format!("cannot read `{prefix}`: {error}"));
+                    .push(format!("cannot read `{folder}`: {error}"));
                 continue;
             }
         };
@@ -1148,6 +1159,20 @@ mod tests {
             Some(NAME_TOO_LONG)
         );
         assert!(bad_name(&"x".repeat(256), new).is_none());
+    }
+
+    #[test]
+    fn the_unreadable_folder_warning_names_the_folder() {
+        // The entry itself cannot be listed (here: it is a file): the problem names it,
+        // not an empty path.
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        let scan = scan(&file, "agents/.claude");
+        assert_eq!(scan.problems.len(), 1, "{:?}", scan.problems);
+        assert!(
+            scan.problems[0].starts_with("cannot read `agents/.claude`: "),
+            "{:?}",
+            scan.problems
+        );
     }
 
     #[test]

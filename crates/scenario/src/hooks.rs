@@ -8,6 +8,8 @@
 //! deciding when a hook fires (HOOK-2/3/5/6): that is the engine's business.
 
 use subsim_engine::spec::HookSpec;
+use subsim_rules::hooks::{match_agent_type, MatcherKind};
+use subsim_rules::Gates;
 
 use crate::check::Ctx;
 use crate::diagnostic::did_you_mean;
@@ -119,8 +121,25 @@ fn matcher(ctx: &mut Ctx<'_>, node: &Node) -> Option<String> {
     if node.value == Value::Null {
         return None;
     }
-    ctx.text(node, "`matcher`")
-        .filter(|text| !text.trim().is_empty())
+    let text = ctx
+        .text(node, "`matcher`")
+        .filter(|text| !text.trim().is_empty())?;
+    // HOOK-2: a matcher that is not a plain name is a regex. One the regex subset cannot
+    // read would be searched for as literal text and never fire: say so here.
+    let gates = Gates::for_version(ctx.version);
+    if match_agent_type(Some(&text), "", &gates).kind == MatcherKind::Literal {
+        ctx.error_help(
+            node.span,
+            format!(
+                "matcher `{}` is not a regex the hook matcher can read, so it would never fire \
+                 (HOOK-2)",
+                text.escape_debug()
+            ),
+            r"look for an unclosed `(` or `[`, a stray `)`, a quantifier with nothing to repeat (`*a`, `a**`), a reversed range (`[z-a]`) or a trailing `\`; escape a literal character with `\` (`\(`); a plain name such as `db-agent` or `reviewer|tester` matches exactly",
+        );
+        return None;
+    }
+    Some(text)
 }
 
 fn event_groups(ctx: &mut Ctx<'_>, event: &str, node: &Node) -> Vec<HookSpec> {

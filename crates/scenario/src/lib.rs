@@ -59,6 +59,7 @@ mod hooks;
 pub mod import;
 mod overrides;
 mod raw;
+mod read;
 mod session;
 mod steps;
 
@@ -87,6 +88,22 @@ pub struct Loaded {
     pub agent_files: Vec<(String, PathBuf)>,
     /// The scenario text, so warnings can be rendered with snippets.
     pub source: String,
+}
+
+/// How a scenario may reach the file system beyond its own text.
+///
+/// A scenario is untrusted input (people share them): by default its `file:` and
+/// `agent_dirs` paths must lie inside the scenario's own folder. The user widens that with
+/// `--allow-path DIR` ([`Options::allowed`]).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` paths may
+    /// read (`--allow-path`).
+    pub allowed: Vec<PathBuf>,
+    /// Refuse a scenario file that is not a regular file (a FIFO, a device) instead of
+    /// reading it: for files found by searching a folder. A file named on the command line
+    /// may be a pipe (`subsim run <(cat x.yaml)`); it is read up to the byte limit.
+    pub regular_file_only: bool,
 }
 
 /// Parses and validates scenario text. `file_name` is what diagnostics and assertion
@@ -123,47 +140,81 @@ pub fn parse_scenario_with(
     base_dir: &Path,
     overrides: &[Override],
 ) -> Result<Loaded, Diagnostics> {
-    build::build_with(source, file_name, base_dir, overrides)
+    parse_scenario_under(source, file_name, base_dir, overrides, &Options::default())
+}
+
+/// [`parse_scenario_with`] under [`Options`]: the folders `file:` and `agent_dirs` may
+/// read besides `base_dir`.
+pub fn parse_scenario_under(
+    source: &str,
+    file_name: &str,
+    base_dir: &Path,
+    overrides: &[Override],
+    options: &Options,
+) -> Result<Loaded, Diagnostics> {
+    build::build_with(source, file_name, base_dir, overrides, &options.allowed)
 }
 
 /// Reads a scenario file and parses it; relative paths inside resolve against its
-/// directory. An unreadable file is reported as a [`Diagnostic`] at 1:1.
+/// directory and stay inside it. An unreadable file is reported as a [`Diagnostic`] at 1:1;
+/// text that is not UTF-8 at its first bad byte.
 pub fn load_scenario(path: &Path) -> Result<Loaded, Diagnostics> {
     load_scenario_with(path, &[])
 }
 
 /// [`load_scenario`] with `--set` overrides (see [`parse_scenario_with`]).
 pub fn load_scenario_with(path: &Path, overrides: &[Override]) -> Result<Loaded, Diagnostics> {
+    load_scenario_under(path, overrides, &Options::default())
+}
+
+/// [`load_scenario_with`] under [`Options`]. Whatever the file is, at most 4 MiB are read;
+/// text that is not UTF-8 is reported at its first bad byte.
+pub fn load_scenario_under(
+    path: &Path,
+    overrides: &[Override],
+    options: &Options,
+) -> Result<Loaded, Diagnostics> {
     let file_name = path.display().to_string();
-    let unreadable = |message: String| Diagnostics {
-        source: String::new(),
-        problems: vec![Diagnostic {
-            file: file_name.clone(),
-            line: 1,
-            column: 1,
-            offset: 0,
-            len: 0,
-            message,
-            help: None,
-        }],
+    let source = match read::read_text(path, options.regular_file_only) {
+        Ok(source) => source,
+        Err(read::ReadError::Io(message)) => {
+            return Err(Diagnostics {
+                source: String::new(),
+                problems: vec![Diagnostic {
+                    file: file_name,
+                    line: 1,
+                    column: 1,
+                    offset: 0,
+                    len: 0,
+                    message: format!("cannot read the scenario file: {message}"),
+                    help: None,
+                }],
+            })
+        }
+        Err(read::ReadError::NotUtf8 {
+            lossy,
+            offset,
+            line,
+            column,
+        }) => {
+            return Err(Diagnostics {
+                source: lossy,
+                problems: vec![Diagnostic {
+                    file: file_name,
+                    line,
+                    column,
+                    offset,
+                    len: '\u{fffd}'.len_utf8(),
+                    message: "the scenario file is not UTF-8 text: this byte is not valid UTF-8"
+                        .to_string(),
+                    help: Some(
+                        "save the file as UTF-8 (the snippet shows the bad byte as \u{fffd})"
+                            .to_string(),
+                    ),
+                }],
+            })
+        }
     };
-    match std::fs::metadata(path) {
-        Ok(metadata) if metadata.len() > raw::MAX_FILE_BYTES as u64 => {
-            return Err(unreadable(format!(
-                "the file is {} bytes; scenario files are at most {}",
-                metadata.len(),
-                raw::MAX_FILE_BYTES
-            )))
-        }
-        Ok(_) => {}
-        Err(error) => {
-            return Err(unreadable(format!(
-                "cannot read the scenario file: {error}"
-            )))
-        }
-    }
-    let source = std::fs::read_to_string(path)
-        .map_err(|error| unreadable(format!("cannot read the scenario file: {error}")))?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
-    parse_scenario_with(&source, &file_name, base_dir, overrides)
+    parse_scenario_under(&source, &file_name, base_dir, overrides, options)
 }

@@ -480,7 +480,7 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<DirEntry> {
             dirs.push(DirEntry {
                 dir: AgentDir {
                     scope: scope_of(scope),
-                    path: ctx.base_dir.join(&path),
+                    path: resolve_dir(ctx, scope, &path),
                     plugin,
                     add_dir,
                     passed_as_path,
@@ -492,6 +492,18 @@ fn agent_dirs(ctx: &mut Ctx<'_>, node: &Node) -> Vec<DirEntry> {
         }
     }
     dirs
+}
+
+/// Where an `agent_dirs` path points: relative to the scenario's folder, except the user
+/// scope's documented location written as `~/…` (`~/.claude/agents`), which is in the home
+/// folder. Reading either outside the scenario's folder needs `--allow-path`.
+fn resolve_dir(ctx: &Ctx<'_>, scope: &str, path: &str) -> PathBuf {
+    if scope == "user" {
+        if let (Some(rest), Some(home)) = (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    ctx.base_dir.join(path)
 }
 
 /// Reports `key` written in an entry whose scope is not `scope`.

@@ -346,10 +346,27 @@ fn rich_agent_dirs_load() {
 }
 
 fn load_extended() -> Loaded {
-    match load_scenario(&valid_dir().join("extended.yaml")) {
+    // Its `agent_dirs` reach `../fixtures`, outside its folder: allowed as `--allow-path`.
+    let options = subsim_scenario::Options {
+        allowed: vec![valid_dir().join("../fixtures")],
+        ..subsim_scenario::Options::default()
+    };
+    match subsim_scenario::load_scenario_under(&valid_dir().join("extended.yaml"), &[], &options) {
         Ok(loaded) => loaded,
         Err(problems) => panic!("extended.yaml should be valid:\n{problems}"),
     }
+}
+
+#[test]
+fn agent_dirs_outside_the_scenario_folder_need_allow_path() {
+    let problems = match load_scenario(&valid_dir().join("extended.yaml")) {
+        Err(problems) => problems.to_string(),
+        Ok(_) => panic!("extended.yaml reads ../fixtures, outside its folder"),
+    };
+    assert!(
+        problems.contains("is outside the scenario's folder") && problems.contains("--allow-path"),
+        "{problems}"
+    );
 }
 
 #[test]
