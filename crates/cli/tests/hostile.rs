@@ -304,6 +304,7 @@ fn defect_10_file_and_agent_dirs_are_confined_to_the_scenario_folder() {
     refused(&output);
     let output = subsim(&["diff", text(&root), "--from", "2.1.200", "--to", "2.1.292"]);
     refused(&output);
+    refused(&subsim(&["explore", text(&root)]));
     // A symbolic link inside the folder that leads out.
     #[cfg(unix)]
     {
