@@ -386,6 +386,8 @@ pub struct Checker {
     spawns_rejected_cap: u64,
     agent_names: BTreeMap<u32, String>,
     last_t: SimTime,
+    /// `final` agents whose spawn was rejected: the first rejection naming each.
+    final_rejections: BTreeMap<String, String>,
 }
 
 fn short(event: &Event) -> String {
@@ -459,6 +461,7 @@ impl Checker {
             spawns_rejected_cap: 0,
             agent_names: BTreeMap::new(),
             last_t: SimTime::ZERO,
+            final_rejections: BTreeMap::new(),
         }
     }
 
@@ -535,11 +538,17 @@ impl Checker {
                         .map(|(outcome, _)| outcome.clone())
                         .unwrap_or_else(|| "no such agent started".to_string());
                     if &got != outcome {
+                        let hints = match self.final_rejections.get(agent) {
+                            Some(rejected) if !self.finals.contains_key(agent) => vec![format!(
+                                "`{agent}` was rejected instead of started: {rejected}"
+                            )],
+                            _ => Vec::new(),
+                        };
                         failures.push(fail(
                             format!("{agent} ends {outcome}"),
                             format!("{agent}: {got}"),
                             state.kept.clone(),
-                            Vec::new(),
+                            hints,
                         ));
                     }
                 }
@@ -679,11 +688,17 @@ impl Sink for Checker {
         }
         match &event.kind {
             EventKind::SpawnRequested { .. } => self.spawns_attempted += 1,
-            EventKind::SpawnRejected {
-                reason: subsim_rules::RejectReason::ConcurrentLimit,
-                ..
-            } => {
-                self.spawns_rejected_cap += 1;
+            EventKind::SpawnRejected { reason, name, .. } => {
+                if *reason == subsim_rules::RejectReason::ConcurrentLimit {
+                    self.spawns_rejected_cap += 1;
+                }
+                if let Some(name) = name {
+                    if self.wanted_finals.iter().any(|wanted| wanted == &**name)
+                        && !self.final_rejections.contains_key(&**name)
+                    {
+                        self.final_rejections.insert(name.to_string(), short(event));
+                    }
+                }
             }
             EventKind::AgentStarted { agent, .. } => {
                 if let Some(name) = &agent.name {
@@ -1011,6 +1026,36 @@ mod tests {
             failures[0].events[0].starts_with("#1 "),
             "{:?}",
             failures[0].events
+        );
+    }
+
+    #[test]
+    fn a_final_for_an_agent_that_was_rejected_says_so() {
+        let rejected = at(
+            0,
+            0,
+            EventKind::SpawnRejected {
+                caller: agent(0, "main"),
+                agent_type: Rc::from("general-purpose"),
+                name: Some(Rc::from("w-3")),
+                reason: subsim_rules::RejectReason::ConcurrentLimit,
+                message: Rc::from("Concurrent subagent limit reached"),
+                hint: None,
+                running: 2,
+            },
+        );
+        let failures = check(
+            Expectation::Final {
+                agent: "w-3".to_string(),
+                outcome: "completed".to_string(),
+            },
+            &[rejected],
+        );
+        assert_eq!(failures[0].got, "w-3: no such agent started");
+        assert!(
+            failures[0].hints[0].starts_with("`w-3` was rejected instead of started: #0 "),
+            "{:?}",
+            failures[0].hints
         );
     }
 
