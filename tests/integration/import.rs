@@ -336,3 +336,53 @@ fn a_print_mode_session_is_imported_as_headless() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_subagent_without_an_agent_id_is_found_by_its_prompt_or_its_meta_file() {
+    // The interrupted call's result carries no agentId: its transcript is found by its
+    // task prompt; with the prompt changed, by the type and description of its meta file.
+    let source = fixtures().join("v2.1.17-nested");
+    let dir = std::env::temp_dir().join(format!("subsim-import-meta-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let session = "b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e";
+    let subagents = dir.join(session).join("subagents");
+    std::fs::create_dir_all(&subagents).expect("temp dir");
+    std::fs::copy(
+        source.join(format!("{session}.jsonl")),
+        dir.join(format!("{session}.jsonl")),
+    )
+    .expect("copy");
+    for entry in std::fs::read_dir(source.join(session).join("subagents"))
+        .expect("fixture")
+        .flatten()
+    {
+        let text = std::fs::read_to_string(entry.path()).expect("read");
+        let text = text.replace(
+            "Apply migration 0042 to the dev database.",
+            "(a prompt the call did not write)",
+        );
+        std::fs::write(subagents.join(entry.file_name()), text).expect("write");
+    }
+    let imported = import_session(
+        &dir.join(format!("{session}.jsonl")),
+        ImportOptions::default(),
+    )
+    .expect("imports");
+    assert_eq!(imported.subagent_files.len(), 4, "{:?}", imported.warnings);
+    assert!(imported.yaml.contains("      name: \"apply-the-migration\"\n      background: false\n      behavior:\n        - work: 2.800s\n        - tool: {name: \"Bash\", duration: 26s, prompt: false}\n"), "{}", imported.yaml);
+    // Without the meta file nothing links it: it is replayed from its result alone.
+    std::fs::remove_file(subagents.join("agent-7d6c5b4a.meta.json")).expect("remove");
+    let imported = import_session(
+        &dir.join(format!("{session}.jsonl")),
+        ImportOptions::default(),
+    )
+    .expect("imports");
+    assert_eq!(imported.subagent_files.len(), 3);
+    assert!(
+        imported.warnings.iter().any(|warning| warning
+            .contains("agent-7d6c5b4a.jsonl: no Agent call of the session launched this subagent")),
+        "{:?}",
+        imported.warnings
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

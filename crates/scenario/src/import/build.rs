@@ -98,6 +98,8 @@ struct SubFile {
     path: PathBuf,
     conv: Conversation,
     claimed: bool,
+    /// `agentType` and `description` of `agent-<id>.meta.json` (2.1.x), when present.
+    meta: Option<(Option<String>, Option<String>)>,
 }
 
 /// One emitted step.
@@ -339,6 +341,11 @@ fn find_subagents(
         if subs.contains_key(&id) {
             continue;
         }
+        // The 2.0.x folder holds every session's agent files: look at the first line's
+        // `sessionId` before reading (and spending the byte budget on) a whole file.
+        if peek_session_id(&path).is_some_and(|sid| sid != session_id) {
+            continue;
+        }
         let mut file_warnings = Vec::new();
         let entries = match read_entries(&path, Strictness::Subagent, budget, &mut file_warnings) {
             Ok(entries) => entries,
@@ -364,6 +371,7 @@ fn find_subagents(
         subs.insert(
             id,
             SubFile {
+                meta: read_meta(&path),
                 path,
                 conv,
                 claimed: false,
@@ -371,6 +379,41 @@ fn find_subagents(
         );
     }
     subs
+}
+
+/// `agentType` and `description` of the `agent-<id>.meta.json` beside a subagent file
+/// (read from at most 64 KiB; anything unreadable is no metadata).
+fn read_meta(path: &Path) -> Option<(Option<String>, Option<String>)> {
+    use std::io::Read as _;
+    let meta_path = path.with_extension("meta.json");
+    let mut bytes = Vec::new();
+    std::fs::File::open(meta_path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+    Some((text("agentType"), text("description")))
+}
+
+/// The `sessionId` of a file's first line, read from at most its first 64 KiB; `None` when
+/// that line cannot tell (the whole file is then read and checked).
+fn peek_session_id(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    let text = String::from_utf8_lossy(&head);
+    let first = text.lines().find(|line| !line.trim().is_empty())?;
+    let value: Value = serde_json::Deserializer::from_str(first)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    value.get("sessionId")?.as_str().map(str::to_string)
 }
 
 /// A name usable in the scenario: lower-case words of `text` joined by `-`.
@@ -687,7 +730,8 @@ impl Builder {
                 .map(|caller| format!(", made by {caller}"))
                 .unwrap_or_default()
         );
-        // The subagent's own transcript: by agent id, else by its task prompt.
+        // The subagent's own transcript: by agent id, else by its task prompt, else by
+        // the type and description of its `.meta.json`.
         let sub_key = agent_id
             .clone()
             .filter(|id| self.subs.get(id).is_some_and(|sub| !sub.claimed))
@@ -697,6 +741,19 @@ impl Builder {
                     .iter()
                     .find(|(_, sub)| {
                         !sub.claimed && sub.conv.first_prompt.as_deref() == Some(prompt)
+                    })
+                    .map(|(id, _)| id.clone())
+            })
+            .or_else(|| {
+                let wanted = call.text("description")?;
+                self.subs
+                    .iter()
+                    .find(|(_, sub)| {
+                        !sub.claimed
+                            && sub.meta.as_ref().is_some_and(|(kind, description)| {
+                                description.as_deref() == Some(wanted)
+                                    && kind.as_deref().is_none_or(|kind| kind == agent_type)
+                            })
                     })
                     .map(|(id, _)| id.clone())
             });

@@ -359,6 +359,42 @@ mod tests {
     }
 
     #[test]
+    fn more_than_the_byte_budget_is_refused_and_a_folder_is_not_a_file() {
+        let dir = std::env::temp_dir().join(format!("subsim-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.join("big.jsonl");
+        std::fs::write(&path, "{\"type\":\"user\"}\n".repeat(10))
+            .unwrap_or_else(|error| panic!("{error}"));
+        let mut warnings = Vec::new();
+        let mut budget = 50;
+        let result = read_entries(&path, Strictness::Main, &mut budget, &mut warnings);
+        assert!(
+            matches!(
+                result,
+                Err(ImportError::TooLarge {
+                    bytes: 160,
+                    limit: 50,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
+        let mut budget = 1_000;
+        let read = read_entries(&path, Strictness::Main, &mut budget, &mut warnings);
+        assert_eq!(read.map(|entries| entries.len()).ok(), Some(10));
+        assert_eq!(
+            budget, 840,
+            "what a file used comes off the import's budget"
+        );
+        let folder = read_entries(&dir, Strictness::Main, &mut budget, &mut warnings);
+        assert!(
+            matches!(&folder, Err(ImportError::Unreadable { message, .. }) if message == "not a regular file"),
+            "{folder:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn a_broken_subagent_line_is_skipped_with_a_warning() {
         let (result, warnings) = entries(
             "{\"type\":\"user\"}\n{oops\n{\"type\":\"assistant\"}\n",
