@@ -40,3 +40,147 @@ fn panel_fan_out_of_8000_is_not_cubic() {
     // A row added and removed per worker, plus the footer hint shown and cleared.
     assert_eq!(counts["panel_changed"], 2 * 8000 + 2);
 }
+
+/// The events of a run, by kind, in order (for the first and last).
+fn kinds(source: &str) -> (Vec<String>, subsim_engine::RunReport) {
+    let loaded = subsim_scenario::parse_scenario(source, "inline.yaml", Path::new("."))
+        .unwrap_or_else(|diagnostics| panic!("{diagnostics}"));
+    let mut kinds = Vec::new();
+    let mut sink = |event: &subsim_engine::Event| kinds.push(event.kind.name().to_string());
+    let report = Simulation::new(loaded.spec).run(&mut sink);
+    (kinds, report)
+}
+
+/// Issue 7: every agent spawning two more never reached `max_agents` (killed after 30 s).
+/// It stops at the limit, everything at one instant, keeping the trace so far.
+#[test]
+fn runaway_doubling_stops_at_max_agents() {
+    let (kinds, report) = kinds(
+        "name: runaway\n\
+         session:\n  kind: interactive\n  limits: {max_agents: 3000}\n  \
+         env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1000000\", \
+         CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH: \"100000\"}\n\
+         main:\n  - spawn: {agent: doubler, background: true}\n\
+         agents:\n  doubler:\n    tools: [Agent]\n    behavior:\n      \
+         - spawn: {agent: doubler, count: 2, background: true}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!((limit.limit, limit.value), ("max_agents", 3000));
+    assert_eq!(
+        report.end.as_micros(),
+        0,
+        "everything happens at one instant"
+    );
+    assert_eq!(kinds.first().map(String::as_str), Some("session_started"));
+    assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
+    let started = kinds.iter().filter(|kind| *kind == "agent_started").count();
+    assert_eq!(started, 3000);
+}
+
+/// Issue 10 §4.4: a nested `repeat` of `work: 0s` writes nothing and lets no time pass,
+/// so `max_events: 10` and `max_time: 1s` never stopped it. Steps count: it stops at
+/// `max_steps`, by default 10 × `max_events`.
+#[test]
+fn zero_time_loop_stops_at_max_steps() {
+    let (kinds, report) = kinds(
+        "name: zero-time loop\n\
+         session:\n  limits: {max_events: 10, max_time: 1s}\n\
+         main:\n  - repeat:\n      times: 1000000\n      steps:\n        \
+         - repeat: {times: 1000000, steps: [{work: 0s}]}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!((limit.limit, limit.value), ("max_steps", 100));
+    assert!(limit.to_string().contains("work: 0s"), "{limit}");
+    assert_eq!(kinds, ["session_started", "limit_reached"]);
+    // An explicit `max_steps` wins over the default.
+    let (_, explicit) = self::kinds(
+        "name: zero-time loop\n\
+         session:\n  limits: {max_steps: 5000}\n\
+         main:\n  - repeat: {times: 1000000, steps: [{work: 0s}]}\n",
+    );
+    let limit = explicit.limit.expect("stopped by a limit");
+    assert_eq!((limit.limit, limit.value), ("max_steps", 5000));
+}
+
+/// Issue 7: a chain (each agent spawns one child, depth limit raised) overflowed the
+/// stack when it ended: each launcher waiting for its children ended inside its last
+/// child's end, recursively. It ends now whatever its depth (a test thread has a small
+/// stack: 20,000 nested ends did not fit in it).
+#[test]
+fn chain_of_20000_ends_without_recursion() {
+    let (kinds, report) = kinds(
+        "name: chain\n\
+         session:\n  kind: interactive\n  \
+         env: {CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH: \"20000\", \
+         CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1000000\"}\n\
+         main:\n  - spawn: {agent: link}\n\
+         agents:\n  link:\n    tools: [Agent]\n    behavior:\n      - spawn: {agent: link}\n",
+    );
+    assert!(report.limit.is_none());
+    let count = |wanted: &str| kinds.iter().filter(|kind| *kind == wanted).count();
+    // Links at depth 1 … 19,999; the last one's Agent call is refused (DEPTH-3/4).
+    assert_eq!(count("agent_started"), 19_999);
+    assert_eq!(count("agent_finished"), 19_999);
+    assert_eq!(count("spawn_rejected"), 1);
+}
+
+/// Issue 10 §4.7: `burst(10000000)` with no cap enforced grew to 3 GB. `max_running`
+/// (default 1,000,000 subagents running at once) bounds it; here set low.
+#[test]
+fn burst_without_a_cap_stops_at_max_running() {
+    assert_eq!(
+        subsim_engine::spec::Limits::default().max_running,
+        1_000_000
+    );
+    let (kinds, report) = kinds(
+        "name: burst\n\
+         session:\n  ultracode: true\n  limits: {max_running: 2000}\n\
+         load:\n  arrivals: burst(10000000)\n  count: 10000000\n  \
+         spawn: {behavior: [{work: 1s}]}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!((limit.limit, limit.value), ("max_running", 2000));
+    assert!(limit.to_string().contains("running at once"), "{limit}");
+    let started = kinds.iter().filter(|kind| *kind == "agent_started").count();
+    assert_eq!(started, 2000);
+    assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
+}
+
+/// Issue 10 §4.6: named load arrivals under `ultracode` rebuilt every run's context
+/// (CTX-6's roster of every name in use) at each start: O(n²). The profile is shared
+/// again; every arrival still starts with the roster piece, named `job-i`.
+#[test]
+fn named_ultracode_arrivals_share_one_profile() {
+    let loaded = subsim_scenario::parse_scenario(
+        "name: named\n\
+         session:\n  ultracode: true\n\
+         load:\n  arrivals: burst(20000)\n  count: 20000\n  \
+         spawn: {name: job, behavior: [{work: 1s}]}\n",
+        "inline.yaml",
+        Path::new("."),
+    )
+    .unwrap_or_else(|diagnostics| panic!("{diagnostics}"));
+    let mut started = 0u32;
+    let mut with_roster = 0u32;
+    let mut sink = |event: &subsim_engine::Event| {
+        if let subsim_engine::EventKind::AgentStarted { agent, profile, .. } = &event.kind {
+            started += 1;
+            assert_eq!(
+                agent.name.as_deref(),
+                Some(format!("job-{started}").as_str())
+            );
+            if profile
+                .context
+                .iter()
+                .any(|piece| &**piece == "sibling roster")
+            {
+                with_roster += 1;
+            }
+        }
+    };
+    let report = Simulation::new(loaded.spec).run(&mut sink);
+    assert!(report.limit.is_none());
+    assert_eq!(started, 20_000);
+    // The first named run sees no other name; every later one sees the roster.
+    assert_eq!(with_roster, 19_999);
+}

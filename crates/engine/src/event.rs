@@ -402,7 +402,7 @@ pub enum EventKind {
     },
     /// A safety limit ended the run.
     LimitReached {
-        /// `max_events`, `max_time` or `max_agents`.
+        /// `max_events`, `max_time`, `max_agents`, `max_steps` or `max_running`.
         limit: &'static str,
         /// The bound.
         value: u64,

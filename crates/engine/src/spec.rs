@@ -235,15 +235,35 @@ pub struct Limits {
     pub max_time: SimTime,
     /// Most agents created.
     pub max_agents: u64,
+    /// Most steps run: every step of every behavior, each round of a `repeat` counted by
+    /// its steps. Steps that take no time and write nothing (`work: 0s`) can loop without
+    /// ever reaching `max_events` or `max_time`; this stops them. `None`: 10 × `max_events`
+    /// ([`Limits::steps`]).
+    pub max_steps: Option<u64>,
+    /// Most subagents running at once (slots held, whatever the cap says). Memory grows
+    /// with what is running, so this bounds it when the cap does not (`ultracode`, a raised
+    /// cap): about 0.3 KB per running agent.
+    pub max_running: u64,
+}
+
+impl Limits {
+    /// The bound on steps: `max_steps`, or 10 × `max_events` when it is not set.
+    pub fn steps(&self) -> u64 {
+        self.max_steps
+            .unwrap_or_else(|| self.max_events.saturating_mul(10))
+    }
 }
 
 impl Default for Limits {
-    /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents.
+    /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
+    /// a billion steps (10 × the events), a million subagents running at once.
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
             max_time: SimTime::from_secs(30 * 24 * 3_600),
             max_agents: 20_000_000,
+            max_steps: None,
+            max_running: 1_000_000,
         }
     }
 }

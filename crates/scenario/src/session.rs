@@ -46,7 +46,13 @@ const SESSION_KEYS: [&str; 25] = [
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
-const LIMIT_KEYS: [&str; 3] = ["max_events", "max_time", "max_agents"];
+const LIMIT_KEYS: [&str; 5] = [
+    "max_events",
+    "max_time",
+    "max_agents",
+    "max_steps",
+    "max_running",
+];
 const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
 /// How a `cli` entry's JSON reached Claude Code (DEF-7, DEF-8).
 const PASSED_AS: [&str; 2] = ["json", "path"];
@@ -546,6 +552,16 @@ fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     if let Some(value) = fields.get("max_agents") {
         if let Some(max) = ctx.integer(value, "`max_agents`", 1) {
             limits.max_agents = max;
+        }
+    }
+    if let Some(value) = fields.get("max_steps") {
+        if let Some(max) = ctx.integer(value, "`max_steps`", 1) {
+            limits.max_steps = Some(max);
+        }
+    }
+    if let Some(value) = fields.get("max_running") {
+        if let Some(max) = ctx.integer(value, "`max_running`", 1) {
+            limits.max_running = max;
         }
     }
     limits

@@ -9,6 +9,7 @@
 //! here: see [`crate::summary`].
 
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 pub mod jsonl;
 pub mod text;
@@ -19,12 +20,26 @@ pub use text::{Narrator, TextWriter};
 /// How many bytes a renderer buffers before handing them to its writer.
 const FLUSH_AT: usize = 64 * 1024;
 
+/// How old buffered output may get before it is flushed to its writer anyway, so that a
+/// run that is interrupted (killed, or stuck in a loop that writes nothing) keeps what
+/// it wrote. Looked at every [`LOOK_EVERY`] events, never in the simulation.
+const FLUSH_AFTER: Duration = Duration::from_millis(200);
+
+/// How many events pass between two looks at the wall clock.
+const LOOK_EVERY: u32 = 1024;
+
 /// The output side both renderers share: a byte buffer handed to `out` every
-/// [`FLUSH_AT`] bytes, and the first I/O error, remembered (nothing is written after it).
+/// [`FLUSH_AT`] bytes, after the first event and when it is older than [`FLUSH_AFTER`],
+/// and the first I/O error, remembered (nothing is written after it).
 struct Buffered<W: Write> {
     out: W,
     buffer: Vec<u8>,
     error: Option<io::Error>,
+    /// Events written since the wall clock was last looked at; `u32::MAX` before the
+    /// first event.
+    since_look: u32,
+    /// When the buffer was last flushed.
+    flushed_at: Instant,
 }
 
 impl<W: Write> Buffered<W> {
@@ -33,6 +48,8 @@ impl<W: Write> Buffered<W> {
             out,
             buffer: Vec::with_capacity(FLUSH_AT + slack),
             error: None,
+            since_look: u32::MAX,
+            flushed_at: Instant::now(),
         }
     }
 
@@ -44,10 +61,25 @@ impl<W: Write> Buffered<W> {
         }
     }
 
-    /// Hands the buffer over once it is full enough.
+    /// Hands the buffer over once it is full enough; flushes the first event (a run's
+    /// `session_started`) at once and anything older than [`FLUSH_AFTER`].
     fn written(&mut self) {
         if self.buffer.len() >= FLUSH_AT {
             self.drain();
+        }
+        let first = self.since_look == u32::MAX;
+        self.since_look = self.since_look.wrapping_add(1);
+        if first || self.since_look >= LOOK_EVERY {
+            self.since_look = 0;
+            if first || self.flushed_at.elapsed() >= FLUSH_AFTER {
+                self.flushed_at = Instant::now();
+                self.drain();
+                if self.error.is_none() {
+                    if let Err(error) = self.out.flush() {
+                        self.error = Some(error);
+                    }
+                }
+            }
         }
     }
 

@@ -129,6 +129,10 @@ impl Kernel<'_> {
             self.hit_limit("max_agents", self.limits.max_agents);
             return;
         }
+        if u64::from(self.running) >= self.limits.max_running {
+            self.hit_limit("max_running", self.limits.max_running);
+            return;
+        }
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;

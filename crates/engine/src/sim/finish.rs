@@ -7,9 +7,21 @@ use subsim_rules::{errors, handback, scan};
 use super::*;
 use crate::spec::{FailSpec, Review};
 
+/// What is left of a run's end once its launcher's end, if it caused one, is done.
+struct FinishRest {
+    slot: u32,
+    waiters: Vec<AgentId>,
+    from_load: bool,
+}
+
 impl Kernel<'_> {
     // -- finishing and delivering -----------------------------------------------------
 
+    /// A run ends. When it was the last child of a launcher that waits for its children
+    /// (NOTIFY-6), that launcher ends too, and so on up the tree: the chain is walked with
+    /// an explicit stack, not recursion, so a chain of any depth ends in constant stack
+    /// space. Everything happens in the order the recursive walk had: each run's end up
+    /// to its launcher's, then each run's wake-ups and release, innermost first.
     pub(super) fn finish(
         &mut self,
         slot: u32,
@@ -17,9 +29,40 @@ impl Kernel<'_> {
         rule: Option<RuleId>,
         detail: Option<String>,
     ) {
+        let Some((rest, cascade)) = self.finish_run(slot, outcome, rule, detail) else {
+            return;
+        };
+        let Some(mut launcher) = cascade else {
+            self.finish_rest(rest);
+            return;
+        };
+        let mut pending = vec![rest];
+        while let Some((rest, cascade)) =
+            self.finish_run(launcher, Outcome::Completed, Some("NOTIFY-6"), None)
+        {
+            pending.push(rest);
+            match cascade {
+                Some(next) => launcher = next,
+                None => break,
+            }
+        }
+        while let Some(rest) = pending.pop() {
+            self.finish_rest(rest);
+        }
+    }
+
+    /// The first part of a run's end, up to its launcher's bookkeeping. Returns what is
+    /// left to do, and the launcher that ends now because of it (NOTIFY-6), if any.
+    fn finish_run(
+        &mut self,
+        slot: u32,
+        outcome: Outcome,
+        rule: Option<RuleId>,
+        detail: Option<String>,
+    ) -> Option<(FinishRest, Option<u32>)> {
         let agent = self.agent(slot);
         if agent.status != Status::Running || agent.id == MAIN {
-            return;
+            return None;
         }
         if let Block::Prompt(number) = agent.block {
             let reference = agent.reference();
@@ -145,9 +188,26 @@ impl Kernel<'_> {
                 self.deliver_to(recipient_slot);
             }
         }
-        if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
-            self.after_child_finished(caller_slot);
-        }
+        let cascade = match caller_slot.filter(|_| caller_running) {
+            Some(caller_slot) => self.after_child_finished(caller_slot),
+            None => None,
+        };
+        let rest = FinishRest {
+            slot,
+            waiters,
+            from_load,
+        };
+        Some((rest, cascade))
+    }
+
+    /// The rest of a run's end (see [`Kernel::finish`]): its waiters wake, a freed slot
+    /// lets a waiting load retry go, an anonymous load run is forgotten.
+    fn finish_rest(&mut self, rest: FinishRest) {
+        let FinishRest {
+            slot,
+            waiters,
+            from_load,
+        } = rest;
         for waiter in waiters {
             if let Some(waiter_slot) = self.slot_of(waiter) {
                 if self.agent(waiter_slot).block == Block::Agent {
@@ -178,15 +238,20 @@ impl Kernel<'_> {
     }
 
     /// A child of the agent in `slot` ended: end a children wait if it was the last.
-    pub(super) fn after_child_finished(&mut self, slot: u32) {
+    /// Returns `slot` when the agent was waiting for its children to end its run
+    /// (NOTIFY-6): [`Kernel::finish`] ends it next.
+    fn after_child_finished(&mut self, slot: u32) -> Option<u32> {
         let agent = self.agent(slot);
         if agent.children_running > 0 {
-            return;
+            return None;
         }
         match agent.block {
-            Block::Children => self.wake_now(slot),
-            Block::EndChildren => self.finish(slot, Outcome::Completed, Some("NOTIFY-6"), None),
-            _ => {}
+            Block::Children => {
+                self.wake_now(slot);
+                None
+            }
+            Block::EndChildren => Some(slot),
+            _ => None,
         }
     }
 

@@ -52,7 +52,7 @@ pub use ties::TieBreak;
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimitHit {
-    /// `max_events`, `max_time` or `max_agents`.
+    /// `max_events`, `max_time`, `max_agents`, `max_steps` or `max_running`.
     pub limit: &'static str,
     /// The bound that was hit.
     pub value: u64,
@@ -66,6 +66,21 @@ impl std::fmt::Display for LimitHit {
                 "the run reached session.limits.max_time ({}); raise it in the scenario's \
                  `session.limits` if the run is meant to be longer",
                 crate::time::human_duration(self.value)
+            ),
+            "max_steps" => write!(
+                f,
+                "the run reached session.limits.max_steps ({} steps run; by default 10 × \
+                 max_events): steps that take no time, such as a `repeat` of `work: 0s`, never \
+                 let time pass; raise it in the scenario's `session.limits` if the run is meant \
+                 to be longer",
+                self.value
+            ),
+            "max_running" => write!(
+                f,
+                "the run reached session.limits.max_running ({} subagents running at once, \
+                 which bounds memory when the cap does not); raise it in the scenario's \
+                 `session.limits` if the run is meant to be that wide",
+                self.value
             ),
             limit => write!(
                 f,
@@ -409,6 +424,8 @@ struct Kernel<'s> {
     actions: Vec<crate::spec::UserAction>,
     load: Option<LoadSpec>,
     limits: crate::spec::Limits,
+    /// Steps left before `max_steps` (`Limits::steps`) stops the run.
+    steps_left: u64,
     // Time and queue.
     now: SimTime,
     last_time: SimTime,
@@ -698,6 +715,7 @@ impl<'s> Kernel<'s> {
             actions: spec.user.actions.clone(),
             load: spec.load.clone(),
             limits,
+            steps_left: limits.steps(),
             now: SimTime::ZERO,
             last_time: SimTime::ZERO,
             queue_seq: 0,

@@ -365,6 +365,10 @@ impl Kernel<'_> {
             self.hit_limit("max_agents", self.limits.max_agents);
             return Err(None);
         }
+        if u64::from(self.running) >= self.limits.max_running {
+            self.hit_limit("max_running", self.limits.max_running);
+            return Err(None);
+        }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
         // every run of the same definition in the same situation; a planned call keeps the
         // shared one while it stays shared (no agent has a name: CTX-6's roster).
@@ -785,15 +789,18 @@ impl Kernel<'_> {
         permission_mode: PermissionMode,
         tools: ToolList,
     ) -> Rc<RunProfile> {
-        // The sibling roster (CTX-6) is a snapshot of the names in use, so a profile is
-        // shared only while no agent has a name.
-        let cacheable = spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
+        // The sibling roster (CTX-6) is a snapshot of the names in use, but a profile keeps
+        // only whether the roster piece is included, which depends only on whether any
+        // agent has a name: that is part of the key. (Rebuilding the profile, roster
+        // included, at every named start made named arrivals cost O(n) each.)
+        let cacheable = spec.model.is_none() && spec.effort.is_none();
         let at_limit = depth >= self.config.depth_limit;
         let key = (
             type_index.map_or(usize::MAX, |index| index),
             u8::from(mode == Mode::Background)
                 | (u8::from(at_limit) << 1)
-                | (u8::from(spec.fork) << 2),
+                | (u8::from(spec.fork) << 2)
+                | (u8::from(!self.names.is_empty()) << 3),
             permission_mode,
         );
         if cacheable {

@@ -42,6 +42,13 @@ impl Kernel<'_> {
                 self.end_of_steps(slot);
                 return;
             };
+            // Steps that take no time and write nothing would loop forever at one instant
+            // without reaching `max_events` or `max_time`: every step counts.
+            if self.steps_left == 0 {
+                self.hit_limit("max_steps", self.limits.steps());
+                return;
+            }
+            self.steps_left -= 1;
             match &program[pc] {
                 Step::Work(dist) => {
                     let agent = self.agent_mut(slot);
