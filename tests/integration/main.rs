@@ -4,6 +4,7 @@ mod determinism;
 mod docs;
 mod gates;
 mod import;
+mod links;
 mod properties;
 mod queueing;
 mod scale;

@@ -52,13 +52,15 @@ pub enum Command {
     /// this works without the repository); the version gates are those of `Gates`, each
     /// listed under the rules it serves.
     Rules(RulesArgs),
-    /// Explain one rule in plain words, then run a scenario that shows it.
+    /// Explain a rule, an open question or a discrepancy, or find them by words.
     ///
-    /// Prints the rule's summary and status, the version gates that belong to it and the
-    /// scenarios that demonstrate it; then runs the first of those scenarios and narrates
-    /// it, each line citing the rule that decided. The scenarios are built into the binary,
-    /// so this works without the repository. A rule no scenario demonstrates yet is
-    /// explained without a run (exit 0); an unknown ID gets a suggestion (exit 2).
+    /// A rule ID (CAP-1): its summary, status, the reasons the narration gives for it,
+    /// version gates and scenarios, then a narrated run of its canonical scenario (the
+    /// first its row of docs/rules.md links). An open question: the question and the
+    /// answer subsim adopted, then its scenario. A discrepancy (D-9): what subsim does.
+    /// Words (`resume`, `"depth limit"`): every rule, question and discrepancy whose text
+    /// holds them all, one line each. Built in, so this works without the repository.
+    /// Exit 0 when something matched, 2 when nothing did.
     Explain(ExplainArgs),
     /// Run a scenario under two Claude Code versions and show what changes.
     ///
@@ -248,6 +250,14 @@ pub struct RunArgs {
     /// (with both hashes) when they differ.
     #[arg(long)]
     pub check_determinism: bool,
+    /// How much the narration shows: `brief` (decisions, same-instant runs of identical
+    /// lines grouped) or `full` (every event, panel rows, footer hints and report headers
+    /// included).
+    #[arg(long, value_enum, default_value_t = DetailArg::Brief)]
+    pub detail: DetailArg,
+    /// Narrate only this agent (name or id, e.g. `planner` or `a3`) and what touches it.
+    #[arg(long, value_name = "NAME")]
+    pub follow: Option<String>,
 }
 
 impl RunArgs {
@@ -264,6 +274,15 @@ pub fn parse_override(text: &str) -> Result<subsim_scenario::Override, String> {
     subsim_scenario::Override::parse(text)
 }
 
+/// `--detail` of `subsim run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DetailArg {
+    /// Decisions with their reasons; bookkeeping hidden; identical lines grouped.
+    Brief,
+    /// Every event.
+    Full,
+}
+
 /// Output formats of `subsim run`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -275,6 +294,10 @@ pub enum Format {
     Summary,
     /// The statistics as one JSON object.
     Json,
+    /// A timeline in the terminal: one row per run, the running count and the cap.
+    Gantt,
+    /// Chrome Trace Event JSON, for ui.perfetto.dev or chrome://tracing.
+    Chrome,
 }
 
 /// `subsim check`.
@@ -391,8 +414,9 @@ pub enum RulesFormat {
 /// `subsim explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The rule ID, e.g. CAP-1 (any case).
-    #[arg(value_name = "RULE-ID")]
+    /// A rule ID (CAP-1, any case), an open question, a discrepancy (D-9), or words
+    /// to search for (`resume`, `"depth limit"`).
+    #[arg(value_name = "RULE-ID|Q-ID|D-ID|WORDS")]
     pub rule: String,
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]

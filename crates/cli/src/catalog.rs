@@ -145,6 +145,95 @@ fn demonstrated_by(cell: &str) -> (Vec<String>, String) {
     (scenarios, note.to_string())
 }
 
+/// `docs/decisions.md` as it was when the binary was built.
+const DECISIONS_MD: &str = include_str!("../../../docs/decisions.md");
+
+/// An open question of the catalog (`Q-N`): the question, what `docs/rules.md` says of it,
+/// the default subsim adopted (`docs/decisions.md`), and the scenarios that show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Question {
+    /// `Q-29`.
+    pub id: String,
+    /// The question.
+    pub question: String,
+    /// The answer column of `docs/rules.md`.
+    pub answer: String,
+    /// "What subsim does" in `docs/decisions.md`, when it answers the question.
+    pub adopted: Option<String>,
+    /// Linked scenarios, as repository paths.
+    pub scenarios: Vec<String>,
+}
+
+/// A discrepancy between the seeds (`D-N`) and what subsim does about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Discrepancy {
+    /// `D-9` (a row for `D-2 / D-3` gives one entry per ID).
+    pub id: String,
+    /// What subsim does.
+    pub adopted: String,
+}
+
+/// Every open question, in `docs/rules.md` order.
+pub fn questions() -> Vec<Question> {
+    parse_questions(RULES_MD, DECISIONS_MD)
+}
+
+/// Reads the open-questions table of a rules page and the answers of a decisions page.
+pub fn parse_questions(rules_md: &str, decisions_md: &str) -> Vec<Question> {
+    let adopted: Vec<(String, String)> = decisions_md
+        .lines()
+        .filter_map(cells)
+        .filter(|cells| cells.len() == 4 && is_question_id(&cells[0]))
+        .map(|cells| (cells[0].clone(), cells[2].clone()))
+        .collect();
+    let section = rules_md
+        .split("\n## ")
+        .find(|part| part.starts_with("Open questions"))
+        .unwrap_or("");
+    section
+        .lines()
+        .filter_map(cells)
+        .filter(|cells| cells.len() == 4 && is_question_id(&cells[0]))
+        .map(|cells| {
+            let (scenarios, _) = demonstrated_by(&cells[3]);
+            Question {
+                adopted: adopted
+                    .iter()
+                    .find(|(id, _)| *id == cells[0])
+                    .map(|(_, text)| text.clone()),
+                id: cells[0].clone(),
+                question: cells[1].clone(),
+                answer: cells[2].clone(),
+                scenarios,
+            }
+        })
+        .collect()
+}
+
+/// Every discrepancy of `docs/decisions.md`, one entry per ID.
+pub fn discrepancies() -> Vec<Discrepancy> {
+    DECISIONS_MD
+        .lines()
+        .filter_map(cells)
+        .filter(|cells| cells.len() == 2 && cells[0].starts_with("D-"))
+        .flat_map(|cells| {
+            cells[0]
+                .split('/')
+                .map(|id| Discrepancy {
+                    id: id.trim().to_string(),
+                    adopted: cells[1].clone(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `Q-N`.
+fn is_question_id(text: &str) -> bool {
+    text.strip_prefix("Q-")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// The source of an embedded scenario, by repository path (`scenarios/cap/x.yaml`).
 pub fn scenario(path: &str) -> Option<&'static str> {
     SCENARIOS
@@ -182,6 +271,27 @@ mod tests {
         assert!(rules[0]
             .scenarios
             .contains(&"scenarios/cap/fan-out-25-hits-the-cap.yaml".to_string()));
+    }
+
+    #[test]
+    fn questions_and_discrepancies_are_read_with_their_adopted_answers() {
+        let questions = questions();
+        let q29 = questions
+            .iter()
+            .find(|q| q.id == "Q-29")
+            .expect("Q-29 is listed");
+        assert_eq!(q29.question, "Can a subagent request `fork`?");
+        assert!(q29
+            .adopted
+            .as_deref()
+            .unwrap()
+            .starts_with("No: only the main conversation forks"));
+        assert_eq!(q29.scenarios, ["scenarios/fork/forks-cannot-fork.yaml"]);
+        let discrepancies = discrepancies();
+        assert!(discrepancies
+            .iter()
+            .any(|d| d.id == "D-3" && d.adopted.contains("SubagentHandback")));
+        assert!(discrepancies.iter().any(|d| d.id == "D-9"));
     }
 
     #[test]

@@ -1,9 +1,16 @@
-//! `subsim explain RULE-ID`: one rule in plain words (summary, status, version gates,
-//! scenarios), then a narrated run of the first scenario that demonstrates it.
+//! `subsim explain RULE-ID|Q-ID|D-ID|WORDS`: for people.
 //!
-//! The rule comes from the embedded `docs/rules.md`, the gates from
-//! `subsim_rules::gates_table`, the scenario from the scenarios embedded by build.rs: the
-//! command needs no file on disk.
+//! - A rule ID: the rule in plain words (summary, status, the reasons the narration gives
+//!   for it, version gates, scenarios), then a narrated run of its canonical scenario (the
+//!   first one its row of `docs/rules.md` links).
+//! - An open question (`Q-29`): the question, the answer subsim adopted
+//!   (`docs/decisions.md`), and a run of the scenario that shows it, if one does.
+//! - A discrepancy between the seeds (`D-9`): what subsim does.
+//! - Words (`resume`, `depth limit`): every rule, question and discrepancy whose text holds
+//!   them all, one line each.
+//!
+//! Exit 0 when something matched, 2 when nothing did. The rule table, the decisions and the
+//! scenarios are embedded in the binary: the command needs no file on disk.
 
 use std::fmt::Write as _;
 use std::io;
@@ -15,38 +22,162 @@ use subsim_engine::Simulation;
 use subsim_rules::Gates;
 
 use crate::args::ExplainArgs;
-use crate::catalog::{self, Rule};
+use crate::catalog::{self, Discrepancy, Question, Rule};
 use crate::{output, run, Status};
 
 pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     let rules = catalog::rules();
-    let wanted = args.rule.trim().to_ascii_uppercase();
-    let Some(rule) = rules.iter().find(|rule| rule.id == wanted) else {
-        let ids: Vec<&str> = rules.iter().map(|rule| rule.id.as_str()).collect();
-        let hint = match subsim_scenario::suggest(&wanted, &ids) {
-            Some(near) => format!(", did you mean `{near}`?"),
-            None => String::new(),
+    let query = args.rule.trim();
+    let wanted = query.to_ascii_uppercase();
+    if let Some(rule) = rules.iter().find(|rule| rule.id == wanted) {
+        output::print(&describe(rule))?;
+        return match rule.scenarios.first() {
+            Some(path) => run_scenario(path, args.seed),
+            None => {
+                let why = if rule.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", rule.note)
+                };
+                output::print(&format!(
+                    "\nNo scenario demonstrates {} yet: it is {} — {}{why}.\n",
+                    rule.id,
+                    rule.status,
+                    status_meaning(&rule.status)
+                ))?;
+                Ok(Status::Ok)
+            }
         };
-        anyhow::bail!(
-            "`{}` is not a rule ID of docs/rules.md{hint} (`subsim rules` lists them all)",
-            args.rule.trim()
-        );
-    };
-    output::print(&describe(rule))?;
-    let Some(path) = rule.scenarios.first() else {
-        let why = if rule.note.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", rule.note)
+    }
+    let questions = catalog::questions();
+    if let Some(question) = questions.iter().find(|q| q.id == wanted) {
+        output::print(&describe_question(question))?;
+        return match question.scenarios.first() {
+            Some(path) => run_scenario(path, args.seed),
+            None => Ok(Status::Ok),
         };
+    }
+    let discrepancies = catalog::discrepancies();
+    if let Some(found) = discrepancies.iter().find(|d| d.id == wanted) {
         output::print(&format!(
-            "\nNo scenario demonstrates {} yet: it is {} — {}{why}.\n",
-            rule.id,
-            rule.status,
-            status_meaning(&rule.status)
+            "{}: a discrepancy between the seeds of the rule catalog\n  What subsim does: {}\n",
+            found.id, found.adopted
         ))?;
         return Ok(Status::Ok);
+    }
+    let matches = search(query, &rules, &questions, &discrepancies);
+    if !matches.is_empty() {
+        let mut out = format!(
+            "{} {} “{query}”:\n",
+            matches.len(),
+            if matches.len() == 1 {
+                "entry matches"
+            } else {
+                "entries match"
+            }
+        );
+        let width = matches.iter().map(|(id, _)| id.len()).max().unwrap_or(0);
+        for (id, line) in &matches {
+            let _ = writeln!(out, "  {id:width$}  {line}");
+        }
+        let _ = writeln!(
+            out,
+            "\n`subsim explain {}` explains one of them and runs the scenario that shows it.",
+            matches[0].0
+        );
+        output::print(&out)?;
+        return Ok(Status::Ok);
+    }
+    let mut ids: Vec<&str> = rules.iter().map(|rule| rule.id.as_str()).collect();
+    ids.extend(questions.iter().map(|q| q.id.as_str()));
+    ids.extend(discrepancies.iter().map(|d| d.id.as_str()));
+    let hint = match subsim_scenario::suggest(&wanted, &ids) {
+        Some(near) => format!(", did you mean `{near}`?"),
+        None => String::new(),
     };
+    anyhow::bail!(
+        "nothing matches `{query}`: it is no rule ID, open question (Q-N) or discrepancy \
+         (D-N) of docs/rules.md and docs/decisions.md, and no entry has all its words{hint} \
+         (`subsim rules` lists every rule)"
+    )
+}
+
+/// Every rule, question and discrepancy whose text holds all the words of `query` (any
+/// case), as `(id, one line)`.
+fn search(
+    query: &str,
+    rules: &[Rule],
+    questions: &[Question],
+    discrepancies: &[Discrepancy],
+) -> Vec<(String, String)> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let holds_all = |text: &str| {
+        let text = text.to_lowercase();
+        words.iter().all(|word| text.contains(word.as_str()))
+    };
+    let mut found = Vec::new();
+    for rule in rules {
+        let mut text = format!("{} {} {}", rule.id, rule.summary, rule.area);
+        for why in subsim_rules::why::reasons_for(&rule.id) {
+            text.push(' ');
+            text.push_str(why.text);
+        }
+        if holds_all(&text) {
+            found.push((rule.id.clone(), rule.summary.clone()));
+        }
+    }
+    for question in questions {
+        let text = format!(
+            "{} {} {} {}",
+            question.id,
+            question.question,
+            question.answer,
+            question.adopted.as_deref().unwrap_or("")
+        );
+        if holds_all(&text) {
+            found.push((question.id.clone(), question.question.clone()));
+        }
+    }
+    for discrepancy in discrepancies {
+        if holds_all(&format!("{} {}", discrepancy.id, discrepancy.adopted)) {
+            found.push((discrepancy.id.clone(), discrepancy.adopted.clone()));
+        }
+    }
+    found
+}
+
+/// An open question in words: the question, the answer subsim adopted, the scenarios.
+fn describe_question(question: &Question) -> String {
+    let mut out = format!(
+        "{}: {} (an open question of the rule catalog)\n",
+        question.id, question.question
+    );
+    match &question.adopted {
+        Some(adopted) => {
+            let _ = writeln!(out, "  Adopted answer (docs/decisions.md): {adopted}");
+        }
+        None => {
+            let _ = writeln!(out, "  Status: {}", question.answer);
+        }
+    }
+    if !question.scenarios.is_empty() {
+        let _ = writeln!(out, "\nDemonstrated by:");
+        for scenario in &question.scenarios {
+            let _ = writeln!(out, "  {scenario}");
+        }
+    }
+    out
+}
+
+/// Runs and narrates an embedded scenario.
+fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
     let source = catalog::scenario(path)
         .with_context(|| format!("{path} is linked from docs/rules.md but was not built in"))?;
     let loaded = run::report(subsim_scenario::parse_scenario(
@@ -64,7 +195,7 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     output::print(&intro)?;
     let load = loaded.spec.load.is_some();
     let mut simulation = Simulation::new(loaded.spec);
-    if let Some(seed) = args.seed {
+    if let Some(seed) = seed {
         simulation = simulation.with_seed(seed);
     }
     let (report, written) = if load {
@@ -111,6 +242,15 @@ fn describe(rule: &Rule) -> String {
     let mut out = format!("{}: {}\n", rule.id, rule.summary);
     let _ = writeln!(out, "  Area:   {}", rule.area);
     let _ = writeln!(out, "  Status: {}", rule.status);
+    let reasons: Vec<&str> = subsim_rules::why::reasons_for(&rule.id)
+        .map(|why| why.text)
+        .collect();
+    if !reasons.is_empty() {
+        let _ = writeln!(out, "\nWhat the narration says when it decides:");
+        for reason in reasons {
+            let _ = writeln!(out, "  {reason}");
+        }
+    }
     let gates = rule.gates();
     if !gates.is_empty() {
         let newest = Gates::for_version(subsim_rules::Version::NEWEST);
@@ -129,7 +269,7 @@ fn describe(rule: &Rule) -> String {
         }
     }
     if !rule.scenarios.is_empty() {
-        let _ = writeln!(out, "\nDemonstrated by:");
+        let _ = writeln!(out, "\nDemonstrated by (the first is the one run below):");
         for scenario in &rule.scenarios {
             let _ = writeln!(out, "  {scenario}");
         }

@@ -20,6 +20,7 @@ mod panel;
 mod rules_cmd;
 mod run;
 mod sweep;
+mod timeline;
 mod tools_cmd;
 
 use std::process::ExitCode;

@@ -8,19 +8,20 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use subsim_engine::explore::Replay;
-use subsim_engine::render::{JsonlWriter, TextWriter};
+use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
 use subsim_engine::sink::Collect;
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, RunReport, Simulation, Sink};
 use subsim_scenario::Loaded;
 
-use crate::args::{Access, Format, RunArgs};
+use crate::args::{Access, DetailArg, Format, RunArgs};
 use crate::diagnostics::{self, Level};
 use crate::output;
 use crate::{AlreadyReported, Status};
 
-/// The built-in demo: the cap, a resume past it, the depth limit, a routed prompt.
-pub const DEMO: &str = include_str!("demo.yaml");
+/// The built-in demo, `scenarios/demo.yaml`: the cap, a resume past it, the depth limit,
+/// a routed prompt, who hears back. Embedded, so the binary needs no repository.
+pub const DEMO: &str = include_str!("../../../scenarios/demo.yaml");
 /// The name the demo's diagnostics and `--explain` use.
 pub const DEMO_NAME: &str = "demo.yaml";
 
@@ -44,6 +45,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     };
     let description = describe(&loaded);
     let summary = Summary::for_spec(&loaded.spec);
+    let narration = NarrationOptions {
+        detail: match args.detail {
+            DetailArg::Brief => Detail::Brief,
+            DetailArg::Full => Detail::Full,
+        },
+        color: args.out.is_none() && output::stdout_color(),
+        follow: args.follow.clone(),
+        chapters: loaded.narration.chapters.clone(),
+        next: loaded.narration.next.clone(),
+        summary: args.detail == DetailArg::Brief && args.follow.is_none(),
+    };
+    let seed = args.seed.unwrap_or(loaded.spec.session.seed);
     let mut simulation = Simulation::new(loaded.spec);
     if let Some(seed) = args.seed {
         simulation = simulation.with_seed(seed);
@@ -71,8 +84,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         .check_determinism
         .then(|| (simulation.spec().clone(), order));
     let (report, written) = match args.realtime {
-        Some(speed) => realtime(simulation, out, args.format, speed, ties.as_mut())?,
-        None => batch(simulation, out, args.format, summary, ties.as_mut()),
+        Some(speed) => realtime(simulation, out, args.format, speed, ties.as_mut(), narration)?,
+        None => batch(
+            simulation,
+            out,
+            args.format,
+            summary,
+            ties.as_mut(),
+            narration,
+            seed,
+        ),
     };
     let status = finish_with(written, Some(report), &args)?;
     if let Some(replay) = &ties {
@@ -140,10 +161,12 @@ fn batch(
     format: Format,
     mut summary: Summary,
     ties: Option<&mut Replay>,
+    narration: NarrationOptions,
+    seed: u64,
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
-            let mut writer = TextWriter::new(out);
+            let mut writer = TextWriter::with_options(out, narration);
             let report = simulate(simulation, &mut writer, ties);
             (report, writer.finish().map(drop))
         }
@@ -151,6 +174,16 @@ fn batch(
             let mut writer = JsonlWriter::new(out);
             let report = simulate(simulation, &mut writer, ties);
             (report, writer.finish().map(drop))
+        }
+        Format::Gantt | Format::Chrome => {
+            let mut trace = Collect::default();
+            let report = simulate(simulation, &mut trace, ties);
+            let text = if format == Format::Gantt {
+                crate::timeline::gantt(&trace.events, crate::timeline::terminal_width())
+            } else {
+                crate::timeline::chrome(&trace.events, seed, env!("CARGO_PKG_VERSION"))
+            };
+            (report, write_all(out, text.as_bytes()))
         }
         Format::Summary | Format::Json => {
             let report = simulate(simulation, &mut summary, ties);
@@ -177,6 +210,7 @@ fn realtime(
     format: Format,
     speed: f64,
     ties: Option<&mut Replay>,
+    narration: NarrationOptions,
 ) -> anyhow::Result<(RunReport, io::Result<()>)> {
     let mut trace = Collect::default();
     let report = simulate(simulation, &mut trace, ties);
@@ -195,7 +229,7 @@ fn realtime(
                 writer.finish().map(drop)
             }
             _ => {
-                let mut writer = TextWriter::new(out);
+                let mut writer = TextWriter::with_options(out, narration);
                 play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
                 writer.finish().map(drop)
             }
@@ -274,6 +308,15 @@ pub fn load(path: &Path, access: &Access) -> anyhow::Result<Loaded> {
         path,
         &[],
         &access.options(),
+    ))
+}
+
+/// Loads the built-in demo (`scenarios/demo.yaml`, embedded).
+pub fn load_demo() -> anyhow::Result<Loaded> {
+    report(subsim_scenario::parse_scenario(
+        DEMO,
+        DEMO_NAME,
+        Path::new("."),
     ))
 }
 

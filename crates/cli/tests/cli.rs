@@ -16,6 +16,10 @@ fn subsim(args: &[&str]) -> Output {
         .expect("the subsim binary runs")
 }
 
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
 }
@@ -127,16 +131,215 @@ fn run_demo_narrates_and_exits_0() {
         narration.contains("Concurrent subagent limit reached"),
         "{narration}"
     );
-    assert!(narration.contains("[CAP-1]"), "{narration}");
+    assert!(narration.contains("(CAP-1)"), "{narration}");
     assert!(
         narration.contains("shown in the main session"),
         "{narration}"
     );
+    // Every line is a chapter heading, a narrated event (starting with the clock), or part
+    // of the closing summary.
+    let summary = narration
+        .find("── Summary ──")
+        .expect("the demo closes with a summary");
     assert!(
-        narration
+        narration[..summary]
             .lines()
-            .all(|line| line.as_bytes().get(2) == Some(&b':')),
-        "every line starts with the clock"
+            .all(|line| line.starts_with("── ") || line.as_bytes().get(2) == Some(&b':')),
+        "{narration}"
+    );
+}
+
+/// The rule citation a narrated line ends with (`(CAP-1)`, `(FGBG-1 case 3, FORK-3)`), if
+/// it ends with one.
+fn citation(line: &str) -> Option<(&str, &str)> {
+    let body = line.strip_suffix(')')?;
+    let open = body.rfind(" (")?;
+    let cite = &body[open + 2..];
+    let first = cite.split([' ', ',']).next()?;
+    let (area, number) = first.split_once('-')?;
+    let is_id = !area.is_empty()
+        && area.chars().all(|c| c.is_ascii_uppercase())
+        && number.chars().all(|c| c.is_ascii_digit())
+        && !number.is_empty();
+    is_id.then(|| (&body[..open], cite))
+}
+
+#[test]
+fn the_demo_fits_a_screen_and_every_decision_gives_its_reason_in_words() {
+    let output = subsim(&["run"]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    let narration = stdout(&output);
+    let lines: Vec<&str> = narration.lines().collect();
+    assert!(lines.len() <= 80, "{} lines:\n{narration}", lines.len());
+    // Five chapters, each opened by a one-line heading.
+    let headings: Vec<&&str> = lines
+        .iter()
+        .filter(|line| line.starts_with("── ") && !line.contains("Summary"))
+        .collect();
+    assert_eq!(headings.len(), 5, "{narration}");
+    let mut decisions = 0;
+    for line in &lines {
+        let Some((before, cite)) = citation(line) else {
+            continue;
+        };
+        decisions += 1;
+        // `what happened: why (RULE)`: words of reason after the last colon, not only the ID.
+        let (_, why) = before
+            .rsplit_once(": ")
+            .unwrap_or_else(|| panic!("no reason before ({cite}) in: {line}"));
+        let words = why
+            .split_whitespace()
+            .filter(|word| word.chars().any(char::is_alphabetic));
+        assert!(
+            words.count() >= 3,
+            "too few words of reason before ({cite}) in: {line}"
+        );
+    }
+    assert!(
+        decisions >= 15,
+        "only {decisions} decision lines in:\n{narration}"
+    );
+    // It ends with three commands to try, and the file it points to is the same demo.
+    let tries: Vec<&&str> = lines
+        .iter()
+        .skip_while(|line| **line != "Try next:")
+        .skip(1)
+        .collect();
+    assert_eq!(tries.len(), 3, "{narration}");
+    let demo = repo_root().join("scenarios/demo.yaml");
+    let shipped = std::fs::read_to_string(&demo).unwrap();
+    let from_file = subsim(&["run", demo.to_str().unwrap()]);
+    assert_eq!(stdout(&from_file), narration);
+    assert!(shipped.contains("narration:"));
+}
+
+#[test]
+fn detail_full_shows_every_event_and_follow_narrows_to_one_agent() {
+    let full = stdout(&subsim(&["run", "--detail", "full"]));
+    let jsonl = stdout(&subsim(&["run", "--format", "jsonl"]));
+    // One line per event, after the chapter headings.
+    let narrated = full.lines().filter(|line| !line.starts_with("── ")).count();
+    assert_eq!(narrated, jsonl.lines().count(), "{full}");
+    assert!(full.contains("row for scout appears (PANEL-1)"), "{full}");
+    let brief = stdout(&subsim(&["run"]));
+    assert!(!brief.contains("row for scout appears"), "{brief}");
+
+    let followed = stdout(&subsim(&["run", "--follow", "checker"]));
+    assert!(followed.contains("checker"), "{followed}");
+    assert!(!followed.contains("researcher-3"), "{followed}");
+    assert!(followed.contains("(DEPTH-3)"), "{followed}");
+}
+
+#[test]
+fn tool_calls_carry_their_input_in_the_trace() {
+    let jsonl = stdout(&subsim(&["run", "--format", "jsonl"]));
+    let bash = jsonl
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["kind"] == "tool_called" && event["tool"] == "Bash")
+        .expect("the demo's planner calls Bash");
+    assert_eq!(bash["input"], "git log --oneline -20");
+}
+
+#[test]
+fn chrome_format_is_valid_trace_event_json() {
+    let output = subsim(&["run", "--format", "chrome"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let trace: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    assert_eq!(trace["metadata"]["seed"], 7);
+    assert_eq!(
+        trace["metadata"]["subsim_version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    let events = trace["traceEvents"]
+        .as_array()
+        .expect("a traceEvents array");
+    let of = |phase: &str| {
+        events
+            .iter()
+            .filter(|event| event["ph"] == phase)
+            .collect::<Vec<_>>()
+    };
+    // Every event has the fields Chrome and Perfetto require.
+    for event in events {
+        assert!(
+            event["ph"].is_string() && event["pid"].is_u64() && event["tid"].is_u64(),
+            "{event}"
+        );
+        if event["ph"] != "M" {
+            assert!(event["ts"].is_u64(), "{event}");
+        }
+    }
+    // A track (thread) per run: main and the 24 runs the demo starts.
+    let threads = of("M")
+        .into_iter()
+        .filter(|event| event["name"] == "thread_name")
+        .count();
+    assert_eq!(threads, 25);
+    // The checker is nested under its launcher, the analyst's process.
+    let analyst_process = of("M")
+        .into_iter()
+        .find(|event| {
+            event["name"] == "process_name" && event["args"]["name"] == "launched by analyst"
+        })
+        .expect("a process for what the analyst launched");
+    let checker = of("M")
+        .into_iter()
+        .find(|event| {
+            event["name"] == "thread_name"
+                && event["args"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("checker")
+        })
+        .unwrap();
+    assert_eq!(checker["pid"], analyst_process["pid"]);
+    // The counter track reaches 21 against a cap of 20.
+    let counters = of("C");
+    assert!(counters
+        .iter()
+        .any(|event| event["args"]["running"] == 21 && event["args"]["cap"] == 20));
+    // Rejections carry their rule.
+    let rejections: Vec<_> = of("i")
+        .into_iter()
+        .filter(|event| event["cat"] == "rejected")
+        .collect();
+    assert_eq!(rejections.len(), 6);
+    assert!(rejections
+        .iter()
+        .any(|event| event["args"]["rule"] == "CAP-1"));
+    assert!(rejections
+        .iter()
+        .any(|event| event["args"]["rule"] == "DEPTH-3"));
+    assert!(of("X").iter().all(|event| event["dur"].is_u64()));
+}
+
+#[test]
+fn gantt_draws_a_row_per_run_and_the_cap_line() {
+    let output = Command::new(BINARY)
+        .args(["run", "--format", "gantt"])
+        .current_dir(repo_root())
+        .env("COLUMNS", "90")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.lines().all(|line| line.chars().count() <= 90 + 20),
+        "{text}"
+    );
+    let rows = text.lines().filter(|line| line.contains(" |")).count();
+    // A header, main and 24 runs, the running strip and the cap line.
+    assert_eq!(rows, 1 + 25 + 2, "{text}");
+    assert!(text.contains("cap 20"), "{text}");
+    assert!(
+        text.contains('▲'),
+        "the resume pushes the count over the cap:\n{text}"
+    );
+    assert!(text.contains('×'), "rejections are marked:\n{text}");
+    assert!(
+        text.contains('?'),
+        "the planner waits on its prompt:\n{text}"
     );
 }
 

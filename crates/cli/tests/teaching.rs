@@ -171,7 +171,7 @@ fn explain_runs_a_built_in_scenario_and_suggests_for_a_typo() {
     assert_has(&text, "cap (CAP-1, Q-34): from 2.1.217");
     assert_has(&text, "Running scenarios/cap/");
     assert_has(&text, "rejected");
-    assert_has(&text, "[CAP-1]");
+    assert_has(&text, "(CAP-1)");
 
     let typo = subsim(&["explain", "CAP-01"]);
     assert_eq!(code(&typo), 2);
@@ -199,8 +199,8 @@ fn diff_reports_the_prompt_gate_and_where_the_runs_part() {
     assert_has(gate, "[PERM-4, PERM-5]");
     assert_has(&text, "The traces part at event #");
     // The 2.1.185 side auto-denies the prompt; the 2.1.292 side routes it to main.
-    assert_has(&text, "auto-denied silently, nobody is asked [PERM-5]");
-    assert_has(&text, "shown in the main session [PERM-4]");
+    assert_has(&text, "auto-denied silently, nobody is asked: before v2.1.186 a background subagent could not ask, so the call is denied silently (PERM-5)");
+    assert_has(&text, "shown in the main session: a background subagent has no terminal of its own, so its prompt goes to the main session, naming it (PERM-4)");
     assert_has(&text, "permission_answered  0 → 1");
 
     let same = subsim(&[
@@ -240,4 +240,58 @@ fn tools_compare_shows_filter_two_removing_tools_in_the_background() {
         &text,
         "TaskCreate        yes         —           filter 2: removed, silently [TOOLS-5]",
     );
+}
+
+#[test]
+fn explain_runs_each_rule_s_canonical_scenario() {
+    let output = subsim(&["explain", "CAP-1"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_has(
+        &stdout(&output),
+        "Running scenarios/cap/fan-out-25-hits-the-cap.yaml",
+    );
+}
+
+#[test]
+fn explain_answers_words_open_questions_and_discrepancies() {
+    let words = subsim(&["explain", "depth limit"]);
+    assert_eq!(code(&words), 0, "{}", stderr(&words));
+    let text = stdout(&words);
+    for id in ["DEPTH-3", "DEPTH-4", "FORK-7"] {
+        assert!(
+            text.lines().any(|line| line.trim_start().starts_with(id)),
+            "{id} missing from:\n{text}"
+        );
+    }
+    // One line per match, every one of them holding both words somewhere in its entry.
+    assert!(!text.contains("CAP-1 "), "{text}");
+
+    let resume = stdout(&subsim(&["explain", "resume"]));
+    assert!(
+        resume
+            .lines()
+            .filter(|line| line.trim_start().starts_with("RESUME-"))
+            .count()
+            >= 5,
+        "{resume}"
+    );
+
+    let question = subsim(&["explain", "Q-29"]);
+    assert_eq!(code(&question), 0, "{}", stderr(&question));
+    let text = stdout(&question);
+    assert_has(&text, "Q-29: Can a subagent request `fork`?");
+    assert_has(
+        &text,
+        "Adopted answer (docs/decisions.md): No: only the main conversation forks",
+    );
+    assert_has(&text, "Running scenarios/fork/forks-cannot-fork.yaml");
+    assert_has(&text, "(Q-29)");
+
+    let discrepancy = subsim(&["explain", "d-9"]);
+    assert_eq!(code(&discrepancy), 0, "{}", stderr(&discrepancy));
+    assert_has(&stdout(&discrepancy), "D-9: a discrepancy");
+
+    let nothing = subsim(&["explain", "no such words anywhere"]);
+    assert_eq!(code(&nothing), 2);
+    assert_has(&stderr(&nothing), "nothing matches");
 }

@@ -133,6 +133,8 @@ pub enum EventKind {
         background_disabled: bool,
         /// MAIN-1: the agent main runs as (`--agent`), if any.
         main_agent: Option<Rc<str>>,
+        /// The main conversation's permission mode (PERM-9).
+        permission_mode: &'static str,
     },
     /// An Agent tool call was made.
     SpawnRequested {
@@ -196,6 +198,12 @@ pub enum EventKind {
         allowed: bool,
         /// Why it did not run: `not_in_tools`, `denied`, `auto_denied`, `depth_limit`.
         reason: Option<&'static str>,
+        /// The call's input (the Bash command, the file path, the pattern), when the
+        /// scenario gives one.
+        input: Option<Rc<str>>,
+        /// The `permissions.allow`/`permissions.deny` rule that decided (PERM-14), e.g.
+        /// `Bash(git push *)`.
+        permission_rule: Option<Rc<str>>,
     },
     /// A permission prompt was raised (or auto-denied before v2.1.186).
     PermissionRequested {
@@ -545,7 +553,7 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 73] = [
+pub const FIELD_NAMES: [&str; 75] = [
     "version",
     "session_kind",
     "cap",
@@ -619,6 +627,8 @@ pub const FIELD_NAMES: [&str; 73] = [
     "teammate",
     "main_agent",
     "arrival",
+    "input",
+    "permission_rule",
 ];
 
 /// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
@@ -636,6 +646,7 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "fork_mode",
             "background_disabled",
             "main_agent",
+            "permission_mode",
         ],
         "spawn_requested" => &[
             "caller",
@@ -676,7 +687,15 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "mcp_servers",
             "teammate",
         ],
-        "tool_called" => &["agent", "name", "tool", "allowed", "reason"],
+        "tool_called" => &[
+            "agent",
+            "name",
+            "tool",
+            "input",
+            "allowed",
+            "reason",
+            "permission_rule",
+        ],
         "permission_requested" => &[
             "agent",
             "name",
@@ -764,6 +783,7 @@ impl Event {
                 fork_mode,
                 background_disabled,
                 main_agent,
+                permission_mode,
             } => {
                 visit("version", Field::Str(version));
                 visit("session_kind", Field::Str(session_kind));
@@ -776,6 +796,7 @@ impl Event {
                 if let Some(main_agent) = main_agent {
                     visit("main_agent", Field::Str(main_agent));
                 }
+                visit("permission_mode", Field::Str(permission_mode));
             }
             EventKind::SpawnRequested {
                 caller,
@@ -855,12 +876,20 @@ impl Event {
                 tool,
                 allowed,
                 reason,
+                input,
+                permission_rule,
             } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
+                if let Some(input) = input {
+                    visit("input", Field::Str(input));
+                }
                 visit("allowed", Field::Bool(*allowed));
                 if let Some(reason) = reason {
                     visit("reason", Field::Str(reason));
+                }
+                if let Some(rule) = permission_rule {
+                    visit("permission_rule", Field::Str(rule));
                 }
             }
             EventKind::PermissionRequested {

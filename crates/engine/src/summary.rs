@@ -1253,6 +1253,7 @@ mod tests {
                 fork_mode: true,
                 background_disabled: false,
                 main_agent: None,
+                permission_mode: "default",
             },
         )
     }

@@ -41,6 +41,7 @@ pub mod session;
 pub mod spawn;
 pub mod tools;
 pub mod version;
+pub mod why;
 
 pub use session::{PermissionMode, SessionConfig, SessionKind};
 pub use version::{Gates, Version};

@@ -368,6 +368,42 @@ pub fn decide_call(
     }
 }
 
+/// PERM-14: the `permissions` rule that made `decision` for a call of `tool` with `input`,
+/// when a rule did (the first deny rule covering it, or the first allow rule matching it),
+/// so that the narration can name it: "denied by the rule `Bash(git push *)`".
+///
+/// ```
+/// use subsim_rules::prompt::{deciding_rule, CallDecision, PermissionRules};
+/// let rules = PermissionRules { allow: vec![], deny: vec!["Bash(git push *)".into()] };
+/// let rule = deciding_rule(&rules, CallDecision::Deny("PERM-14"), "Bash", Some("git push origin main"));
+/// assert_eq!(rule, Some("Bash(git push *)"));
+/// ```
+pub fn deciding_rule<'r>(
+    rules: &'r PermissionRules,
+    decision: CallDecision,
+    tool: &str,
+    input: Option<&str>,
+) -> Option<&'r str> {
+    let found = match decision {
+        CallDecision::Deny("PERM-14") => rules
+            .deny
+            .iter()
+            .find(|rule| deny_covers(rule, tool, input)),
+        CallDecision::Run("PERM-14") => rules
+            .allow
+            .iter()
+            .find(|rule| rule_matches(rule, tool, input))
+            .or_else(|| {
+                rules
+                    .allow
+                    .iter()
+                    .find(|rule| allow_covers(std::slice::from_ref(rule), tool, input))
+            }),
+        _ => None,
+    };
+    found.map(String::as_str)
+}
+
 /// PERM-9 / PERM-14: what a call of `tool` (with optional `input`) does in `mode`, given
 /// the session's rules and the tools granted session-wide (PERM-6). A thin wrapper over
 /// [`decide_call`] for a call from main with no flags and no workspace.

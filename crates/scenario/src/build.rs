@@ -24,9 +24,9 @@ use crate::raw::{self, Node, Span, Value};
 use crate::read::Confine;
 use crate::session::session;
 use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
-use crate::Loaded;
+use crate::{Loaded, Narration};
 
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
     "name",
     "description",
     "session",
@@ -35,10 +35,13 @@ const TOP_KEYS: [&str; 8] = [
     "user",
     "load",
     "expect",
+    "narration",
 ];
 const USER_KEYS: [&str; 4] = ["answer", "answers", "think", "actions"];
 /// The keys of a `user.answers` entry.
 const ANSWER_RULE_KEYS: [&str; 4] = ["agent", "tool", "prompt", "answer"];
+const NARRATION_KEYS: [&str; 2] = ["chapters", "next"];
+const CHAPTER_KEYS: [&str; 2] = ["at", "title"];
 const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
 const ACTION_KINDS: [&str; 6] = ["stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss"];
 const ACTION_KEYS: [&str; 9] = [
@@ -181,6 +184,10 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     let user = user(ctx, fields.get("user"));
     let load = fields.get("load").and_then(|value| load(ctx, value));
     let expect = expectations(ctx, fields.get("expect"));
+    let narration = fields
+        .get("narration")
+        .map(|value| narration(ctx, value))
+        .unwrap_or_default();
 
     // Agent types can only be checked once every definition is known. An unknown type is
     // a warning: the simulator rejects such a spawn at run time (`unknown_type`), which a
@@ -229,7 +236,57 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
             .collect(),
         agent_files,
         source: source.to_string(),
+        narration,
     })
+}
+
+/// `narration:`: chapter headings and commands to try next, for the narration only.
+fn narration(ctx: &mut Ctx<'_>, node: &Node) -> Narration {
+    let mut narration = Narration::default();
+    let Some(fields) = ctx.fields(node, "`narration`", &NARRATION_KEYS) else {
+        return narration;
+    };
+    if let Some(items) = fields
+        .get("chapters")
+        .and_then(|value| ctx.list(value, "`chapters`"))
+    {
+        for item in items {
+            let Some(chapter) = ctx.fields(item, "a chapter", &CHAPTER_KEYS) else {
+                continue;
+            };
+            let at = match chapter.get("at") {
+                Some(value) => ctx.duration(value, "`at`"),
+                None => Some(0),
+            };
+            let title = match chapter.get("title") {
+                Some(value) => ctx.text(value, "`title`"),
+                None => {
+                    ctx.error_help(
+                        chapter.span,
+                        "a chapter needs `title`",
+                        "e.g. `{at: 30s, title: \"2. A resume slips past the cap\"}`",
+                    );
+                    None
+                }
+            };
+            if let (Some(at), Some(title)) = (at, title) {
+                narration.chapters.push((SimTime(at), title));
+            }
+        }
+    }
+    if let Some(items) = fields
+        .get("next")
+        .and_then(|value| ctx.list(value, "`next`"))
+    {
+        for item in items {
+            if let Some(text) = ctx.text(item, "a command to try next") {
+                narration.next.push(text);
+            }
+        }
+    }
+    // Headings are shown in time order whatever order the file lists them in.
+    narration.chapters.sort_by_key(|(at, _)| *at);
+    narration
 }
 
 /// Warns about an agent type no definition has. A bare name may stand for a plugin

@@ -88,6 +88,18 @@ pub struct Loaded {
     pub agent_files: Vec<(String, PathBuf)>,
     /// The scenario text, so warnings can be rendered with snippets.
     pub source: String,
+    /// `narration:`: chapter headings and commands to try next.
+    pub narration: Narration,
+}
+
+/// A scenario's `narration:` block: what the narration adds for a reader, nothing the
+/// simulation uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Narration {
+    /// `(at, title)`: a one-line heading shown before the first event at or after `at`.
+    pub chapters: Vec<(subsim_engine::SimTime, String)>,
+    /// Commands to try next, shown after the closing summary.
+    pub next: Vec<String>,
 }
 
 /// How a scenario may reach the file system beyond its own text.

@@ -15,7 +15,7 @@ pub mod jsonl;
 pub mod text;
 
 pub use jsonl::JsonlWriter;
-pub use text::{Narrator, TextWriter};
+pub use text::{Detail, NarrationOptions, Narrator, TextWriter, Told, Tone};
 
 /// How many bytes a renderer buffers before handing them to its writer.
 const FLUSH_AT: usize = 64 * 1024;

@@ -1,12 +1,19 @@
-//! The narration: one plain-English line per event, for people watching a run.
+//! The narration: plain-English lines for people watching a run.
 //!
-//! Each line reads `virtual time  who  what happened [RULE]`, e.g.
+//! Each line reads `virtual time  who  what happened: why (RULE)`, the reason in words
+//! coming from [`subsim_rules::why`], e.g.
 //!
 //! ```text
-//! 00:00:12.000  main            spawn researcher-21 rejected: Concurrent subagent limit reached (20/20 running) [CAP-1]
-//! 00:00:14.500  researcher-3    permission prompt #2: asks to use Bash — shown in the main session [PERM-4]
-//! 00:00:17.700  person          approved researcher-3's Bash after 3.2s (prompt #2)
+//! 00:00:00.000  main            spawn researcher-21 rejected with "Concurrent subagent limit reached" (20/20 running): the cap of 20 running subagents is full, and a rejected call is not queued (CAP-1)
+//! 00:00:14.500  planner         permission prompt #2: asks to use Bash — shown in the main session: a background subagent has no terminal of its own, so its prompt goes to the main session, naming it (PERM-4)
+//! 00:00:17.700  planner         Bash `git push origin main` denied: `git push origin main` is denied by the rule `Bash(git push *)`; deny rules apply to main and every subagent (PERM-14)
 //! ```
+//!
+//! [`TextWriter`] shows every event with [`Detail::Full`]; by default ([`Detail::Brief`]) it
+//! hides bookkeeping (panel rows, footer hints, report headers, the Agent call before its
+//! start or rejection) and groups same-instant runs of identical lines
+//! (`researcher-1 … researcher-19 (19)  started in the background …`). It can follow one
+//! agent, colour its output, show chapter headings and close with a summary.
 //!
 //! The narration is for reading, not parsing: its wording may change between releases.
 //! Programs should read the JSON Lines trace ([`super::jsonl`]) instead.
@@ -46,9 +53,45 @@ const MAX_WHO_WIDTH: usize = 24;
 pub struct Narrator {
     /// The session's cap, learned from `session_started`.
     cap: Option<u32>,
+    /// The session's depth limit and whether background tasks are disabled.
+    depth_limit: u32,
+    background_disabled: bool,
     /// Names by agent id, learned from any event that carries one.
     names: Vec<Option<Rc<str>>>,
+    /// Permission modes by agent id (main's from `session_started`), for the reasons.
+    modes: Vec<Option<&'static str>>,
     who_width: usize,
+    /// Leave out what only the full detail shows (agent ids on start lines).
+    brief: bool,
+}
+
+/// One narrated event, in parts: who, what happened, why, and the rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Told {
+    /// The "who" column.
+    pub who: String,
+    /// What happened.
+    pub what: String,
+    /// Why, in words (from [`subsim_rules::why`]), when the event decided something.
+    pub why: Option<String>,
+    /// The rule as cited (`FGBG-1 case 3, FORK-3`).
+    pub cite: Option<String>,
+    /// The agent this line is about, which same-instant lines may differ in only.
+    pub subject: Option<String>,
+    /// How the line is coloured.
+    pub tone: Tone,
+}
+
+/// What kind of line, for colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tone {
+    /// Anything else.
+    #[default]
+    Plain,
+    /// A refusal: a rejected spawn or message, a denied tool call.
+    Refusal,
+    /// A permission prompt or its answer.
+    Prompt,
 }
 
 impl Default for Narrator {
@@ -62,28 +105,149 @@ impl Narrator {
     pub fn new() -> Narrator {
         Narrator {
             cap: None,
+            depth_limit: 0,
+            background_disabled: false,
             names: Vec::new(),
+            modes: Vec::new(),
             who_width: MIN_WHO_WIDTH,
+            brief: false,
+        }
+    }
+
+    /// A narrator that leaves out what only `--detail full` shows.
+    pub fn brief() -> Narrator {
+        Narrator {
+            brief: true,
+            ..Narrator::new()
+        }
+    }
+
+    /// Learns from `event` and tells it in parts.
+    pub fn tell(&mut self, event: &Event) -> Told {
+        self.learn(event);
+        let mut what = String::new();
+        let who = self.describe(event, &mut what);
+        self.widen(&who);
+        let mut told = Told {
+            subject: self.subject(event, &who),
+            tone: tone(event),
+            who,
+            what,
+            ..Told::default()
+        };
+        if let Some(rule) = event.rule {
+            match self.why(event, rule) {
+                Some((why, cite)) => {
+                    told.why = Some(why);
+                    told.cite = Some(cite.to_string());
+                }
+                None => told.cite = Some(rule.to_string()),
+            }
+        }
+        told
+    }
+
+    /// Writes a told line: `time  who  what: why (RULE)`.
+    pub fn write(&self, t: crate::time::SimTime, told: &Told, out: &mut String) {
+        let _ = write!(out, "{t}  ");
+        out.push_str(&told.who);
+        let pad = self.who_width.saturating_sub(told.who.chars().count());
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str("  ");
+        out.push_str(&told.what);
+        if let Some(why) = &told.why {
+            out.push_str(": ");
+            out.push_str(why);
+        }
+        if let Some(cite) = &told.cite {
+            out.push_str(" (");
+            out.push_str(cite);
+            out.push(')');
+        }
+    }
+
+    /// The reason for `event`'s decision in words, with placeholders filled, and how to
+    /// cite the rule.
+    fn why(&self, event: &Event, rule: &str) -> Option<(String, &'static str)> {
+        let kind = event.kind.name();
+        let mut case = String::from("*");
+        let mut fill: Vec<(&str, String)> = Vec::new();
+        if let Some(cap) = self.cap {
+            fill.push(("{cap}", cap.to_string()));
+        }
+        fill.push(("{depth_limit}", self.depth_limit.to_string()));
+        match &event.kind {
+            EventKind::AgentStarted { mode, .. } => {
+                case = mode.as_str().to_string();
+                if *mode == subsim_rules::Mode::Foreground && self.background_disabled {
+                    case.push_str("_background_disabled");
+                }
+            }
+            EventKind::ToolCalled {
+                agent,
+                tool,
+                allowed,
+                reason,
+                input,
+                permission_rule,
+            } => {
+                let mode = self.mode(agent.id);
+                case = if *allowed {
+                    "allowed".to_string()
+                } else if *reason == Some("denied") && rule == "PERM-9" {
+                    format!("denied_{mode}")
+                } else {
+                    reason.unwrap_or("denied").to_string()
+                };
+                fill.push(("{mode}", mode.to_string()));
+                fill.push(("{tool}", tool.to_string()));
+                fill.push(("{input}", input.as_deref().unwrap_or(tool).to_string()));
+                if let Some(pattern) = permission_rule {
+                    fill.push(("{pattern}", pattern.to_string()));
+                }
+            }
+            _ => {}
+        }
+        let found = subsim_rules::why::reason(kind, rule, &case)?;
+        let mut text = found.text.to_string();
+        for (placeholder, value) in &fill {
+            text = text.replace(placeholder, value);
+        }
+        // A placeholder the trace could not fill: say nothing rather than something wrong.
+        if text.contains('{') {
+            return None;
+        }
+        Some((text, found.citation()))
+    }
+
+    fn mode(&self, id: u32) -> &'static str {
+        self.modes
+            .get(id as usize)
+            .copied()
+            .flatten()
+            .unwrap_or("default")
+    }
+
+    /// The agent a line is about, for grouping same-instant lines.
+    fn subject(&self, event: &Event, who: &str) -> Option<String> {
+        match &event.kind {
+            EventKind::SpawnRejected { name, .. } => name.as_deref().map(str::to_string),
+            EventKind::Notification { from, .. } => Some(self.label(from)),
+            EventKind::AgentStarted { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::ReportDelivered { .. } => Some(who.to_string()),
+            _ => None,
         }
     }
 
     /// Appends the line for `event` to `out`, without a newline.
     pub fn line(&mut self, event: &Event, out: &mut String) {
-        self.learn(event);
-        let mut what = String::new();
-        let who = self.describe(event, &mut what);
-        self.widen(&who);
-        let _ = write!(out, "{}  ", event.t);
-        out.push_str(&who);
-        let pad = self.who_width.saturating_sub(who.chars().count());
-        out.extend(std::iter::repeat_n(' ', pad));
-        out.push_str("  ");
-        out.push_str(&what);
-        if let Some(rule) = event.rule {
-            out.push_str(" [");
-            out.push_str(rule);
-            out.push(']');
-        }
+        let told = self.tell(event);
+        self.write(event.t, &told, out);
     }
 
     /// The agent's name if it has one (on this event or an earlier one), else its id.
@@ -98,8 +262,23 @@ impl Narrator {
     }
 
     fn learn(&mut self, event: &Event) {
-        if let EventKind::SessionStarted { cap, .. } = &event.kind {
-            self.cap = *cap;
+        match &event.kind {
+            EventKind::SessionStarted {
+                cap,
+                depth_limit,
+                background_disabled,
+                permission_mode,
+                ..
+            } => {
+                self.cap = *cap;
+                self.depth_limit = *depth_limit;
+                self.background_disabled = *background_disabled;
+                self.set_mode(crate::event::MAIN, permission_mode);
+            }
+            EventKind::AgentStarted { agent, profile, .. } => {
+                self.set_mode(agent.id, profile.permission_mode);
+            }
+            _ => {}
         }
         let names = &mut self.names;
         event.visit_fields(&mut |_, value| {
@@ -122,6 +301,14 @@ impl Narrator {
         {
             self.widen(name);
         }
+    }
+
+    fn set_mode(&mut self, id: u32, mode: &'static str) {
+        let index = id as usize;
+        if self.modes.len() <= index {
+            self.modes.resize(index + 1, None);
+        }
+        self.modes[index] = Some(mode);
     }
 
     fn widen(&mut self, who: &str) {
@@ -150,6 +337,7 @@ impl Narrator {
                 fork_mode,
                 background_disabled,
                 main_agent,
+                permission_mode,
             } => {
                 let _ = write!(what, "Claude Code {version}, {session_kind} session: ");
                 if let Some(main_agent) = main_agent {
@@ -169,6 +357,9 @@ impl Narrator {
                 );
                 if *background_disabled {
                     what.push_str(", background tasks disabled");
+                }
+                if *permission_mode != "default" {
+                    let _ = write!(what, ", permission mode {permission_mode}");
                 }
                 "session".to_string()
             }
@@ -231,15 +422,15 @@ impl Narrator {
                     _ => reason_words(*reason).to_string(),
                 };
                 if message.is_empty() {
-                    let _ = write!(what, ": {detail}");
+                    let _ = write!(what, " ({detail})");
                 } else if message.contains(&detail) {
                     // The kernel's cap message already says `(20/20 running)`.
-                    let _ = write!(what, ": {message}");
+                    let _ = write!(what, " with \"{message}\"");
                 } else {
-                    let _ = write!(what, ": {message} ({detail})");
+                    let _ = write!(what, " with \"{message}\" ({detail})");
                 }
-                if let Some(hint) = hint {
-                    let _ = write!(what, "; {hint}");
+                if let (Some(hint), false) = (hint, self.brief) {
+                    let _ = write!(what, "; Claude is also told: {hint}");
                 }
                 self.label(caller)
             }
@@ -256,24 +447,21 @@ impl Narrator {
                 let (agent_type, model, effort) =
                     (&profile.agent_type, &profile.model, &profile.effort);
                 let label = self.label(agent);
-                what.push_str("started");
-                if label != agent.id_string() {
+                let _ = write!(what, "started in the {} at depth {depth}", mode.as_str());
+                if label != agent.id_string() && !self.brief {
                     let _ = write!(what, " as {}", agent.id_string());
                 }
                 if *fork {
-                    let _ = write!(what, " (a fork of {}, {model})", self.label(parent));
+                    let _ = write!(what, " (a fork of {} on {model}", self.label(parent));
                 } else {
-                    let _ = write!(what, " ({agent_type}, {model}");
+                    let _ = write!(what, " ({agent_type} on {model}");
                     if let Some(effort) = effort {
                         let _ = write!(what, ", effort {effort}");
                     }
-                    what.push(')');
-                }
-                let _ = write!(what, " in the {} at depth {depth}", mode.as_str());
-                if !*fork {
                     let _ = write!(what, ", launched by {}", self.label(parent));
                 }
-                let _ = write!(what, " {}", self.running(*running));
+                let running = self.running(*running);
+                let _ = write!(what, "; {})", &running[1..running.len() - 1]);
                 if !*cap_checked && self.cap.is_some() {
                     what.push_str(", without a cap check");
                 }
@@ -284,9 +472,19 @@ impl Narrator {
                 tool,
                 allowed,
                 reason,
+                input,
+                ..
             } => {
                 if *allowed {
                     let _ = write!(what, "uses {tool}");
+                    if let Some(input) = input {
+                        let _ = write!(what, " `{input}`");
+                    }
+                } else if *reason == Some("denied") {
+                    let _ = match input {
+                        Some(input) => write!(what, "{tool} `{input}` denied"),
+                        None => write!(what, "{tool} denied"),
+                    };
                 } else {
                     let _ = match reason {
                         Some("not_in_tools") => {
@@ -614,6 +812,18 @@ impl Narrator {
     }
 }
 
+/// How a line is coloured.
+fn tone(event: &Event) -> Tone {
+    match &event.kind {
+        EventKind::SpawnRejected { .. } | EventKind::MessageRejected { .. } => Tone::Refusal,
+        EventKind::ToolCalled { allowed: false, .. } => Tone::Refusal,
+        EventKind::PermissionRequested { .. }
+        | EventKind::PermissionAnswered { .. }
+        | EventKind::PermissionWithdrawn { .. } => Tone::Prompt,
+        _ => Tone::Plain,
+    }
+}
+
 /// `a` or `an`, by the first letter (good enough for agent type names).
 fn article(word: &str) -> &'static str {
     match word.chars().next().map(|c| c.to_ascii_lowercase()) {
@@ -648,48 +858,428 @@ fn reason_words(reason: RejectReason) -> &'static str {
     }
 }
 
-/// Writes the narration into any [`Write`], one line per event.
+/// How much the narration shows (`--detail`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// Decisions and what people see; bookkeeping hidden, same-instant runs of identical
+    /// lines grouped.
+    #[default]
+    Brief,
+    /// Every event, one line each.
+    Full,
+}
+
+/// What a narration shows and how ([`TextWriter::with_options`]).
+#[derive(Clone, Debug, Default)]
+pub struct NarrationOptions {
+    /// How much to show.
+    pub detail: Detail,
+    /// ANSI colours (agents, refusals, prompts, headings).
+    pub color: bool,
+    /// Narrate only this agent (name or id) and what touches it.
+    pub follow: Option<String>,
+    /// One-line headings, each shown before the first event at or after its instant.
+    pub chapters: Vec<(crate::time::SimTime, String)>,
+    /// Commands to try next, shown after the closing summary.
+    pub next: Vec<String>,
+    /// Close with a summary of what happened.
+    pub summary: bool,
+}
+
+/// A line waiting for the end of its instant, so that identical lines can be grouped.
+struct Held {
+    key: String,
+    told: Told,
+    subjects: Vec<String>,
+}
+
+/// What the closing summary counts.
+#[derive(Default)]
+struct Tally {
+    started: u64,
+    rejected: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    peak: u32,
+    cap: Option<u32>,
+    prompts: u64,
+    waited_us: u64,
+    resumed: u64,
+    notifications: u64,
+    denied: u64,
+    end: crate::time::SimTime,
+}
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+
+/// Writes the narration into any [`Write`]: with [`Detail::Brief`] (the default), decisions
+/// and what people see, same-instant runs of identical lines grouped; with
+/// [`Detail::Full`], one line per event.
 ///
 /// Output is buffered internally. The first I/O error is remembered (later events are
 /// dropped) and returned by [`TextWriter::finish`].
 pub struct TextWriter<W: Write> {
     out: Buffered<W>,
     narrator: Narrator,
+    options: NarrationOptions,
     line: String,
+    /// The instant whose lines are held, and the lines.
+    held_at: crate::time::SimTime,
+    held: Vec<Held>,
+    chapter: usize,
+    tally: Tally,
 }
 
 impl<W: Write> TextWriter<W> {
-    /// A writer into `out`.
+    /// A writer into `out`, brief, without colours.
     pub fn new(out: W) -> TextWriter<W> {
+        TextWriter::with_options(out, NarrationOptions::default())
+    }
+
+    /// A writer into `out` with `options`.
+    pub fn with_options(out: W, options: NarrationOptions) -> TextWriter<W> {
+        let narrator = match options.detail {
+            Detail::Brief => Narrator::brief(),
+            Detail::Full => Narrator::new(),
+        };
         TextWriter {
             out: Buffered::new(out, 1024),
-            narrator: Narrator::new(),
+            narrator,
+            options,
             line: String::with_capacity(256),
+            held_at: crate::time::SimTime::ZERO,
+            held: Vec::new(),
+            chapter: 0,
+            tally: Tally::default(),
         }
     }
 
     /// Hands everything buffered to the underlying writer and flushes it; returns the
-    /// remembered error, if a write has failed.
+    /// remembered error, if a write has failed. Lines held for grouping stay held until
+    /// their instant is over.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 
-    /// Writes out what is left and returns the underlying writer, or the first I/O error.
-    pub fn finish(self) -> io::Result<W> {
+    /// Writes out what is left (and the closing summary) and returns the underlying
+    /// writer, or the first I/O error.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.release();
+        if self.options.summary {
+            let text = self.closing();
+            self.emit_raw(&text);
+        }
         self.out.finish()
     }
+
+    fn emit_raw(&mut self, text: &str) {
+        if let Some(buffer) = self.out.buffer() {
+            buffer.extend_from_slice(text.as_bytes());
+            self.out.written();
+        }
+    }
+
+    /// Headings of the chapters that begin at or before `t`.
+    fn chapters_until(&mut self, t: crate::time::SimTime) {
+        while let Some((at, title)) = self.options.chapters.get(self.chapter) {
+            if *at > t {
+                break;
+            }
+            let text = if self.options.color {
+                format!("{BOLD}── {title} ──{RESET}\n")
+            } else {
+                format!("── {title} ──\n")
+            };
+            self.chapter += 1;
+            self.emit_raw(&text);
+        }
+    }
+
+    /// Writes the held lines of the instant that is over.
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        for mut group in held {
+            if group.subjects.len() > 1 {
+                let joined = join_subjects(&group.subjects);
+                let last = group.subjects.last().map(String::as_str).unwrap_or("");
+                if group.told.who == last {
+                    group.told.who = joined;
+                } else if let Some(at) = group.told.what.find(last) {
+                    group.told.what.replace_range(at..at + last.len(), &joined);
+                }
+            }
+            self.put(self.held_at, &group.told);
+        }
+    }
+
+    /// Writes one line, coloured if asked.
+    fn put(&mut self, t: crate::time::SimTime, told: &Told) {
+        self.chapters_until(t);
+        self.line.clear();
+        if self.options.color {
+            let mut plain = told.clone();
+            plain.who = format!("{CYAN}{}{RESET}", told.who);
+            let colour = match told.tone {
+                Tone::Refusal => Some(RED),
+                Tone::Prompt => Some(YELLOW),
+                Tone::Plain => None,
+            };
+            if let Some(colour) = colour {
+                plain.what = format!("{colour}{}{RESET}", told.what);
+            }
+            plain.cite = None;
+            // The escape codes take no room on screen: pad by the plain name's width.
+            let pad = self
+                .narrator
+                .who_width
+                .saturating_sub(told.who.chars().count());
+            let _ = write!(self.line, "{t}  {}", plain.who);
+            self.line.extend(std::iter::repeat_n(' ', pad));
+            self.line.push_str("  ");
+            self.line.push_str(&plain.what);
+            if let Some(why) = &plain.why {
+                self.line.push_str(": ");
+                self.line.push_str(why);
+            }
+            if let Some(cite) = &told.cite {
+                let _ = write!(self.line, " {DIM}({cite}){RESET}");
+            }
+        } else {
+            self.narrator.write(t, told, &mut self.line);
+        }
+        self.line.push('\n');
+        let line = std::mem::take(&mut self.line);
+        self.emit_raw(&line);
+        self.line = line;
+    }
+
+    fn count(&mut self, event: &Event) {
+        let tally = &mut self.tally;
+        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+            tally.end = event.t;
+        }
+        match &event.kind {
+            EventKind::SessionStarted { cap, .. } => tally.cap = *cap,
+            EventKind::AgentStarted { running, .. } => {
+                tally.started += 1;
+                tally.peak = tally.peak.max(*running);
+            }
+            EventKind::AgentResumed { running, .. } => {
+                tally.resumed += 1;
+                tally.peak = tally.peak.max(*running);
+            }
+            EventKind::SpawnRejected { reason, .. } => {
+                *tally
+                    .rejected
+                    .entry((reason.as_str(), event.rule.unwrap_or("")))
+                    .or_default() += 1;
+            }
+            EventKind::PermissionAnswered { waited_us, .. } => {
+                tally.prompts += 1;
+                tally.waited_us += waited_us;
+            }
+            EventKind::ToolCalled { allowed: false, .. } => tally.denied += 1,
+            EventKind::Notification { .. } => tally.notifications += 1,
+            _ => {}
+        }
+    }
+
+    /// The closing summary and the commands to try next.
+    fn closing(&self) -> String {
+        let tally = &self.tally;
+        let mut text = String::from("── Summary ──\n");
+        let _ = write!(
+            text,
+            "In {} of virtual time: {} {} started",
+            human_duration(tally.end.as_micros()),
+            tally.started,
+            if tally.started == 1 { "run" } else { "runs" },
+        );
+        if tally.resumed > 0 {
+            let _ = write!(text, " and {} resumed", tally.resumed);
+        }
+        let _ = write!(text, "; at most {} running at once", tally.peak);
+        if let Some(cap) = tally.cap {
+            let _ = write!(text, " (the cap is {cap})");
+        }
+        text.push_str(".\n");
+        let rejected: u64 = tally.rejected.values().sum();
+        if rejected > 0 {
+            let parts: Vec<String> = tally
+                .rejected
+                .iter()
+                .map(|((reason, rule), count)| {
+                    format!("{count} by {} ({rule})", reason.replace('_', " "))
+                })
+                .collect();
+            let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));
+        }
+        if tally.prompts > 0 {
+            let _ = writeln!(
+                text,
+                "{} permission {} answered, after {} of waiting in all.",
+                tally.prompts,
+                if tally.prompts == 1 {
+                    "prompt"
+                } else {
+                    "prompts"
+                },
+                human_duration(tally.waited_us)
+            );
+        }
+        if tally.denied > 0 {
+            let _ = writeln!(text, "{} tool calls refused.", tally.denied);
+        }
+        let _ = writeln!(
+            text,
+            "{} notifications and results delivered.",
+            tally.notifications
+        );
+        if !self.options.next.is_empty() {
+            text.push_str("Try next:\n");
+            for command in &self.options.next {
+                let _ = writeln!(text, "  {command}");
+            }
+        }
+        text
+    }
+
+    /// Does `event` touch the followed agent?
+    fn followed(&self, event: &Event) -> bool {
+        let Some(name) = &self.options.follow else {
+            return true;
+        };
+        if matches!(event.kind, EventKind::SessionStarted { .. }) {
+            return true;
+        }
+        let mut touches = false;
+        let names = &self.narrator;
+        event.visit_fields(&mut |field, value| match value {
+            Field::Agent(agent) => {
+                if agent.is(name) || names.label(agent) == *name {
+                    touches = true;
+                }
+            }
+            Field::Str(text) => {
+                if matches!(field, "name" | "to") && text == name {
+                    touches = true;
+                }
+            }
+            _ => {}
+        });
+        touches
+    }
+}
+
+/// Is `event` bookkeeping, shown with `--detail full` only?
+fn bookkeeping(event: &Event) -> bool {
+    match &event.kind {
+        EventKind::PanelChanged { .. } | EventKind::SpawnRequested { .. } => true,
+        EventKind::ReportDelivered { scan, review, .. } => scan.is_none() && review.is_none(),
+        EventKind::DefinitionNoted { outcome, .. } => *outcome == "loaded",
+        _ => false,
+    }
+}
+
+/// `a`, `a and b`, or `a … z (n)`.
+fn join_subjects(subjects: &[String]) -> String {
+    match subjects {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [first, .., last] => format!("{first} … {last} ({})", subjects.len()),
+    }
+}
+
+/// What a line looks like with its subject and numbers left out: lines with the same
+/// shape at the same instant are grouped.
+fn shape(told: &Told) -> Option<String> {
+    let subject = told.subject.as_deref()?;
+    let mut key = String::new();
+    for part in [&told.who, &told.what] {
+        key.push_str(&part.replacen(subject, "\u{0}", 1));
+        key.push('\u{1}');
+    }
+    if let Some(why) = &told.why {
+        key.push_str(why);
+    }
+    if let Some(cite) = &told.cite {
+        key.push_str(cite);
+    }
+    // Counts (`(20 running)`) and ids differ between otherwise identical lines.
+    let mut shape = String::with_capacity(key.len());
+    for c in key.chars() {
+        if c.is_ascii_digit() {
+            if !shape.ends_with('#') {
+                shape.push('#');
+            }
+        } else {
+            shape.push(c);
+        }
+    }
+    Some(shape)
 }
 
 impl<W: Write> Sink for TextWriter<W> {
     fn event(&mut self, event: &Event) {
-        let Some(buffer) = self.out.buffer() else {
+        if self.out.buffer().is_none() {
             return;
-        };
-        self.line.clear();
-        self.narrator.line(event, &mut self.line);
-        buffer.extend_from_slice(self.line.as_bytes());
-        buffer.push(b'\n');
-        self.out.written();
+        }
+        self.count(event);
+        let followed = self.followed(event);
+        let told = self.narrator.tell(event);
+        if !followed {
+            return;
+        }
+        if self.options.detail == Detail::Full {
+            self.put(event.t, &told);
+            return;
+        }
+        if bookkeeping(event) {
+            return;
+        }
+        if event.t != self.held_at {
+            self.release();
+            self.held_at = event.t;
+        }
+        let key = shape(&told);
+        if let Some(key) = key {
+            let found = self.held.iter().position(|held| held.key == key);
+            // A line joins an earlier group unless something in between happened to its
+            // subject (a notification it received): then the order matters.
+            let joins = found.filter(|&at| {
+                let subject = told.subject.as_deref();
+                !self.held[at + 1..].iter().any(|between| {
+                    Some(between.told.who.as_str()) == subject
+                        && between.subjects.last().map(String::as_str) != subject
+                })
+            });
+            if let Some(at) = joins {
+                let group = &mut self.held[at];
+                if let Some(subject) = told.subject.clone() {
+                    group.subjects.push(subject);
+                }
+                group.told = told;
+                return;
+            }
+            let subjects = told.subject.iter().cloned().collect();
+            self.held.push(Held {
+                key,
+                told,
+                subjects,
+            });
+        } else {
+            // Lines without a subject are never grouped: a unique key keeps their place.
+            let key = format!("\u{2}{}", self.held.len());
+            self.held.push(Held {
+                key,
+                told,
+                subjects: Vec::new(),
+            });
+        }
     }
 }
 
@@ -725,6 +1315,7 @@ mod tests {
                 fork_mode: true,
                 background_disabled: false,
                 main_agent: None,
+                permission_mode: "default",
             },
         }
     }
@@ -830,8 +1421,7 @@ mod tests {
                 running: 20,
             },
             Some("CAP-1"),
-            "00:00:12.000  main            spawn researcher-21 rejected: Concurrent subagent limit reached \
-             (20/20 running) [CAP-1]",
+            "00:00:12.000  main            spawn researcher-21 rejected with \"Concurrent subagent limit reached\" (20/20 running): the cap of 20 running subagents is full, and a rejected call is not queued (CAP-1)",
         );
         check(
             EventKind::SpawnRejected {
@@ -844,8 +1434,7 @@ mod tests {
                 running: 20,
             },
             Some("CAP-1"),
-            "00:00:12.000  main            spawn researcher-22 rejected: Concurrent subagent limit reached \
-             (20/20 running); do not retry [CAP-1]",
+            "00:00:12.000  main            spawn researcher-22 rejected with \"Concurrent subagent limit reached (20/20 running); do not retry\": the cap of 20 running subagents is full, and a rejected call is not queued (CAP-1)",
         );
         check(
             EventKind::SpawnRejected {
@@ -858,7 +1447,7 @@ mod tests {
                 running: 4,
             },
             Some("DEPTH-3"),
-            "00:00:12.000  researcher-3    spawn of a general-purpose subagent rejected: depth limit [DEPTH-3]",
+            "00:00:12.000  researcher-3    spawn of a general-purpose subagent rejected (depth limit): the caller sits at the depth limit (3), where filter 1 takes `Agent` away (DEPTH-3)",
         );
     }
 
@@ -876,8 +1465,7 @@ mod tests {
                 profile: Rc::new(RunProfile::new("general-purpose", "sonnet", &[])),
             },
             Some("FGBG-1"),
-            "00:00:12.000  researcher-2    started as a3 (general-purpose, sonnet) in the background at depth 1, \
-             launched by main (14 running) [FGBG-1]",
+            "00:00:12.000  researcher-2    started in the background at depth 1 as a3 (general-purpose on sonnet, launched by main; 14 running): fork mode is off and Claude did not need the result first, so it runs in the background (FGBG-1 case 4)",
         );
         check(
             EventKind::AgentStarted {
@@ -891,8 +1479,7 @@ mod tests {
                 profile: Rc::new(RunProfile::new("fork", "opus", &[])),
             },
             Some("CAP-6"),
-            "00:00:12.000  a7              started (a fork of main, opus) in the background at depth 1 \
-             (21 running, over the cap of 20), without a cap check [CAP-6]",
+            "00:00:12.000  a7              started in the background at depth 1 (a fork of main on opus; 21 running, over the cap of 20), without a cap check: a `/subtask` fork takes a slot but is never checked against the cap (CAP-6)",
         );
     }
 
@@ -904,6 +1491,8 @@ mod tests {
                 tool: "Bash".into(),
                 allowed: true,
                 reason: None,
+                input: None,
+                permission_rule: None,
             },
             None,
             "00:00:12.000  researcher-3    uses Bash",
@@ -914,9 +1503,11 @@ mod tests {
                 tool: "Write".into(),
                 allowed: false,
                 reason: Some("not_in_tools"),
+                input: None,
+                permission_rule: None,
             },
             Some("TOOLS-6"),
-            "00:00:12.000  researcher-3    tries Write, which is not among its tools [TOOLS-6]",
+            "00:00:12.000  researcher-3    tries Write, which is not among its tools: filter 1 removes it from every subagent (TOOLS-6)",
         );
     }
 
@@ -931,7 +1522,7 @@ mod tests {
                 prompt: 2,
             },
             Some("PERM-4"),
-            "00:00:12.000  researcher-3    permission prompt #2: asks to use Bash — shown in the main session [PERM-4]",
+            "00:00:12.000  researcher-3    permission prompt #2: asks to use Bash — shown in the main session: a background subagent has no terminal of its own, so its prompt goes to the main session, naming it (PERM-4)",
         );
         check(
             EventKind::PermissionRequested {
@@ -942,8 +1533,7 @@ mod tests {
                 prompt: 1,
             },
             Some("PERM-5"),
-            "00:00:12.000  researcher-3    permission prompt #1: asks to use Bash — auto-denied silently, \
-             nobody is asked [PERM-5]",
+            "00:00:12.000  researcher-3    permission prompt #1: asks to use Bash — auto-denied silently, nobody is asked: before v2.1.186 a background subagent could not ask, so the call is denied silently (PERM-5)",
         );
     }
 
@@ -969,7 +1559,7 @@ mod tests {
                 prompt: 3,
             },
             Some("PERM-4"),
-            "00:00:12.000  person          denied researcher-3's Bash (Esc) after 500ms (prompt #3) [PERM-4]",
+            "00:00:12.000  person          denied researcher-3's Bash (Esc) after 500ms (prompt #3): Esc denies only this call (PERM-4)",
         );
     }
 
@@ -978,8 +1568,7 @@ mod tests {
         check(
             EventKind::PermissionWithdrawn { agent: anonymous(3), tool: "Bash".into(), prompt: 4 },
             Some("Q-38"),
-            "00:00:12.000  researcher-3    permission prompt #4 for Bash withdrawn: the run ended before it was \
-             answered [Q-38]",
+            "00:00:12.000  researcher-3    permission prompt #4 for Bash withdrawn: the run ended before it was answered (Q-38)",
         );
     }
 
@@ -988,12 +1577,12 @@ mod tests {
         check(
             EventKind::AgentWaiting { agent: anonymous(3), waiting_for: "children", count: 2 },
             Some("NOTIFY-6"),
-            "00:00:12.000  researcher-3    done with its steps; waits for 2 subagents it launched [NOTIFY-6]",
+            "00:00:12.000  researcher-3    done with its steps; waits for 2 subagents it launched: in an interactive session a launcher waits for its background children before it reports (NOTIFY-6)",
         );
         check(
             EventKind::AgentWaiting { agent: anonymous(3), waiting_for: "bash", count: 1 },
             Some("NOTIFY-5"),
-            "00:00:12.000  researcher-3    done with its steps; waits for 1 background shell command [NOTIFY-5]",
+            "00:00:12.000  researcher-3    done with its steps; waits for 1 background shell command: a background shell command it started is still running (NOTIFY-5)",
         );
     }
 
@@ -1002,7 +1591,7 @@ mod tests {
         check(
             EventKind::AgentBackgrounded { agent: anonymous(3), running: 5 },
             Some("FGBG-5"),
-            "00:00:12.000  researcher-3    moved to the background with Ctrl+B (5 running) [FGBG-5]",
+            "00:00:12.000  researcher-3    moved to the background with Ctrl+B (5 running): Ctrl+B sends the running foreground task to the background (FGBG-5)",
         );
     }
 
@@ -1026,7 +1615,7 @@ mod tests {
                 detail: Some("API error: rate_limit".into()),
             },
             Some("ERR-4"),
-            "00:00:12.000  researcher-3    finished: failed — API error: rate_limit (0 running) [ERR-4]",
+            "00:00:12.000  researcher-3    finished: failed — API error: rate_limit (0 running): a background run cut by an API error is marked failed (ERR-4)",
         );
     }
 
@@ -1039,7 +1628,7 @@ mod tests {
                 what: "completion",
             },
             Some("NOTIFY-3"),
-            "00:00:12.000  main            ← researcher-3: completion notification [NOTIFY-3]",
+            "00:00:12.000  main            ← researcher-3: completion notification: a background run reports to its launcher by a notification when it ends (NOTIFY-3)",
         );
         check(
             EventKind::Notification {
@@ -1048,7 +1637,7 @@ mod tests {
                 what: "bash_done",
             },
             Some("NOTIFY-5"),
-            "00:00:12.000  researcher-3    ← researcher-3: bash done notification [NOTIFY-5]",
+            "00:00:12.000  researcher-3    ← researcher-3: bash done notification (NOTIFY-5)",
         );
     }
 
@@ -1065,8 +1654,7 @@ mod tests {
                 effort: None,
             },
             Some("CAP-7"),
-            "00:00:12.000  researcher-3    resumed by main in the background on opus (21 running, over the cap of 20), \
-             without a cap check [CAP-7]",
+            "00:00:12.000  researcher-3    resumed by main in the background on opus (21 running, over the cap of 20), without a cap check: a resume takes a slot without a cap check, so it can push the count past the cap (CAP-7)",
         );
     }
 
@@ -1075,7 +1663,7 @@ mod tests {
         check(
             EventKind::MessageDelivered { to: anonymous(3), from: AgentRef::MAIN },
             Some("RESUME-17"),
-            "00:00:12.000  main            → researcher-3: message delivered while it runs [RESUME-17]",
+            "00:00:12.000  main            → researcher-3: message delivered while it runs (RESUME-17)",
         );
         check(
             EventKind::MessageRejected {
@@ -1098,7 +1686,7 @@ mod tests {
                 source: "task_stop",
             },
             Some("RESUME-9"),
-            "00:00:12.000  main            stops researcher-3 (TaskStop) [RESUME-9]",
+            "00:00:12.000  main            stops researcher-3 (TaskStop) (RESUME-9)",
         );
         check(
             EventKind::StopRequested {
@@ -1107,7 +1695,7 @@ mod tests {
                 source: "user",
             },
             Some("RESUME-10"),
-            "00:00:12.000  person          stops researcher-3 from the tasks panel [RESUME-10]",
+            "00:00:12.000  person          stops researcher-3 from the tasks panel (RESUME-10)",
         );
         check(
             EventKind::ActionIgnored {
@@ -1155,6 +1743,171 @@ mod tests {
         assert!(
             line.starts_with("00:00:00.000  main                asks"),
             "{line}"
+        );
+    }
+
+    fn started(id: u32, name: &str, running: u32) -> EventKind {
+        EventKind::AgentStarted {
+            agent: agent(id, name),
+            parent: AgentRef::MAIN,
+            depth: 1,
+            mode: Mode::Background,
+            fork: false,
+            running,
+            cap_checked: true,
+            profile: Rc::new(RunProfile::new("researcher", "haiku", &[])),
+        }
+    }
+
+    fn narrate(
+        options: NarrationOptions,
+        events: &[(u64, Option<&'static str>, EventKind)],
+    ) -> String {
+        let mut writer = TextWriter::with_options(Vec::new(), options);
+        writer.event(&session(Some(20)));
+        for (seq, (secs, rule, kind)) in events.iter().enumerate() {
+            writer.event(&Event {
+                t: SimTime::from_secs(*secs),
+                seq: seq as u64 + 1,
+                rule: *rule,
+                kind: kind.clone(),
+            });
+        }
+        String::from_utf8(writer.finish().unwrap()).unwrap()
+    }
+
+    fn panel_row(id: u32) -> EventKind {
+        EventKind::PanelChanged {
+            change: "row_added",
+            row: anonymous(id),
+            reason: None,
+            status: Some("running"),
+        }
+    }
+
+    #[test]
+    fn brief_groups_same_instant_lines_and_hides_bookkeeping() {
+        let mut events = Vec::new();
+        for id in 1..=3 {
+            events.push((
+                0,
+                Some("FORK-3"),
+                started(id, &format!("researcher-{id}"), id),
+            ));
+            events.push((0, Some("PANEL-1"), panel_row(id)));
+        }
+        events.push((5, Some("FORK-3"), started(4, "researcher-4", 4)));
+        let brief = narrate(NarrationOptions::default(), &events);
+        let lines: Vec<&str> = brief.lines().collect();
+        assert_eq!(lines.len(), 3, "{brief}");
+        assert!(
+            lines[1].starts_with("00:00:00.000  researcher-1 … researcher-3 (3)  started in the background at depth 1 (researcher on haiku, launched by main; 3 running): fork mode is on"),
+            "{brief}"
+        );
+        assert!(lines[2].contains("researcher-4"), "{brief}");
+        let full = narrate(
+            NarrationOptions {
+                detail: Detail::Full,
+                ..NarrationOptions::default()
+            },
+            &events,
+        );
+        // Every event: the session, three starts, three panel rows and the late start.
+        assert_eq!(full.lines().count(), 8, "{full}");
+        assert!(
+            full.contains("row for researcher-2 appears (PANEL-1)"),
+            "{full}"
+        );
+    }
+
+    #[test]
+    fn follow_keeps_only_what_touches_the_agent() {
+        let events = vec![
+            (0, Some("FORK-3"), started(1, "scout", 1)),
+            (0, Some("FORK-3"), started(2, "bystander", 2)),
+            (
+                3,
+                Some("NOTIFY-3"),
+                EventKind::Notification {
+                    to: AgentRef::MAIN,
+                    from: anonymous(1),
+                    what: "completion",
+                },
+            ),
+        ];
+        let text = narrate(
+            NarrationOptions {
+                follow: Some("scout".into()),
+                ..NarrationOptions::default()
+            },
+            &events,
+        );
+        assert!(!text.contains("bystander"), "{text}");
+        assert!(text.contains("← scout: completion notification"), "{text}");
+    }
+
+    #[test]
+    fn a_deny_rule_is_named_with_the_command() {
+        check(
+            EventKind::ToolCalled {
+                agent: agent(3, "researcher-3"),
+                tool: "Bash".into(),
+                allowed: false,
+                reason: Some("denied"),
+                input: Some("git push origin main".into()),
+                permission_rule: Some("Bash(git push *)".into()),
+            },
+            Some("PERM-14"),
+            "00:00:12.000  researcher-3    Bash `git push origin main` denied: `git push origin main` is denied by the rule `Bash(git push *)`; deny rules apply to main and every subagent (PERM-14)",
+        );
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let events = vec![(0, Some("FORK-3"), started(1, "scout", 1))];
+        let plain = narrate(NarrationOptions::default(), &events);
+        assert!(!plain.contains('\x1b'), "{plain}");
+        let coloured = narrate(
+            NarrationOptions {
+                color: true,
+                ..NarrationOptions::default()
+            },
+            &events,
+        );
+        assert!(coloured.contains("\x1b[36mscout\x1b[0m"), "{coloured}");
+    }
+
+    #[test]
+    fn chapters_and_summary() {
+        let events = vec![
+            (0, Some("FORK-3"), started(1, "scout", 1)),
+            (9, Some("FORK-3"), started(2, "second", 2)),
+        ];
+        let text = narrate(
+            NarrationOptions {
+                chapters: vec![
+                    (SimTime::ZERO, "1. First".into()),
+                    (SimTime::from_secs(5), "2. Second".into()),
+                ],
+                next: vec!["subsim explain CAP-1".into()],
+                summary: true,
+                ..NarrationOptions::default()
+            },
+            &events,
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "── 1. First ──", "{text}");
+        assert!(
+            lines[3] == "── 2. Second ──" && lines[4].contains("second"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 runs started; at most 2 running at once (the cap is 20)."),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("Try next:\n  subsim explain CAP-1\n"),
+            "{text}"
         );
     }
 

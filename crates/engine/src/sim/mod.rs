@@ -403,6 +403,7 @@ type ToolResolution = Result<(ToolList, bool), Vec<String>>;
 struct PendingPrompt {
     slot: u32,
     tool: Rc<str>,
+    input: Option<Rc<str>>,
     asked_at: SimTime,
     duration: Option<Dist>,
 }
@@ -913,6 +914,7 @@ impl<'s> Kernel<'s> {
             fork_mode: config.fork_mode,
             background_disabled: config.background_disabled,
             main_agent: self.main_agent.map(|index| self.types[index].name.clone()),
+            permission_mode: config.permission_mode.as_str(),
         };
         self.emit(None, kind);
         self.announce_definitions();

@@ -75,6 +75,8 @@ impl Kernel<'_> {
                 tool: pending.tool.clone(),
                 allowed,
                 reason,
+                input: pending.input.clone(),
+                permission_rule: None,
             },
         );
         if allowed {

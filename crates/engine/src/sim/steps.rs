@@ -207,6 +207,7 @@ impl Kernel<'_> {
         let agent = self.agent(slot);
         let reference = agent.reference();
         let tool: Rc<str> = Rc::from(call.name.as_str());
+        let input: Option<Rc<str>> = call.input.as_deref().map(Rc::from);
         if !agent.profile.tools.iter().any(|t| **t == *call.name) {
             // TOOLS-4: a tool the run was not given cannot be called; the trace says which
             // step of the resolution removed it, and by which rule.
@@ -218,6 +219,8 @@ impl Kernel<'_> {
                     tool,
                     allowed: false,
                     reason: Some(reason),
+                    input,
+                    permission_rule: None,
                 },
             );
             return false;
@@ -233,6 +236,8 @@ impl Kernel<'_> {
                     tool: Rc::from(call.name.as_str()),
                     allowed: false,
                     reason: Some("hook_blocked"),
+                    input,
+                    permission_rule: None,
                 },
             );
             return false;
@@ -264,6 +269,13 @@ impl Kernel<'_> {
                     &self.session_grants,
                 ),
             };
+        let permission_rule = prompt::deciding_rule(
+            &self.permissions,
+            decision,
+            &call.name,
+            call.input.as_deref(),
+        )
+        .map(Rc::from);
         match decision {
             CallDecision::Run(rule) => {
                 self.emit(
@@ -273,6 +285,8 @@ impl Kernel<'_> {
                         tool,
                         allowed: true,
                         reason: None,
+                        input,
+                        permission_rule,
                     },
                 );
                 self.tool_hooks(
@@ -290,6 +304,8 @@ impl Kernel<'_> {
                         tool,
                         allowed: false,
                         reason: Some("denied"),
+                        input,
+                        permission_rule,
                     },
                 );
                 false
@@ -323,6 +339,8 @@ impl Kernel<'_> {
                                 tool,
                                 allowed: false,
                                 reason: Some("auto_denied"),
+                                input,
+                                permission_rule: None,
                             },
                         );
                         false
@@ -341,6 +359,7 @@ impl Kernel<'_> {
                         let pending = PendingPrompt {
                             slot,
                             tool,
+                            input,
                             asked_at: self.now,
                             duration: call.duration,
                         };

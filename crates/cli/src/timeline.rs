@@ -1,0 +1,551 @@
+//! Timelines of a run: the model (one row per agent, its running and waiting spans,
+//! rejections, the running count) read from the trace, and two renderings of it:
+//! `--format gantt` (text for a terminal or an issue) and `--format chrome` (Chrome Trace
+//! Event JSON for ui.perfetto.dev and chrome://tracing). `report.rs` draws the same model
+//! as SVG.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use subsim_engine::{Event, EventKind};
+
+/// What a stretch of a row shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Running its steps.
+    Running,
+    /// Blocked on a permission prompt.
+    Prompt,
+    /// Done with its steps, waiting for its children or shells.
+    Waiting,
+}
+
+impl State {
+    /// The word used in legends, SVG classes and Chrome event names.
+    pub fn word(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Prompt => "waiting on a prompt",
+            State::Waiting => "waiting for children",
+        }
+    }
+}
+
+/// One stretch of one row, `[from, to)` in µs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// Start.
+    pub from: u64,
+    /// End (the end of the run for a span still open then).
+    pub to: u64,
+    /// What the run was doing.
+    pub state: State,
+    /// The rule that cited the change into this state, if any.
+    pub rule: Option<&'static str>,
+}
+
+/// A mark on a row at one instant: a rejection, a prompt, a notification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// When.
+    pub at: u64,
+    /// `rejected`, `prompt` or `notification`.
+    pub kind: &'static str,
+    /// In words.
+    pub text: String,
+    /// The rule that decided.
+    pub rule: Option<&'static str>,
+}
+
+/// One agent's row (main is row 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// The trace id (`main`, `a3`).
+    pub id: String,
+    /// Name or id.
+    pub label: String,
+    /// The launcher's trace id (`main` for main itself).
+    pub parent: String,
+    /// Depth (main = 0).
+    pub depth: u32,
+    /// `foreground` or `background` (main: `main`).
+    pub mode: &'static str,
+    /// Its stretches, in time order.
+    pub spans: Vec<Span>,
+    /// Its marks, in time order.
+    pub marks: Vec<Mark>,
+}
+
+/// The whole timeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    /// Rows in order of first start (main first).
+    pub rows: Vec<Row>,
+    /// `(at, running)` after every change of the running count.
+    pub running: Vec<(u64, u32)>,
+    /// The cap, if the session has one.
+    pub cap: Option<u32>,
+    /// The last event's time.
+    pub end: u64,
+    /// Claude Code's version the run simulated.
+    pub version: String,
+}
+
+impl Timeline {
+    /// Reads the timeline from a trace.
+    pub fn from_events(events: &[Event]) -> Timeline {
+        let mut timeline = Timeline::default();
+        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
+        timeline.rows.push(Row {
+            id: "main".into(),
+            label: "main".into(),
+            parent: "main".into(),
+            depth: 0,
+            mode: "main",
+            spans: vec![Span {
+                from: 0,
+                to: 0,
+                state: State::Running,
+                rule: None,
+            }],
+            marks: Vec::new(),
+        });
+        index.insert(0, 0);
+        for event in events {
+            let at = event.t.as_micros();
+            // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
+            if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+                timeline.end = timeline.end.max(at);
+            }
+            let change = |timeline: &mut Timeline, running: u32| {
+                if timeline.running.last().map(|(_, n)| *n) != Some(running) {
+                    timeline.running.push((at, running));
+                }
+            };
+            match &event.kind {
+                EventKind::SessionStarted { cap, version, .. } => {
+                    timeline.cap = *cap;
+                    timeline.version = version.to_string();
+                    change(&mut timeline, 0);
+                }
+                EventKind::AgentStarted {
+                    agent,
+                    parent,
+                    depth,
+                    mode,
+                    running,
+                    ..
+                } => {
+                    index.insert(agent.id, timeline.rows.len());
+                    timeline.rows.push(Row {
+                        id: agent.id_string(),
+                        label: agent.label(),
+                        parent: parent.id_string(),
+                        depth: *depth,
+                        mode: mode.as_str(),
+                        spans: vec![Span {
+                            from: at,
+                            to: OPEN,
+                            state: State::Running,
+                            rule: event.rule,
+                        }],
+                        marks: Vec::new(),
+                    });
+                    change(&mut timeline, *running);
+                }
+                EventKind::AgentResumed { agent, running, .. } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        row.spans.push(Span {
+                            from: at,
+                            to: OPEN,
+                            state: State::Running,
+                            rule: event.rule,
+                        });
+                    }
+                    change(&mut timeline, *running);
+                }
+                EventKind::PermissionRequested {
+                    agent,
+                    tool,
+                    prompt,
+                    routed_to,
+                    ..
+                } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        open(row, at, State::Prompt, event.rule);
+                        let place = routed_to.unwrap_or("nowhere (auto-denied)");
+                        row.marks.push(Mark {
+                            at,
+                            kind: "prompt",
+                            text: format!("prompt #{prompt} for {tool}, shown in {place}"),
+                            rule: event.rule,
+                        });
+                    }
+                }
+                EventKind::PermissionAnswered { agent, .. }
+                | EventKind::PermissionWithdrawn { agent, .. } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        open(row, at, State::Running, event.rule);
+                    }
+                }
+                EventKind::AgentWaiting { agent, .. } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        open(row, at, State::Waiting, event.rule);
+                    }
+                }
+                EventKind::AgentFinished { agent, running, .. } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        if let Some(last) = row.spans.last_mut() {
+                            last.to = at;
+                        }
+                    }
+                    change(&mut timeline, *running);
+                }
+                EventKind::AgentBackgrounded { agent, running } => {
+                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
+                        row.mode = "background";
+                    }
+                    change(&mut timeline, *running);
+                }
+                EventKind::SpawnRejected {
+                    caller,
+                    name,
+                    agent_type,
+                    reason,
+                    ..
+                } => {
+                    if let Some(row) = index.get(&caller.id).map(|i| &mut timeline.rows[*i]) {
+                        let what = name.as_deref().unwrap_or(agent_type);
+                        row.marks.push(Mark {
+                            at,
+                            kind: "rejected",
+                            text: format!(
+                                "spawn of {what} rejected: {}",
+                                reason.as_str().replace('_', " ")
+                            ),
+                            rule: event.rule,
+                        });
+                    }
+                }
+                EventKind::Notification { to, from, what } => {
+                    if let Some(row) = index.get(&to.id).map(|i| &mut timeline.rows[*i]) {
+                        row.marks.push(Mark {
+                            at,
+                            kind: "notification",
+                            text: format!(
+                                "{} notification from {}",
+                                what.replace('_', " "),
+                                from.label()
+                            ),
+                            rule: event.rule,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Main runs from start to end; any span left open ends with the run.
+        let end = timeline.end;
+        if let Some(span) = timeline.rows[0].spans.first_mut() {
+            span.to = end;
+        }
+        for row in &mut timeline.rows {
+            if let Some(last) = row.spans.last_mut() {
+                if last.to == OPEN {
+                    last.to = end;
+                }
+            }
+        }
+        timeline
+    }
+
+    /// The running count at `at`.
+    pub fn running_at(&self, at: u64) -> u32 {
+        self.running
+            .iter()
+            .take_while(|(when, _)| *when <= at)
+            .last()
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// The highest running count.
+    pub fn peak(&self) -> u32 {
+        self.running.iter().map(|(_, n)| *n).max().unwrap_or(0)
+    }
+}
+
+/// Closes the row's current span at `at` and opens one in `state`.
+fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
+    if let Some(last) = row.spans.last_mut() {
+        last.to = at;
+    }
+    row.spans.push(Span {
+        from: at,
+        to: OPEN,
+        state,
+        rule,
+    });
+}
+
+/// The end of a span whose run has not ended yet; `from_events` closes what stays open.
+const OPEN: u64 = u64::MAX;
+
+/// The terminal's width from `COLUMNS`, or 100 (what an issue comment shows comfortably).
+pub fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|text| text.trim().parse::<usize>().ok())
+        .filter(|width| *width >= 40)
+        .unwrap_or(100)
+}
+
+/// Most rows a text Gantt shows; the rest are counted.
+const MAX_ROWS: usize = 60;
+
+/// `--format gantt`: one row per run fitted to `width` columns, then the running-count
+/// strip with the cap line, then a legend.
+pub fn gantt(events: &[Event], width: usize) -> String {
+    let timeline = Timeline::from_events(events);
+    let label_width = timeline
+        .rows
+        .iter()
+        .map(|row| row.label.chars().count() + row.depth as usize)
+        .max()
+        .unwrap_or(4)
+        .clamp(7, 22);
+    let columns = width.saturating_sub(label_width + 3).max(10);
+    let span = timeline.end.max(1);
+    // Column c covers [c·span/columns, (c+1)·span/columns).
+    let column_of = |at: u64| -> usize {
+        ((u128::from(at) * columns as u128 / u128::from(span)) as usize).min(columns - 1)
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:label_width$} | 0{:>width$}",
+        "",
+        subsim_engine::time::human_duration(timeline.end),
+        width = columns - 1
+    );
+    for row in timeline.rows.iter().take(MAX_ROWS) {
+        let mut cells = vec![' '; columns];
+        for span in &row.spans {
+            let (from, to) = (column_of(span.from), column_of(span.to.max(span.from)));
+            let glyph = match (span.state, row.mode) {
+                (State::Prompt, _) => '?',
+                (State::Waiting, _) => '░',
+                (State::Running, "main") => '─',
+                (State::Running, "foreground") => '▓',
+                (State::Running, _) => '█',
+            };
+            for cell in &mut cells[from..=to] {
+                // A prompt or a wait drawn in the same column as running work wins.
+                if *cell == ' ' || *cell == '─' || glyph == '?' {
+                    *cell = glyph;
+                }
+            }
+        }
+        for mark in &row.marks {
+            if mark.kind == "rejected" {
+                cells[column_of(mark.at)] = '×';
+            }
+        }
+        let indent = " ".repeat(row.depth as usize);
+        let label: String = format!("{indent}{}", row.label)
+            .chars()
+            .take(label_width)
+            .collect();
+        let cells: String = cells.into_iter().collect();
+        let _ = writeln!(out, "{label:label_width$} |{}", cells.trim_end());
+    }
+    if timeline.rows.len() > MAX_ROWS {
+        let _ = writeln!(
+            out,
+            "{:label_width$} | … {} more runs",
+            "",
+            timeline.rows.len() - MAX_ROWS
+        );
+    }
+    // The running strip: the highest count in each column, as a bar scaled to the cap.
+    let top = timeline.cap.unwrap_or(0).max(timeline.peak()).max(1);
+    let mut strip = String::new();
+    let mut over = String::new();
+    for column in 0..columns {
+        let from = (column as u128 * u128::from(span) / columns as u128) as u64;
+        let to = ((column as u128 + 1) * u128::from(span) / columns as u128) as u64;
+        let mut highest = timeline.running_at(from);
+        for (at, n) in &timeline.running {
+            if *at >= from && *at < to {
+                highest = highest.max(*n);
+            }
+        }
+        const LEVELS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+        let level = (highest as usize * 8).div_ceil(top as usize).min(8);
+        strip.push(LEVELS[level]);
+        over.push(match timeline.cap {
+            Some(cap) if highest > cap => '▲',
+            Some(cap) if highest == cap => '─',
+            _ => ' ',
+        });
+    }
+    let _ = writeln!(out, "{:label_width$} |{}", "running", strip.trim_end());
+    if let Some(cap) = timeline.cap {
+        let _ = writeln!(
+            out,
+            "{:label_width$} |{}",
+            format!("cap {cap}"),
+            over.trim_end()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:label_width$}   peak {} running{}",
+        "",
+        timeline.peak(),
+        match timeline.cap {
+            Some(cap) => format!(" (cap {cap}): ─ at the cap, ▲ over it"),
+            None => String::new(),
+        },
+    );
+    let _ = writeln!(
+        out,
+        "{:label_width$}   █ background  ▓ foreground  ? waiting on a prompt  ░ waiting for children  × spawn rejected",
+        "",
+    );
+    out
+}
+
+/// A JSON string literal.
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            // `<` too, so the JSON can sit inside an HTML <script> element.
+            c if (c as u32) < 0x20 || c == '<' || c == '>' || c == '&' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `--format chrome`: Chrome Trace Event JSON. Each launcher is a process whose threads
+/// are the runs it launched (so a run is nested under its launcher); a counter track
+/// shows running against the cap; rejections, prompts and notifications are instant
+/// events with the rule in their args; the seed and the versions are in `metadata`.
+pub fn chrome(events: &[Event], seed: u64, subsim_version: &str) -> String {
+    let timeline = Timeline::from_events(events);
+    let mut items: Vec<String> = Vec::new();
+    // pid of a launcher = its row index + 1; main's own track is in process 1 as tid 0.
+    let pid_of: BTreeMap<&str, usize> = timeline
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(index, row)| (row.id.as_str(), index + 1))
+        .collect();
+    let mut launchers: Vec<usize> = Vec::new();
+    for (index, row) in timeline.rows.iter().enumerate() {
+        let pid = if index == 0 {
+            1
+        } else {
+            pid_of[row.parent.as_str()]
+        };
+        if !launchers.contains(&pid) {
+            launchers.push(pid);
+            let launcher = &timeline.rows[pid - 1];
+            let name = if pid == 1 {
+                "main and what it launched".to_string()
+            } else {
+                format!("launched by {}", launcher.label)
+            };
+            items.push(format!(
+                r#"{{"ph":"M","name":"process_name","pid":{pid},"tid":0,"args":{{"name":{}}}}}"#,
+                json_string(&name)
+            ));
+            items.push(format!(
+                r#"{{"ph":"M","name":"process_sort_index","pid":{pid},"tid":0,"args":{{"sort_index":{pid}}}}}"#
+            ));
+        }
+        let tid = index;
+        items.push(format!(
+            r#"{{"ph":"M","name":"thread_name","pid":{pid},"tid":{tid},"args":{{"name":{}}}}}"#,
+            json_string(&format!("{} ({})", row.label, row.id))
+        ));
+        for span in &row.spans {
+            let name = match span.state {
+                State::Running if index == 0 => "main".to_string(),
+                State::Running => format!("{} {}", row.label, row.mode),
+                other => other.word().to_string(),
+            };
+            let mut args = format!(
+                r#""agent":{},"mode":{},"depth":{}"#,
+                json_string(&row.id),
+                json_string(row.mode),
+                row.depth
+            );
+            if let Some(rule) = span.rule {
+                let _ = write!(args, r#","rule":{}"#, json_string(rule));
+            }
+            items.push(format!(
+                r#"{{"ph":"X","name":{},"cat":{},"pid":{pid},"tid":{tid},"ts":{},"dur":{},"args":{{{args}}}}}"#,
+                json_string(&name),
+                json_string(span.state.word()),
+                span.from,
+                span.to.saturating_sub(span.from)
+            ));
+        }
+        for mark in &row.marks {
+            let mut args = format!(r#""agent":{}"#, json_string(&row.id));
+            if let Some(rule) = mark.rule {
+                let _ = write!(args, r#","rule":{}"#, json_string(rule));
+            }
+            items.push(format!(
+                r#"{{"ph":"i","s":"t","name":{},"cat":{},"pid":{pid},"tid":{tid},"ts":{},"args":{{{args}}}}}"#,
+                json_string(&mark.text),
+                json_string(mark.kind),
+                mark.at
+            ));
+        }
+    }
+    items.push(
+        r#"{"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"running subagents"}}"#
+            .to_string(),
+    );
+    for (at, running) in &timeline.running {
+        let cap = timeline
+            .cap
+            .map_or(String::new(), |cap| format!(r#","cap":{cap}"#));
+        items.push(format!(
+            r#"{{"ph":"C","name":"running","pid":0,"tid":0,"ts":{at},"args":{{"running":{running}{cap}}}}}"#
+        ));
+    }
+    let mut out = String::from("{\"traceEvents\":[\n");
+    out.push_str(&items.join(",\n"));
+    let _ = write!(
+        out,
+        "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{{\"seed\":{seed},\"subsim_version\":{},\"claude_code_version\":{},\"cap\":{}}}}}\n",
+        json_string(subsim_version),
+        json_string(&timeline.version),
+        timeline.cap.map_or("null".to_string(), |cap| cap.to_string())
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_escape_what_json_and_html_need() {
+        assert_eq!(json_string("a\"b\\c\n"), r#""a\"b\\c\n""#);
+        assert_eq!(json_string("<script>"), r#""\u003cscript\u003e""#);
+    }
+}
