@@ -83,6 +83,10 @@ pub enum Command {
     /// mode flag the subagent is placed where an Agent-tool spawn from main that does not
     /// need the result would run (FGBG-1).
     Tools(ToolsArgs),
+    /// Write one self-contained HTML page of a run: the timeline, the running count and
+    /// the cap, a time scrubber showing the subagent panel and /tasks at each instant, and
+    /// the narration beside it, linked both ways. No network is needed to view it.
+    Report(ReportArgs),
     /// Erlang B and C for a cap and an offered load, or the smallest cap for a blocking
     /// target: queueing theory beside the simulator.
     ///
@@ -298,6 +302,19 @@ pub enum Format {
     Gantt,
     /// Chrome Trace Event JSON, for ui.perfetto.dev or chrome://tracing.
     Chrome,
+}
+
+/// `subsim report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The scenario file; without it, the built-in demo.
+    pub file: Option<PathBuf>,
+    /// The HTML file to write (created or truncated).
+    #[arg(long, short = 'o', value_name = "FILE.html")]
+    pub out: PathBuf,
+    /// Seed of every random stream (overrides the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
 }
 
 /// `subsim check`.

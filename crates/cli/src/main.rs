@@ -17,6 +17,7 @@ mod explore;
 mod import;
 mod output;
 mod panel;
+mod report;
 mod rules_cmd;
 mod run;
 mod sweep;
@@ -96,6 +97,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Explain(args) => explain::explain(args),
         Command::Diff(args) => diff::diff(args),
         Command::Tools(args) => tools_cmd::tools(args),
+        Command::Report(args) => report::report(args),
         Command::Erlang(args) => erlang_cmd::erlang(args),
         Command::Import(args) => import::import(args),
         Command::Sweep(args) => sweep::sweep(args),

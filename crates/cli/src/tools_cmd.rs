@@ -388,13 +388,21 @@ fn steps(title: &str, resolved: &Result<Resolved, tools::ZeroTools>) -> String {
             }
             out.push_str(&wrap(&line, 14));
             for unresolved in &resolved.reasons {
+                // The step that removed the entry names the rule (filter 2 cites TOOLS-8 for
+                // `ListAgents`, TOOLS-5 for the rest), so the note agrees with it.
+                let rule = resolved
+                    .steps
+                    .iter()
+                    .rev()
+                    .find(|step| step.tools.contains(&unresolved.entry))
+                    .map_or(unresolved.why.rule(), |step| step.rule);
                 let _ = writeln!(
                     out,
                     "  {:<11} `{}` resolved to nothing: {} [{}]",
                     "note",
                     unresolved.entry,
                     unresolved.why.as_str(),
-                    unresolved.why.rule()
+                    rule
                 );
             }
         }

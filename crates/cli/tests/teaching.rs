@@ -54,7 +54,7 @@ fn panel_shows_a_failed_row_and_the_tasks_list_at_that_instant() {
     let text = stdout(&output);
     assert_has(&text, "At 00:00:05.000 (5s)");
     // PANEL-3: the failed run's row stays, reading failed; the other still runs.
-    assert_has(&text, "Subagent panel\n  flaky  failed\n  long  running\n");
+    assert_has(&text, "Subagent panel\n  flaky  failed\n  long   running\n");
     assert_has(&text, "/tasks\n  long  running");
 
     let load = subsim(&[
@@ -294,4 +294,30 @@ fn explain_answers_words_open_questions_and_discrepancies() {
     let nothing = subsim(&["explain", "no such words anywhere"]);
     assert_eq!(code(&nothing), 2);
     assert_has(&stderr(&nothing), "nothing matches");
+}
+
+#[test]
+fn tools_compare_cites_tools_8_for_list_agents_and_tools_5_for_the_rest() {
+    let output = subsim(&[
+        "tools",
+        "--file",
+        "scenarios/tools/background-filter-removes-tools.yaml",
+        "--agent",
+        "planner",
+        "--compare",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_has(
+        &text,
+        "`ListAgents` resolved to nothing: not available to background subagents [TOOLS-8]",
+    );
+    assert_has(
+        &text,
+        "`TaskCreate` resolved to nothing: not available to background subagents [TOOLS-5]",
+    );
+    assert_has(
+        &text,
+        "ListAgents                 yes         —           filter 2: removed, silently [TOOLS-8]",
+    );
 }

@@ -965,13 +965,25 @@ fn status_rule(to: Status, fork: bool) -> RuleId {
 /// the footer hint on the last line when it is shown.
 pub fn render_panel(view: &PanelView) -> String {
     let mut out = String::new();
-    for row in &view.rows {
-        let indent = "  ".repeat(row.level as usize);
-        let _ = write!(out, "{indent}{}", row.label);
-        if row.descendants > 0 {
-            let _ = write!(out, " (+{})", row.descendants);
-        }
-        let _ = writeln!(out, "  {}", row.status.as_str());
+    // The status words line up in one column, after the longest indented label.
+    let labels: Vec<String> = view
+        .rows
+        .iter()
+        .map(|row| {
+            let mut label = format!("{}{}", "  ".repeat(row.level as usize), row.label);
+            if row.descendants > 0 {
+                let _ = write!(label, " (+{})", row.descendants);
+            }
+            label
+        })
+        .collect();
+    let width = labels
+        .iter()
+        .map(|label| label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (row, label) in view.rows.iter().zip(&labels) {
+        let _ = writeln!(out, "{label:width$}  {}", row.status.as_str());
     }
     if let Some(hint) = view.footer_hint {
         let _ = writeln!(out, "{hint}");
@@ -1665,7 +1677,7 @@ mod tests {
         let view = panel.view(S, &g, false);
         assert_eq!(
             render_panel(&view),
-            "main (+3)  running\n  lead (+1)  running\n    worker  failed\n  draft-tests  running\n/tasks to see subagents\n"
+            "main (+3)      running\n  lead (+1)    running\n    worker     failed\n  draft-tests  running\n/tasks to see subagents\n"
         );
         assert_eq!(
             render_tasks(&view),

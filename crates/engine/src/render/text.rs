@@ -897,7 +897,7 @@ struct Held {
 #[derive(Default)]
 struct Tally {
     started: u64,
-    rejected: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    rejected: std::collections::BTreeMap<(RejectReason, &'static str), u64>,
     peak: u32,
     cap: Option<u32>,
     prompts: u64,
@@ -1074,7 +1074,7 @@ impl<W: Write> TextWriter<W> {
             EventKind::SpawnRejected { reason, .. } => {
                 *tally
                     .rejected
-                    .entry((reason.as_str(), event.rule.unwrap_or("")))
+                    .entry((*reason, event.rule.unwrap_or("")))
                     .or_default() += 1;
             }
             EventKind::PermissionAnswered { waited_us, .. } => {
@@ -1091,10 +1091,13 @@ impl<W: Write> TextWriter<W> {
     fn closing(&self) -> String {
         let tally = &self.tally;
         let mut text = String::from("── Summary ──\n");
+        let took = match tally.end.as_micros() {
+            0 => "0s".to_string(),
+            micros => human_duration(micros),
+        };
         let _ = write!(
             text,
-            "In {} of virtual time: {} {} started",
-            human_duration(tally.end.as_micros()),
+            "In {took} of virtual time: {} {} started",
             tally.started,
             if tally.started == 1 { "run" } else { "runs" },
         );
@@ -1112,7 +1115,7 @@ impl<W: Write> TextWriter<W> {
                 .rejected
                 .iter()
                 .map(|((reason, rule), count)| {
-                    format!("{count} by {} ({rule})", reason.replace('_', " "))
+                    format!("{} ×{count} ({rule})", reason_words(*reason))
                 })
                 .collect();
             let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));
@@ -1131,12 +1134,22 @@ impl<W: Write> TextWriter<W> {
             );
         }
         if tally.denied > 0 {
-            let _ = writeln!(text, "{} tool calls refused.", tally.denied);
+            let _ = writeln!(
+                text,
+                "{} tool {} refused.",
+                tally.denied,
+                if tally.denied == 1 { "call" } else { "calls" }
+            );
         }
         let _ = writeln!(
             text,
-            "{} notifications and results delivered.",
-            tally.notifications
+            "{} {} delivered.",
+            tally.notifications,
+            if tally.notifications == 1 {
+                "notification or result"
+            } else {
+                "notifications and results"
+            }
         );
         if !self.options.next.is_empty() {
             text.push_str("Try next:\n");
@@ -1157,18 +1170,13 @@ impl<W: Write> TextWriter<W> {
         }
         let mut touches = false;
         let names = &self.narrator;
-        event.visit_fields(&mut |field, value| match value {
-            Field::Agent(agent) => {
-                if agent.is(name) || names.label(agent) == *name {
-                    touches = true;
-                }
-            }
-            Field::Str(text) => {
-                if matches!(field, "name" | "to") && text == name {
-                    touches = true;
-                }
-            }
-            _ => {}
+        event.visit_fields(&mut |field, value| {
+            let hit = match value {
+                Field::Agent(agent) => agent.is(name) || names.label(agent) == *name,
+                Field::Str(text) => matches!(field, "name" | "to") && text == name,
+                _ => false,
+            };
+            touches |= hit;
         });
         touches
     }

@@ -1,0 +1,504 @@
+//! `subsim report [FILE] --out FILE.html`: one self-contained HTML page of a run (no
+//! network, no CDN): the timeline as SVG (each run's bar a `<g data-agent="ID">`), the
+//! running count with the cap line, a time scrubber (`<input type="range" id="scrubber">`)
+//! that shows the subagent panel (`id="panel"`) and `/tasks` as a person would see them at
+//! that instant, and the narration beside it, linked both ways (a line sets the scrubber;
+//! the scrubber marks the line).
+//!
+//! A scenario is untrusted input: every string from it is escaped — HTML-escaped where it
+//! is written into the page, and `<`, `>`, `&` written as `\u003c`… inside the embedded
+//! JSON — and the page's script only ever sets `textContent`.
+
+use std::fmt::Write as _;
+use subsim_engine::render::{Detail, NarrationOptions, TextWriter};
+use subsim_engine::sink::{Collect, Discard};
+use subsim_engine::{Event, SimTime, Simulation};
+use subsim_rules::panel::{render_panel, render_tasks};
+
+use crate::args::ReportArgs;
+use crate::timeline::{json_string, State, Timeline};
+use crate::{output, run, Status};
+
+/// Most scrubber positions: each is one run of the scenario up to that instant.
+const MAX_SAMPLES: usize = 240;
+/// Most rows drawn; a load run's millions of runs are summarised instead.
+const MAX_ROWS: usize = 400;
+
+pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
+    let loaded = match &args.file {
+        Some(path) => run::load(path)?,
+        None => run::load_demo()?,
+    };
+    let spec = loaded.spec;
+    let seed = args.seed.unwrap_or(spec.session.seed);
+    let simulation = |spec| Simulation::new(spec).with_seed(seed);
+    let mut trace = Collect::default();
+    let report = simulation(spec.clone()).run(&mut trace);
+    let events = trace.events;
+    if args.out.extension().is_some_and(|ext| ext == "svg") {
+        // Only the picture: the timeline and the running strip, for docs and issues.
+        let path = &args.out;
+        std::fs::write(path, picture(&events))
+            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+        output::print(&format!("wrote {}\n", path.display()))?;
+        return Ok(match report.limit {
+            Some(_) => Status::LimitHit,
+            None => Status::Ok,
+        });
+    }
+    // The narration, brief, with the scenario's chapter headings.
+    let mut writer = TextWriter::with_options(
+        Vec::new(),
+        NarrationOptions {
+            detail: Detail::Brief,
+            chapters: loaded.narration.chapters.clone(),
+            summary: false,
+            ..NarrationOptions::default()
+        },
+    );
+    for event in &events {
+        subsim_engine::Sink::event(&mut writer, event);
+    }
+    let narration = String::from_utf8_lossy(&writer.finish()?).into_owned();
+    // The panel at each sample instant, from the engine's own panel (rules::panel).
+    let samples = sample_times(&events);
+    let mut views = Vec::with_capacity(samples.len());
+    for at in &samples {
+        let (_, view) = simulation(spec.clone()).run_until(&mut Discard, SimTime(*at));
+        views.push(match view {
+            Some(view) => (render_panel(&view), render_tasks(&view)),
+            None => (
+                "(load runs keep no panel)\n".to_string(),
+                "/tasks\n  (load runs keep no panel)\n".to_string(),
+            ),
+        });
+    }
+    let page = page(&Page {
+        name: &spec.name,
+        description: spec.description.as_deref(),
+        seed,
+        events: &events,
+        narration: &narration,
+        samples: &samples,
+        views: &views,
+    });
+    let path = args.out.clone();
+    std::fs::write(&path, page)
+        .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+    output::print(&format!(
+        "wrote {} ({} runs, {} scrubber positions)\n",
+        path.display(),
+        Timeline::from_events(&events).rows.len() - 1,
+        samples.len()
+    ))?;
+    if let Some(limit) = &report.limit {
+        eprintln!("subsim: {limit}");
+        return Ok(Status::LimitHit);
+    }
+    Ok(Status::Ok)
+}
+
+/// The instants the scrubber offers: every instant something happened (evenly thinned to
+/// [`MAX_SAMPLES`]), in order.
+fn sample_times(events: &[Event]) -> Vec<u64> {
+    let mut times: Vec<u64> = events.iter().map(|event| event.t.as_micros()).collect();
+    // And 60 evenly spaced instants, so that the scrubber also moves through quiet times.
+    let end = times.last().copied().unwrap_or(0);
+    times.extend((0..=60).map(|step| end * step / 60));
+    times.sort_unstable();
+    times.dedup();
+    if times.len() <= MAX_SAMPLES {
+        return times;
+    }
+    let last = times.len() - 1;
+    (0..MAX_SAMPLES)
+        .map(|index| times[index * last / (MAX_SAMPLES - 1)])
+        .collect()
+}
+
+/// HTML-escapes `text` for element content and quoted attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+struct Page<'a> {
+    name: &'a str,
+    description: Option<&'a str>,
+    seed: u64,
+    events: &'a [Event],
+    narration: &'a str,
+    samples: &'a [u64],
+    views: &'a [(String, String)],
+}
+
+/// The narration's clock (`00:01:30.000`) in µs, for a narrated line.
+fn clock_micros(line: &str) -> Option<u64> {
+    let clock = line.get(..12)?;
+    let bytes = clock.as_bytes();
+    if bytes[2] != b':' || bytes[5] != b':' || bytes[8] != b'.' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| clock.get(range)?.parse::<u64>().ok();
+    Some(
+        ((number(0..2)? * 60 + number(3..5)?) * 60 + number(6..8)?) * 1_000_000
+            + number(9..12)? * 1_000,
+    )
+}
+
+/// The timeline as SVG and the running strip as SVG, each with its height.
+fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
+    let end = timeline.end.max(1);
+    let rows: Vec<_> = timeline.rows.iter().take(MAX_ROWS).collect();
+    let label_width = 150.0;
+    let chart_width = 760.0;
+    let row_height = 14.0;
+    let x = |at: u64| label_width + chart_width * at as f64 / end as f64;
+    let chart_height = rows.len() as f64 * row_height + 24.0;
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r#"<svg id="gantt" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" role="img" aria-label="timeline: one row per run">"#,
+        w = label_width + chart_width + 10.0,
+        h = chart_height
+    );
+    // Time ticks.
+    for tick in 0..=4 {
+        let at = end * tick / 4;
+        let _ = write!(
+            svg,
+            r##"<line x1="{x:.1}" y1="0" x2="{x:.1}" y2="{y}" stroke="#ddd"/><text x="{x:.1}" y="{ty}" font-size="10" text-anchor="middle" fill="#666">{t}</text>"##,
+            x = x(at),
+            y = chart_height - 14.0,
+            ty = chart_height - 3.0,
+            t = if at == 0 {
+                "0s".to_string()
+            } else {
+                escape(&subsim_engine::time::human_duration(at))
+            }
+        );
+    }
+    for (index, row) in rows.iter().enumerate() {
+        let y = index as f64 * row_height;
+        let label = format!("{}{}", "\u{a0}\u{a0}".repeat(row.depth as usize), row.label);
+        let _ = write!(
+            svg,
+            r##"<text x="4" y="{ty:.1}" font-size="11" fill="#222">{}</text>"##,
+            escape(&label),
+            ty = y + 11.0
+        );
+        let group = if index == 0 {
+            r#"<g class="main">"#.to_string()
+        } else {
+            format!(
+                r#"<g class="bar {mode}" data-agent="{id}" data-start="{start}">"#,
+                mode = row.mode,
+                id = escape(&row.id),
+                start = row.spans.first().map_or(0, |span| span.from)
+            )
+        };
+        svg.push_str(&group);
+        let _ = write!(
+            svg,
+            "<title>{}</title>",
+            escape(&format!(
+                "{} ({}), {}, depth {}",
+                row.label, row.id, row.mode, row.depth
+            ))
+        );
+        for span in &row.spans {
+            let colour = match (span.state, row.mode) {
+                (State::Prompt, _) => "#e0a800",
+                (State::Waiting, _) => "#b8c7d9",
+                (State::Running, "main") => "#999",
+                (State::Running, "foreground") => "#6f42c1",
+                (State::Running, _) => "#2b7bb9",
+            };
+            let height = if index == 0 { 3.0 } else { row_height - 4.0 };
+            let _ = write!(
+                svg,
+                r#"<rect x="{:.2}" y="{:.1}" width="{:.2}" height="{height}" fill="{colour}" data-state="{}"/>"#,
+                x(span.from),
+                y + (row_height - height) / 2.0,
+                (x(span.to) - x(span.from)).max(1.0),
+                span.state.word()
+            );
+        }
+        svg.push_str("</g>");
+        for mark in &row.marks {
+            let (shape, colour) = match mark.kind {
+                "rejected" => ("×", "#c0392b"),
+                "prompt" => ("?", "#b8860b"),
+                _ => ("•", "#2e8b57"),
+            };
+            let _ = write!(
+                svg,
+                r#"<text class="mark {kind}" x="{:.2}" y="{:.1}" font-size="12" text-anchor="middle" fill="{colour}"><title>{}</title>{shape}</text>"#,
+                x(mark.at),
+                y + 11.0,
+                escape(&format!(
+                    "{} {}{}",
+                    subsim_engine::time::human_duration(mark.at),
+                    mark.text,
+                    mark.rule
+                        .map(|rule| format!(" ({rule})"))
+                        .unwrap_or_default()
+                )),
+                kind = mark.kind
+            );
+        }
+    }
+    if timeline.rows.len() > MAX_ROWS {
+        let _ = write!(
+            svg,
+            r##"<text x="4" y="{:.1}" font-size="11" fill="#666">… {} more runs</text>"##,
+            rows.len() as f64 * row_height + 11.0,
+            timeline.rows.len() - MAX_ROWS
+        );
+    }
+    let _ = write!(
+        svg,
+        r##"<line id="cursor" x1="{x:.1}" y1="0" x2="{x:.1}" y2="{h:.1}" stroke="#c0392b" stroke-width="1.5"/></svg>"##,
+        x = label_width,
+        h = chart_height - 14.0
+    );
+    // The running strip with the cap line.
+    let strip_height = 80.0;
+    let top = f64::from(timeline.cap.unwrap_or(0).max(timeline.peak()).max(1)) * 1.15;
+    let y_of = |running: u32| strip_height - 4.0 - (strip_height - 8.0) * f64::from(running) / top;
+    let mut points = format!("{:.2},{:.2}", x(0), y_of(0));
+    let mut last = 0;
+    for (at, running) in &timeline.running {
+        let _ = write!(
+            points,
+            " {:.2},{:.2} {:.2},{:.2}",
+            x(*at),
+            y_of(last),
+            x(*at),
+            y_of(*running)
+        );
+        last = *running;
+    }
+    let _ = write!(points, " {:.2},{:.2}", x(end), y_of(last));
+    let mut strip = format!(
+        r##"<svg id="running" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{strip_height}" viewBox="0 0 {w} {strip_height}" role="img" aria-label="running subagents and the cap"><text x="4" y="{ry:.1}" font-size="11" fill="#222">running</text><text x="4" y="{py:.1}" font-size="10" fill="#666">peak {}</text><polyline fill="none" stroke="#2b7bb9" stroke-width="1.5" points="{points}"/>"##,
+        timeline.peak(),
+        w = label_width + chart_width + 10.0,
+        ry = strip_height - 22.0,
+        py = strip_height - 8.0,
+    );
+    if let Some(cap) = timeline.cap {
+        let _ = write!(
+            strip,
+            r##"<line class="cap" x1="{:.1}" y1="{y:.2}" x2="{:.1}" y2="{y:.2}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="{tx:.1}" y="{ty:.2}" font-size="10" text-anchor="end" fill="#c0392b">cap {cap}</text>"##,
+            x(0),
+            x(end),
+            y = y_of(cap),
+            tx = label_width - 4.0,
+            ty = y_of(cap) + 4.0
+        );
+    }
+    strip.push_str("</svg>");
+    (svg, chart_height, strip, strip_height)
+}
+
+/// The timeline and the running strip as one standalone SVG picture (for docs).
+pub fn picture(events: &[Event]) -> String {
+    let timeline = Timeline::from_events(events);
+    let (svg, chart_height, strip, strip_height) = pictures(&timeline);
+    let width = 150.0 + 760.0 + 10.0;
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" viewBox="0 0 {width} {h}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{gantt}<g transform="translate(0 {chart_height})">{strip}</g></svg>
+"##,
+        h = chart_height + strip_height,
+        gantt = svg,
+    )
+}
+
+fn page(page: &Page<'_>) -> String {
+    let timeline = Timeline::from_events(page.events);
+    let end = timeline.end.max(1);
+    let label_width = 150.0;
+    let chart_width = 760.0;
+    let (svg, _, strip, _) = pictures(&timeline);
+    // The narration, one item per line, each with its instant.
+    let mut lines = String::new();
+    for (index, line) in page.narration.lines().enumerate() {
+        match clock_micros(line) {
+            Some(at) => {
+                let _ = write!(
+                    lines,
+                    r#"<li id="line-{index}" data-t="{at}">{}</li>"#,
+                    escape(line)
+                );
+            }
+            None => {
+                let _ = write!(lines, r#"<li class="heading">{}</li>"#, escape(line));
+            }
+        }
+    }
+    // The data the script needs, as JSON (strings escaped for a <script> element).
+    let mut data = String::from("{\"samples\":[");
+    for (index, (at, (panel, tasks))) in page.samples.iter().zip(page.views).enumerate() {
+        if index > 0 {
+            data.push(',');
+        }
+        let _ = write!(
+            data,
+            "{{\"t\":{at},\"clock\":{},\"panel\":{},\"tasks\":{},\"running\":{}}}",
+            json_string(&SimTime(*at).to_string()),
+            json_string(if panel.is_empty() {
+                "(no rows)\n"
+            } else {
+                panel
+            }),
+            json_string(tasks),
+            timeline.running_at(*at)
+        );
+    }
+    let _ = write!(
+        data,
+        "],\"end\":{end},\"x0\":{label_width},\"width\":{chart_width}}}"
+    );
+    let description = page
+        .description
+        .map(|text| format!("<p class=\"description\">{}</p>", escape(text.trim())))
+        .unwrap_or_default();
+    format!(
+        r##"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>subsim report: {title}</title>
+<style>
+body {{ font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #222; }}
+h1 {{ font-size: 18px; margin: 0 0 4px; }}
+svg {{ display: block; }}
+.meta, .description {{ color: #555; white-space: pre-wrap; margin: 4px 0; }}
+.layout {{ display: flex; gap: 16px; align-items: flex-start; flex-wrap: wrap; }}
+.left {{ flex: 0 0 auto; }}
+.right {{ flex: 1 1 auto; min-width: 320px; }}
+#narration {{ font: 12px/1.35 ui-monospace, monospace; max-height: 70vh; overflow: auto; margin: 0; padding-left: 0; list-style: none; border: 1px solid #ddd; }}
+#narration li {{ padding: 1px 6px; cursor: pointer; white-space: pre-wrap; }}
+#narration li.heading {{ font-weight: bold; cursor: default; background: #f4f4f4; }}
+#narration li.past {{ color: #222; }}
+#narration li.future {{ color: #aaa; }}
+#narration li.current {{ background: #fff3cd; }}
+pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 6px; margin: 4px 0; font-size: 12px; }}
+g.bar {{ cursor: pointer; }}
+.scrub {{ display: flex; gap: 8px; align-items: center; margin: 6px 0; }}
+#scrubber {{ width: 760px; margin-left: 150px; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p class="meta">seed {seed} · subsim {version} · Claude Code {claude} · {runs} runs · peak {peak} running{cap}</p>
+{description}
+<div class="layout">
+<div class="left">
+{svg}
+{strip}
+<div class="scrub"><input type="range" id="scrubber" min="0" max="{max}" value="0" step="1" aria-label="time"></div>
+<p>At <span id="clock">00:00:00.000</span>, <span id="count">0</span> running</p>
+<h2 style="font-size:14px;margin:8px 0 0">Subagent panel</h2>
+<pre id="panel"></pre>
+<pre id="tasks"></pre>
+</div>
+<div class="right">
+<h2 style="font-size:14px;margin:0 0 4px">Narration</h2>
+<ol id="narration">{lines}</ol>
+</div>
+</div>
+<script type="application/json" id="data">{data}</script>
+<script>
+"use strict";
+const data = JSON.parse(document.getElementById("data").textContent);
+const scrubber = document.getElementById("scrubber");
+const items = Array.from(document.querySelectorAll("#narration li[data-t]"));
+function sampleAt(t) {{
+  let best = 0;
+  for (let i = 0; i < data.samples.length; i++) {{ if (data.samples[i].t <= t) best = i; }}
+  return best;
+}}
+function show(index) {{
+  const sample = data.samples[index];
+  if (!sample) return;
+  document.getElementById("panel").textContent = sample.panel;
+  document.getElementById("tasks").textContent = sample.tasks;
+  document.getElementById("clock").textContent = sample.clock;
+  document.getElementById("count").textContent = String(sample.running);
+  const x = data.x0 + data.width * sample.t / data.end;
+  const cursor = document.getElementById("cursor");
+  cursor.setAttribute("x1", x.toFixed(1));
+  cursor.setAttribute("x2", x.toFixed(1));
+  let current = null;
+  for (const item of items) {{
+    const t = Number(item.dataset.t);
+    item.classList.toggle("past", t <= sample.t);
+    item.classList.toggle("future", t > sample.t);
+    item.classList.remove("current");
+    if (t <= sample.t) current = item;
+  }}
+  if (current) {{
+    current.classList.add("current");
+    const list = document.getElementById("narration");
+    const top = current.offsetTop - list.offsetTop;
+    if (top < list.scrollTop || top > list.scrollTop + list.clientHeight - 20) list.scrollTop = top - 40;
+  }}
+}}
+function jump(t) {{
+  scrubber.value = String(sampleAt(t));
+  show(Number(scrubber.value));
+}}
+scrubber.addEventListener("input", () => show(Number(scrubber.value)));
+for (const item of items) item.addEventListener("click", () => jump(Number(item.dataset.t)));
+for (const bar of document.querySelectorAll("g.bar")) bar.addEventListener("click", () => jump(Number(bar.dataset.start)));
+show(0);
+</script>
+</body>
+</html>
+"##,
+        title = escape(page.name),
+        seed = page.seed,
+        version = env!("CARGO_PKG_VERSION"),
+        claude = escape(&timeline.version),
+        runs = timeline.rows.len() - 1,
+        peak = timeline.peak(),
+        cap = timeline
+            .cap
+            .map(|cap| format!(" (cap {cap})"))
+            .unwrap_or_default(),
+        max = page.samples.len().saturating_sub(1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+    }
+
+    #[test]
+    fn reads_the_narration_clock() {
+        assert_eq!(clock_micros("00:01:30.250  main  x"), Some(90_250_000));
+        assert_eq!(clock_micros("── 1. The cap ──"), None);
+    }
+}
