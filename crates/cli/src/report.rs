@@ -68,8 +68,8 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         views.push(match view {
             Some(view) => (render_panel(&view), render_tasks(&view)),
             None => (
-                "(load runs keep no panel)\n".to_string(),
-                "/tasks\n  (load runs keep no panel)\n".to_string(),
+                "(no panel: only interactive sessions without a load block keep one)\n".to_string(),
+                "/tasks\n  (no panel in this session)\n".to_string(),
             ),
         });
     }
