@@ -84,7 +84,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         .check_determinism
         .then(|| (simulation.spec().clone(), order));
     let (report, written) = match args.realtime {
-        Some(speed) => realtime(simulation, out, args.format, speed, ties.as_mut(), narration)?,
+        Some(speed) => realtime(
+            simulation,
+            out,
+            args.format,
+            speed,
+            ties.as_mut(),
+            narration,
+        )?,
         None => batch(
             simulation,
             out,
