@@ -309,12 +309,16 @@ pub enum Format {
 pub struct ReportArgs {
     /// The scenario file; without it, the built-in demo.
     pub file: Option<PathBuf>,
-    /// The HTML file to write (created or truncated).
+    /// The HTML file to write (created or truncated); a path ending in `.svg` gets only
+    /// the picture (the timeline and the running strip).
     #[arg(long, short = 'o', value_name = "FILE.html")]
     pub out: PathBuf,
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `subsim check`.

@@ -26,7 +26,7 @@ const MAX_ROWS: usize = 400;
 
 pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     let loaded = match &args.file {
-        Some(path) => run::load(path)?,
+        Some(path) => run::load(path, &args.access)?,
         None => run::load_demo()?,
     };
     let spec = loaded.spec;
