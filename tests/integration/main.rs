@@ -2,6 +2,7 @@
 
 mod determinism;
 mod docs;
+mod fuzz;
 mod gates;
 mod import;
 mod links;

@@ -1126,4 +1126,102 @@ mod tests {
         assert_eq!(Route::Main("PERM-4").routed_to(), Some("main"));
         assert_eq!(Route::AutoDeny("PERM-5").routed_to(), None);
     }
+
+    // Tests that kill the mutants `cargo mutants` found surviving (docs/TESTING.md).
+
+    #[test]
+    fn perm_14_split_rule_needs_the_closing_parenthesis() {
+        // `ends_with(')')` guard: an unclosed specifier is not a specifier.
+        assert_eq!(split_rule("Bash(git push"), ("Bash(git push", None));
+        assert_eq!(split_rule("Bash("), ("Bash(", None));
+        assert_eq!(split_rule("Bash()"), ("Bash", Some("")));
+        assert!(!rule_matches("Bash(git push", "Bash", Some("git pus")));
+    }
+
+    #[test]
+    fn perm_14_globs_with_several_stars() {
+        // No `*`: the whole text, not a prefix of it.
+        assert!(glob_match("git", "git"));
+        assert!(!glob_match("git", "git push"));
+        // The last part must end the text; a middle part may be anywhere after the first.
+        assert!(!glob_match("a*b", "abc"));
+        assert!(glob_match("a*b", "axxb"));
+        assert!(glob_match("a*b*c", "abc"));
+        assert!(glob_match("a*b*c", "a-b-b-c"));
+        assert!(!glob_match("a*b*c", "acb"));
+        // A middle part is consumed: it cannot also be the end.
+        assert!(!glob_match("x*ab*b", "xab"));
+        assert!(glob_match("x*ab*b", "xabb"));
+        assert!(glob_match(
+            "git *push* --force",
+            "git origin push main --force"
+        ));
+        assert!(!glob_match(
+            "git *push* --force",
+            "git push --force-with-lease"
+        ));
+        assert!(glob_match("**", ""));
+    }
+
+    #[test]
+    fn perm_14_only_shell_commands_are_split_into_chained_commands() {
+        use PermissionMode::*;
+        // PowerShell chains like Bash.
+        let deny_rm = rules(&[], &["PowerShell(rm *)"]);
+        check(
+            call("PowerShell", Some("ls; rm -r x"), BypassPermissions),
+            &deny_rm,
+            CallDecision::Deny("PERM-14"),
+        );
+        let allow_ls = rules(&["PowerShell(ls*)"], &[]);
+        check(
+            call("PowerShell", Some("ls; rm -r x"), Default),
+            &allow_ls,
+            CallDecision::Prompt("PERM-9"),
+        );
+        // A file path is not a command line: `;` and `|` in it chain nothing.
+        let deny_secret = rules(&[], &["Write(secret*)"]);
+        check(
+            call("Write", Some("notes;secret.env"), Default),
+            &deny_secret,
+            CallDecision::Prompt("PERM-9"),
+        );
+        let allow_src = rules(&["Edit(src/*)"], &[]);
+        check(
+            call("Edit", Some("src/a|b.rs"), Default),
+            &allow_src,
+            CallDecision::Run("PERM-14"),
+        );
+        // A deny rule that does not cover the call leaves it alone.
+        let deny_push = rules(&[], &["Bash(git push *)"]);
+        check(
+            call("Bash", Some("git status"), Default),
+            &deny_push,
+            CallDecision::Prompt("PERM-9"),
+        );
+    }
+
+    #[test]
+    fn perm_9_home_network_and_dot_paths_in_the_workspace() {
+        let workspace = vec!["/repo".to_string()];
+        // `~` and network paths are outside, each on its own.
+        assert!(!in_workspace("~/notes.txt", &workspace));
+        assert!(!in_workspace("\\\\host\\share\\x", &workspace));
+        assert!(!in_workspace("//host/share/x", &workspace));
+        // `.` and empty components do not count as folders to climb out of.
+        assert!(!in_workspace("./../secret", &workspace));
+        assert!(!in_workspace("src//../../secret", &workspace));
+        assert!(in_workspace("./src/./main.rs", &workspace));
+        // Quotes around a path (either kind) are not part of it.
+        assert!(!in_workspace("'../secret'", &workspace));
+        assert!(!in_workspace("\"../secret\"", &workspace));
+        assert!(!in_workspace("\"~/notes.txt\"", &workspace));
+    }
+
+    #[test]
+    fn routes_name_their_rule() {
+        assert_eq!(Route::Terminal("PERM-3").rule(), "PERM-3");
+        assert_eq!(Route::Main("PERM-4").rule(), "PERM-4");
+        assert_eq!(Route::AutoDeny("PERM-5").rule(), "PERM-5");
+    }
 }
