@@ -129,7 +129,7 @@ pub enum Command {
 pub struct SweepArgs {
     /// The scenario file (with a `load` block).
     pub file: PathBuf,
-    /// PATH=V1,V2,… or PATH=A..B[:STEP] (repeatable: the cross product).
+    /// `PATH=V1,V2,…` or `PATH=A..B[:STEP]` (repeatable: the cross product).
     #[arg(long = "set", value_name = "PATH=VALUES", required = true)]
     pub set: Vec<String>,
     /// Replicas of every point.
