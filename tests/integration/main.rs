@@ -6,6 +6,7 @@ mod fuzz;
 mod gates;
 mod import;
 mod links;
+mod narration;
 mod properties;
 mod queueing;
 mod scale;

@@ -218,6 +218,7 @@ fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
         );
         for span in &row.spans {
             let colour = match (span.state, row.mode) {
+                (State::Queued, _) => "#e8e8e8",
                 (State::Prompt, _) => "#e0a800",
                 (State::Waiting, _) => "#b8c7d9",
                 (State::Running, "main") => "#999",
@@ -388,15 +389,15 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 svg {{ display: block; }}
 .meta, .description {{ color: #555; white-space: pre-wrap; margin: 4px 0; }}
 .layout {{ display: flex; gap: 16px; align-items: flex-start; flex-wrap: wrap; }}
-.left {{ flex: 0 0 auto; }}
-.right {{ flex: 1 1 auto; min-width: 320px; }}
-#narration {{ font: 12px/1.35 ui-monospace, monospace; max-height: 70vh; overflow: auto; margin: 0; padding-left: 0; list-style: none; border: 1px solid #ddd; }}
+.left {{ flex: none; width: 920px; }}
+.right {{ flex: 1 1 300px; min-width: 300px; }}
+#narration {{ font: 12px/1.35 ui-monospace, monospace; max-height: 85vh; overflow: auto; margin: 0; padding-left: 0; list-style: none; border: 1px solid #ddd; }}
 #narration li {{ padding: 1px 6px; cursor: pointer; white-space: pre-wrap; }}
 #narration li.heading {{ font-weight: bold; cursor: default; background: #f4f4f4; }}
 #narration li.past {{ color: #222; }}
 #narration li.future {{ color: #aaa; }}
 #narration li.current {{ background: #fff3cd; }}
-pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 6px; margin: 4px 0; font-size: 12px; }}
+pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 6px; margin: 4px 0; font-size: 12px; overflow: auto; }}
 g.bar {{ cursor: pointer; }}
 .scrub {{ display: flex; gap: 8px; align-items: center; margin: 6px 0; }}
 #scrubber {{ width: 760px; margin-left: 150px; }}
@@ -439,7 +440,7 @@ function show(index) {{
   document.getElementById("tasks").textContent = sample.tasks;
   document.getElementById("clock").textContent = sample.clock;
   document.getElementById("count").textContent = String(sample.running);
-  const x = data.x0 + data.width * sample.t / data.end;
+  const x = data.x0 + data.width * Math.min(sample.t, data.end) / data.end;
   const cursor = document.getElementById("cursor");
   cursor.setAttribute("x1", x.toFixed(1));
   cursor.setAttribute("x2", x.toFixed(1));

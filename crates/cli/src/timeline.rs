@@ -12,6 +12,9 @@ use subsim_engine::{Event, EventKind};
 /// What a stretch of a row shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// A load arrival waiting for its first start: rejected and retried (`load.retry`), or
+    /// in the `retry: queue` line.
+    Queued,
     /// Running its steps.
     Running,
     /// Blocked on a permission prompt.
@@ -24,6 +27,7 @@ impl State {
     /// The word used in legends, SVG classes and Chrome event names.
     pub fn word(self) -> &'static str {
         match self {
+            State::Queued => "queued",
             State::Running => "running",
             State::Prompt => "waiting on a prompt",
             State::Waiting => "waiting for children",
@@ -111,6 +115,9 @@ impl Timeline {
             marks: Vec::new(),
         });
         index.insert(0, 0);
+        // Load arrivals: when each first asked, and the arrival the latest request was for.
+        let mut first_asked: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut asking: Option<u64> = None;
         for event in events {
             let at = event.t.as_micros();
             // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
@@ -128,6 +135,12 @@ impl Timeline {
                     timeline.version = version.to_string();
                     change(&mut timeline, 0);
                 }
+                EventKind::SpawnRequested { arrival, .. } => {
+                    asking = *arrival;
+                    if let Some(arrival) = arrival {
+                        first_asked.entry(*arrival).or_insert(at);
+                    }
+                }
                 EventKind::AgentStarted {
                     agent,
                     parent,
@@ -136,6 +149,11 @@ impl Timeline {
                     running,
                     ..
                 } => {
+                    // A load arrival that asked earlier waited (queued) until now.
+                    let waited_from = asking
+                        .take()
+                        .and_then(|arrival| first_asked.remove(&arrival))
+                        .filter(|asked| *asked < at);
                     index.insert(agent.id, timeline.rows.len());
                     timeline.rows.push(Row {
                         id: agent.id_string(),
@@ -143,12 +161,21 @@ impl Timeline {
                         parent: parent.id_string(),
                         depth: *depth,
                         mode: mode.as_str(),
-                        spans: vec![Span {
-                            from: at,
-                            to: OPEN,
-                            state: State::Running,
-                            rule: event.rule,
-                        }],
+                        spans: waited_from
+                            .map(|asked| Span {
+                                from: asked,
+                                to: at,
+                                state: State::Queued,
+                                rule: None,
+                            })
+                            .into_iter()
+                            .chain(std::iter::once(Span {
+                                from: at,
+                                to: OPEN,
+                                state: State::Running,
+                                rule: event.rule,
+                            }))
+                            .collect(),
                         marks: Vec::new(),
                     });
                     change(&mut timeline, *running);
@@ -332,6 +359,7 @@ pub fn gantt(events: &[Event], width: usize) -> String {
         for span in &row.spans {
             let (from, to) = (column_of(span.from), column_of(span.to.max(span.from)));
             let glyph = match (span.state, row.mode) {
+                (State::Queued, _) => '·',
                 (State::Prompt, _) => '?',
                 (State::Waiting, _) => '░',
                 (State::Running, "main") => '─',
@@ -407,11 +435,28 @@ pub fn gantt(events: &[Event], width: usize) -> String {
             None => String::new(),
         },
     );
-    let _ = writeln!(
-        out,
-        "{:label_width$}   █ background  ▓ foreground  ? waiting on a prompt  ░ waiting for children  × spawn rejected",
-        "",
-    );
+    // The legend, wrapped to the width.
+    let mut line = String::new();
+    for item in [
+        "█ background",
+        "▓ foreground",
+        "· queued",
+        "? waiting on a prompt",
+        "░ waiting for children",
+        "× spawn rejected",
+    ] {
+        if !line.is_empty()
+            && label_width + 3 + line.chars().count() + 2 + item.chars().count() > width
+        {
+            let _ = writeln!(out, "{:label_width$}   {line}", "");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push_str("  ");
+        }
+        line.push_str(item);
+    }
+    let _ = writeln!(out, "{:label_width$}   {line}", "");
     out
 }
 

@@ -325,7 +325,7 @@ fn gantt_draws_a_row_per_run_and_the_cap_line() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let text = stdout(&output);
     assert!(
-        text.lines().all(|line| line.chars().count() <= 90 + 20),
+        text.lines().all(|line| line.chars().count() <= 90),
         "{text}"
     );
     let rows = text.lines().filter(|line| line.contains(" |")).count();
@@ -632,4 +632,25 @@ main:
         Some("session_started"),
         "{written}"
     );
+}
+
+#[test]
+fn gantt_shows_a_queued_arrival_waiting_before_its_run() {
+    let scenario =
+        repo_root().join("scenarios/load/queue-keeps-its-place-when-a-slot-is-taken.yaml");
+    let output = Command::new(BINARY)
+        .args(["run", scenario.to_str().unwrap(), "--format", "gantt"])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    // w-2 arrives while w-1 holds the only slot and waits in the queue before it runs.
+    let w2 = text
+        .lines()
+        .find(|line| line.trim_start().starts_with("w-2 "))
+        .unwrap_or_else(|| panic!("no w-2 row in:\n{text}"));
+    let queued = w2.find('·').expect("w-2 is drawn queued first");
+    let running = w2.find('█').expect("then running");
+    assert!(queued < running, "{w2}");
 }

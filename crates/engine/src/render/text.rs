@@ -177,6 +177,7 @@ impl Narrator {
         }
         fill.push(("{depth_limit}", self.depth_limit.to_string()));
         match &event.kind {
+            EventKind::Notification { what, .. } => case = what.to_string(),
             EventKind::AgentStarted { mode, .. } => {
                 case = mode.as_str().to_string();
                 if *mode == subsim_rules::Mode::Foreground && self.background_disabled {
