@@ -1646,7 +1646,7 @@ mod tests {
                 what: "bash_done",
             },
             Some("NOTIFY-5"),
-            "00:00:12.000  researcher-3    ← researcher-3: bash done notification (NOTIFY-5)",
+            "00:00:12.000  researcher-3    ← researcher-3: bash done notification: a background shell command that outlived the turn notifies the subagent when it ends (NOTIFY-5)",
         );
     }
 
