@@ -157,6 +157,9 @@ pub struct SweepArgs {
     /// The --set path --target searches along.
     #[arg(long, value_name = "PATH", requires = "target")]
     pub vary: Option<String>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
 }
 
 /// `subsim merge`.

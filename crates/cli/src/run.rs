@@ -327,6 +327,23 @@ pub fn load_demo() -> anyhow::Result<Loaded> {
     ))
 }
 
+/// Reads a scenario file's text under `options` (the byte limit, regular files when asked);
+/// on failure prints the located problem to stderr.
+pub fn read(path: &Path, options: &subsim_scenario::Options) -> anyhow::Result<String> {
+    subsim_scenario::read_scenario(path, options).map_err(|problems| {
+        eprint!(
+            "{}",
+            diagnostics::render(
+                &problems.problems,
+                &problems.source,
+                Level::Error,
+                output::stderr_color()
+            )
+        );
+        AlreadyReported.into()
+    })
+}
+
 /// Prints warnings (or the errors) of a load to stderr.
 pub fn report(
     loaded: Result<Loaded, subsim_scenario::diagnostic::Diagnostics>,

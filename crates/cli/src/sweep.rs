@@ -103,8 +103,8 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
             subsim_scenario::CAP_PATH
         );
     }
-    let source = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read the scenario file {}", args.file.display()))?;
+    let options = args.access.options();
+    let source = run::read(&args.file, &options)?;
     let file_name = args.file.display().to_string();
     let base_dir = args.file.parent().unwrap_or(Path::new(".")).to_path_buf();
     let points = cross(&axes);
@@ -112,8 +112,8 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
     // with its fix, never as a partial table.
     let mut base_seed = None;
     for point in &points {
-        let loaded = run::report(subsim_scenario::parse_scenario_with(
-            &source, &file_name, &base_dir, point,
+        let loaded = run::report(subsim_scenario::parse_scenario_under(
+            &source, &file_name, &base_dir, point, &options,
         ))?;
         base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
     }
@@ -136,7 +136,14 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
             .par_iter()
             .map(|&(point, replica)| {
                 let seed = derive_seed(base_seed, point as u64, replica);
-                let stats = run_point(&source, &file_name, &base_dir, &points[point], seed);
+                let stats = run_point(
+                    &source,
+                    &file_name,
+                    &base_dir,
+                    &points[point],
+                    &options,
+                    seed,
+                );
                 if let Some(bar) = &progress {
                     bar.inc(1);
                 }
@@ -508,9 +515,10 @@ fn run_point(
     file_name: &str,
     base_dir: &Path,
     point: &[Override],
+    options: &subsim_scenario::Options,
     seed: u64,
 ) -> anyhow::Result<Vec<Cell>> {
-    let loaded = subsim_scenario::parse_scenario_with(source, file_name, base_dir, point)
+    let loaded = subsim_scenario::parse_scenario_under(source, file_name, base_dir, point, options)
         .map_err(|problems| anyhow::anyhow!("{problems}"))?;
     let model = Model::of(&loaded.spec);
     let mut summary = Summary::for_spec(&loaded.spec);

@@ -171,6 +171,7 @@ fn defect_8_endless_files_are_read_with_a_byte_limit() {
         vec!["panel", "/dev/zero", "--at", "1s"],
         vec!["tools", "--definition", "/dev/zero"],
         vec!["tools", "--file", "/dev/urandom", "--agent", "x"],
+        vec!["sweep", "/dev/zero", "--set", "session.seed=1,2"],
     ] {
         let output = subsim(&args);
         let err = stderr(&output);
@@ -305,6 +306,13 @@ fn defect_10_file_and_agent_dirs_are_confined_to_the_scenario_folder() {
     let output = subsim(&["diff", text(&root), "--from", "2.1.200", "--to", "2.1.292"]);
     refused(&output);
     refused(&subsim(&["explore", text(&root)]));
+    let err = refused(&subsim(&[
+        "sweep",
+        text(&root),
+        "--set",
+        "session.seed=1,2",
+    ]));
+    assert!(err.contains("is outside the scenario's folder"), "{err}");
     // A symbolic link inside the folder that leads out.
     #[cfg(unix)]
     {

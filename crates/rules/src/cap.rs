@@ -106,4 +106,12 @@ mod tests {
         check(500, &config(292, true, None), true, "CAP-4");
         check(500, &config(216, false, None), true, "Q-34");
     }
+
+    #[test]
+    fn unchecked_starts_name_their_rule() {
+        // A mutant found by `cargo mutants` (docs/TESTING.md): the rule was only checked
+        // through the engine's scenarios.
+        assert_eq!(Unchecked::Resume.rule(), "CAP-7");
+        assert_eq!(Unchecked::Subtask.rule(), "CAP-6");
+    }
 }

@@ -187,46 +187,50 @@ pub fn load_scenario_under(
     options: &Options,
 ) -> Result<Loaded, Diagnostics> {
     let file_name = path.display().to_string();
-    let source = match read::read_text(path, options.regular_file_only) {
-        Ok(source) => source,
-        Err(read::ReadError::Io(message)) => {
-            return Err(Diagnostics {
-                source: String::new(),
-                problems: vec![Diagnostic {
-                    file: file_name,
-                    line: 1,
-                    column: 1,
-                    offset: 0,
-                    len: 0,
-                    message: format!("cannot read the scenario file: {message}"),
-                    help: None,
-                }],
-            })
-        }
+    let source = read_scenario(path, options)?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    parse_scenario_under(&source, &file_name, base_dir, overrides, options)
+}
+
+/// Reads a scenario file's text the way [`load_scenario_under`] does (at most 4 MiB whatever
+/// the file is; a non-regular file refused when [`Options::regular_file_only`]; text that is
+/// not UTF-8 located at its first bad byte), for callers that parse it several times.
+pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnostics> {
+    let file_name = path.display().to_string();
+    match read::read_text(path, options.regular_file_only) {
+        Ok(source) => Ok(source),
+        Err(read::ReadError::Io(message)) => Err(Diagnostics {
+            source: String::new(),
+            problems: vec![Diagnostic {
+                file: file_name,
+                line: 1,
+                column: 1,
+                offset: 0,
+                len: 0,
+                message: format!("cannot read the scenario file: {message}"),
+                help: None,
+            }],
+        }),
         Err(read::ReadError::NotUtf8 {
             lossy,
             offset,
             line,
             column,
-        }) => {
-            return Err(Diagnostics {
-                source: lossy,
-                problems: vec![Diagnostic {
-                    file: file_name,
-                    line,
-                    column,
-                    offset,
-                    len: '\u{fffd}'.len_utf8(),
-                    message: "the scenario file is not UTF-8 text: this byte is not valid UTF-8"
+        }) => Err(Diagnostics {
+            source: lossy,
+            problems: vec![Diagnostic {
+                file: file_name,
+                line,
+                column,
+                offset,
+                len: '\u{fffd}'.len_utf8(),
+                message: "the scenario file is not UTF-8 text: this byte is not valid UTF-8"
+                    .to_string(),
+                help: Some(
+                    "save the file as UTF-8 (the snippet shows the bad byte as \u{fffd})"
                         .to_string(),
-                    help: Some(
-                        "save the file as UTF-8 (the snippet shows the bad byte as \u{fffd})"
-                            .to_string(),
-                    ),
-                }],
-            })
-        }
-    };
-    let base_dir = path.parent().unwrap_or(Path::new("."));
-    parse_scenario_under(&source, &file_name, base_dir, overrides, options)
+                ),
+            }],
+        }),
+    }
 }
