@@ -469,6 +469,10 @@ mod tests {
     fn outcomes_and_continuing() {
         assert!(ErrorAction::Continue { attempt: 1 }.continues());
         assert!(ErrorAction::SwitchModel("x".into()).continues());
+        // Every action that ends the run says so (a mutant `cargo mutants` found alive).
+        assert!(!PARTIAL.continues());
+        assert!(!terminated("x").continues());
+        assert!(!ErrorAction::ErrorAsFindings { text: "e".into() }.continues());
         assert_eq!(PARTIAL.outcome(), Some("partial"));
         assert_eq!(terminated("x").outcome(), Some("failed"));
         assert_eq!(
