@@ -23,6 +23,8 @@ use crate::{output, run, Status};
 const MAX_SAMPLES: usize = 240;
 /// Most rows drawn; a load run's millions of runs are summarised instead.
 const MAX_ROWS: usize = 400;
+/// Most narration lines in the page; the rest are counted (`subsim run` prints them all).
+const MAX_LINES: usize = 3_000;
 
 pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     let loaded = match &args.file {
@@ -63,7 +65,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     // The panel at each sample instant, from the engine's own panel (rules::panel).
     let samples = sample_times(&events);
     let mut views = Vec::with_capacity(samples.len());
-    for at in &samples {
+    // A load run keeps no panel (and would be run again for every position): say so once.
+    let keeps_panel = spec.load.is_none();
+    for at in samples.iter().filter(|_| keeps_panel) {
         let (_, view) = simulation(spec.clone()).run_until(&mut Discard, SimTime(*at));
         views.push(match view {
             Some(view) => (render_panel(&view), render_tasks(&view)),
@@ -72,6 +76,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
                 "/tasks\n  (no panel in this session)\n".to_string(),
             ),
         });
+    }
+    if !keeps_panel {
+        views.resize(
+            samples.len(),
+            (
+                "(no panel: load runs keep none)\n".to_string(),
+                "/tasks\n  (no panel in a load run)\n".to_string(),
+            ),
+        );
     }
     let page = page(&Page {
         name: &spec.name,
@@ -334,7 +347,8 @@ fn page(page: &Page<'_>) -> String {
     let (svg, _, strip, _) = pictures(&timeline);
     // The narration, one item per line, each with its instant.
     let mut lines = String::new();
-    for (index, line) in page.narration.lines().enumerate() {
+    let total = page.narration.lines().count();
+    for (index, line) in page.narration.lines().take(MAX_LINES).enumerate() {
         match clock_micros(line) {
             Some(at) => {
                 let _ = write!(
@@ -347,6 +361,13 @@ fn page(page: &Page<'_>) -> String {
                 let _ = write!(lines, r#"<li class="heading">{}</li>"#, escape(line));
             }
         }
+    }
+    if total > MAX_LINES {
+        let _ = write!(
+            lines,
+            r#"<li class="heading">… {} more lines: `subsim run` prints them all</li>"#,
+            total - MAX_LINES
+        );
     }
     // The data the script needs, as JSON (strings escaped for a <script> element).
     let mut data = String::from("{\"samples\":[");

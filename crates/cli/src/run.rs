@@ -62,13 +62,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         simulation = simulation.with_seed(seed);
     }
     let mut out = output::open(args.out.as_deref())?;
-    if matches!(args.format, Format::Text | Format::Summary) {
-        // Names come from the scenario: no escape sequence reaches the terminal raw.
+    let coloured = args.format == Format::Text && narration.color;
+    if matches!(args.format, Format::Text | Format::Summary) && !coloured {
+        // Names come from the scenario: no escape sequence reaches the terminal raw. (The
+        // coloured narration makes the scenario's text visible itself, keeping its colours.)
         out = Box::new(output::Escaping::new(out));
     }
     if args.explain {
         if args.format == Format::Text {
             // Into the narration itself, so that `--out` keeps it too.
+            let description = output::escape_controls(&description);
             if let Err(error) = out.write_all(description.as_bytes()) {
                 return finish_with(Err(error), None, &args);
             }
@@ -281,7 +284,7 @@ async fn play<S: Sink>(
     flush: impl Fn(&mut S) -> io::Result<()>,
 ) -> io::Result<()> {
     let start = tokio::time::Instant::now();
-    for event in events {
+    for (index, event) in events.iter().enumerate() {
         let offset =
             Duration::try_from_secs_f64(event.t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
         // A wall-clock instant too far away to represent is as good as never.
@@ -290,7 +293,11 @@ async fn play<S: Sink>(
             None => std::future::pending::<()>().await,
         }
         sink.event(event);
-        flush(sink)?;
+        // Flush when the instant ends: the next event is later (or there is none), so the
+        // narration can group the instant's identical lines before they are shown.
+        if events.get(index + 1).is_none_or(|next| next.t != event.t) {
+            flush(sink)?;
+        }
     }
     Ok(())
 }

@@ -958,10 +958,12 @@ impl<W: Write> TextWriter<W> {
         }
     }
 
-    /// Hands everything buffered to the underlying writer and flushes it; returns the
-    /// remembered error, if a write has failed. Lines held for grouping stay held until
-    /// their instant is over.
+    /// Ends the current instant (its held lines are grouped and written), hands everything
+    /// buffered to the underlying writer and flushes it; returns the remembered error, if a
+    /// write has failed. Call it between instants (`--realtime` does before each wait), not
+    /// in the middle of one, or that instant's identical lines are not grouped.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.release();
         self.out.flush()
     }
 
@@ -990,7 +992,7 @@ impl<W: Write> TextWriter<W> {
                 break;
             }
             let text = if self.options.color {
-                format!("{BOLD}── {title} ──{RESET}\n")
+                format!("{BOLD}── {} ──{RESET}\n", visible(title))
             } else {
                 format!("── {title} ──\n")
             };
@@ -1021,6 +1023,16 @@ impl<W: Write> TextWriter<W> {
         self.chapters_until(t);
         self.line.clear();
         if self.options.color {
+            // The colours are the only escape sequences: the scenario's own text is made
+            // visible first (a name must not drive the terminal).
+            let told = &Told {
+                who: visible(&told.who),
+                what: visible(&told.what),
+                why: told.why.as_deref().map(visible),
+                cite: told.cite.as_deref().map(visible),
+                subject: None,
+                tone: told.tone,
+            };
             let mut plain = told.clone();
             plain.who = format!("{CYAN}{}{RESET}", told.who);
             let colour = match told.tone {
@@ -1155,7 +1167,7 @@ impl<W: Write> TextWriter<W> {
         if !self.options.next.is_empty() {
             text.push_str("Try next:\n");
             for command in &self.options.next {
-                let _ = writeln!(text, "  {command}");
+                let _ = writeln!(text, "  {}", visible(command));
             }
         }
         text
@@ -1181,6 +1193,25 @@ impl<W: Write> TextWriter<W> {
         });
         touches
     }
+}
+
+/// `text` with every control character other than newline and tab (and the bidirectional
+/// overrides) written as a visible escape (`\u{1b}`): what coloured output does to the
+/// scenario's own strings before it adds its colours.
+fn visible(text: &str) -> String {
+    let hostile = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hostile(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Is `event` bookkeeping, shown with `--detail full` only?
@@ -1884,6 +1915,17 @@ mod tests {
             &events,
         );
         assert!(coloured.contains("\x1b[36mscout\x1b[0m"), "{coloured}");
+        // The scenario's own escape sequences are shown, not obeyed.
+        let hostile = vec![(0, Some("FORK-3"), started(1, "evil\x1b[2J", 1))];
+        let coloured = narrate(
+            NarrationOptions {
+                color: true,
+                ..NarrationOptions::default()
+            },
+            &hostile,
+        );
+        assert!(coloured.contains("evil\\u{1b}[2J"), "{coloured}");
+        assert!(!coloured.contains("evil\x1b"), "{coloured}");
     }
 
     #[test]
