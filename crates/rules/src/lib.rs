@@ -35,6 +35,7 @@ pub mod model;
 pub mod notify;
 pub mod panel;
 pub mod placement;
+pub mod plan;
 pub mod prompt;
 pub mod scan;
 pub mod session;

@@ -18,11 +18,10 @@ use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use subsim_rules::cap::{self, Unchecked};
-use subsim_rules::depth::{agent_tool, AgentTool};
+use subsim_rules::cap::Unchecked;
 use subsim_rules::model;
 use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
-use subsim_rules::placement::{self, Placement, PlacementInput};
+use subsim_rules::placement;
 use subsim_rules::prompt::{self, Asker, CallDecision, Route};
 use subsim_rules::session::{env, ConfigNote};
 use subsim_rules::tools::{self, Fields};
@@ -394,12 +393,6 @@ impl Agent {
     }
 }
 
-/// A cached spawn resolution: what the call resolved to, or its rejection.
-type SpawnAnswer = Result<spawn::ResolvedType, (RejectReason, RuleId, String)>;
-
-/// A cached tool resolution: the list and whether `Agent` errors, or the unresolved entries.
-type ToolResolution = Result<(ToolList, bool), Vec<String>>;
-
 struct PendingPrompt {
     slot: u32,
     tool: Rc<str>,
@@ -435,8 +428,6 @@ struct Kernel<'s> {
     /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
     now_queue: VecDeque<(u64, Wake)>,
-    /// The last agent type looked up by name, and its index.
-    last_type: Option<(Rc<str>, usize)>,
     /// `run_until`: stop before the first wake after this instant.
     stop_at: Option<SimTime>,
     /// `run_with_ties`: who picks among same-instant wakes (`None`: scheduling order).
@@ -457,12 +448,14 @@ struct Kernel<'s> {
     names: BTreeMap<Rc<str>, AgentId>,
     /// RESUME-12: the agent each name first reached in this conversation.
     reached: BTreeMap<Rc<str>, AgentId>,
-    tool_cache: BTreeMap<(usize, u8, PermissionMode), ToolResolution>,
     profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
-    /// Spawn resolutions by kind of call (SPAWN; load runs ask the same question often).
-    spawn_cache: BTreeMap<spawn::SpawnKey, SpawnAnswer>,
-    /// The last spawn question and its answer.
-    last_spawn: Option<(spawn::SpawnKey, SpawnAnswer)>,
+    /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
+    /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
+    plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
+    /// The last kind of call and its plan, compared in place before the map is asked.
+    last_plan: Option<(spawn::PlanKey, Rc<spawn::CachedPlan>)>,
+    /// CAP-2's message, shared by every refusal at the cap.
+    limit_message: Rc<str>,
     /// `--agent`: the definition main runs as (MAIN-1).
     main_agent: Option<usize>,
     /// The last profile handed out, with its key (load runs ask for the same one).
@@ -483,7 +476,6 @@ struct Kernel<'s> {
     load_rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
     user_rng: ChaCha8Rng,
-    general_purpose_arc: Rc<str>,
     /// What the MODEL rules read.
     models: ModelSettings,
     /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
@@ -510,8 +502,6 @@ struct Kernel<'s> {
     /// The load block's Agent call, shared (it is issued once per arrival).
     load_spawn_spec: Rc<SpawnSpec>,
     fork_arc: Rc<str>,
-    /// What the load block's Agent call resolves to up to the cap check, once known.
-    load_plan: Option<spawn::LoadPlan>,
     /// Whether the session or any definition has hooks (neither changes during a run).
     hooks_present: bool,
 }
@@ -725,7 +715,6 @@ impl<'s> Kernel<'s> {
             next_arrival: None,
             stop_at: None,
             ties: None,
-            last_type: None,
             trace_seq: 0,
             limit: None,
             slots: Vec::new(),
@@ -736,11 +725,11 @@ impl<'s> Kernel<'s> {
             running: 0,
             names: BTreeMap::new(),
             reached: BTreeMap::new(),
-            tool_cache: BTreeMap::new(),
             profile_cache: BTreeMap::new(),
             last_profile: None,
-            spawn_cache: BTreeMap::new(),
-            last_spawn: None,
+            plans: BTreeMap::new(),
+            last_plan: None,
+            limit_message: Rc::from(messages::CONCURRENT_LIMIT),
             main_agent: None,
             prompts: BTreeMap::new(),
             prompt_queue: VecDeque::new(),
@@ -753,7 +742,6 @@ impl<'s> Kernel<'s> {
             load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
             retry_rng: stream(seed, 0, purpose::RETRY),
             user_rng: stream(seed, 0, purpose::USER),
-            general_purpose_arc: Rc::from("general-purpose"),
             models: ModelSettings::from_session(session),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
@@ -784,7 +772,6 @@ impl<'s> Kernel<'s> {
                     .unwrap_or_default(),
             ),
             fork_arc: Rc::from("fork"),
-            load_plan: None,
             hooks_present: false,
         };
         kernel.hooks_present = !kernel.session_hooks.is_empty()

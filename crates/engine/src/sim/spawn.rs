@@ -1,6 +1,17 @@
-//! Agent tool calls: the spawn-time checks in Q-11's order, placement, tools, the cap, and starting a run.
+//! Agent tool calls — the one spawn path. Every Agent call (a step's, a load arrival's or
+//! its retry, a fork, a teammate) is `spawn`: `spawn_requested`, the call's plan — Q-11's
+//! checks up to the cap, answered by `rules::plan::plan` and kept per kind of call — then
+//! the cap at this moment, then the start.
+//!
+//! Rules of the plan cache: a plan is a pure function of its `PlanKey` (the call's fields,
+//! who calls, the caller's depth and whether it has `Agent`) and of what never changes
+//! during a run (definitions, settings, main's pool). A kept plan is used only for a call
+//! with an equal key, and in debug builds every use replays `rules::plan::plan` and asserts
+//! the same answer. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
+//! `actions.rs`.
 
-use subsim_rules::{context, handback, spawn};
+use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
+use subsim_rules::{context, spawn};
 
 use super::*;
 
@@ -37,8 +48,9 @@ impl Kernel<'_> {
         false
     }
 
-    /// One Agent tool call. Checks run in the order Q-11 adopts: deny / allowlist → type →
-    /// depth (the caller's Agent tool) → tools (zero tools) → placement → cap.
+    /// One Agent tool call: `spawn_requested`, then the call's plan (Q-11's checks up to
+    /// the cap, `rules::plan`), then the cap at this moment, then the start. Every Agent
+    /// call goes through here — steps, load arrivals and their retries, forks, teammates.
     pub(super) fn spawn(
         &mut self,
         caller: AgentId,
@@ -46,308 +58,334 @@ impl Kernel<'_> {
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        // A load arrival's call from main: everything up to the cap check depends only on
-        // the session, the definitions and main (whose depth, fork and teammate flags never
-        // change), so it is resolved once and then replayed (the same events follow).
-        let plannable = from_load
-            && caller == MAIN
-            && name.is_none()
-            && !spec.fork
-            && std::ptr::eq(spec, &*self.load_spawn_spec);
-        if plannable {
-            if let Some(plan) = &self.load_plan {
-                let plan = plan.clone();
-                return self.spawn_planned(plan, spec);
-            }
-        }
         let caller_slot = self.slot_of(caller).ok_or(None)?;
+        let planned = self.spawn_plan(caller_slot, spec, name.is_some());
+        // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agent(caller_slot).reference();
-        // One lookup of the named type serves the event and the resolution below.
-        let named_type: Option<usize> = match (&spec.agent, spec.fork) {
-            (Some(agent), false) => self.find_type(agent),
-            _ => None,
-        };
-        let requested: Rc<str> = if spec.fork {
-            self.fork_arc.clone()
-        } else {
-            match (&spec.agent, named_type) {
-                (Some(_), Some(index)) => self.types[index].name.clone(),
-                (Some(agent), None) => Rc::from(agent.as_str()),
-                (None, _) => self.general_purpose_arc.clone(),
-            }
-        };
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
-        self.emit(
-            None,
-            EventKind::SpawnRequested {
-                caller: caller_ref.clone(),
-                agent_type: requested.clone(),
-                name: name.clone(),
-                background: if self.config.fork_mode {
-                    None
-                } else {
-                    spec.background
-                },
-                fork: spec.fork,
-                arrival: self.load_arrival,
-            },
-        );
-        let reject =
-            |kernel: &mut Kernel<'_>, reason: RejectReason, rule: RuleId, message: String| {
-                let running = kernel.running;
-                kernel.emit(
-                    Some(rule),
-                    EventKind::SpawnRejected {
-                        caller: caller_ref.clone(),
-                        agent_type: requested.clone(),
-                        name: name.clone(),
-                        reason,
-                        message: Rc::from(message.as_str()),
-                        // CAP-2: the cap error tells Claude not to retry.
-                        hint: (reason == RejectReason::ConcurrentLimit)
-                            .then_some(messages::CONCURRENT_LIMIT_NO_RETRY),
-                        running,
-                    },
-                );
-                Err(Some(reason))
-            };
-        let caller_agent = self.agent(caller_slot);
-        let caller_depth = caller_agent.depth;
-        let caller_is_fork = caller_agent.fork;
-        let caller_is_teammate = caller_agent.teammate;
-        // SPAWN-3…11, FORK-3/4/7, Q-29, Q-32, SPAWN-5: what the call resolves to.
-        let (type_index, teammate) = match self.resolve_type(
-            caller,
-            caller_is_fork,
-            caller_is_teammate,
-            spec,
-            name.is_some(),
-        ) {
-            Ok(ResolvedType::Type(index)) => (Some(index), false),
-            Ok(ResolvedType::Fork) => (None, false),
-            Ok(ResolvedType::Teammate(index)) => (Some(index), true),
-            Err((reason, rule, message)) => return reject(self, reason, rule, message),
-        };
-        if teammate {
-            // SPAWN-11: launched as an agent-team teammate instead of a subagent.
-            let index = type_index.expect("a teammate reuses a type");
-            if self.next_id as u64 > self.limits.max_agents {
-                self.hit_limit("max_agents", self.limits.max_agents);
-                return Err(None);
-            }
-            return Ok(self.start_teammate(caller_slot, caller_ref, index, name, spec));
-        }
-        // DEPTH-3/4/5: the caller's own Agent tool.
-        let (state, depth_rule) = agent_tool(caller_depth, self.config.depth_limit, caller_is_fork);
-        match state {
-            AgentTool::Removed => {
-                return reject(
-                    self,
-                    RejectReason::DepthLimit,
-                    depth_rule,
-                    messages::NO_AGENT_TOOL.into(),
-                )
-            }
-            AgentTool::Errors => {
-                return reject(
-                    self,
-                    RejectReason::DepthLimit,
-                    depth_rule,
-                    messages::FORK_DEPTH.into(),
-                )
-            }
-            AgentTool::Available => {}
-        }
-        if caller != MAIN
-            && !self
-                .agent(caller_slot)
-                .profile
-                .tools
-                .iter()
-                .any(|t| &**t == "Agent")
-        {
-            return reject(
-                self,
-                RejectReason::NoAgentTool,
-                "DEPTH-5",
-                messages::NO_AGENT_TOOL_DEFINED.into(),
-            );
-        }
-        // FGBG-1: where it would run.
-        let definition_background = type_index.is_some_and(|i| self.types[i].def.background);
-        let placement = placement::place(
-            PlacementInput {
-                by_teammate: caller_is_teammate,
-                definition_background,
-                run_in_background: spec.background,
-                needs_result: spec.needs_result,
-            },
-            &self.config,
-        );
-        let depth = caller_depth + 1;
-        // TOOLS: the child's tool set for that placement.
-        let mode_for_tools = match placement {
-            Placement::Run(mode, _) => mode,
-            Placement::Reject(..) => Mode::Foreground,
-        };
-        let permission_mode = self.effective_permission_mode(type_index);
-        let resolved = if spec.fork {
-            Ok((
-                self.agent(0).profile.tools.clone(),
-                agent_tool(depth, self.config.depth_limit, true).0 == AgentTool::Errors,
-            ))
-        } else {
-            self.child_tools(
-                type_index.unwrap_or(0),
-                mode_for_tools,
-                depth,
-                permission_mode,
-            )
-        };
-        let (tool_list, _agent_errors) = match resolved {
-            Ok(found) => found,
-            Err(unresolved) => {
-                let message = format!(
-                    "{}: no entry in tools resolves to a usable tool ({})",
-                    messages::ZERO_TOOLS,
-                    unresolved.join(", ")
-                );
-                return reject(self, RejectReason::ZeroTools, "TOOLS-12", message);
-            }
-        };
-        let (mode, placement_rule) = match placement {
-            Placement::Run(mode, rule) => (mode, rule),
-            Placement::Reject(reason, rule, message) => {
-                return reject(self, reason, rule, message.into())
-            }
-        };
-        // HANDBACK-7: in auto mode the classifier reviews the delegation prompt before
-        // launch; it is the only checkpoint that stops a subagent.
-        let classifier = spec.classifier.unwrap_or(self.classifier);
-        if let handback::LaunchVerdict::Blocked { message, rule, .. } = handback::launch_check(
-            classifier.launch_blocks,
-            permission_mode,
-            spec.fork,
-            &self.config.gates,
-        ) {
-            return reject(
-                self,
-                RejectReason::ClassifierBlocked,
-                rule,
-                message.to_string(),
-            );
-        }
-        if plannable {
-            self.load_plan = Some(LoadPlan {
-                requested: requested.clone(),
-                type_index,
-                depth,
-                mode,
-                placement_rule,
-                permission_mode,
-                tools: tool_list.clone(),
-                profile: None,
-                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-            });
-        }
-        // CAP-1/3/4, CAP-5: only Agent-tool spawns are checked; CAP-10: forks too.
-        let admission = cap::admit(self.running, &self.config);
-        if !admission.admitted {
-            // The message is the documented text exactly; the count is the event's `running`
-            // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
-            let rule = if spec.fork { "CAP-10" } else { admission.rule };
-            let message = messages::CONCURRENT_LIMIT.to_string();
-            return reject(self, RejectReason::ConcurrentLimit, rule, message);
-        }
-        self.launch(
-            Launch {
-                caller,
-                caller_slot,
-                name,
-                type_index,
-                depth,
-                mode,
-                placement_rule,
-                permission_mode,
-                tools: tool_list,
-                profile: None,
-                plannable,
-                from_load,
-            },
-            spec,
-        )
-    }
-
-    /// A planned load arrival (see `spawn`): the request, the cap check, the start.
-    fn spawn_planned(
-        &mut self,
-        plan: LoadPlan,
-        spec: &SpawnSpec,
-    ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let main_name = self.agent(0).name.clone();
         let background = if self.config.fork_mode {
             None
         } else {
             spec.background
         };
-        let (caller_name, agent_type) = (main_name.clone(), plan.requested.clone());
+        let (requested, request_caller, request_name) =
+            (planned.requested.clone(), caller_ref.clone(), name.clone());
         let arrival = self.load_arrival;
         self.emit_with(None, move || EventKind::SpawnRequested {
-            caller: AgentRef {
-                id: MAIN,
-                name: caller_name,
-            },
-            agent_type,
-            name: None,
+            caller: request_caller,
+            agent_type: requested,
+            name: request_name,
             background,
-            fork: false,
+            fork: spec.fork,
             arrival,
         });
-        // CAP-1/3/4, CAP-5, as in `spawn`.
-        let admission = cap::admit(self.running, &self.config);
-        if !admission.admitted {
-            let running = self.running;
-            self.emit_with(Some(admission.rule), move || EventKind::SpawnRejected {
-                caller: AgentRef {
-                    id: MAIN,
-                    name: main_name,
-                },
-                agent_type: plan.requested,
-                name: None,
-                reason: RejectReason::ConcurrentLimit,
-                message: plan.limit_message,
-                hint: Some(messages::CONCURRENT_LIMIT_NO_RETRY),
-                running,
-            });
-            return Err(Some(RejectReason::ConcurrentLimit));
+        let launch = match &planned.plan {
+            SpawnPlan::Launch(launch) => launch,
+            SpawnPlan::Reject { reason, rule, .. } => {
+                let message = planned.message.clone();
+                return self.reject_spawn(&planned, caller_ref, name, *reason, rule, message);
+            }
+        };
+        if let Launched::Teammate(_) = launch.launched {
+            // SPAWN-11: launched as an agent-team teammate instead of a subagent.
+            if self.next_id as u64 > self.limits.max_agents {
+                self.hit_limit("max_agents", self.limits.max_agents);
+                return Err(None);
+            }
+            return Ok(self.start_teammate(caller_slot, caller_ref, &planned, name, spec));
         }
+        // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
+        let admission = launch.admit(self.running, &self.config);
+        if !admission.admitted {
+            // The message is the documented text exactly; the count is the event's `running`
+            // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
+            let message = self.limit_message.clone();
+            return self.reject_spawn(
+                &planned,
+                caller_ref,
+                name,
+                RejectReason::ConcurrentLimit,
+                admission.rule,
+                message,
+            );
+        }
+        let tools = match &launch.tools {
+            // FORK-5 / TOOLS-2: a fork runs with main's own tools.
+            PlanTools::Main => self.agent(0).profile.tools.clone(),
+            PlanTools::Resolved { .. } => planned.tools.clone(),
+        };
         self.launch(
-            Launch {
-                caller: MAIN,
-                caller_slot: 0,
-                name: None,
-                type_index: plan.type_index,
-                depth: plan.depth,
-                mode: plan.mode,
-                placement_rule: plan.placement_rule,
-                permission_mode: plan.permission_mode,
-                tools: plan.tools,
-                profile: plan.profile,
-                plannable: true,
-                from_load: true,
+            Start {
+                caller,
+                caller_slot,
+                name,
+                type_index: planned.type_index,
+                depth: launch.depth,
+                mode: launch.mode,
+                placement_rule: launch.rule,
+                permission_mode: launch.permission_mode,
+                tools,
+                from_load,
             },
+            &planned,
             spec,
         )
+    }
+
+    /// A refused Agent call: `spawn_rejected` with the caller's running count.
+    fn reject_spawn(
+        &mut self,
+        planned: &CachedPlan,
+        caller: AgentRef,
+        name: Option<Rc<str>>,
+        reason: RejectReason,
+        rule: RuleId,
+        message: Rc<str>,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let running = self.running;
+        let agent_type = planned.requested.clone();
+        self.emit_with(Some(rule), move || EventKind::SpawnRejected {
+            caller,
+            agent_type,
+            name,
+            reason,
+            message,
+            // CAP-2: the cap error tells Claude not to retry.
+            hint: (reason == RejectReason::ConcurrentLimit)
+                .then_some(messages::CONCURRENT_LIMIT_NO_RETRY),
+            running,
+        });
+        Err(Some(reason))
+    }
+
+    /// The plan of an Agent call of this kind from the agent in `caller_slot`: the last
+    /// one if the call is of the same kind, else the cached one, else a new one from
+    /// `rules::plan`. In debug builds a kept plan is checked against a fresh resolution, so
+    /// the cache can never drift from the rules unseen.
+    #[inline(always)]
+    fn spawn_plan(&mut self, caller_slot: u32, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
+        let caller = self.plan_caller(caller_slot);
+        let classifier_blocks = spec.classifier.unwrap_or(self.classifier).launch_blocks;
+        // Cheap fields first; the type's name last (a load run's calls all match).
+        let same = |key: &PlanKey| {
+            key.fork == spec.fork
+                && key.named == named
+                && key.isolation.as_deref() == spec.isolation.as_deref()
+                && key.background == spec.background
+                && key.needs_result == spec.needs_result
+                && key.classifier_blocks == classifier_blocks
+                && key.caller == caller
+                && key.agent.as_deref() == spec.agent.as_deref()
+        };
+        let kept = match &self.last_plan {
+            Some((key, plan)) if same(key) => Some(plan.clone()),
+            _ => None,
+        };
+        let kept = kept.or_else(|| {
+            let key = PlanKey {
+                agent: spec.agent.clone(),
+                fork: spec.fork,
+                named,
+                isolation: spec.isolation.clone(),
+                background: spec.background,
+                needs_result: spec.needs_result,
+                classifier_blocks,
+                caller,
+            };
+            let found = self.plans.get(&key).cloned()?;
+            self.last_plan = Some((key, found.clone()));
+            Some(found)
+        });
+        if let Some(plan) = kept {
+            debug_assert_eq!(
+                plan.plan,
+                self.rules_plan(caller, spec, named, classifier_blocks),
+                "a kept spawn plan differs from the rules' resolution"
+            );
+            return plan;
+        }
+        let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
+        let key = PlanKey {
+            agent: spec.agent.clone(),
+            fork: spec.fork,
+            named,
+            isolation: spec.isolation.clone(),
+            background: spec.background,
+            needs_result: spec.needs_result,
+            classifier_blocks,
+            caller,
+        };
+        self.plans.insert(key.clone(), plan.clone());
+        self.last_plan = Some((key, plan.clone()));
+        plan
+    }
+
+    /// What a plan reads of its caller.
+    #[inline]
+    fn plan_caller(&self, caller_slot: u32) -> PlanCaller {
+        let agent = self.agent(caller_slot);
+        let class = if agent.id == MAIN {
+            if self.main_agent.is_some() {
+                CallerClass::MainAgent
+            } else {
+                CallerClass::Main
+            }
+        } else if agent.fork {
+            CallerClass::Fork
+        } else if agent.teammate {
+            CallerClass::Teammate
+        } else {
+            CallerClass::Subagent
+        };
+        PlanCaller {
+            class,
+            depth: agent.depth,
+            // DEPTH-5: a subagent needs `Agent` in its own tools; main always has it.
+            has_agent_tool: agent.id == MAIN || agent.profile.tools.iter().any(|t| &**t == "Agent"),
+        }
+    }
+
+    /// `rules::plan` for one kind of call, and what the kernel derives from the answer.
+    fn compute_plan(
+        &self,
+        caller: PlanCaller,
+        spec: &SpawnSpec,
+        named: bool,
+        classifier_blocks: bool,
+    ) -> CachedPlan {
+        let answer = self.rules_plan(caller, spec, named, classifier_blocks);
+        let requested: Rc<str> = match (spec.fork, &spec.agent) {
+            (true, _) => self.fork_arc.clone(),
+            (false, Some(agent)) => Rc::from(agent.as_str()),
+            (false, None) => Rc::from("general-purpose"),
+        };
+        let (type_index, tools, message) = match &answer {
+            SpawnPlan::Launch(launch) => {
+                let type_index = match &launch.launched {
+                    Launched::Subagent(name) | Launched::Teammate(name) => {
+                        self.type_index.get(name.as_str()).copied()
+                    }
+                    Launched::Fork => None,
+                };
+                let tools: ToolList = match &launch.tools {
+                    PlanTools::Resolved { tools, .. } => {
+                        tools.iter().map(|tool| Rc::from(tool.as_str())).collect()
+                    }
+                    PlanTools::Main => Rc::from(Vec::new()),
+                };
+                (type_index, tools, Rc::from(""))
+            }
+            SpawnPlan::Reject { message, .. } => {
+                (None, Rc::from(Vec::new()), Rc::from(message.as_str()))
+            }
+        };
+        CachedPlan {
+            requested,
+            plan: answer,
+            type_index,
+            tools,
+            message,
+            profile: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// `rules::plan::plan` for one kind of call from `caller`.
+    fn rules_plan(
+        &self,
+        caller: PlanCaller,
+        spec: &SpawnSpec,
+        named: bool,
+        classifier_blocks: bool,
+    ) -> SpawnPlan {
+        let definitions: Vec<spawn::Definition<'_>> = self
+            .types
+            .iter()
+            .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
+            .map(|type_def| spawn::Definition {
+                // DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
+                name: match type_def.def.scope {
+                    Scope::Plugin => type_def
+                        .def
+                        .name
+                        .rsplit(':')
+                        .next()
+                        .unwrap_or(&type_def.def.name),
+                    _ => &type_def.def.name,
+                },
+                scope: rules_scope(type_def.def.scope),
+                plugin: match type_def.def.scope {
+                    Scope::Plugin => type_def.def.name.rsplit_once(':').map(|(plugin, _)| plugin),
+                    _ => None,
+                },
+            })
+            .collect();
+        let main_agent_def = self.main_agent.map(|index| &self.types[index].def);
+        let caller_kind = match caller.class {
+            CallerClass::Main => spawn::Caller::Main,
+            CallerClass::MainAgent => spawn::Caller::MainAgent {
+                tools: main_agent_def.and_then(|def| def.tools.as_deref()),
+                disallowed: main_agent_def.map_or(&[], |def| def.disallowed_tools.as_slice()),
+            },
+            CallerClass::Fork => spawn::Caller::Fork,
+            CallerClass::Teammate => spawn::Caller::Teammate,
+            CallerClass::Subagent => spawn::Caller::Subagent,
+        };
+        let input = plan::PlanInput {
+            request: spawn::SpawnRequest {
+                subagent_type: if spec.fork {
+                    Some("fork")
+                } else {
+                    spec.agent.as_deref()
+                },
+                fork: spec.fork,
+                name: named.then_some("named"),
+                isolation: spec.isolation.as_deref(),
+                caller: caller_kind,
+                definitions: &definitions,
+                env: spawn::BuiltinEnv {
+                    disable_explore_plan: self.config.disable_explore_plan,
+                    sdk_disable_builtins: self.config.disable_builtins,
+                },
+                deny: &self.permissions.deny,
+                session: self.config.kind,
+                agent_teams: self.config.agent_teams,
+                fork_mode: self.config.fork_mode,
+                gates: self.config.gates,
+            },
+            caller_depth: caller.depth,
+            caller_has_agent_tool: caller.has_agent_tool,
+            run_in_background: spec.background,
+            needs_result: spec.needs_result,
+            classifier_blocks_launch: classifier_blocks,
+            pool: &self.pool,
+            auto_memory: self.auto_memory,
+            config: &self.config,
+        };
+        let facts = |name: &str| {
+            let def = &self.types[*self.type_index.get(name)?].def;
+            Some(plan::DefinitionFacts {
+                background: def.background,
+                fields: Fields {
+                    tools: def.tools.as_deref(),
+                    disallowed: &def.disallowed_tools,
+                },
+                memory: def.memory.is_some(),
+                permission_mode: def.permission_mode,
+                plugin: def.scope == Scope::Plugin,
+            })
+        };
+        plan::plan(&input, &facts)
     }
 
     /// An admitted Agent call: the agent limit, the run's profile, the record, the start.
     #[inline(always)]
     fn launch(
         &mut self,
-        launch: Launch,
+        start: Start,
+        planned: &CachedPlan,
         spec: &SpawnSpec,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let Launch {
+        let Start {
             caller,
             caller_slot,
             name,
@@ -357,10 +395,8 @@ impl Kernel<'_> {
             placement_rule,
             permission_mode,
             tools: tool_list,
-            profile,
-            plannable,
             from_load,
-        } = launch;
+        } = start;
         if self.next_id as u64 > self.limits.max_agents {
             self.hit_limit("max_agents", self.limits.max_agents);
             return Err(None);
@@ -370,19 +406,24 @@ impl Kernel<'_> {
             return Err(None);
         }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
-        // every run of the same definition in the same situation; a planned call keeps the
-        // shared one while it stays shared (no agent has a name: CTX-6's roster).
-        let profile = match profile {
-            Some(profile) if self.names.is_empty() => profile,
+        // every run of the same definition in the same situation (`run_profile`). While
+        // profiles are shared (no per-invocation model or effort, no agent has a name:
+        // CTX-6's roster), a plan keeps the one `run_profile` gave its first run.
+        let shared = spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
+        let profile = match planned.profile.get() {
+            Some(profile) if shared => {
+                debug_assert!(Rc::ptr_eq(
+                    profile,
+                    &self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list)
+                ));
+                profile.clone()
+            }
             _ => {
-                let cacheable =
-                    spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
                 let profile =
                     self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
-                if plannable && cacheable {
-                    if let Some(plan) = self.load_plan.as_mut() {
-                        plan.profile = Some(profile.clone());
-                    }
+                if shared {
+                    // Unset here: a plan's profile is set once and kept.
+                    let _ = planned.profile.set(profile.clone());
                 }
                 profile
             }
@@ -474,19 +515,6 @@ impl Kernel<'_> {
         Ok((slot, mode))
     }
 
-    /// The index of a named agent type. Load runs ask for the same type a million times,
-    /// so the last answer is kept.
-    pub(super) fn find_type(&mut self, name: &str) -> Option<usize> {
-        if let Some((last, index)) = &self.last_type {
-            if **last == *name {
-                return Some(*index);
-            }
-        }
-        let index = *self.type_index.get(name)?;
-        self.last_type = Some((self.types[index].name.clone(), index));
-        Some(index)
-    }
-
     /// A free slot (the slot's next generation), or a new empty one at the end.
     fn vacant_slot(&mut self) -> (u32, u32) {
         match self.free.pop() {
@@ -531,74 +559,6 @@ impl Kernel<'_> {
             self.by_id.insert(id, slot);
         }
         slot
-    }
-
-    /// PERM-10/11/12: a subagent's effective permission mode.
-    pub(super) fn effective_permission_mode(&self, type_index: Option<usize>) -> PermissionMode {
-        let main = self.config.permission_mode;
-        let Some(index) = type_index else { return main };
-        let def = &self.types[index].def;
-        // PERM-10/11/12, D-9, DEF-6: inheritance, the overriding main modes, the
-        // bypassPermissions exception (v2.1.267+) and plugin definitions.
-        let (mode, _) = prompt::effective_mode(
-            main,
-            def.permission_mode,
-            def.scope == Scope::Plugin,
-            true,
-            &self.config.gates,
-        );
-        mode
-    }
-
-    /// TOOLS-1…16 for a non-fork child, cached per (type, placement, mode).
-    pub(super) fn child_tools(
-        &mut self,
-        type_index: usize,
-        mode: Mode,
-        depth: u32,
-        permission_mode: PermissionMode,
-    ) -> Result<(ToolList, bool), Vec<String>> {
-        let at_limit = depth >= self.config.depth_limit;
-        let flags = u8::from(mode == Mode::Background) | (u8::from(at_limit) << 1);
-        let key = (type_index, flags, permission_mode);
-        if let Some(found) = self.tool_cache.get(&key) {
-            return found.clone();
-        }
-        let def = &self.types[type_index].def;
-        let handback = tools::handback_attached(permission_mode, false, &self.config.gates);
-        let placement = tools::Placement {
-            depth,
-            depth_limit: self.config.depth_limit,
-            mode,
-            fork: false,
-            teammate: false,
-            first_ran_foreground: false,
-            permission_mode,
-        };
-        let fields = Fields {
-            tools: def.tools.as_deref(),
-            disallowed: &def.disallowed_tools,
-        };
-        // TOOLS-17 / MEM-2: persistent memory adds Read, Write and Edit when auto memory is on.
-        let request = tools::ToolRequest {
-            fields,
-            handback,
-            memory: def.memory.is_some() && self.auto_memory,
-            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
-        };
-        let result = match tools::resolve_with(&request) {
-            Ok(resolved) => {
-                let list: ToolList = resolved
-                    .tools
-                    .iter()
-                    .map(|t| Rc::from(t.as_str()))
-                    .collect();
-                Ok((list, resolved.agent_errors))
-            }
-            Err(zero) => Err(zero.unresolved),
-        };
-        self.tool_cache.insert(key, result.clone());
-        result
     }
 
     /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
@@ -847,139 +807,6 @@ impl Kernel<'_> {
         profile
     }
 
-    /// SPAWN-3…11 through `rules::spawn::resolve`, cached per kind of call: a load run asks
-    /// the same question for every arrival.
-    fn resolve_type(
-        &mut self,
-        caller: AgentId,
-        caller_is_fork: bool,
-        caller_is_teammate: bool,
-        spec: &SpawnSpec,
-        named: bool,
-    ) -> Result<ResolvedType, (RejectReason, RuleId, String)> {
-        let caller_class: u8 = if caller == MAIN {
-            u8::from(self.main_agent.is_some())
-        } else if caller_is_fork {
-            3
-        } else if caller_is_teammate {
-            4
-        } else {
-            2
-        };
-        // The last question, compared in place: a load run asks it for every arrival.
-        if let Some((last, answer)) = &self.last_spawn {
-            if last.agent.as_deref() == spec.agent.as_deref()
-                && last.fork == spec.fork
-                && last.named == named
-                && last.isolation == spec.isolation.is_some()
-                && last.caller == caller_class
-            {
-                return answer.clone();
-            }
-        }
-        let key = SpawnKey {
-            agent: spec.agent.clone(),
-            fork: spec.fork,
-            named,
-            isolation: spec.isolation.is_some(),
-            caller: caller_class,
-        };
-        if let Some(found) = self.spawn_cache.get(&key) {
-            let found = found.clone();
-            self.last_spawn = Some((key, found.clone()));
-            return found;
-        }
-        let definitions: Vec<spawn::Definition<'_>> = self
-            .types
-            .iter()
-            .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
-            .map(|type_def| spawn::Definition {
-                // DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
-                name: match type_def.def.scope {
-                    Scope::Plugin => type_def
-                        .def
-                        .name
-                        .rsplit(':')
-                        .next()
-                        .unwrap_or(&type_def.def.name),
-                    _ => &type_def.def.name,
-                },
-                scope: match type_def.def.scope {
-                    Scope::Managed => spawn::Scope::Managed,
-                    Scope::Cli => spawn::Scope::Cli,
-                    Scope::User => spawn::Scope::User,
-                    Scope::Plugin => spawn::Scope::Plugin,
-                    Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
-                },
-                plugin: match type_def.def.scope {
-                    Scope::Plugin => type_def.def.name.rsplit_once(':').map(|(plugin, _)| plugin),
-                    _ => None,
-                },
-            })
-            .collect();
-        let main_agent_def = self.main_agent.map(|index| &self.types[index].def);
-        let caller_kind = match caller_class {
-            0 => spawn::Caller::Main,
-            1 => spawn::Caller::MainAgent {
-                tools: main_agent_def.and_then(|def| def.tools.as_deref()),
-                disallowed: main_agent_def.map_or(&[], |def| def.disallowed_tools.as_slice()),
-            },
-            3 => spawn::Caller::Fork,
-            4 => spawn::Caller::Teammate,
-            _ => spawn::Caller::Subagent,
-        };
-        let request = spawn::SpawnRequest {
-            subagent_type: if spec.fork {
-                Some("fork")
-            } else {
-                spec.agent.as_deref()
-            },
-            fork: spec.fork,
-            name: named.then_some("named"),
-            isolation: spec.isolation.as_deref(),
-            caller: caller_kind,
-            definitions: &definitions,
-            env: spawn::BuiltinEnv {
-                disable_explore_plan: self.config.disable_explore_plan,
-                sdk_disable_builtins: self.config.disable_builtins,
-            },
-            deny: &self.permissions.deny,
-            session: self.config.kind,
-            agent_teams: self.config.agent_teams,
-            fork_mode: self.config.fork_mode,
-            gates: self.config.gates,
-        };
-        let find = |kernel: &Kernel<'_>, name: &str| kernel.type_index.get(name).copied();
-        let answer = match spawn::resolve(&request) {
-            spawn::Resolution::Type { name, .. } => match find(self, &name) {
-                Some(index) => Ok(ResolvedType::Type(index)),
-                None => Err((
-                    RejectReason::UnknownType,
-                    "SPAWN-3",
-                    format!("Agent type '{name}' not found"),
-                )),
-            },
-            spawn::Resolution::Fork { .. } => Ok(ResolvedType::Fork),
-            spawn::Resolution::Teammate { agent_type, .. } => match find(self, &agent_type) {
-                Some(index) => Ok(ResolvedType::Teammate(index)),
-                None => Err((
-                    RejectReason::UnknownType,
-                    "SPAWN-3",
-                    format!("Agent type '{agent_type}' not found"),
-                )),
-            },
-            spawn::Resolution::Reject {
-                reason,
-                rule,
-                message,
-            } => Err((reason, rule, message)),
-        };
-        drop(definitions);
-        self.spawn_cache.insert(key.clone(), answer.clone());
-        self.last_spawn = Some((key, answer.clone()));
-        answer
-    }
-
     /// SPAWN-11 / CAP-8 / TOOLS-9 / NOTIFY-11: an agent-team teammate. It follows its own
     /// limits (no cap check, no slot), keeps the task and cron tools, reports through team
     /// messages, and is depth 0 for the subagents it spawns.
@@ -987,36 +814,16 @@ impl Kernel<'_> {
         &mut self,
         caller_slot: u32,
         caller_ref: AgentRef,
-        type_index: usize,
+        planned: &CachedPlan,
         name: Option<Rc<str>>,
         spec: &SpawnSpec,
     ) -> (u32, Mode) {
-        let permission_mode = self.effective_permission_mode(Some(type_index));
-        let def = &self.types[type_index].def;
-        let placement = tools::Placement {
-            depth: 0,
-            depth_limit: self.config.depth_limit,
-            mode: Mode::Background,
-            fork: false,
-            teammate: true,
-            first_ran_foreground: false,
-            permission_mode,
+        let type_index = planned.type_index.expect("a teammate reuses a type");
+        let SpawnPlan::Launch(launch) = &planned.plan else {
+            unreachable!("a teammate is a launch");
         };
-        let request = tools::ToolRequest {
-            fields: Fields {
-                tools: def.tools.as_deref(),
-                disallowed: &def.disallowed_tools,
-            },
-            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
-        };
-        let tool_list: ToolList = match tools::resolve_with(&request) {
-            Ok(resolved) => resolved
-                .tools
-                .iter()
-                .map(|tool| Rc::from(tool.as_str()))
-                .collect(),
-            Err(_) => Rc::from(Vec::new()),
-        };
+        let permission_mode = launch.permission_mode;
+        let tool_list = planned.tools.clone();
         let mut profile = (*self.run_profile(
             Some(type_index),
             spec,
@@ -1099,24 +906,59 @@ impl Kernel<'_> {
     }
 }
 
-/// What the load block's Agent call from main resolves to up to the cap check.
-#[derive(Clone)]
-pub(super) struct LoadPlan {
+/// A spawn plan as the kernel keeps it: the rules' plan, and what the kernel derives from
+/// it once — the type's index, the tools as shared strings, the requested type as the
+/// trace names it, a refusal's message.
+pub(super) struct CachedPlan {
+    /// The type as `spawn_requested` and `spawn_rejected` name it.
     requested: Rc<str>,
+    /// `rules::plan::plan`'s answer.
+    plan: SpawnPlan,
+    /// The definition that runs (a subagent's or a teammate's type; `None` for a fork).
     type_index: Option<usize>,
-    depth: u32,
-    mode: Mode,
-    placement_rule: RuleId,
-    permission_mode: PermissionMode,
+    /// `PlanTools::Resolved`'s tools (empty otherwise).
     tools: ToolList,
-    /// The shared profile of its runs, once one was handed out while profiles are shared.
-    profile: Option<Rc<RunProfile>>,
-    /// CAP-2's message.
-    limit_message: Rc<str>,
+    /// A refusal's message (empty for a launch).
+    message: Rc<str>,
+    /// The profile its runs share, once one was handed out while profiles are shared.
+    profile: std::cell::OnceCell<Rc<RunProfile>>,
+}
+
+/// Who calls, as a plan reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum CallerClass {
+    Main,
+    MainAgent,
+    Subagent,
+    Fork,
+    Teammate,
+}
+
+/// What a plan reads of its caller: who it is, its depth, whether it has `Agent`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct PlanCaller {
+    class: CallerClass,
+    depth: u32,
+    has_agent_tool: bool,
+}
+
+/// A kind of Agent call: every input of `rules::plan::plan` that may differ between two
+/// calls of one session (the rest — definitions, settings, main's pool — never changes
+/// during a run).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct PlanKey {
+    agent: Option<String>,
+    fork: bool,
+    named: bool,
+    isolation: Option<String>,
+    background: Option<bool>,
+    needs_result: bool,
+    classifier_blocks: bool,
+    caller: PlanCaller,
 }
 
 /// An admitted Agent call, as `launch` starts it.
-struct Launch {
+struct Start {
     caller: AgentId,
     caller_slot: u32,
     name: Option<Rc<str>>,
@@ -1126,28 +968,16 @@ struct Launch {
     placement_rule: RuleId,
     permission_mode: PermissionMode,
     tools: ToolList,
-    profile: Option<Rc<RunProfile>>,
-    plannable: bool,
     from_load: bool,
 }
 
-/// A spawn question, as the resolution cache keys it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct SpawnKey {
-    agent: Option<String>,
-    fork: bool,
-    named: bool,
-    isolation: bool,
-    caller: u8,
-}
-
-/// What a call resolved to, as the kernel keeps it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum ResolvedType {
-    /// A subagent of this type.
-    Type(usize),
-    /// A fork.
-    Fork,
-    /// An agent-team teammate of this type (SPAWN-11).
-    Teammate(usize),
+/// The rules crate's spelling of a definition's scope.
+pub(super) fn rules_scope(scope: Scope) -> spawn::Scope {
+    match scope {
+        Scope::Managed => spawn::Scope::Managed,
+        Scope::Cli => spawn::Scope::Cli,
+        Scope::User => spawn::Scope::User,
+        Scope::Plugin => spawn::Scope::Plugin,
+        Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
+    }
 }

@@ -1,0 +1,473 @@
+//! The spawn plan: an Agent call's whole resolution up to the cap check, as one value.
+//!
+//! An Agent call is decided in the order Q-11 adopts: deny rules and the `--agent`
+//! allowlist, the type (SPAWN-3…11, FORK-3/4/7) → the caller's own Agent tool (DEPTH-3/4/5)
+//! → the child's tools (TOOLS, zero tools: TOOLS-12) → placement (FGBG-1) → the auto-mode
+//! launch check (HANDBACK-7) → the cap (CAP-1…5, CAP-10). Everything before the cap depends
+//! only on the call, the caller's situation and the session, never on the moment, so
+//! [`plan`] answers it once as a [`SpawnPlan`] and the engine may keep that answer for every
+//! call of the same kind. The cap is the one question asked at the moment of each call:
+//! [`Launch::admit`].
+//!
+//! This module composes the other modules' decisions; it decides nothing of its own.
+
+use crate::cap::{self, Admission};
+use crate::placement::{self, Placement, PlacementInput};
+use crate::spawn::{self, Caller, Resolution, SpawnRequest};
+use crate::tools::{self, Fields, ToolRequest};
+use crate::{depth, handback, messages, prompt};
+use crate::{Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
+
+/// What a plan reads of the definition a call resolved to (a built-in's or a custom one).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DefinitionFacts<'a> {
+    /// `background: true` (FGBG-3).
+    pub background: bool,
+    /// `tools` / `disallowedTools`.
+    pub fields: Fields<'a>,
+    /// `memory` is set (TOOLS-17 adds Read, Write and Edit when auto memory is on).
+    pub memory: bool,
+    /// `permissionMode`, if declared (PERM-10…12).
+    pub permission_mode: Option<PermissionMode>,
+    /// A plugin definition (DEF-6: its `permissionMode` is ignored).
+    pub plugin: bool,
+}
+
+/// Everything [`plan`] reads besides the resolved definition.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanInput<'a> {
+    /// The type question (SPAWN), including who calls.
+    pub request: SpawnRequest<'a>,
+    /// The caller's depth (main = 0; an in-process teammate counts as 0, Q-44).
+    pub caller_depth: u32,
+    /// DEPTH-5: the caller's tool set has `Agent` (the main conversation always does).
+    pub caller_has_agent_tool: bool,
+    /// The call's `run_in_background`, if passed.
+    pub run_in_background: Option<bool>,
+    /// the caller needs the result before going on.
+    pub needs_result: bool,
+    /// HANDBACK-7: the auto-mode classifier would block this delegation.
+    pub classifier_blocks_launch: bool,
+    /// The main conversation's tools (TOOLS-1).
+    pub pool: &'a [String],
+    /// MEM-2: auto memory is on.
+    pub auto_memory: bool,
+    /// The session after version gates and env vars.
+    pub config: &'a SessionConfig,
+}
+
+/// What runs, as the plan names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Launched {
+    /// A subagent of this type (its canonical name).
+    Subagent(String),
+    /// A fork of the main conversation (FORK-3).
+    Fork,
+    /// An agent-team teammate reusing this type (SPAWN-11).
+    Teammate(String),
+}
+
+/// The tool set a planned run gets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanTools {
+    /// FORK-5 / TOOLS-2: a fork runs with the main conversation's own tools.
+    Main,
+    /// The resolved set (TOOLS-1…20), and whether `Agent` errors when called (DEPTH-4).
+    Resolved {
+        /// The tools, in resolution order.
+        tools: Vec<String>,
+        /// `Agent` is present but errors (a fork at the limit).
+        agent_errors: bool,
+    },
+}
+
+/// A call that passes every check before the cap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// What runs.
+    pub launched: Launched,
+    /// The child's depth (DEPTH-1, Q-10, Q-44); a teammate is depth 0 (SPAWN-11).
+    pub depth: u32,
+    /// Foreground or background.
+    pub mode: Mode,
+    /// The rule that started it: the placement's (FGBG-1, FGBG-3, …) or SPAWN-11.
+    pub rule: RuleId,
+    /// CAP-5 / CAP-8 / CAP-10 / Q-44: whether the start is checked against the cap.
+    pub cap_checked: (bool, RuleId),
+    /// The child's effective permission mode (PERM-10/11/12).
+    pub permission_mode: PermissionMode,
+    /// The child's tools.
+    pub tools: PlanTools,
+}
+
+impl Launch {
+    /// CAP-1/3/4, Q-34, CAP-10: may this planned start take a slot while `running` runs?
+    /// A start the plan does not check (a teammate, CAP-8) is always admitted.
+    #[inline]
+    pub fn admit(&self, running: u32, config: &SessionConfig) -> Admission {
+        let (checked, rule) = self.cap_checked;
+        if !checked {
+            return Admission {
+                admitted: true,
+                rule,
+            };
+        }
+        let admission = cap::admit(running, config);
+        if !admission.admitted && self.launched == Launched::Fork {
+            // CAP-10: a fork Claude spawns is refused at the cap like any Agent-tool spawn.
+            return Admission {
+                admitted: false,
+                rule: "CAP-10",
+            };
+        }
+        admission
+    }
+}
+
+/// An Agent call's plan: it launches (subject to the cap), or it is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpawnPlan {
+    /// Passes every check before the cap.
+    Launch(Launch),
+    /// Refused before the cap.
+    Reject {
+        /// The trace reason.
+        reason: RejectReason,
+        /// The rule that refused.
+        rule: RuleId,
+        /// The message the Agent tool returns.
+        message: String,
+    },
+}
+
+fn reject(reason: RejectReason, rule: RuleId, message: impl Into<String>) -> SpawnPlan {
+    SpawnPlan::Reject {
+        reason,
+        rule,
+        message: message.into(),
+    }
+}
+
+/// Q-11's checks up to the cap for the call in `input`. `definition` answers for a
+/// canonical type name what the plan reads of its definition; `None` means no such type is
+/// loaded (SPAWN-3).
+pub fn plan<'d>(
+    input: &PlanInput<'_>,
+    definition: &dyn Fn(&str) -> Option<DefinitionFacts<'d>>,
+) -> SpawnPlan {
+    let config = input.config;
+    let gates = config.gates;
+    let caller = input.request.caller;
+    let unknown = |name: &str| {
+        reject(
+            RejectReason::UnknownType,
+            "SPAWN-3",
+            format!("Agent type '{name}' not found"),
+        )
+    };
+    // SPAWN-3…11, FORK-3/4/7, Q-29, Q-32, SPAWN-5: what the call resolves to.
+    let resolution = spawn::resolve(&input.request);
+    let cap_checked = spawn::cap_checked(&resolution, &caller);
+    let (launched, facts) = match resolution {
+        Resolution::Type { name, .. } => match definition(&name) {
+            Some(facts) => (Launched::Subagent(name), facts),
+            None => return unknown(&name),
+        },
+        Resolution::Fork { .. } => (Launched::Fork, DefinitionFacts::default()),
+        Resolution::Teammate { agent_type, .. } => match definition(&agent_type) {
+            Some(facts) => return teammate(input, agent_type, facts, cap_checked),
+            None => return unknown(&agent_type),
+        },
+        Resolution::Reject {
+            reason,
+            rule,
+            message,
+        } => return reject(reason, rule, message),
+    };
+    let fork = launched == Launched::Fork;
+    // DEPTH-3/4/5: the caller's own Agent tool.
+    let caller_is_fork = caller == Caller::Fork;
+    let (state, depth_rule) =
+        depth::agent_tool(input.caller_depth, config.depth_limit, caller_is_fork);
+    match state {
+        depth::AgentTool::Removed => {
+            return reject(
+                RejectReason::DepthLimit,
+                depth_rule,
+                messages::NO_AGENT_TOOL,
+            )
+        }
+        depth::AgentTool::Errors => {
+            return reject(RejectReason::DepthLimit, depth_rule, messages::FORK_DEPTH)
+        }
+        depth::AgentTool::Available => {}
+    }
+    if !input.caller_has_agent_tool {
+        return reject(
+            RejectReason::NoAgentTool,
+            "DEPTH-5",
+            messages::NO_AGENT_TOOL_DEFINED,
+        );
+    }
+    // FGBG-1: where it would run.
+    let placement = placement::place(
+        PlacementInput {
+            by_teammate: caller.is_teammate(),
+            definition_background: facts.background,
+            run_in_background: input.run_in_background,
+            needs_result: input.needs_result,
+        },
+        config,
+    );
+    let (depth, _) = spawn::child_depth(&caller, input.caller_depth);
+    // PERM-10/11/12, D-9, DEF-6: the child's mode (a fork runs in main's).
+    let permission_mode = if fork {
+        config.permission_mode
+    } else {
+        prompt::effective_mode(
+            config.permission_mode,
+            facts.permission_mode,
+            facts.plugin,
+            true,
+            &gates,
+        )
+        .0
+    };
+    // TOOLS: the child's tool set for that placement (a refused placement is resolved as
+    // foreground, so that zero tools is reported first, as Q-11 orders it).
+    let mode_for_tools = match placement {
+        Placement::Run(mode, _) => mode,
+        Placement::Reject(..) => Mode::Foreground,
+    };
+    let tools = if fork {
+        PlanTools::Main
+    } else {
+        let request = ToolRequest {
+            fields: facts.fields,
+            handback: tools::handback_attached(permission_mode, false, &gates),
+            // TOOLS-17 / MEM-2: persistent memory adds Read, Write and Edit.
+            memory: facts.memory && input.auto_memory,
+            ..ToolRequest::new(
+                input.pool,
+                tools::Placement {
+                    depth,
+                    depth_limit: config.depth_limit,
+                    mode: mode_for_tools,
+                    fork: false,
+                    teammate: false,
+                    first_ran_foreground: false,
+                    permission_mode,
+                },
+                gates,
+            )
+        };
+        match tools::resolve_with(&request) {
+            Ok(resolved) => PlanTools::Resolved {
+                tools: resolved.tools,
+                agent_errors: resolved.agent_errors,
+            },
+            Err(zero) => {
+                let message = format!(
+                    "{}: no entry in tools resolves to a usable tool ({})",
+                    messages::ZERO_TOOLS,
+                    zero.unresolved.join(", ")
+                );
+                return reject(RejectReason::ZeroTools, "TOOLS-12", message);
+            }
+        }
+    };
+    let (mode, rule) = match placement {
+        Placement::Run(mode, rule) => (mode, rule),
+        Placement::Reject(reason, rule, message) => return reject(reason, rule, message),
+    };
+    // HANDBACK-7: in auto mode the classifier reviews the delegation before launch; it is
+    // the only checkpoint that stops a subagent.
+    if let handback::LaunchVerdict::Blocked { message, rule, .. } = handback::launch_check(
+        input.classifier_blocks_launch,
+        permission_mode,
+        fork,
+        &gates,
+    ) {
+        return reject(RejectReason::ClassifierBlocked, rule, message.to_string());
+    }
+    SpawnPlan::Launch(Launch {
+        launched,
+        depth,
+        mode,
+        rule,
+        cap_checked,
+        permission_mode,
+        tools,
+    })
+}
+
+/// SPAWN-11 / CAP-8 / TOOLS-9: an agent-team teammate follows its own limits (no cap
+/// check), runs in the background at depth 0, and keeps the task and cron tools.
+fn teammate(
+    input: &PlanInput<'_>,
+    agent_type: String,
+    facts: DefinitionFacts<'_>,
+    cap_checked: (bool, RuleId),
+) -> SpawnPlan {
+    let config = input.config;
+    let permission_mode = prompt::effective_mode(
+        config.permission_mode,
+        facts.permission_mode,
+        facts.plugin,
+        true,
+        &config.gates,
+    )
+    .0;
+    let request = ToolRequest {
+        fields: facts.fields,
+        ..ToolRequest::new(
+            input.pool,
+            tools::Placement {
+                depth: 0,
+                depth_limit: config.depth_limit,
+                mode: Mode::Background,
+                fork: false,
+                teammate: true,
+                first_ran_foreground: false,
+                permission_mode,
+            },
+            config.gates,
+        )
+    };
+    let tools = match tools::resolve_with(&request) {
+        Ok(resolved) => resolved.tools,
+        Err(_) => Vec::new(),
+    };
+    SpawnPlan::Launch(Launch {
+        launched: Launched::Teammate(agent_type),
+        depth: 0,
+        mode: Mode::Background,
+        rule: "SPAWN-11",
+        cap_checked,
+        permission_mode,
+        tools: PlanTools::Resolved {
+            tools,
+            agent_errors: false,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SessionKind, Version};
+
+    fn config(cap: &str) -> SessionConfig {
+        let env = [(
+            "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS".to_string(),
+            cap.to_string(),
+        )]
+        .into_iter()
+        .collect();
+        SessionConfig::resolve(
+            Version::NEWEST,
+            SessionKind::Headless,
+            &env,
+            false,
+            false,
+            PermissionMode::Default,
+        )
+        .0
+    }
+
+    fn input<'a>(
+        config: &'a SessionConfig,
+        pool: &'a [String],
+        request: SpawnRequest<'a>,
+    ) -> PlanInput<'a> {
+        PlanInput {
+            request: SpawnRequest {
+                session: config.kind,
+                fork_mode: config.fork_mode,
+                ..request
+            },
+            caller_depth: 0,
+            caller_has_agent_tool: true,
+            run_in_background: None,
+            needs_result: false,
+            classifier_blocks_launch: false,
+            pool,
+            auto_memory: false,
+            config,
+        }
+    }
+
+    fn known(name: &str) -> Option<DefinitionFacts<'static>> {
+        (name == "general-purpose").then(DefinitionFacts::default)
+    }
+
+    #[test]
+    fn a_plain_call_from_main_launches_a_checked_subagent() {
+        let config = config("2");
+        let pool = tools::default_main_tools();
+        let request = SpawnRequest::new(Caller::Main, config.gates);
+        let SpawnPlan::Launch(launch) = plan(&input(&config, &pool, request), &known) else {
+            panic!("launches");
+        };
+        assert_eq!(
+            launch.launched,
+            Launched::Subagent("general-purpose".into())
+        );
+        assert_eq!((launch.depth, launch.cap_checked), (1, (true, "CAP-5")));
+        assert!(launch.admit(1, &config).admitted);
+        assert_eq!(launch.admit(2, &config).rule, "CAP-1");
+    }
+
+    #[test]
+    fn a_fork_at_the_cap_is_refused_by_cap_10() {
+        let config = config("1");
+        let pool = tools::default_main_tools();
+        let request = SpawnRequest {
+            fork: true,
+            fork_mode: true,
+            ..SpawnRequest::new(Caller::Main, config.gates)
+        };
+        let mut planned = input(&config, &pool, request);
+        planned.request.fork_mode = true;
+        let SpawnPlan::Launch(launch) = plan(&planned, &known) else {
+            panic!("a fork launches when fork mode is on");
+        };
+        assert_eq!(launch.tools, PlanTools::Main);
+        let admission = launch.admit(1, &config);
+        assert_eq!((admission.admitted, admission.rule), (false, "CAP-10"));
+    }
+
+    #[test]
+    fn a_type_nobody_loaded_is_spawn_3() {
+        let config = config("2");
+        let pool = tools::default_main_tools();
+        let request = SpawnRequest::new(Caller::Main, config.gates);
+        let none = |_: &str| None;
+        assert!(matches!(
+            plan(&input(&config, &pool, request), &none),
+            SpawnPlan::Reject {
+                reason: RejectReason::UnknownType,
+                rule: "SPAWN-3",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_caller_without_the_agent_tool_is_depth_5() {
+        let config = config("2");
+        let pool = tools::default_main_tools();
+        let request = SpawnRequest::new(Caller::Subagent, config.gates);
+        let mut planned = input(&config, &pool, request);
+        planned.caller_depth = 1;
+        planned.caller_has_agent_tool = false;
+        assert!(matches!(
+            plan(&planned, &known),
+            SpawnPlan::Reject {
+                reason: RejectReason::NoAgentTool,
+                rule: "DEPTH-5",
+                ..
+            }
+        ));
+    }
+}
