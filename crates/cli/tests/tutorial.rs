@@ -193,3 +193,39 @@ fn command_lines_split_like_a_shell() {
         ["explain", "depth limit", "--seed", "3"]
     );
 }
+
+/// The README's excerpts of the demo (narration lines, Gantt rows) are lines the demo
+/// prints today.
+#[test]
+fn the_readme_quotes_the_demo_as_it_is() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let narration = String::from_utf8(subsim(&["run".to_string()]).stdout).unwrap();
+    let gantt = String::from_utf8(
+        subsim(&[
+            "run".to_string(),
+            "--format".to_string(),
+            "gantt".to_string(),
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let mut quoted = 0;
+    for block in readme.split("```text\n").skip(1) {
+        let block = block.split("\n```").next().unwrap();
+        for line in block.lines() {
+            let source = if line.starts_with("00:") {
+                &narration
+            } else if line.contains(" |") {
+                &gantt
+            } else {
+                continue;
+            };
+            quoted += 1;
+            assert!(
+                source.lines().any(|printed| printed == line),
+                "the README quotes a line the demo no longer prints:\n{line}"
+            );
+        }
+    }
+    assert!(quoted >= 8, "only {quoted} quoted lines found");
+}

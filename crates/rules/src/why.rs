@@ -120,7 +120,7 @@ pub const REASONS: &[Why] = &[
         "the auto-mode classifier blocked the delegation before launch"),
     // Tool calls.
     why("tool_called", "PERM-14", "denied", None,
-        "`{input}` is denied by the rule `{pattern}`; deny rules apply to main and every subagent"),
+        "the deny rule `{pattern}` covers it, and deny rules apply to main and every subagent"),
     why("tool_called", "PERM-14", "allowed", None,
         "the allow rule `{pattern}` covers it, for the whole session"),
     why("tool_called", "PERM-9", "denied_dontAsk", None,

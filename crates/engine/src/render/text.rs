@@ -6,7 +6,7 @@
 //! ```text
 //! 00:00:00.000  main            spawn researcher-21 rejected with "Concurrent subagent limit reached" (20/20 running): the cap of 20 running subagents is full, and a rejected call is not queued (CAP-1)
 //! 00:00:14.500  planner         permission prompt #2: asks to use Bash — shown in the main session: a background subagent has no terminal of its own, so its prompt goes to the main session, naming it (PERM-4)
-//! 00:00:17.700  planner         Bash `git push origin main` denied: `git push origin main` is denied by the rule `Bash(git push *)`; deny rules apply to main and every subagent (PERM-14)
+//! 00:00:17.700  planner         Bash `git push origin main` denied: the deny rule `Bash(git push *)` covers it, and deny rules apply to main and every subagent (PERM-14)
 //! ```
 //!
 //! [`TextWriter`] shows every event with [`Detail::Full`]; by default ([`Detail::Brief`]) it
@@ -1898,7 +1898,7 @@ mod tests {
                 permission_rule: Some("Bash(git push *)".into()),
             },
             Some("PERM-14"),
-            "00:00:12.000  researcher-3    Bash `git push origin main` denied: `git push origin main` is denied by the rule `Bash(git push *)`; deny rules apply to main and every subagent (PERM-14)",
+            "00:00:12.000  researcher-3    Bash `git push origin main` denied: the deny rule `Bash(git push *)` covers it, and deny rules apply to main and every subagent (PERM-14)",
         );
     }
 
