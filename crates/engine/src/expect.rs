@@ -380,6 +380,8 @@ pub struct Checker {
     running: u64,
     // (time of the "at", running after the last event at or before it)
     running_at: Vec<Option<u64>>,
+    /// Per `at` assertion: the last event at or before its time that carried a count.
+    running_at_event: Vec<Option<Event>>,
     finals: BTreeMap<String, (String, u64)>,
     wanted_finals: Vec<String>,
     spawns_attempted: u64,
@@ -441,6 +443,7 @@ impl Checker {
             })
             .collect();
         let running_at = expectations.iter().map(|_| None).collect();
+        let running_at_event = expectations.iter().map(|_| None).collect();
         let wanted_finals = expectations
             .iter()
             .filter_map(|located| match &located.expectation {
@@ -455,6 +458,7 @@ impl Checker {
             peak_event: None,
             running: 0,
             running_at,
+            running_at_event,
             finals: BTreeMap::new(),
             wanted_finals,
             spawns_attempted: 0,
@@ -523,10 +527,17 @@ impl Checker {
                 Expectation::RunningAt { at, running } => {
                     let got = self.running_at[index].unwrap_or(self.running);
                     if got != *running {
+                        let events = match &self.running_at_event[index] {
+                            Some(event) => vec![format!(
+                                "{}  (the last count at or before {at})",
+                                short(event)
+                            )],
+                            None => vec![format!("no event carried a running count by {at}")],
+                        };
                         failures.push(fail(
                             format!("{running} running at {at}"),
                             format!("{got} running at {at}"),
-                            state.kept.clone(),
+                            events,
                             Vec::new(),
                         ));
                     }
@@ -676,6 +687,9 @@ impl Sink for Checker {
             if let Expectation::RunningAt { at, .. } = located.expectation {
                 if event.t > at && self.running_at[index].is_none() {
                     self.running_at[index] = Some(self.running);
+                }
+                if event.t <= at && event.kind.running().is_some() {
+                    self.running_at_event[index] = Some(event.clone());
                 }
             }
         }
@@ -1026,6 +1040,32 @@ mod tests {
             failures[0].events[0].starts_with("#1 "),
             "{:?}",
             failures[0].events
+        );
+    }
+
+    #[test]
+    fn a_failed_at_shows_the_last_count_before_its_time() {
+        let events = [
+            finished(1, 0, 1, "a", 2),
+            finished(2, 1, 2, "b", 1),
+            finished(5, 2, 3, "c", 0),
+        ];
+        let at = |seconds, running| Expectation::RunningAt {
+            at: SimTime::from_secs(seconds),
+            running,
+        };
+        assert!(check(at(3, 1), &events).is_empty());
+        let failures = check(at(3, 2), &events);
+        assert_eq!(failures[0].got, "1 running at 00:00:03.000");
+        assert!(
+            failures[0].events[0].starts_with("#1 "),
+            "{:?}",
+            failures[0].events
+        );
+        let failures = check(at(0, 1), &events);
+        assert_eq!(
+            failures[0].events,
+            vec!["no event carried a running count by 00:00:00.000".to_string()]
         );
     }
 
