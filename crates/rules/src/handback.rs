@@ -425,6 +425,9 @@ mod tests {
         );
         let spellings: Vec<&str> = ReviewOutcome::ALL.iter().map(|o| o.as_str()).collect();
         assert_eq!(spellings, ["clean", "flagged", "refused", "unavailable"]);
+        // The checkpoints' trace spellings (mutants `cargo mutants` found alive).
+        let checkpoints: Vec<&str> = Checkpoint::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(checkpoints, ["before_launch", "during_run", "at_finish"]);
     }
 
     #[test]
