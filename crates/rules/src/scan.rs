@@ -488,4 +488,11 @@ mod tests {
         // The marker never imitates the tag itself.
         assert!(!marker_line(&Pattern::ALL).contains('<'));
     }
+
+    #[test]
+    fn scan_5_automated_event_header_is_the_catalog_text() {
+        // A mutant `cargo mutants` found alive (docs/TESTING.md).
+        assert_eq!(automated_event_header(), messages::AUTOMATED_EVENT_HEADER);
+        assert_ne!(automated_event_header(), header());
+    }
 }

@@ -339,4 +339,49 @@ mod tests {
         assert!(resolve(292, SessionKind::Sdk, &[(env::FORK_SUBAGENT, "1")]).fork_mode);
         assert!(!resolve(292, SessionKind::Interactive, &[(env::FORK_SUBAGENT, "0")]).fork_mode);
     }
+
+    // Tests for mutants `cargo mutants` found alive (docs/TESTING.md).
+
+    #[test]
+    fn kinds_and_modes_spell_and_parse_both_ways() {
+        use PermissionMode::*;
+        let kinds = [
+            (SessionKind::Interactive, "interactive"),
+            (SessionKind::Headless, "headless"),
+            (SessionKind::Sdk, "sdk"),
+        ];
+        for (kind, spelling) in kinds {
+            assert_eq!(kind.as_str(), spelling);
+            assert_eq!(spelling.parse::<SessionKind>(), Ok(kind));
+        }
+        assert_eq!("batch".parse::<SessionKind>(), Err(()));
+        let modes = [
+            (Default, "default"),
+            (AcceptEdits, "acceptEdits"),
+            (Auto, "auto"),
+            (DontAsk, "dontAsk"),
+            (BypassPermissions, "bypassPermissions"),
+            (Plan, "plan"),
+        ];
+        for (mode, spelling) in modes {
+            assert_eq!(mode.as_str(), spelling);
+            assert_eq!(mode.to_string(), spelling);
+            assert_eq!(spelling.parse::<PermissionMode>(), Ok(mode));
+        }
+    }
+
+    #[test]
+    fn spawn_8_built_in_switches_by_version_and_kind() {
+        let interactive = SessionKind::Interactive;
+        let headless = SessionKind::Headless;
+        let explore_plan = [(env::DISABLE_EXPLORE_PLAN, "1")];
+        assert!(resolve(292, interactive, &explore_plan).disable_explore_plan);
+        assert!(!resolve(197, interactive, &explore_plan).disable_explore_plan);
+        assert!(!resolve(292, interactive, &[]).disable_explore_plan);
+        let builtins = [(env::SDK_DISABLE_BUILTINS, "1")];
+        assert!(resolve(292, headless, &builtins).disable_builtins);
+        assert!(resolve(292, SessionKind::Sdk, &builtins).disable_builtins);
+        assert!(!resolve(292, interactive, &builtins).disable_builtins);
+        assert!(!resolve(292, headless, &[]).disable_builtins);
+    }
 }
