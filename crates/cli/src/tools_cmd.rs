@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use subsim_engine::spec::{AgentDef, Scope, SessionSpec};
+use subsim_rules::model::BuiltIn;
 use subsim_rules::placement::{self, PlacementInput};
 use subsim_rules::tools::{self, Fields, Resolved, SessionTools, StepKind, ToolRequest};
 use subsim_rules::{prompt, Mode, PermissionMode, RuleId, SessionConfig};
@@ -17,17 +18,6 @@ use subsim_rules::{prompt, Mode, PermissionMode, RuleId, SessionConfig};
 use crate::args::ToolsArgs;
 use crate::run::load;
 use crate::{output, AlreadyReported, Status};
-
-/// Built-in types as the engine defines them: name, `disallowedTools` (SPAWN-9: Explore
-/// and Plan are read-only). None lists `tools`.
-const BUILT_INS: [(&str, &[&str]); 6] = [
-    ("general-purpose", &[]),
-    ("Explore", &["Write", "Edit"]),
-    ("Plan", &["Write", "Edit"]),
-    ("claude", &[]),
-    ("statusline-setup", &[]),
-    ("claude-code-guide", &[]),
-];
 
 /// Width lines are wrapped at.
 const WIDTH: usize = 100;
@@ -107,16 +97,14 @@ fn find_agent(
     {
         return Ok(named(def, key));
     }
-    if let Some((builtin, disallowed)) = BUILT_INS.iter().find(|(known, _)| *known == name) {
-        return Ok(AgentDef {
-            name: builtin.to_string(),
-            description: format!("built-in {builtin}"),
-            disallowed_tools: disallowed.iter().map(|tool| tool.to_string()).collect(),
-            scope: Scope::BuiltIn,
-            ..AgentDef::default()
-        });
+    // SPAWN-9: the built-ins as the engine registers them (`rules::model::BuiltIn`).
+    if let Some(builtin) = BuiltIn::REGISTRATION
+        .into_iter()
+        .find(|known| known.name() == name)
+    {
+        return Ok(AgentDef::built_in(builtin));
     }
-    known.extend(BUILT_INS.iter().map(|(name, _)| *name));
+    known.extend(BuiltIn::REGISTRATION.iter().map(|builtin| builtin.name()));
     let hint = match subsim_scenario::suggest(name, &known) {
         Some(near) => format!(", did you mean `{near}`?"),
         None => format!("; it defines {}", list_or_none(&known[..agents.len()])),

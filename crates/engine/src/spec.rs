@@ -335,6 +335,26 @@ pub struct AgentDef {
     pub behavior: Option<Program>,
 }
 
+impl AgentDef {
+    /// A built-in type as a session registers it (SPAWN-9: its `disallowedTools` and model
+    /// come from `rules::model::BuiltIn`, the one list of built-in types).
+    pub fn built_in(built_in: subsim_rules::model::BuiltIn) -> AgentDef {
+        let name = built_in.name();
+        AgentDef {
+            name: name.to_string(),
+            description: format!("built-in {name}"),
+            scope: Scope::BuiltIn,
+            disallowed_tools: built_in
+                .disallowed_tools()
+                .iter()
+                .map(|tool| tool.to_string())
+                .collect(),
+            model: built_in.definition_model().map(str::to_string),
+            ..AgentDef::default()
+        }
+    }
+}
+
 /// One `mcpServers` entry (MCP-1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct McpServerRef {

@@ -445,6 +445,22 @@ static GATES: &[GateInfo] = &[
         what: "an empty agent prompt is allowed",
         read: |g| on(g.empty_agent_prompt),
     },
+    GateInfo {
+        field: "agents_file_path",
+        rule: "DEF-8",
+        also: &[],
+        version: "2.1.281",
+        what: "`--agents` takes a JSON file path in non-interactive sessions",
+        read: |g| on(g.agents_file_path),
+    },
+    GateInfo {
+        field: "colon_names_skipped",
+        rule: "DEF-10",
+        also: &[],
+        version: "2.1.218",
+        what: "a definition name containing `:` makes the file skipped",
+        read: |g| on(g.colon_names_skipped),
+    },
 ];
 
 #[cfg(test)]

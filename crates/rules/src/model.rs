@@ -287,6 +287,36 @@ impl BuiltIn {
         }
     }
 
+    /// Every built-in, in the order a session registers them (the simulator's type table
+    /// and `subsim tools` list them so).
+    pub const REGISTRATION: [BuiltIn; 6] = [
+        BuiltIn::GeneralPurpose,
+        BuiltIn::Explore,
+        BuiltIn::Plan,
+        BuiltIn::Claude,
+        BuiltIn::StatuslineSetup,
+        BuiltIn::ClaudeCodeGuide,
+    ];
+
+    /// SPAWN-9: the tools the built-in's definition disallows (Explore and Plan are
+    /// read-only).
+    pub fn disallowed_tools(self) -> &'static [&'static str] {
+        match self {
+            BuiltIn::Explore | BuiltIn::Plan => &["Write", "Edit"],
+            _ => &[],
+        }
+    }
+
+    /// SPAWN-9: the model alias the built-in's definition names, if it names one
+    /// (statusline-setup: Sonnet; claude-code-guide: Haiku).
+    pub fn definition_model(self) -> Option<&'static str> {
+        match self {
+            BuiltIn::StatuslineSetup => Some("sonnet"),
+            BuiltIn::ClaudeCodeGuide => Some("haiku"),
+            _ => None,
+        }
+    }
+
     /// The built-in with this type name, if any (exact match).
     pub fn from_name(name: &str) -> Option<BuiltIn> {
         BuiltIn::ALL

@@ -203,6 +203,12 @@ pub struct Gates {
     /// DEF-8 / MAIN-2: an empty agent `prompt` is allowed from v2.1.281; with no `memory`
     /// it leaves the `--agent` session's system prompt unchanged.
     pub empty_agent_prompt: bool,
+    /// DEF-8: `--agents` takes a JSON file path (non-interactive sessions) from v2.1.281;
+    /// before, only the JSON itself.
+    pub agents_file_path: bool,
+    /// DEF-10 (DE): a definition `name` containing `:` makes the file skipped from
+    /// v2.1.218; before, such names were accepted.
+    pub colon_names_skipped: bool,
 }
 
 impl Gates {
@@ -273,6 +279,8 @@ impl Gates {
             inline_mcp_trust: at_least(238),
             mcp_restrictions_cover_frontmatter: at_least(153),
             empty_agent_prompt: at_least(281),
+            agents_file_path: at_least(281),
+            colon_names_skipped: at_least(218),
         }
     }
 }

@@ -18,16 +18,14 @@ use crate::raw::{Node, Value};
 use crate::session::{normalise, scope_of, SCOPES};
 use crate::steps::{steps, Script, ISOLATIONS};
 
-/// The built-in agent types, which exist without being defined.
-pub(crate) const BUILT_IN: [&str; 7] = [
-    "general-purpose",
-    "Explore",
-    "Plan",
-    "claude",
-    "statusline-setup",
-    "claude-code-guide",
-    "fork",
-];
+/// The agent types that exist without being defined: the built-ins
+/// (`rules::model::BuiltIn`, the one list) and `fork`.
+pub(crate) fn built_in_types() -> impl Iterator<Item = &'static str> {
+    subsim_rules::model::BuiltIn::REGISTRATION
+        .into_iter()
+        .map(subsim_rules::model::BuiltIn::name)
+        .chain(["fork"])
+}
 
 /// The documented frontmatter fields shared by inline definitions and files (DEF-14),
 /// without `name` (an inline definition's name is its key) and `experimental` (files only).

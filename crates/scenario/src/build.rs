@@ -11,7 +11,7 @@ use subsim_engine::spec::{
 };
 use subsim_engine::SimTime;
 
-use crate::agents::{agents, BUILT_IN};
+use crate::agents::{agents, built_in_types};
 use crate::check::Ctx;
 use crate::definitions::Loader;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
@@ -192,7 +192,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
     // Agent types can only be checked once every definition is known. An unknown type is
     // a warning: the simulator rejects such a spawn at run time (`unknown_type`), which a
     // scenario may want to show.
-    let mut known: Vec<&str> = BUILT_IN.to_vec();
+    let mut known: Vec<&str> = built_in_types().collect();
     known.extend(defs.keys().map(String::as_str));
     for reference in std::mem::take(&mut ctx.agent_refs) {
         check_agent_type(

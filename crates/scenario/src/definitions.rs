@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
-use subsim_rules::{SessionKind, Version};
+use subsim_rules::{Gates, SessionKind, Version};
 
 use crate::agents::{definition_fields, drop_unknown, Origin, DEFINITION_KEYS};
 use crate::check::Ctx;
@@ -555,7 +555,7 @@ impl Loader {
         let shown = entry.shown.clone();
         if entry.dir.passed_as_path {
             // DEF-8: the file form needs v2.1.281, and only non-interactive sessions take it.
-            if self.version < Version::v2_1(281) {
+            if !Gates::for_version(self.version).agents_file_path {
                 ctx.error_help(
                     entry.span,
                     format!("`--agents` takes a file path from v2.1.281; this scenario runs v{} (DEF-8)", self.version),
@@ -675,7 +675,7 @@ impl Loader {
                 continue;
             }
             let prompt = def.prompt.clone().unwrap_or_default();
-            if prompt.is_empty() && self.version < Version::v2_1(281) {
+            if prompt.is_empty() && !Gates::for_version(self.version).empty_agent_prompt {
                 skip(
                     self,
                     ctx,
@@ -952,7 +952,7 @@ fn bad_name(name: &str, version: Version) -> Option<(&'static str, String)> {
     let shown: String = name.chars().take(40).collect();
     if name.starts_with('-') {
         Some((NAME_DASH, format!("`name: {shown}`")))
-    } else if name.contains(':') && version >= Version::v2_1(218) {
+    } else if name.contains(':') && Gates::for_version(version).colon_names_skipped {
         // DEF-10 gate (DE): names containing `:` were accepted before v2.1.218.
         Some((NAME_COLON, format!("`name: {shown}`")))
     } else if name.chars().count() > MAX_NAME_CHARS {

@@ -258,6 +258,10 @@ impl Kernel<'_> {
     pub(super) fn release(&mut self, slot: u32) {
         // Read what the free list needs, then drop the record where it lies (taking it out
         // would copy the whole record first).
+        debug_assert!(
+            self.slots[slot as usize].is_some(),
+            "kernel invariant: a slot is released once"
+        );
         let Some(agent) = self.slots[slot as usize].as_ref() else {
             return;
         };

@@ -575,15 +575,6 @@ fn provider_from(text: &str) -> model::Provider {
     }
 }
 
-const BUILT_INS: [&str; 6] = [
-    "general-purpose",
-    "Explore",
-    "Plan",
-    "claude",
-    "statusline-setup",
-    "claude-code-guide",
-];
-
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
         // MAIN-1 / MAIN-4: the session agent, by exact name or by a plugin's bare name
@@ -637,8 +628,6 @@ impl<'s> Kernel<'s> {
         }
         let mut types = Vec::new();
         let mut type_index = BTreeMap::new();
-        let disable_explore_plan = config.disable_explore_plan;
-        let disable_builtins = config.disable_builtins;
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
@@ -657,29 +646,18 @@ impl<'s> Kernel<'s> {
             });
         };
         // SPAWN-8: built-ins, less the ones the env removes.
-        for built_in in BUILT_INS {
-            if disable_builtins
-                || (disable_explore_plan && (built_in == "Explore" || built_in == "Plan"))
-            {
+        let builtin_env = subsim_rules::spawn::BuiltinEnv {
+            disable_explore_plan: config.disable_explore_plan,
+            sdk_disable_builtins: config.disable_builtins,
+        };
+        for built_in in model::BuiltIn::REGISTRATION {
+            if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
                 continue;
             }
-            if spec.agents.contains_key(built_in) {
+            if spec.agents.contains_key(built_in.name()) {
                 continue; // SPAWN-10: a definition of the same name overrides the built-in.
             }
-            let mut def = AgentDef {
-                name: built_in.to_string(),
-                description: format!("built-in {built_in}"),
-                scope: Scope::BuiltIn,
-                ..AgentDef::default()
-            };
-            match built_in {
-                // SPAWN-9: Explore and Plan are read-only.
-                "Explore" | "Plan" => def.disallowed_tools = vec!["Write".into(), "Edit".into()],
-                "statusline-setup" => def.model = Some("sonnet".into()),
-                "claude-code-guide" => def.model = Some("haiku".into()),
-                _ => {}
-            }
-            add(def, &mut types);
+            add(AgentDef::built_in(built_in), &mut types);
         }
         for (name, def) in &spec.agents {
             let mut def = def.clone();
@@ -933,6 +911,10 @@ impl<'s> Kernel<'s> {
                 self.hit_limit("max_time", self.limits.max_time.as_micros());
                 break;
             }
+            debug_assert!(
+                time >= self.now,
+                "kernel invariant: virtual time never goes back"
+            );
             self.now = time;
             self.dispatch(wake);
         }

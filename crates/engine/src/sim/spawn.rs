@@ -125,6 +125,7 @@ impl Kernel<'_> {
                 placement_rule: launch.rule,
                 permission_mode: launch.permission_mode,
                 tools,
+                cap_checked: launch.cap_checked.0,
                 from_load,
             },
             &planned,
@@ -395,6 +396,7 @@ impl Kernel<'_> {
             placement_rule,
             permission_mode,
             tools: tool_list,
+            cap_checked,
             from_load,
         } = start;
         if self.next_id as u64 > self.limits.max_agents {
@@ -443,6 +445,22 @@ impl Kernel<'_> {
         let id = self.next_id;
         self.next_id += 1;
         self.running += 1;
+        // Kernel invariants: a start the cap checked never takes `running` past the cap
+        // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may), and no run is
+        // deeper than the limit allows (DEPTH-3: a caller below the limit spawns; main
+        // always may, so the bound is at least 1).
+        debug_assert!(
+            !cap_checked
+                || self.config.ultracode
+                || self.config.cap.is_none_or(|cap| self.running <= cap),
+            "kernel invariant: running {} exceeds the cap after a checked start",
+            self.running
+        );
+        debug_assert!(
+            depth <= self.config.depth_limit.max(1),
+            "kernel invariant: depth {depth} is past the limit {}",
+            self.config.depth_limit
+        );
         let agent_profile = profile.clone();
         let unindexed = from_load && name.is_none();
         // The record is written straight into its slot (built elsewhere and moved in, it
@@ -507,7 +525,7 @@ impl Kernel<'_> {
             mode,
             fork,
             running,
-            cap_checked: true,
+            cap_checked,
             profile,
         });
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
@@ -896,7 +914,7 @@ impl Kernel<'_> {
                 mode: Mode::Background,
                 fork: false,
                 running,
-                cap_checked: false,
+                cap_checked: launch.cap_checked.0,
                 profile,
             },
         );
@@ -968,6 +986,8 @@ struct Start {
     placement_rule: RuleId,
     permission_mode: PermissionMode,
     tools: ToolList,
+    /// CAP-5 / CAP-10 / Q-44: the plan checked the start against the cap.
+    cap_checked: bool,
     from_load: bool,
 }
 
