@@ -178,6 +178,13 @@ fn batch(
         Format::Text => {
             let mut writer = TextWriter::with_options(out, narration);
             let report = simulate(simulation, &mut writer, ties);
+            if let Some(name) = writer.follow_missed() {
+                eprintln!(
+                    "subsim: note: nothing in this run touches `{}`: no agent of that name or \
+                     id ran (names are the `name:` of spawn steps, ids are a1, a2, …)",
+                    crate::output::escape_controls(name)
+                );
+            }
             (report, writer.finish().map(drop))
         }
         Format::Jsonl => {

@@ -228,6 +228,13 @@ fn detail_full_shows_every_event_and_follow_narrows_to_one_agent() {
     assert!(followed.contains("checker"), "{followed}");
     assert!(!followed.contains("researcher-3"), "{followed}");
     assert!(followed.contains("(DEPTH-3)"), "{followed}");
+    let nobody = subsim(&["run", "--follow", "nobody"]);
+    assert_eq!(code(&nobody), 0);
+    assert!(
+        stderr(&nobody).contains("nothing in this run touches `nobody`"),
+        "{}",
+        stderr(&nobody)
+    );
 }
 
 #[test]

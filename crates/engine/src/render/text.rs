@@ -932,6 +932,8 @@ pub struct TextWriter<W: Write> {
     held: Vec<Held>,
     chapter: usize,
     tally: Tally,
+    /// Events that touched the followed agent (with `follow`).
+    followed: u64,
 }
 
 impl<W: Write> TextWriter<W> {
@@ -955,6 +957,7 @@ impl<W: Write> TextWriter<W> {
             held: Vec::new(),
             chapter: 0,
             tally: Tally::default(),
+            followed: 0,
         }
     }
 
@@ -965,6 +968,15 @@ impl<W: Write> TextWriter<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.release();
         self.out.flush()
+    }
+
+    /// The followed name (`NarrationOptions::follow`) when no event so far touched it: a
+    /// misspelt name, or an agent that never ran.
+    pub fn follow_missed(&self) -> Option<&str> {
+        match &self.options.follow {
+            Some(name) if self.followed == 0 => Some(name),
+            _ => None,
+        }
     }
 
     /// Writes out what is left (and the closing summary) and returns the underlying
@@ -1273,6 +1285,10 @@ impl<W: Write> Sink for TextWriter<W> {
         let told = self.narrator.tell(event);
         if !followed {
             return;
+        }
+        if self.options.follow.is_some() && !matches!(event.kind, EventKind::SessionStarted { .. })
+        {
+            self.followed += 1;
         }
         if self.options.detail == Detail::Full {
             self.put(event.t, &told);
@@ -1883,6 +1899,15 @@ mod tests {
             &events,
         );
         assert!(!text.contains("bystander"), "{text}");
+        let mut writer = TextWriter::with_options(
+            Vec::new(),
+            NarrationOptions {
+                follow: Some("nobody".into()),
+                ..NarrationOptions::default()
+            },
+        );
+        writer.event(&session(Some(20)));
+        assert_eq!(writer.follow_missed(), Some("nobody"));
         assert!(text.contains("← scout: completion notification"), "{text}");
     }
 
