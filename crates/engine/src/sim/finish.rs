@@ -303,12 +303,12 @@ impl Kernel<'_> {
         }
     }
 
-    /// A `fail` step (ERR-1…5). Returns true if the run goes on (a continuation that
-    /// recovered, or a fallback model), false if it ended or waits on a retried step.
-    pub(super) fn fail(&mut self, slot: u32, fail: &FailSpec) -> bool {
+    /// A `fail` step (ERR-1…5). `Flow::Continue` if the run goes on (a continuation that
+    /// recovered, or a fallback model), `Flow::Stop` if it ended or waits on a retried step.
+    pub(super) fn fail(&mut self, slot: u32, fail: &FailSpec) -> Flow {
         let agent = self.agent(slot);
         if agent.id == MAIN {
-            return true;
+            return Flow::Continue;
         }
         let kind = match fail.api_error {
             ApiError::RateLimit => errors::ApiErrorKind::RateLimit,
@@ -359,7 +359,7 @@ impl Kernel<'_> {
                 agent.continuations = attempt;
                 if fail.recovers_after.is_some_and(|needed| attempt >= needed) {
                     // The continuation succeeded: the run goes on past the cut.
-                    return true;
+                    return Flow::Continue;
                 }
                 // Cut again: the same step runs again at once.
                 agent.pc = agent.pc.saturating_sub(1);
@@ -367,7 +367,7 @@ impl Kernel<'_> {
                     frame.pc = frame.pc.saturating_sub(1);
                     agent.pc += 1;
                 }
-                true
+                Flow::Continue
             }
             errors::ErrorAction::SwitchModel(model) => {
                 let model: Rc<str> = Rc::from(model.as_str());
@@ -384,7 +384,7 @@ impl Kernel<'_> {
                 profile.model = model;
                 profile.model_rule = "ERR-5";
                 agent.profile = Rc::new(profile);
-                true
+                Flow::Continue
             }
             errors::ErrorAction::Partial { note, empty } => {
                 let detail = if empty {
@@ -393,21 +393,21 @@ impl Kernel<'_> {
                     note.to_string()
                 };
                 self.finish(slot, Outcome::Partial, Some(decision.rule), Some(detail));
-                false
+                Flow::Stop
             }
             errors::ErrorAction::Failed { message } => {
                 self.finish(slot, Outcome::Failed, Some(decision.rule), Some(message));
-                false
+                Flow::Stop
             }
             errors::ErrorAction::FailedBackground { message, .. } => {
                 self.finish(slot, Outcome::Failed, Some(decision.rule), Some(message));
-                false
+                Flow::Stop
             }
             errors::ErrorAction::ErrorAsFindings { text } => {
                 // ERR-2, before v2.1.199: the error text comes back as if it were findings.
                 self.agent_mut(slot).report = Some(Rc::from(text.as_str()));
                 self.finish(slot, Outcome::Completed, Some(decision.rule), Some(text));
-                false
+                Flow::Stop
             }
         }
     }

@@ -5,45 +5,45 @@ use super::*;
 impl Kernel<'_> {
     // -- waits, messages, stops --------------------------------------------------------
 
-    /// Returns true if the run blocked.
-    pub(super) fn wait_for(&mut self, slot: u32, target: &WaitTarget) -> bool {
+    /// `Flow::Stop` if the run blocked.
+    pub(super) fn wait_for(&mut self, slot: u32, target: &WaitTarget) -> Flow {
         match target {
             WaitTarget::Agent(text) => {
                 let Some(id) = self.lookup(text) else {
-                    return false;
+                    return Flow::Continue;
                 };
                 if !self.is_running(id) || id == self.agent(slot).id {
-                    return false;
+                    return Flow::Continue;
                 }
                 let waiter = self.agent(slot).id;
                 if let Some(target_slot) = self.slot_of(id) {
                     self.agent_mut(target_slot).waiters.push(waiter);
                 }
                 self.agent_mut(slot).block = Block::Agent;
-                true
+                Flow::Stop
             }
             WaitTarget::Children => {
                 if self.agent(slot).children_running == 0 {
-                    return false;
+                    return Flow::Continue;
                 }
                 self.agent_mut(slot).block = Block::Children;
-                true
+                Flow::Stop
             }
             WaitTarget::Notification => {
                 let agent = self.agent_mut(slot);
                 if agent.inbox > 0 {
                     agent.inbox -= 1;
-                    return false;
+                    return Flow::Continue;
                 }
                 agent.block = Block::Notification;
-                true
+                Flow::Stop
             }
         }
     }
 
-    /// SendMessage from `caller` (RESUME-5…13). Returns true if the caller blocked on a
+    /// SendMessage from `caller` (RESUME-5…13). `Flow::Stop` if the caller blocked on a
     /// foreground resume (Q-14, FGBG-4).
-    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> bool {
+    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> Flow {
         let by = self.reference(caller);
         let to_arc: Rc<str> = Rc::from(to);
         let reject =
@@ -57,7 +57,7 @@ impl Kernel<'_> {
                         message: Rc::from(message.as_str()),
                     },
                 );
-                false
+                Flow::Continue
             };
         let Some(id) = self.lookup(to) else {
             return reject(
@@ -90,7 +90,7 @@ impl Kernel<'_> {
                     from: by.clone(),
                 },
             );
-            return false;
+            return Flow::Continue;
         }
         let Some(slot) = self.slot_of(id) else {
             return reject(
@@ -123,10 +123,10 @@ impl Kernel<'_> {
                 let resumer = self.agent_mut(caller_slot);
                 resumer.foreground_pending += 1;
                 resumer.block = Block::Foreground;
-                return true;
+                return Flow::Stop;
             }
         }
-        false
+        Flow::Continue
     }
 
     /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id. Returns

@@ -6,7 +6,9 @@
 //! `(time, seq)`, so same-instant wakes run in the order they were scheduled.
 //!
 //! This module decides *when*; every *whether* is asked of `subsim-rules`, and the rule it
-//! names goes into the event.
+//! names goes into the event. Every Agent call takes the one spawn path of `spawn.rs`
+//! (a `rules::plan::SpawnPlan`, then the cap). The kernel's invariants (see
+//! ARCHITECTURE.md) are `debug_assert!`ed where they could break.
 //!
 //! Memory grows with what is running, not with what ran: agent records live in a slab, and
 //! records of load-generated agents are released when their run ends (they are anonymous
@@ -272,6 +274,17 @@ impl Ord for Queued {
     fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
         other.key.cmp(&self.key)
     }
+}
+
+/// What a step did to its run's program: the run takes its next step now, or it does
+/// not — it blocked (a timer, a prompt, foreground children, a wait: a queued wake
+/// resumes it) or it ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Flow {
+    /// Go on to the next step.
+    Continue,
+    /// Blocked or ended: take no further step now.
+    Stop,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

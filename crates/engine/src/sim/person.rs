@@ -89,7 +89,7 @@ impl Kernel<'_> {
         let agent = self.agent_mut(pending.slot);
         agent.block = Block::Ready;
         // PERM-4: Esc denies the call only; the run goes on.
-        let blocked = allowed && self.tool_runs(pending.slot, pending.duration);
+        let blocked = allowed && self.tool_runs(pending.slot, pending.duration) == Flow::Stop;
         if !blocked {
             self.wake_now(pending.slot);
         }

@@ -19,8 +19,8 @@ impl Kernel<'_> {
     // -- spawning ----------------------------------------------------------------------
 
     /// A `spawn` step: the Agent calls of one response, in order (`count` of each spec).
-    /// Returns true if the caller blocked on foreground children.
-    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> bool {
+    /// `Flow::Stop` if the caller blocked on foreground children.
+    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> Flow {
         let caller = self.agent(slot).id;
         let mut foreground = 0;
         for spec in specs {
@@ -34,7 +34,7 @@ impl Kernel<'_> {
                     foreground += 1;
                 }
                 if self.limit.is_some() {
-                    return true;
+                    return Flow::Stop;
                 }
             }
         }
@@ -43,9 +43,9 @@ impl Kernel<'_> {
             let agent = self.agent_mut(slot);
             agent.foreground_pending += foreground;
             agent.block = Block::Foreground;
-            return true;
+            return Flow::Stop;
         }
-        false
+        Flow::Continue
     }
 
     /// One Agent tool call: `spawn_requested`, then the call's plan (Q-11's checks up to

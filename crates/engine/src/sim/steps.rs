@@ -81,23 +81,23 @@ impl Kernel<'_> {
                     return;
                 }
                 Step::Tool(call) => {
-                    if self.tool_call(slot, call) {
+                    if self.tool_call(slot, call) == Flow::Stop {
                         return;
                     }
                 }
                 Step::Spawn(spec) => {
-                    if self.spawn_step(slot, std::slice::from_ref(spec)) {
+                    if self.spawn_step(slot, std::slice::from_ref(spec)) == Flow::Stop {
                         return;
                     }
                 }
                 Step::SpawnTogether(specs) => {
-                    if self.spawn_step(slot, specs) {
+                    if self.spawn_step(slot, specs) == Flow::Stop {
                         return;
                     }
                 }
                 Step::Send(send) => {
                     let caller = self.agent(slot).id;
-                    if self.send(caller, &send.to, send.behavior.clone()) {
+                    if self.send(caller, &send.to, send.behavior.clone()) == Flow::Stop {
                         return;
                     }
                 }
@@ -106,7 +106,7 @@ impl Kernel<'_> {
                     self.task_stop(caller, target);
                 }
                 Step::WaitFor(target) => {
-                    if self.wait_for(slot, target) {
+                    if self.wait_for(slot, target) == Flow::Stop {
                         return;
                     }
                 }
@@ -135,7 +135,7 @@ impl Kernel<'_> {
                     );
                 }
                 Step::Fail(fail) => {
-                    if !self.fail(slot, fail) {
+                    if self.fail(slot, fail) == Flow::Stop {
                         return;
                     }
                 }
@@ -202,8 +202,8 @@ impl Kernel<'_> {
         self.finish(slot, Outcome::Completed, None, None);
     }
 
-    /// A `tool` step. Returns true if the run blocked.
-    pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> bool {
+    /// A `tool` step. `Flow::Stop` if the run blocked.
+    pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> Flow {
         let agent = self.agent(slot);
         let reference = agent.reference();
         let tool: Rc<str> = Rc::from(call.name.as_str());
@@ -223,7 +223,7 @@ impl Kernel<'_> {
                     permission_rule: None,
                 },
             );
-            return false;
+            return Flow::Continue;
         }
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
         // one that exits with code 2 blocks the call and its stderr goes back to the agent.
@@ -240,7 +240,7 @@ impl Kernel<'_> {
                     permission_rule: None,
                 },
             );
-            return false;
+            return Flow::Continue;
         }
         let agent = self.agent(slot);
         let decision =
@@ -308,7 +308,7 @@ impl Kernel<'_> {
                         permission_rule,
                     },
                 );
-                false
+                Flow::Continue
             }
             CallDecision::Prompt(_) => {
                 let asker = Asker {
@@ -343,7 +343,7 @@ impl Kernel<'_> {
                                 permission_rule: None,
                             },
                         );
-                        false
+                        Flow::Continue
                     }
                     Route::Terminal(rule) | Route::Main(rule) => {
                         self.emit(
@@ -368,22 +368,22 @@ impl Kernel<'_> {
                         let agent = self.agent_mut(slot);
                         agent.block = Block::Prompt(number);
                         self.person_next();
-                        true
+                        Flow::Stop
                     }
                 }
             }
         }
     }
 
-    /// An allowed tool call runs for its duration, if it has one. Returns true if blocked.
-    pub(super) fn tool_runs(&mut self, slot: u32, duration: Option<Dist>) -> bool {
+    /// An allowed tool call runs for its duration, if it has one. `Flow::Stop` if blocked.
+    pub(super) fn tool_runs(&mut self, slot: u32, duration: Option<Dist>) -> Flow {
         match duration {
             Some(dist) => {
                 let micros = self.sample(slot, &dist);
                 self.sleep(slot, micros);
-                true
+                Flow::Stop
             }
-            None => false,
+            None => Flow::Continue,
         }
     }
 
