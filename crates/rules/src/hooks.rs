@@ -663,6 +663,10 @@ mod tests {
             ("^[^:]+$", "p:x", Some(false)),
             ("^\\w+:\\w+$", "p:x_1", Some(true)),
             ("^v\\d$", "v7", Some(true)),
+            ("^a\\sb$", "a b", Some(true)),
+            ("^a\\sb$", "axb", Some(false)),
+            ("^a\\Sb$", "a b", Some(false)),
+            ("^a\\Sb$", "axb", Some(true)),
             ("a\\.b", "a.b", Some(true)),
             ("a\\.b", "axb", Some(false)),
             ("^a{2}$", "a{2}", Some(true)),
@@ -783,5 +787,14 @@ mod tests {
             agent_type("my-plugin:db-agent"),
             ("my-plugin:db-agent", "HOOK-8")
         );
+    }
+
+    #[test]
+    fn matches_is_the_decision_s_answer() {
+        // A mutant `cargo mutants` found alive (docs/TESTING.md): the thin wrapper.
+        let gates = Gates::for_version(crate::Version::NEWEST);
+        assert!(matches(Some("db-agent"), "db-agent", &gates));
+        assert!(!matches(Some("db-agent"), "web-agent", &gates));
+        assert!(matches(None, "anything", &gates));
     }
 }
