@@ -407,8 +407,8 @@ pub enum Step {
     WaitFor(WaitTarget),
     /// `bash_background`: a shell command that runs on past the turn.
     BashBackground(Dist),
-    /// `report`: the final report text.
-    Report(String),
+    /// `report`: the final report text (shared: a run keeps it without copying).
+    Report(Rc<str>),
     /// `fail`: the run ends in an API error.
     Fail(FailSpec),
     /// `ask_progress`: the person asks how an agent is doing (main only).

@@ -245,7 +245,9 @@ fn step_body(
         "bash_background" => ctx
             .dist(value, "`bash_background`")
             .map(Step::BashBackground),
-        "report" => ctx.text(value, "`report`").map(Step::Report),
+        "report" => ctx
+            .text(value, "`report`")
+            .map(|text| Step::Report(Rc::from(text))),
         "fail" => {
             let spec = fail(ctx, value);
             if script == Script::Main {

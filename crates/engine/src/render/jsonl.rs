@@ -31,6 +31,46 @@ use super::Buffered;
 /// ```
 pub struct JsonlWriter<W: Write> {
     out: Buffered<W>,
+    lists: ListCache,
+}
+
+/// The bytes of the lists written last (a run's tools, context pieces, MCP servers), kept
+/// with clones of their items: most `agent_started` events share their lists with the
+/// previous one (runs of one definition share a profile), and copying the bytes is much
+/// cheaper than escaping twenty names again. Holding the item `Rc`s keeps them alive, so
+/// equal item pointers mean equal text.
+#[derive(Default)]
+struct ListCache {
+    entries: Vec<(Vec<Rc<str>>, Vec<u8>)>,
+    next: usize,
+}
+
+/// How many lists [`ListCache`] keeps (an `agent_started` has three).
+const CACHED_LISTS: usize = 4;
+
+impl ListCache {
+    fn write(&mut self, out: &mut Vec<u8>, items: &[Rc<str>]) {
+        if items.len() < 2 {
+            write_list(out, items);
+            return;
+        }
+        let same = |cached: &[Rc<str>]| {
+            cached.len() == items.len() && cached.iter().zip(items).all(|(a, b)| Rc::ptr_eq(a, b))
+        };
+        if let Some((_, bytes)) = self.entries.iter().find(|(cached, _)| same(cached)) {
+            out.extend_from_slice(bytes);
+            return;
+        }
+        let start = out.len();
+        write_list(out, items);
+        let entry = (items.to_vec(), out[start..].to_vec());
+        if self.entries.len() < CACHED_LISTS {
+            self.entries.push(entry);
+        } else {
+            self.entries[self.next] = entry;
+            self.next = (self.next + 1) % CACHED_LISTS;
+        }
+    }
 }
 
 impl<W: Write> JsonlWriter<W> {
@@ -38,6 +78,7 @@ impl<W: Write> JsonlWriter<W> {
     pub fn new(out: W) -> JsonlWriter<W> {
         JsonlWriter {
             out: Buffered::new(out, 4096),
+            lists: ListCache::default(),
         }
     }
 
@@ -65,13 +106,17 @@ impl<W: Write> Sink for JsonlWriter<W> {
         let Some(buffer) = self.out.buffer() else {
             return;
         };
-        write_event(buffer, event);
+        write_event_with(buffer, event, &mut self.lists);
         self.out.written();
     }
 }
 
 /// Appends one event as a JSON object and a newline to `out`.
 pub fn write_event(out: &mut Vec<u8>, event: &Event) {
+    write_event_with(out, event, &mut ListCache::default());
+}
+
+fn write_event_with(out: &mut Vec<u8>, event: &Event, lists: &mut ListCache) {
     out.push(b'{');
     let mut first = true;
     event.visit_fields(&mut |name, value| {
@@ -83,20 +128,16 @@ pub fn write_event(out: &mut Vec<u8>, event: &Event) {
         out.push(b'"');
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
-        write_value(out, value);
+        match value {
+            Field::Str(text) => write_string(out, text),
+            Field::U64(number) => write_u64(out, number),
+            Field::Bool(true) => out.extend_from_slice(b"true"),
+            Field::Bool(false) => out.extend_from_slice(b"false"),
+            Field::List(items) => lists.write(out, items),
+            Field::Agent(agent) => write_agent(out, agent),
+        }
     });
     out.extend_from_slice(b"}\n");
-}
-
-fn write_value(out: &mut Vec<u8>, value: Field<'_>) {
-    match value {
-        Field::Str(text) => write_string(out, text),
-        Field::U64(number) => write_u64(out, number),
-        Field::Bool(true) => out.extend_from_slice(b"true"),
-        Field::Bool(false) => out.extend_from_slice(b"false"),
-        Field::List(items) => write_list(out, items),
-        Field::Agent(agent) => write_agent(out, agent),
-    }
 }
 
 fn write_list(out: &mut Vec<u8>, items: &[Rc<str>]) {
@@ -136,14 +177,38 @@ pub fn write_u64(out: &mut Vec<u8>, mut number: u64) {
     out.extend_from_slice(&digits[start..]);
 }
 
+/// Bytes [`write_string`] must look at: `"`, `\`, control characters, DEL, and 0xE2 (the
+/// first byte of U+2028/U+2029).
+const NEEDS_LOOK: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[0x7f] = true;
+    table[0xe2] = true;
+    table
+};
+
 /// Appends `text` as a JSON string literal, quotes included.
 ///
 /// `"` and `\` are backslash-escaped, control characters (U+0000–U+001F and U+007F) become
 /// `\n`, `\t`, … or `\u00XX`, and U+2028/U+2029 are escaped so the output is also valid
 /// JavaScript. Everything else is copied as UTF-8, which JSON allows.
 pub fn write_string(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
     let bytes = text.as_bytes();
+    // Most strings (names, ids, rule words) need no escaping: one look-up per byte, one copy.
+    if !bytes.iter().any(|&byte| NEEDS_LOOK[usize::from(byte)]) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    out.push(b'"');
     let mut clean_from = 0;
     let mut index = 0;
     while index < bytes.len() {

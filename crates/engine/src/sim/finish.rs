@@ -7,6 +7,18 @@ use subsim_rules::{errors, handback, scan};
 use super::*;
 use crate::spec::{FailSpec, Review};
 
+/// The last report delivery built (see `Kernel::reused_delivery`), holding its report text
+/// so that pointer equality means equal text.
+#[derive(Clone)]
+pub(super) struct Delivered {
+    report: Rc<str>,
+    prefix: Option<&'static str>,
+    text: Rc<str>,
+    scan: Option<Rc<str>>,
+    rule: RuleId,
+    review: Option<&'static str>,
+}
+
 /// What is left of a run's end once its launcher's end, if it caused one, is done.
 struct FinishRest {
     slot: u32,
@@ -425,10 +437,41 @@ impl Kernel<'_> {
         let agent = self.agent(slot);
         let body = match (&agent.report, outcome, detail) {
             (Some(report), Outcome::Failed, Some(detail)) => format!("{detail}\n{report}"),
-            (Some(report), _, _) => report.to_string(),
+            (Some(report), _, _) => {
+                // The same report text delivered the same way as the previous one (every
+                // run of a definition ending in one `report` step): the delivered text is
+                // shared, not rebuilt (scanned, prefixed, copied) for each run.
+                let report = report.clone();
+                if let Some(Delivered {
+                    text,
+                    scan,
+                    rule,
+                    review,
+                    ..
+                }) = self.reused_delivery(slot, &report)
+                {
+                    let reference = self.agent(slot).reference();
+                    self.emit(
+                        Some(rule),
+                        EventKind::ReportDelivered {
+                            agent: reference,
+                            to: AgentRef {
+                                id: to_id,
+                                name: to_name.clone(),
+                            },
+                            text,
+                            scan,
+                            review,
+                        },
+                    );
+                    return;
+                }
+                report.to_string()
+            }
             (None, Outcome::Failed, Some(detail)) => detail.to_string(),
             (None, _, _) => return,
         };
+        let agent = self.agent(slot);
         let gates = self.config.gates;
         let scanned = scan::scan(&body, &gates);
         let scan_note = (!scanned.changes.is_empty()).then(|| {
@@ -470,6 +513,21 @@ impl Kernel<'_> {
         };
         let review = delivery.reviewed.then(|| verdict.as_str());
         let reference = agent.reference();
+        let text: Rc<str> = Rc::from(text.as_str());
+        let scan_note: Option<Rc<str>> = scan_note.map(|note| Rc::from(note.as_str()));
+        if let (Some(report), false) = (
+            &agent.report,
+            outcome == Outcome::Failed && detail.is_some(),
+        ) {
+            self.last_delivery = Some(Delivered {
+                report: report.clone(),
+                prefix: delivery.prefix,
+                text: text.clone(),
+                scan: scan_note.clone(),
+                rule,
+                review,
+            });
+        }
         self.emit(
             Some(rule),
             EventKind::ReportDelivered {
@@ -478,10 +536,40 @@ impl Kernel<'_> {
                     id: to_id,
                     name: to_name.clone(),
                 },
-                text: Rc::from(text.as_str()),
-                scan: scan_note.map(|note| Rc::from(note.as_str())),
+                text,
+                scan: scan_note,
                 review,
             },
         );
+    }
+
+    /// HANDBACK-8 / SCAN: the delivery of `report` by the run in `slot`, if it is the same
+    /// text delivered with the same review prefix as the last one built: everything a
+    /// delivery writes depends only on those (and on the session, which does not change).
+    fn reused_delivery(&self, slot: u32, report: &Rc<str>) -> Option<Delivered> {
+        let last = self.last_delivery.as_ref()?;
+        if !Rc::ptr_eq(&last.report, report) {
+            return None;
+        }
+        let agent = self.agent(slot);
+        let verdict = agent.classifier.unwrap_or(self.classifier).review;
+        let outcome_kind = match verdict {
+            Review::Clean => handback::ReviewOutcome::Clean,
+            Review::Flagged => handback::ReviewOutcome::Flagged,
+            Review::Refused => handback::ReviewOutcome::Refused,
+            Review::Unavailable => handback::ReviewOutcome::Unavailable,
+        };
+        let mode = PermissionMode::from_str(agent.profile.permission_mode).unwrap_or_default();
+        let delivery = handback::review(outcome_kind, mode, agent.fork, &self.config.gates);
+        let review = delivery.reviewed.then(|| verdict.as_str());
+        let rule_now = if last.scan.is_some() {
+            last.rule
+        } else if delivery.reviewed {
+            delivery.rule
+        } else {
+            "NOTIFY-13"
+        };
+        (delivery.prefix == last.prefix && review == last.review && rule_now == last.rule)
+            .then(|| last.clone())
     }
 }

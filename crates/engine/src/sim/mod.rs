@@ -433,6 +433,8 @@ struct Kernel<'s> {
     limits: crate::spec::Limits,
     /// Steps left before `max_steps` (`Limits::steps`) stops the run.
     steps_left: u64,
+    /// The last report delivery built, reused for the same text delivered the same way.
+    last_delivery: Option<finish::Delivered>,
     // Time and queue.
     now: SimTime,
     last_time: SimTime,
@@ -698,6 +700,7 @@ impl<'s> Kernel<'s> {
             load: spec.load.clone(),
             limits,
             steps_left: limits.steps(),
+            last_delivery: None,
             now: SimTime::ZERO,
             last_time: SimTime::ZERO,
             queue_seq: 0,

@@ -120,7 +120,7 @@ impl Kernel<'_> {
                 }
                 Step::Report(text) => {
                     // NOTIFY-1: the run's single text result is its last report.
-                    self.agent_mut(slot).report = Some(Rc::from(text.as_str()));
+                    self.agent_mut(slot).report = Some(text.clone());
                 }
                 Step::Fail(_) if slot == 0 => {
                     // The scenario crate rejects `fail` in `main`; a spec built in code gets
