@@ -305,6 +305,9 @@ pub enum Format {
     Gantt,
     /// Chrome Trace Event JSON, for ui.perfetto.dev or chrome://tracing.
     Chrome,
+    /// One CSV row per run: id, name, type, parent, depth, requested, started, finished,
+    /// outcome, wait, mode (times in seconds).
+    Csv,
 }
 
 /// `subsim report`.

@@ -202,6 +202,11 @@ fn batch(
             };
             (report, write_all(out, text.as_bytes()))
         }
+        Format::Csv => {
+            let mut table = subsim_engine::runs::RunTable::new(out);
+            let report = simulate(simulation, &mut table, ties);
+            (report, table.finish().map(drop))
+        }
         Format::Summary | Format::Json => {
             let report = simulate(simulation, &mut summary, ties);
             let text = if format == Format::Json {

@@ -392,3 +392,23 @@ fn target_finds_the_smallest_cap_and_the_chart_is_svg() {
         "the analytic curve is in the legend"
     );
 }
+
+#[test]
+fn run_csv_has_one_row_per_run_with_its_wait() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = root
+        .join("scenarios/load/queue-keeps-its-place-when-a-slot-is-taken.yaml")
+        .display()
+        .to_string();
+    let output = subsim(&["run", &file, "--format", "csv"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "id,name,type,parent,depth,requested,started,finished,outcome,wait,mode\n\
+         a1,w-1,worker,main,1,0,0,10,completed,0,background\n\
+         a2,w-3,worker,main,1,10,10,20,completed,0,background\n\
+         a3,w-5,worker,main,1,20,20,30,completed,0,background\n\
+         a4,w-2,worker,main,1,5,30,40,completed,25,background\n\
+         a5,w-4,worker,main,1,15,40,50,completed,25,background\n"
+    );
+}

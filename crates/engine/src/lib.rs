@@ -38,6 +38,7 @@ pub mod event;
 pub mod expect;
 pub mod explore;
 pub mod render;
+pub mod runs;
 pub mod sim;
 pub mod sink;
 pub mod spec;

@@ -95,6 +95,13 @@ struct LoadStats {
     types: Vec<(Rc<str>, TypeLoad)>,
     /// Runs finished after the warm-up.
     finished: u64,
+    /// The last type name seen by `requested` and by `started`, with its index: the
+    /// kernel hands out the same `Rc` again and again, so a pointer compare finds it.
+    request_cache: Option<(Rc<str>, usize)>,
+    start_cache: Option<(Rc<str>, usize)>,
+    /// A run of another type than type 0, or a resume, came: type 0's running count is
+    /// kept apart from the total's. Until then it is the total's (see `split_running`).
+    split: bool,
 }
 
 /// `running_types` value of a resumed run, counted in the total running only.
@@ -108,8 +115,6 @@ struct TypeLoad {
     rejected_attempts: u64,
     /// 1 per arrival whose first attempt the cap rejected, else 0.
     blocked: BatchMeans,
-    /// 1 per arrival that was rejected and is tried again (retry policies), else 0.
-    delayed: BatchMeans,
     /// First request → start, µs, of every started arrival (0 for a first-attempt start).
     wait: Quantiles,
     /// The same, of delayed arrivals only.
@@ -155,32 +160,26 @@ impl TimeAverage {
 }
 
 impl LoadStats {
-    fn type_index(&mut self, agent_type: &Rc<str>) -> usize {
-        if let Some(index) = self
-            .types
-            .iter()
-            .position(|(known, _)| Rc::ptr_eq(known, agent_type))
-        {
-            return index;
-        }
-        match self
-            .types
-            .iter()
-            .position(|(known, _)| **known == **agent_type)
-        {
+    #[cold]
+    fn type_index(
+        types: &mut Vec<(Rc<str>, TypeLoad)>,
+        all: &TypeLoad,
+        agent_type: &Rc<str>,
+    ) -> usize {
+        match types.iter().position(|(known, _)| **known == **agent_type) {
             Some(index) => index,
             None => {
-                if self.types.len() == 1 {
+                if types.len() == 1 {
                     // Until now every arrival was of the first type: its statistics are
                     // the totals (which `each` alone kept while there was one type).
-                    let running = std::mem::take(&mut self.types[0].1.running);
-                    self.types[0].1 = TypeLoad {
+                    let running = std::mem::take(&mut types[0].1.running);
+                    types[0].1 = TypeLoad {
                         running,
-                        ..self.all.clone()
+                        ..all.clone()
                     };
                 }
-                self.types.push((agent_type.clone(), TypeLoad::default()));
-                self.types.len() - 1
+                types.push((agent_type.clone(), TypeLoad::default()));
+                types.len() - 1
             }
         }
     }
@@ -197,24 +196,70 @@ impl LoadStats {
     /// Type `index`'s statistics, whole.
     fn type_stats(&self, index: usize) -> TypeLoad {
         let (_, stats) = &self.types[index];
+        let running = if !self.split {
+            self.all.running.clone()
+        } else {
+            stats.running.clone()
+        };
         if self.types.len() == 1 {
             TypeLoad {
-                running: stats.running.clone(),
+                running,
                 ..self.all.clone()
             }
         } else {
-            stats.clone()
+            TypeLoad {
+                running,
+                ..stats.clone()
+            }
+        }
+    }
+
+    /// [`LoadStats::type_index`] through a one-entry cache.
+    #[inline]
+    fn cached_index(
+        cache: &mut Option<(Rc<str>, usize)>,
+        types: &mut Vec<(Rc<str>, TypeLoad)>,
+        all: &TypeLoad,
+        agent_type: &Rc<str>,
+    ) -> usize {
+        if let Some((known, index)) = cache {
+            if Rc::ptr_eq(known, agent_type) {
+                return *index;
+            }
+        }
+        let index = Self::type_index(types, all, agent_type);
+        *cache = Some((agent_type.clone(), index));
+        index
+    }
+
+    /// From now on type 0's running count is kept apart from the total's (a run of
+    /// another type, or a resume, came).
+    fn split_running(&mut self, t: u64, total_before: u32) {
+        if !self.split {
+            self.split = true;
+            let mut running = self.all.running.clone();
+            // The total may already include the run that caused the split.
+            running.set(t, total_before, self.warmup);
+            if let Some((_, stats)) = self.types.get_mut(0) {
+                stats.running = running;
+            }
         }
     }
 
     /// A `spawn_requested` of the load generator for `arrival`.
     fn requested(&mut self, arrival: u64, agent_type: &Rc<str>) {
-        let first = !self.waiting.contains_key(&arrival);
-        let index = self.type_index(agent_type);
+        let first = self.waiting.is_empty() || !self.waiting.contains_key(&arrival);
+        let index = Self::cached_index(
+            &mut self.request_cache,
+            &mut self.types,
+            &self.all,
+            agent_type,
+        );
         self.pending = Some((arrival, index, first));
     }
 
     /// The pending load request was refused (`by_cap`: by the concurrency cap).
+    #[inline(never)]
     fn rejected(&mut self, t: u64, by_cap: bool) {
         let Some((arrival, index, first)) = self.pending.take() else {
             return;
@@ -228,7 +273,6 @@ impl LoadStats {
                     stats.attempts += 1;
                     stats.rejected_attempts += u64::from(by_cap);
                     stats.blocked.add(if by_cap { 1.0 } else { 0.0 }, 1.0);
-                    stats.delayed.add(if delayed { 1.0 } else { 0.0 }, 1.0);
                 });
             }
             if delayed {
@@ -248,15 +292,24 @@ impl LoadStats {
     }
 
     /// A run started: the pending load request's, if there is one.
-    fn started(&mut self, t: u64, id: u32, agent_type: &Rc<str>) {
-        let index = self.type_index(agent_type);
+    #[inline(never)]
+    fn started(&mut self, t: u64, id: u32, agent_type: &Rc<str>, total_before: u32) {
+        let index = Self::cached_index(
+            &mut self.start_cache,
+            &mut self.types,
+            &self.all,
+            agent_type,
+        );
         let warmup = self.warmup;
         if index != 0 {
+            self.split_running(t, total_before);
             self.running_types.insert(id, index);
         }
-        let running = &mut self.types[index].1.running;
-        let value = running.value + 1;
-        running.set(t, value, warmup);
+        if self.split {
+            let running = &mut self.types[index].1.running;
+            let value = running.value + 1;
+            running.set(t, value, warmup);
+        }
         let Some((arrival, index, first)) = self.pending.take() else {
             return;
         };
@@ -266,7 +319,6 @@ impl LoadStats {
                     stats.arrivals += 1;
                     stats.attempts += 1;
                     stats.blocked.add(0.0, 1.0);
-                    stats.delayed.add(0.0, 1.0);
                     stats.wait.record(0);
                 });
             }
@@ -283,12 +335,19 @@ impl LoadStats {
     }
 
     /// A finished run was resumed: its end is not counted per type.
-    fn resumed(&mut self, id: u32) {
+    fn resumed(&mut self, t: u64, id: u32, total_before: u32) {
+        self.split_running(t, total_before);
         self.running_types.insert(id, NOT_TRACKED);
     }
 
     /// A run ended.
     fn finished(&mut self, t: u64, id: u32) {
+        if t >= self.warmup {
+            self.finished += 1;
+        }
+        if !self.split {
+            return;
+        }
         let index = if self.running_types.is_empty() {
             Some(0)
         } else {
@@ -304,9 +363,6 @@ impl LoadStats {
         {
             let value = running.value.saturating_sub(1);
             running.set(t, value, self.warmup);
-        }
-        if t >= self.warmup {
-            self.finished += 1;
         }
     }
 }
@@ -420,6 +476,7 @@ impl Sink for Summary {
         let elapsed = event.t.as_micros().saturating_sub(self.last_t.as_micros());
         self.running_area += u128::from(self.running) * u128::from(elapsed);
         self.last_t = self.last_t.max(event.t);
+        let previous_running = self.running;
         if let Some(running) = event.kind.running() {
             if running != self.running {
                 let warmup = self.load.warmup;
@@ -458,11 +515,16 @@ impl Sink for Summary {
             }
             EventKind::AgentStarted { agent, profile, .. } => {
                 self.started += 1;
-                self.load
-                    .started(event.t.as_micros(), agent.id, &profile.agent_type);
+                self.load.started(
+                    event.t.as_micros(),
+                    agent.id,
+                    &profile.agent_type,
+                    previous_running,
+                );
             }
             EventKind::AgentResumed { running, agent, .. } => {
-                self.load.resumed(agent.id);
+                self.load
+                    .resumed(event.t.as_micros(), agent.id, previous_running);
                 self.resumes += 1;
                 if self.cap.is_some_and(|cap| *running > cap) {
                     self.resumes_past_cap += 1;
@@ -567,7 +629,13 @@ impl Summary {
                 } else {
                     stats.rejected_attempts as f64 / stats.attempts as f64
                 },
-                delayed: stats.delayed.estimate(),
+                // A delayed arrival is one whose first attempt the cap rejected, when the
+                // policy retries: the same observations as blocking, or none.
+                delayed: if self.load.retries {
+                    stats.blocked.estimate()
+                } else {
+                    Estimate::default()
+                },
                 wait: seconds(stats.wait.distribution()),
                 delayed_wait: seconds(stats.delayed_wait.distribution()),
                 running,
