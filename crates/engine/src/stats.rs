@@ -26,6 +26,15 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// The interval cut to what the quantity can be (a share to [0, 1], a count to ≥ 0).
+    pub fn clamped(self, low: f64, high: f64) -> Estimate {
+        Estimate {
+            mean: self.mean,
+            lo: self.lo.max(low),
+            hi: self.hi.min(high),
+        }
+    }
+
     /// The estimate scaled by `factor` (e.g. µs → s, running → utilisation).
     pub fn scaled(self, factor: f64) -> Estimate {
         Estimate {

@@ -370,6 +370,9 @@ impl LoadStats {
 /// Load statistics of a run ([`Summary::load_report`]); durations in seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadReport {
+    /// Whether the `retry` policy tries rejected arrivals again (else nobody is delayed
+    /// and every wait is 0; the text table leaves those rows out).
+    pub retries: bool,
     /// `load.warmup`, s.
     pub warmup: f64,
     /// Measured time: from the warm-up to the last event, s.
@@ -426,7 +429,7 @@ fn seconds(distribution: Distribution) -> SecondsDistribution {
     let s = |micros: u64| micros as f64 / 1e6;
     SecondsDistribution {
         count: distribution.count,
-        mean: distribution.mean.scaled(1e-6),
+        mean: distribution.mean.scaled(1e-6).clamped(0.0, f64::INFINITY),
         p50: s(distribution.p50),
         p95: s(distribution.p95),
         p99: s(distribution.p99),
@@ -619,11 +622,14 @@ impl Summary {
         let warmup = self.load.warmup;
         let window = end.saturating_sub(warmup) as f64 / 1e6;
         let report = |stats: &TypeLoad, cap: Option<u32>| {
-            let running = stats.running.estimate(end, warmup);
+            let running = stats
+                .running
+                .estimate(end, warmup)
+                .clamped(0.0, f64::INFINITY);
             TypeReport {
                 arrivals: stats.arrivals,
                 attempts: stats.attempts,
-                blocking: stats.blocked.estimate(),
+                blocking: stats.blocked.estimate().clamped(0.0, 1.0),
                 blocking_attempts: if stats.attempts == 0 {
                     0.0
                 } else {
@@ -632,7 +638,7 @@ impl Summary {
                 // A delayed arrival is one whose first attempt the cap rejected, when the
                 // policy retries: the same observations as blocking, or none.
                 delayed: if self.load.retries {
-                    stats.blocked.estimate()
+                    stats.blocked.estimate().clamped(0.0, 1.0)
                 } else {
                     Estimate::default()
                 },
@@ -643,6 +649,7 @@ impl Summary {
             }
         };
         Some(LoadReport {
+            retries: self.load.retries,
             warmup: warmup as f64 / 1e6,
             window,
             throughput: if window > 0.0 {
@@ -827,7 +834,7 @@ impl Summary {
                     secs(load.window)
                 ),
             );
-            load_rows(&mut row, "  ", &load.all);
+            load_rows(&mut row, "  ", &load.all, load.retries);
             row(
                 "  throughput",
                 format!("{:.3} runs finished/s", load.throughput),
@@ -836,7 +843,7 @@ impl Summary {
                 for (name, stats) in &load.by_type {
                     if stats.arrivals > 0 {
                         row(&format!("  type {name}"), String::new());
-                        load_rows(&mut row, "    ", stats);
+                        load_rows(&mut row, "    ", stats, load.retries);
                     }
                 }
             }
@@ -1007,6 +1014,8 @@ impl Summary {
         match self.load_report() {
             Some(load) => {
                 json.key("load").open();
+                json.key("retries")
+                    .raw(if load.retries { "true" } else { "false" });
                 json.key("warmup").f64(load.warmup);
                 json.key("window").f64(load.window);
                 json.key("throughput").f64(load.throughput);
@@ -1063,7 +1072,7 @@ fn interval(estimate: Estimate, show: impl Fn(f64) -> String) -> String {
 }
 
 /// The text rows of one [`TypeReport`].
-fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeReport) {
+fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeReport, retries: bool) {
     let fraction = |value: f64| format!("{value:.4}");
     row(
         &format!("{indent}arrivals"),
@@ -1081,6 +1090,12 @@ fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeRepor
             fraction(stats.blocking_attempts)
         ),
     );
+    if !retries {
+        // Nobody waits under `retry: none`: no delayed share, no waits.
+        let running = running_row(stats);
+        row(&format!("{indent}running"), running);
+        return;
+    }
     row(
         &format!("{indent}delayed"),
         format!(
@@ -1109,6 +1124,13 @@ fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeRepor
             );
         }
     }
+    let running = running_row(stats);
+    row(&format!("{indent}running"), running);
+}
+
+/// The `running` row's text: mean running with its interval, and utilisation.
+fn running_row(stats: &TypeReport) -> String {
+    let fraction = |value: f64| format!("{value:.4}");
     let two = |value: f64| format!("{value:.2}");
     let mut running = format!(
         "{} {} (time-weighted)",
@@ -1123,7 +1145,7 @@ fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeRepor
             interval(utilisation, fraction)
         );
     }
-    row(&format!("{indent}running"), running);
+    running
 }
 
 fn json_estimate(json: &mut Json, estimate: Estimate) {
@@ -1664,7 +1686,7 @@ mod tests {
         assert_eq!(load.by_type[0].1.arrivals, 2);
         let json = summary.render_json();
         assert!(
-            json.contains(r#""load":{"warmup":1.0,"window":8.0,"throughput":0.5,"arrivals":2,"attempts":4,"blocking":{"mean":0.5,"#),
+            json.contains(r#""load":{"retries":true,"warmup":1.0,"window":8.0,"throughput":0.5,"arrivals":2,"attempts":4,"blocking":{"mean":0.5,"#),
             "{json}"
         );
         let text = summary.render_text();
