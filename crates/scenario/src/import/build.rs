@@ -434,6 +434,19 @@ fn ms_text(ms: u64) -> String {
     }
 }
 
+/// When a call started: for a foreground call that completed, its result's time less its
+/// `totalDurationMs` (never before the call was written); otherwise when it was written.
+fn measured_start(call: &ToolUse, result: Option<&ToolResult>) -> i64 {
+    let Some(result) = result.filter(|_| call.is_spawn()) else {
+        return call.t_ms;
+    };
+    let completed = result.detail("status").and_then(Value::as_str) == Some("completed");
+    match result.detail("totalDurationMs").and_then(Value::as_i64) {
+        Some(total) if completed => result.t_ms.saturating_sub(total).max(call.t_ms),
+        _ => call.t_ms,
+    }
+}
+
 /// The `work` that keeps a run going until a stop at `stop_at` (real time) finds it
 /// running: from where its transcript ends to the stop, plus [`UNFINISHED_MS`].
 fn unfinished(covered_until: i64, stop_at: i64) -> u64 {
@@ -519,7 +532,13 @@ impl Builder {
             }
         }
         for group in groups {
-            let group_time = group.iter().map(|call| call.t_ms).min().unwrap_or(cursor);
+            // A foreground call that completed started at (result − totalDurationMs), the
+            // measured start; other calls at the time they were written.
+            let group_time = group
+                .iter()
+                .map(|call| measured_start(call, conv.results.get(&call.id)))
+                .min()
+                .unwrap_or(cursor);
             let spawns: Vec<&ToolUse> = group
                 .iter()
                 .copied()
@@ -786,6 +805,19 @@ impl Builder {
             }
             self.agent_names.entry(key).or_insert_with(|| name.clone());
             let start = sub_conv.start_ms.unwrap_or(call.t_ms);
+            if let (Outcome::Completed(Some(total)), Some(end)) = (&outcome, sub_conv.end_ms) {
+                // Measured on real files: a subagent transcript spans its totalDurationMs
+                // within 0.15 s; far off, the file is probably not this call's.
+                let span = end.saturating_sub(start);
+                if span.abs_diff(i64::try_from(*total).unwrap_or(i64::MAX)) > 5_000 {
+                    self.warnings.push(format!(
+                        "{name}: its transcript spans {} but the call took {} \
+                         (totalDurationMs); the transcript's times are replayed",
+                        ms_text(u64::try_from(span).unwrap_or(0)),
+                        ms_text(*total)
+                    ));
+                }
+            }
             behavior = self.script(&sub_conv, start, Some((&name, background)), depth + 1);
             report = sub_conv.last_text.clone();
             covered_until = sub_conv.end_ms.unwrap_or(start);
