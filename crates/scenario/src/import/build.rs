@@ -13,21 +13,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use subsim_rules::model::BuiltIn;
 
 use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
 use super::transcript::{conversation, Conversation, ToolResult, ToolUse};
 use super::{ImportError, ImportOptions, Imported};
-
-/// The agent types the simulator has built in (they are not defined by an import).
-const BUILT_IN_TYPES: [&str; 6] = [
-    "general-purpose",
-    "Explore",
-    "Plan",
-    "statusline-setup",
-    "claude-code-guide",
-    "claude",
-];
 
 /// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
 /// call of any other tool is folded into the surrounding `work`, so that the replay does
@@ -940,7 +931,9 @@ impl Builder {
             if !matches!(behavior.last(), Some(Out::Fail)) {
                 behavior.push(Out::Report(text));
             }
-            if !agent_type.is_empty() && !BUILT_IN_TYPES.contains(&agent_type.as_str()) {
+            if !agent_type.is_empty()
+                && !BuiltIn::REGISTRATION.iter().any(|b| b.name() == agent_type)
+            {
                 self.custom_types.insert(agent_type.clone());
             }
         }
