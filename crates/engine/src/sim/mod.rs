@@ -965,12 +965,12 @@ impl<'s> Kernel<'s> {
     /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
     /// pending arrival.
     fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
-        #[derive(Clone, Copy)]
-        enum Source {
-            Heap,
-            Now,
-            Arrival,
-        }
+        self.pop_with_seq().map(|(time, _, wake)| (time, wake))
+    }
+
+    /// Where the next wake in `(time, seq)` order is, and its key; the one place that
+    /// merges the three sources (the plain loop and the tie explorer both read it).
+    fn head(&self) -> Option<(SimTime, u64, Source)> {
         let mut best: Option<(SimTime, u64, Source)> = None;
         let mut consider = |time: SimTime, seq: u64, source: Source| {
             if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
@@ -990,17 +990,21 @@ impl<'s> Kernel<'s> {
         if let Some((time, seq)) = self.next_arrival {
             consider(time, seq, Source::Arrival);
         }
-        match best?.2 {
-            Source::Heap => self
-                .queue
-                .pop()
-                .map(|head| (SimTime((head.key >> 64) as u64), head.wake)),
-            Source::Now => self.now_queue.pop_front().map(|(_, wake)| (self.now, wake)),
-            Source::Arrival => self
-                .next_arrival
-                .take()
-                .map(|(time, _)| (time, Wake::Arrival)),
-        }
+        best
+    }
+
+    /// Takes the next wake in `(time, seq)` order, with its key.
+    fn pop_with_seq(&mut self) -> Option<(SimTime, u64, Wake)> {
+        let (time, seq, source) = self.head()?;
+        let wake = match source {
+            Source::Heap => self.queue.pop()?.wake,
+            Source::Now => self.now_queue.pop_front()?.1,
+            Source::Arrival => {
+                self.next_arrival = None;
+                Wake::Arrival
+            }
+        };
+        Some((time, seq, wake))
     }
 
     fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
@@ -1181,4 +1185,12 @@ impl<'s> Kernel<'s> {
 
 fn session_permission_mode(spec: &SimSpec) -> PermissionMode {
     spec.session.permission_mode
+}
+
+/// Which of the kernel's three wake sources holds the next wake.
+#[derive(Clone, Copy)]
+enum Source {
+    Heap,
+    Now,
+    Arrival,
 }

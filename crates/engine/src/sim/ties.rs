@@ -34,13 +34,6 @@ enum TieClass {
     Shared,
 }
 
-#[derive(Clone, Copy)]
-enum Source {
-    Heap,
-    Now,
-    Arrival,
-}
-
 impl Kernel<'_> {
     /// The next wake in `(time, seq)` order, like `pop_next`, with the tie-breaker's say
     /// among the shared wakes due at that instant. The wakes not chosen go back into the
@@ -112,43 +105,6 @@ impl Kernel<'_> {
             Some(Step::Sleep(_)) => TieClass::Local,
             _ => TieClass::Shared,
         }
-    }
-
-    /// The source and key of the next wake in `(time, seq)` order.
-    fn head(&self) -> Option<(SimTime, u64, Source)> {
-        let mut best: Option<(SimTime, u64, Source)> = None;
-        let mut consider = |time: SimTime, seq: u64, source: Source| {
-            if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
-                best = Some((time, seq, source));
-            }
-        };
-        if let Some(head) = self.queue.peek() {
-            consider(
-                SimTime((head.key >> 64) as u64),
-                head.key as u64,
-                Source::Heap,
-            );
-        }
-        if let Some((seq, _)) = self.now_queue.front() {
-            consider(self.now, *seq, Source::Now);
-        }
-        if let Some((time, seq)) = self.next_arrival {
-            consider(time, seq, Source::Arrival);
-        }
-        best
-    }
-
-    fn pop_with_seq(&mut self) -> Option<(SimTime, u64, Wake)> {
-        let (time, seq, source) = self.head()?;
-        let wake = match source {
-            Source::Heap => self.queue.pop()?.wake,
-            Source::Now => self.now_queue.pop_front()?.1,
-            Source::Arrival => {
-                self.next_arrival = None;
-                Wake::Arrival
-            }
-        };
-        Some((time, seq, wake))
     }
 }
 
