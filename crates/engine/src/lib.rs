@@ -37,6 +37,7 @@ pub mod erlang;
 pub mod event;
 pub mod expect;
 pub mod explore;
+mod ids;
 pub mod render;
 pub mod runs;
 pub mod sim;

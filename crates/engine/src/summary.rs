@@ -5,13 +5,14 @@
 //! kept (one `u64` each) for the 95th percentile. It measures what the trace says; it
 //! makes no decisions and knows no rules.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
 use subsim_rules::RejectReason;
 
 use crate::event::{Event, EventKind, Outcome};
+use crate::ids::IdMap;
 use crate::render::jsonl::write_string;
 use crate::sink::Sink;
 use crate::spec::{Retry, SimSpec};
@@ -90,7 +91,7 @@ struct LoadStats {
     /// Running agents by id → their type index (for per-type running means), for every
     /// type but the first one started (the usual only one), so that a load of one type
     /// pays for no map; resumed runs map to [`NOT_TRACKED`].
-    running_types: BTreeMap<u32, usize>,
+    running_types: RunningTypes,
     all: TypeLoad,
     types: Vec<(Rc<str>, TypeLoad)>,
     /// Runs finished after the warm-up.
@@ -106,6 +107,80 @@ struct LoadStats {
 
 /// `running_types` value of a resumed run, counted in the total running only.
 const NOT_TRACKED: usize = usize::MAX;
+
+/// Running agents by id → type index. Agent ids are handed out in start order, so the
+/// running ones lie in a window of ids: a vector over that window (two bytes per id,
+/// trimmed from the front as the oldest end) answers without hashing, and stays a few
+/// megabytes where a map of a million running agents misses the cache on every finish.
+/// Ids before the window (a resumed old agent), ids far past it and type indices that do
+/// not fit go in a map.
+#[derive(Clone, Debug, Default)]
+struct RunningTypes {
+    /// The id of `window[0]`.
+    base: u32,
+    /// 0: not running here; `u16::MAX`: [`NOT_TRACKED`]; else the type index + 1.
+    window: VecDeque<u16>,
+    /// Non-zero entries of `window`.
+    in_window: usize,
+    others: IdMap<usize>,
+}
+
+impl RunningTypes {
+    fn is_empty(&self) -> bool {
+        self.in_window == 0 && self.others.is_empty()
+    }
+
+    fn encode(index: usize) -> Option<u16> {
+        if index == NOT_TRACKED {
+            Some(u16::MAX)
+        } else {
+            u16::try_from(index + 1)
+                .ok()
+                .filter(|&code| code < u16::MAX)
+        }
+    }
+
+    fn insert(&mut self, id: u32, index: usize) {
+        self.remove(id);
+        if self.in_window == 0 {
+            self.window.clear();
+            self.base = id;
+        }
+        let (Some(code), Some(offset)) = (Self::encode(index), id.checked_sub(self.base)) else {
+            self.others.insert(id, index);
+            return;
+        };
+        let offset = offset as usize;
+        if offset >= self.window.len() {
+            if offset > 4 * self.window.len() + 4096 {
+                self.others.insert(id, index);
+                return;
+            }
+            self.window.resize(offset + 1, 0);
+        }
+        self.window[offset] = code;
+        self.in_window += 1;
+    }
+
+    fn remove(&mut self, id: u32) -> Option<usize> {
+        let offset = id.checked_sub(self.base).map(|offset| offset as usize);
+        match offset.and_then(|offset| self.window.get_mut(offset)) {
+            Some(code) if *code != 0 => {
+                let index = match std::mem::take(code) {
+                    u16::MAX => NOT_TRACKED,
+                    code => usize::from(code) - 1,
+                };
+                self.in_window -= 1;
+                while self.window.front() == Some(&0) {
+                    self.window.pop_front();
+                    self.base = self.base.wrapping_add(1);
+                }
+                Some(index)
+            }
+            _ => self.others.remove(&id),
+        }
+    }
+}
 
 /// One agent type's (or all) load statistics.
 #[derive(Clone, Debug, Default)]
@@ -351,7 +426,7 @@ impl LoadStats {
         let index = if self.running_types.is_empty() {
             Some(0)
         } else {
-            match self.running_types.remove(&id) {
+            match self.running_types.remove(id) {
                 Some(NOT_TRACKED) => None,
                 Some(index) => Some(index),
                 None => Some(0),
@@ -1256,6 +1331,53 @@ impl Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The id window answers exactly as a map would, for ids in start order, resumes of
+    /// old ids, far ids, untracked runs and type indices that do not fit two bytes.
+    #[test]
+    fn running_types_behave_as_a_map() {
+        let mut fast = RunningTypes::default();
+        let mut model: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let mut next_id = 1u32;
+        for _ in 0..50_000 {
+            match draw(10) {
+                0..=3 => {
+                    let index = match draw(20) {
+                        0 => NOT_TRACKED,
+                        1 => 70_000,
+                        n => n as usize,
+                    };
+                    let id = match draw(30) {
+                        0 => next_id.saturating_sub(draw(1_000) as u32),
+                        1 => next_id + 100_000,
+                        2 => u32::MAX - draw(2) as u32,
+                        _ => {
+                            next_id += 1;
+                            next_id
+                        }
+                    };
+                    fast.insert(id, index);
+                    model.insert(id, index);
+                }
+                _ => {
+                    let id = next_id.saturating_sub(draw(200) as u32);
+                    assert_eq!(fast.remove(id), model.remove(&id));
+                }
+            }
+            assert_eq!(fast.is_empty(), model.is_empty());
+        }
+        for (id, index) in model {
+            assert_eq!(fast.remove(id), Some(index));
+        }
+        assert!(fast.is_empty());
+    }
     use crate::event::AgentRef;
     use crate::event::RunProfile;
     use crate::spec::Answer;

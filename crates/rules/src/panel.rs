@@ -33,7 +33,7 @@
 //! - **PANEL-8** is about `/tasks`: the model and effort appear on [`TaskLine`]s, not on panel
 //!   [`Row`]s.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
 
 use crate::messages;
@@ -44,6 +44,11 @@ pub type Micros = u64;
 
 /// PANEL-2/3/4/5: how long a finished row, the footer hint and a done `/tasks` entry stay.
 pub const RETENTION: Micros = 30_000_000;
+
+/// How a run without a name is labelled: its id, `a7` (the trace's spelling of agent ids).
+pub fn id_label(id: u32) -> String {
+    format!("a{id}")
+}
 
 /// The main session's label.
 pub const MAIN_LABEL: &str = "main";
@@ -110,8 +115,9 @@ pub struct Started<'a> {
     pub id: u32,
     /// The launcher's id; `None` for the main conversation.
     pub parent: Option<u32>,
-    /// The label shown (the agent's name, or whatever the engine shows for it).
-    pub name: &'a str,
+    /// The agent's name; `None` for an unnamed run, which is shown by its id
+    /// ([`id_label`]: `a7`).
+    pub name: Option<&'a str>,
     /// The run is a fork (PANEL-4).
     pub fork: bool,
     /// The run is in the background (PANEL-1, Q-21).
@@ -126,7 +132,9 @@ pub struct Started<'a> {
 struct Entry {
     id: u32,
     parent: Option<u32>,
-    label: String,
+    /// The name, if the run has one (else the row shows [`id_label`]; nothing is
+    /// formatted or allocated per start for an unnamed run).
+    name: Option<Box<str>>,
     fork: bool,
     background: bool,
     /// The model, as an index into [`Panel::names`].
@@ -147,6 +155,14 @@ struct Entry {
 }
 
 impl Entry {
+    /// The label shown: the name, or the id.
+    fn label(&self) -> String {
+        match &self.name {
+            Some(name) => name.to_string(),
+            None => id_label(self.id),
+        }
+    }
+
     /// Q-21: only background runs and forks get rows.
     fn has_rows(&self) -> bool {
         self.background || self.fork
@@ -383,7 +399,7 @@ pub struct Panel {
     /// Every run ever started, in start order.
     entries: Vec<Entry>,
     /// Agent id → index in `entries` (looked up, never iterated).
-    index: HashMap<u32, u32>,
+    index: IdIndex,
     /// Model and effort names, interned (a run stores an index).
     names: Vec<String>,
     /// Name → index in `names`.
@@ -399,7 +415,93 @@ pub struct Panel {
     dirty: Vec<u32>,
     /// `(end of a 30 s window, entry index)` of finished runs with a row or `/tasks`
     /// entry that may end then; stale pairs are skipped when met.
-    windows: BTreeSet<(Micros, u32)>,
+    windows: Windows,
+    /// Scratch lists of one [`Panel::update`], kept so an update allocates nothing.
+    scratch: Scratch,
+}
+
+/// Agent id → index in [`Panel::entries`]. Engines number agents 1, 2, 3, …, so ids below
+/// a bound proportional to the number of entries go in a plain vector (no hashing, no
+/// allocation per start); any other id goes in a map.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct IdIndex {
+    /// `dense[id]` is the index + 1, or 0 for none.
+    dense: Vec<u32>,
+    sparse: HashMap<u32, u32>,
+}
+
+impl IdIndex {
+    fn get(&self, id: u32) -> Option<u32> {
+        match self.dense.get(id as usize) {
+            Some(&0) => None,
+            Some(&plus_one) => Some(plus_one - 1),
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+
+    /// Records `id` at `index`, a new entry (`index` is the number of entries before it).
+    fn insert(&mut self, id: u32, index: u32) {
+        let slot = id as usize;
+        if slot < self.dense.len() {
+            self.dense[slot] = index + 1;
+        } else if slot < 2 * (index as usize) + 1024 {
+            self.dense.resize(slot + 1, 0);
+            self.dense[slot] = index + 1;
+        } else {
+            self.sparse.insert(id, index);
+        }
+    }
+}
+
+/// The 30 s windows in the order they end. Finishes come in time order, so their windows
+/// are appended in order to `ordered` (O(1) each); a window that opens late (a finished
+/// run moved to the background) goes in the `late` set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Windows {
+    ordered: VecDeque<(Micros, u32)>,
+    late: BTreeSet<(Micros, u32)>,
+}
+
+impl Windows {
+    fn insert(&mut self, window: (Micros, u32)) {
+        match self.ordered.back() {
+            Some(&last) if window < last => {
+                self.late.insert(window);
+            }
+            _ => self.ordered.push_back(window),
+        }
+    }
+
+    fn first(&self) -> Option<(Micros, u32)> {
+        match (self.ordered.front(), self.late.first()) {
+            (Some(&a), Some(&b)) => Some(a.min(b)),
+            (Some(&a), None) => Some(a),
+            (None, Some(&b)) => Some(b),
+            (None, None) => None,
+        }
+    }
+
+    fn pop_first(&mut self) {
+        let from_late = match (self.ordered.front(), self.late.first()) {
+            (Some(&a), Some(&b)) => b < a,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if from_late {
+            self.late.pop_first();
+        } else {
+            self.ordered.pop_front();
+        }
+    }
+}
+
+/// The lists one [`Panel::update`] works with, empty between calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Scratch {
+    removed: Vec<u32>,
+    changed: Vec<(u32, Status, Status)>,
+    added: Vec<u32>,
+    now: Vec<Option<Status>>,
 }
 
 impl Panel {
@@ -409,7 +511,7 @@ impl Panel {
     }
 
     fn position(&self, id: u32) -> Option<usize> {
-        self.index.get(&id).map(|&index| index as usize)
+        self.index.get(id).map(|index| index as usize)
     }
 
     fn entry(&self, id: u32) -> Option<&Entry> {
@@ -451,7 +553,7 @@ impl Panel {
         let mut entry = Entry {
             id: run.id,
             parent: run.parent,
-            label: run.name.to_string(),
+            name: run.name.map(Box::from),
             fork: run.fork,
             background: run.background,
             model,
@@ -637,7 +739,7 @@ impl Panel {
             let (entry, status) = visible[index];
             rows.push(Row {
                 id: RowId::Agent(entry.id),
-                label: entry.label.clone(),
+                label: entry.label(),
                 depth: depths[index],
                 level,
                 status,
@@ -689,7 +791,7 @@ impl Panel {
         out: &mut Vec<PanelChange>,
     ) -> Option<Micros> {
         // PANEL-2/3/4/5: windows that ended by now.
-        while let Some(&(end, index)) = self.windows.first() {
+        while let Some((end, index)) = self.windows.first() {
             if end > at {
                 break;
             }
@@ -697,10 +799,12 @@ impl Panel {
             self.touch(index as usize);
         }
         let mut dirty = std::mem::take(&mut self.dirty);
-        let mut removed: Vec<u32> = Vec::new();
-        let mut changed: Vec<(u32, Status, Status)> = Vec::new();
-        let mut added: Vec<u32> = Vec::new();
-        let mut now: Vec<Option<Status>> = Vec::with_capacity(dirty.len());
+        let Scratch {
+            mut removed,
+            mut changed,
+            mut added,
+            mut now,
+        } = std::mem::take(&mut self.scratch);
         for &index in &dirty {
             let entry = &mut self.entries[index as usize];
             entry.dirty = false;
@@ -718,7 +822,7 @@ impl Panel {
             removed.sort_by_cached_key(|&index| self.tree_key(index as usize));
         }
         let main_before = self.shown_forks > 0;
-        for (&index, status) in dirty.iter().zip(now) {
+        for (&index, &status) in dirty.iter().zip(&now) {
             let entry = &mut self.entries[index as usize];
             if let Some((_, true)) = entry.shown {
                 self.shown_forks -= 1;
@@ -739,7 +843,7 @@ impl Panel {
                 rule: "PANEL-1",
             });
         }
-        for index in removed {
+        for &index in &removed {
             let entry = &self.entries[index as usize];
             let (reason, rule) = entry.removal(at);
             out.push(PanelChange::RowRemoved {
@@ -752,7 +856,7 @@ impl Panel {
         if changed.len() > 1 {
             changed.sort_by_cached_key(|&(index, _, _)| self.tree_key(index as usize));
         }
-        for (index, from, to) in changed {
+        for &(index, from, to) in &changed {
             let entry = &self.entries[index as usize];
             out.push(PanelChange::RowStatusChanged {
                 row: RowId::Agent(entry.id),
@@ -770,7 +874,7 @@ impl Panel {
         if added.len() > 1 {
             added.sort_by_cached_key(|&index| self.tree_key(index as usize));
         }
-        for index in added {
+        for &index in &added {
             let entry = &self.entries[index as usize];
             out.push(PanelChange::RowAdded {
                 row: RowId::Agent(entry.id),
@@ -784,9 +888,19 @@ impl Panel {
             _ => {}
         }
         self.shown_hint = hint;
+        removed.clear();
+        changed.clear();
+        added.clear();
+        now.clear();
+        self.scratch = Scratch {
+            removed,
+            changed,
+            added,
+            now,
+        };
         // The next window whose end changes the view; stale ones are dropped on the way.
         let mut next = None;
-        while let Some(&(end, index)) = self.windows.first() {
+        while let Some((end, index)) = self.windows.first() {
             if self.entries[index as usize].window_ends(end, at, gates) {
                 next = Some(end);
                 break;
@@ -825,7 +939,7 @@ impl Panel {
     fn tasks(&self, at: Micros, gates: &Gates) -> Vec<TaskLine> {
         let line = |entry: &Entry, status: Status| TaskLine {
             id: entry.id,
-            label: entry.label.clone(),
+            label: entry.label(),
             status,
             running: entry.running,
             model: gates
@@ -1169,7 +1283,7 @@ mod tests {
         Started {
             id,
             parent,
-            name,
+            name: Some(name),
             fork,
             background,
             model: "sonnet",
@@ -1233,7 +1347,7 @@ mod tests {
                                 Started {
                                     id: ids,
                                     parent,
-                                    name: "r",
+                                    name: ids.is_multiple_of(2).then_some("r"),
                                     fork: draw(4) == 0,
                                     background: draw(3) > 0,
                                     model: ["sonnet", "opus"][draw(2) as usize],
@@ -1688,6 +1802,62 @@ mod tests {
             "/tasks\n  (no tasks)\n"
         );
         assert_eq!(render_panel(&Panel::new().view(0, &g, false)), "");
+    }
+
+    #[test]
+    fn unnamed_runs_show_their_id_and_any_id_is_found() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        panel.on_start(
+            Started {
+                name: None,
+                ..bg(7, "")
+            },
+            0,
+        );
+        // An id far past the number of runs is kept in the map, not the vector.
+        panel.on_start(bg(4_000_000_000, "far"), 0);
+        let view = panel.view(0, &g, false);
+        let labels: Vec<&str> = view.rows.iter().map(|row| row.label.as_str()).collect();
+        assert_eq!(labels, ["a7", "far"]);
+        assert!(panel.has_row(4_000_000_000, 0, &g));
+        assert!(!panel.has_row(8, 0, &g));
+    }
+
+    #[test]
+    fn a_window_opened_late_ends_first() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        let mut out = Vec::new();
+        panel.on_start(run(1, None, "fg", false, false), 0);
+        panel.on_start(bg(2, "bg"), 0);
+        panel.on_finish(1, FinishKind::Failure, S);
+        panel.on_finish(2, FinishKind::Failure, 2 * S);
+        assert_eq!(
+            panel.update(2 * S, &g, false, &mut out),
+            Some(2 * S + RETENTION)
+        );
+        // Ctrl+B on the finished foreground run: its row and its window (which ends
+        // before run 2's) appear now.
+        panel.on_background(1, 3 * S);
+        out.clear();
+        assert_eq!(
+            panel.update(3 * S, &g, false, &mut out),
+            Some(S + RETENTION)
+        );
+        assert_eq!(
+            out,
+            [PanelChange::RowAdded {
+                row: RowId::Agent(1),
+                rule: "RESUME-8"
+            }]
+        );
+        out.clear();
+        assert_eq!(
+            panel.update(S + RETENTION, &g, false, &mut out),
+            Some(2 * S + RETENTION)
+        );
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! records of load-generated agents are released when their run ends (they are anonymous
 //! and cannot be addressed again).
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
@@ -44,6 +44,7 @@ mod load;
 mod messaging;
 mod observe;
 mod person;
+mod queue;
 mod spawn;
 mod steps;
 mod ties;
@@ -238,44 +239,6 @@ enum Wake {
     BashDone { agent: AgentId, run: u32 },
 }
 
-/// A heap entry: the wake and its `(time, seq)` packed into one key. Seqs are unique, so
-/// the key alone orders entries exactly as `(time, seq)` does; the order is reversed so
-/// that the max-heap pops the earliest.
-#[derive(Clone, Copy, Debug)]
-struct Queued {
-    key: u128,
-    wake: Wake,
-}
-
-impl Queued {
-    fn new(at: SimTime, seq: u64, wake: Wake) -> Queued {
-        Queued {
-            key: (u128::from(at.0) << 64) | u128::from(seq),
-            wake,
-        }
-    }
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, other: &Queued) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Queued {}
-
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Queued {
-    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
-        other.key.cmp(&self.key)
-    }
-}
-
 /// What a step did to its run's program: the run takes its next step now, or it does
 /// not — it blocked (a timer, a prompt, foreground children, a wait: a queued wake
 /// resumes it) or it ended.
@@ -439,7 +402,7 @@ struct Kernel<'s> {
     now: SimTime,
     last_time: SimTime,
     queue_seq: u64,
-    queue: BinaryHeap<Queued>,
+    queue: queue::TimeQueue<Wake>,
     /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
     now_queue: VecDeque<(u64, Wake)>,
@@ -704,7 +667,7 @@ impl<'s> Kernel<'s> {
             now: SimTime::ZERO,
             last_time: SimTime::ZERO,
             queue_seq: 0,
-            queue: BinaryHeap::new(),
+            queue: queue::TimeQueue::new(),
             now_queue: VecDeque::new(),
             next_arrival: None,
             stop_at: None,
@@ -952,7 +915,7 @@ impl<'s> Kernel<'s> {
             // seq already queued for this instant in the heap.
             self.now_queue.push_back((self.queue_seq, wake));
         } else {
-            self.queue.push(Queued::new(at, self.queue_seq, wake));
+            self.queue.push(at.0, self.queue_seq, wake);
         }
     }
 
@@ -977,12 +940,8 @@ impl<'s> Kernel<'s> {
                 best = Some((time, seq, source));
             }
         };
-        if let Some(head) = self.queue.peek() {
-            consider(
-                SimTime((head.key >> 64) as u64),
-                head.key as u64,
-                Source::Heap,
-            );
+        if let Some((time, seq)) = self.queue.peek() {
+            consider(SimTime(time), seq, Source::Heap);
         }
         if let Some((seq, _)) = self.now_queue.front() {
             consider(self.now, *seq, Source::Now);
@@ -997,7 +956,7 @@ impl<'s> Kernel<'s> {
     fn pop_with_seq(&mut self) -> Option<(SimTime, u64, Wake)> {
         let (time, seq, source) = self.head()?;
         let wake = match source {
-            Source::Heap => self.queue.pop()?.wake,
+            Source::Heap => self.queue.pop()?.2,
             Source::Now => self.now_queue.pop_front()?.1,
             Source::Arrival => {
                 self.next_arrival = None;

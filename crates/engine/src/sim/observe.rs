@@ -48,7 +48,7 @@ impl Kernel<'_> {
                     state.panel.on_resume(id, background, self.now.as_micros());
                 }
             } else {
-                let label = agent.reference().label();
+                let name = agent.name.clone();
                 let parent = (agent.report_to != MAIN).then_some(agent.report_to);
                 let profile = agent.profile.clone();
                 let fork = agent.fork;
@@ -57,7 +57,7 @@ impl Kernel<'_> {
                         Started {
                             id,
                             parent,
-                            name: &label,
+                            name: name.as_deref(),
                             fork,
                             background,
                             model: &profile.model,
@@ -67,7 +67,7 @@ impl Kernel<'_> {
                     );
                 }
             }
-            self.panel_update();
+            self.panel_update_near(Some(slot));
         }
         self.lifecycle_hooks(slot, HookEvent::SubagentStart, transition);
     }
@@ -91,7 +91,7 @@ impl Kernel<'_> {
             if let Some(state) = self.panel.as_mut() {
                 state.panel.on_finish(id, kind, self.now.as_micros());
             }
-            self.panel_update();
+            self.panel_update_near(Some(slot));
         }
     }
 
@@ -119,6 +119,13 @@ impl Kernel<'_> {
     /// Emits what changed in the panel since it was last shown, and schedules the next
     /// change that time alone brings (a 30-second window ending).
     pub(super) fn panel_update(&mut self) {
+        self.panel_update_near(None);
+    }
+
+    /// [`Kernel::panel_update`] right after a change to the run in `slot` (if any): a row
+    /// of that run is named from its record at hand, not looked up by id.
+    fn panel_update_near(&mut self, slot: Option<u32>) {
+        let near = slot.map(|slot| (self.agent(slot).id, slot));
         let gates = self.config.gates;
         let now = self.now;
         let Some(state) = self.panel.as_mut() else {
@@ -151,7 +158,10 @@ impl Kernel<'_> {
             };
             let row = match row {
                 RowId::Main => AgentRef::MAIN,
-                RowId::Agent(id) => self.reference(id),
+                RowId::Agent(id) => match near {
+                    Some((near_id, slot)) if near_id == id => self.agent(slot).reference(),
+                    _ => self.reference(id),
+                },
             };
             self.emit(
                 Some(change.rule()),

@@ -54,7 +54,7 @@ impl Kernel<'_> {
                 // Everything due now was drained above, so the FIFO stays in seq order.
                 self.now_queue.push_back((seq, wake));
             } else {
-                self.queue.push(Queued::new(time, seq, wake));
+                self.queue.push(time.0, seq, wake);
             }
         }
         Some((time, chosen))
