@@ -6,7 +6,7 @@ impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------
 
     pub(super) fn user_action(&mut self, index: usize) {
-        let action = self.actions[index].kind.clone();
+        let action = self.person.actions[index].kind.clone();
         match action {
             ActionKind::Stop(target) => self.stop(None, &target),
             ActionKind::CtrlB => self.ctrl_b(),
@@ -18,7 +18,7 @@ impl Kernel<'_> {
             } => self.subtask(&task, name.as_deref(), behavior),
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
-                self.reached.clear();
+                self.agents.reached.clear();
                 self.emit(Some("RESUME-13"), EventKind::ConversationCleared);
             }
             ActionKind::TypeTo {
@@ -31,8 +31,8 @@ impl Kernel<'_> {
 
     /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
     pub(super) fn dismiss(&mut self, target: &str) {
-        let why = match self.lookup(target) {
-            Some(id) if self.is_running(id) => {
+        let why = match self.agents.lookup(target) {
+            Some(id) if self.agents.is_running(id) => {
                 format!("{target} is running; `x` on a running row stops it (use `stop`)")
             }
             Some(id) if self.observe_dismiss(id) => return,
@@ -50,7 +50,7 @@ impl Kernel<'_> {
 
     /// FGBG-5: Ctrl+B sends the running foreground task into the background.
     pub(super) fn ctrl_b(&mut self) {
-        let main = self.agent(0);
+        let main = self.agents.get(0);
         if main.block != Block::Foreground {
             self.emit(
                 Some("FGBG-5"),
@@ -63,7 +63,7 @@ impl Kernel<'_> {
         }
         // Every foreground child main is blocked on (a spawn step may have issued several).
         let mut candidates: Vec<(AgentId, u32)> = Vec::new();
-        for (slot, agent) in self.slots.iter().enumerate() {
+        for (slot, agent) in self.agents.slots.iter().enumerate() {
             if let Some(agent) = agent {
                 if agent.report_to == MAIN
                     && agent.awaited
@@ -77,11 +77,11 @@ impl Kernel<'_> {
         }
         candidates.sort();
         for (_, slot) in candidates {
-            let agent = self.agent_mut(slot);
+            let agent = self.agents.get_mut(slot);
             agent.mode = Mode::Background;
             agent.awaited = false;
             let reference = agent.reference();
-            let running = self.running;
+            let running = self.agents.running;
             self.emit(
                 Some("FGBG-5"),
                 EventKind::AgentBackgrounded {
@@ -90,17 +90,17 @@ impl Kernel<'_> {
                 },
             );
             self.observe_backgrounded(reference.id);
-            let main = self.agent_mut(0);
+            let main = self.agents.get_mut(0);
             main.foreground_pending = main.foreground_pending.saturating_sub(1);
         }
-        if self.agent(0).foreground_pending == 0 {
+        if self.agents.get(0).foreground_pending == 0 {
             self.wake_now(0);
         }
     }
 
     /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
     pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
-        let Some(command) = self.config.gates.user_fork_command else {
+        let Some(command) = self.session.config.gates.user_fork_command else {
             self.emit(
                 Some("FORK-9"),
                 EventKind::ActionIgnored {
@@ -125,38 +125,36 @@ impl Kernel<'_> {
             }
             .as_str(),
         );
-        if self.next_id as u64 > self.limits.max_agents {
-            self.hit_limit("max_agents", self.limits.max_agents);
+        if self.agents.next_id as u64 > self.trace.limits.max_agents {
+            self.hit_limit("max_agents", self.trace.limits.max_agents);
             return;
         }
-        if u64::from(self.running) >= self.limits.max_running {
-            self.hit_limit("max_running", self.limits.max_running);
+        if u64::from(self.agents.running) >= self.trace.limits.max_running {
+            self.hit_limit("max_running", self.trace.limits.max_running);
             return;
         }
-        let id = self.next_id;
-        self.next_id += 1;
-        self.running += 1;
+        let id = self.agents.next_id;
+        self.agents.next_id += 1;
+        self.agents.running += 1;
         // CAP-6 / FORK-9 / Q-39: a fork of main: main's tools and model, no handback.
         let subtask_spec = SpawnSpec {
             fork: true,
             count: 1,
             ..SpawnSpec::default()
         };
-        let tools = self.agent(0).profile.tools.clone();
+        let tools = self.agents.get(0).profile.tools.clone();
         let profile = self.run_profile(
             None,
             &subtask_spec,
             Mode::Background,
             1,
-            self.config.permission_mode,
+            self.session.config.permission_mode,
             tools,
         );
-        let child = Agent {
+        let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index: None,
             invocation_model: None,
-            report: None,
-            continuations: 0,
             classifier: None,
             profile: profile.clone(),
             name: Some(name.clone()),
@@ -165,35 +163,17 @@ impl Kernel<'_> {
             fork: true,
             teammate: false,
             profile_background: false,
-            permission_mode: self.config.permission_mode,
+            permission_mode: self.session.config.permission_mode,
             one_shot: false,
             max_turns: None,
             from_load: false,
-            status: Status::Running,
-            user_cancelled: false,
             program: behavior.unwrap_or_else(default_behavior),
-            pc: 0,
-            stack: Vec::new(),
-            block: Block::Ready,
-            gen: 0,
-            foreground_pending: 0,
-            run: 0,
-            awaited: false,
-            children_running: 0,
-            bash_running: 0,
-            inbox: 0,
-            waiters: Vec::new(),
             report_to: MAIN,
-            resumed: false,
-            turns: 0,
             rng: None,
-            finished_at: SimTime::ZERO,
-        };
-        let slot = self.insert(child);
-        let gen = self.agent(slot).gen;
-        self.agent_mut(0).children_running += 1;
-        self.names.insert(name.clone(), id);
-        let running = self.running;
+        });
+        self.agents.get_mut(0).children_running += 1;
+        self.agents.names.insert(name.clone(), id);
+        let running = self.agents.running;
         let rule = if command == "/subtask" {
             Unchecked::Subtask.rule()
         } else {
@@ -216,12 +196,13 @@ impl Kernel<'_> {
             },
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.schedule(self.now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
     }
 
     /// RESUME-11 / Q-7 / Q-24: the person types into an agent's transcript.
     pub(super) fn type_to(&mut self, to: &str, behavior: Option<Program>) {
-        let Some(id) = self.lookup(to).filter(|id| *id != MAIN) else {
+        let Some(id) = self.agents.lookup(to).filter(|id| *id != MAIN) else {
             self.emit(
                 None,
                 EventKind::ActionIgnored {
@@ -231,9 +212,9 @@ impl Kernel<'_> {
             );
             return;
         };
-        let slot = self.slot_of(id).expect("looked-up agent has a slot");
-        if self.is_running(id) {
-            let target = self.reference(id);
+        let slot = self.agents.slot_of(id).expect("looked-up agent has a slot");
+        if self.agents.is_running(id) {
+            let target = self.agents.reference(id);
             self.emit(
                 Some("RESUME-17"),
                 EventKind::MessageDelivered {
@@ -243,14 +224,15 @@ impl Kernel<'_> {
             );
             return;
         }
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let in_panel = self
+            .clock
             .now
             .as_micros()
             .saturating_sub(agent.finished_at.as_micros())
             <= 30_000_000;
-        if agent.user_cancelled && !(self.config.gates.type_to_resume && in_panel) {
-            let why = if self.config.gates.type_to_resume {
+        if agent.user_cancelled && !(self.session.config.gates.type_to_resume && in_panel) {
+            let why = if self.session.config.gates.type_to_resume {
                 "its row has left the panel (30 s, PANEL-3)"
             } else {
                 "typing to resume needs v2.1.191+"
@@ -266,7 +248,7 @@ impl Kernel<'_> {
         }
         let was_cancelled = agent.user_cancelled;
         // after the person resumes it, Claude may message it again.
-        self.agent_mut(slot).user_cancelled = false;
+        self.agents.get_mut(slot).user_cancelled = false;
         // a resume the person starts bypasses the cap like Claude's.
         self.resume(
             slot,

@@ -72,14 +72,14 @@ impl Kernel<'_> {
         rule: Option<RuleId>,
         detail: Option<String>,
     ) -> Option<(FinishRest, Option<u32>)> {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.status != Status::Running || agent.id == MAIN {
             return None;
         }
         if let Block::Prompt(number) = agent.block {
             let reference = agent.reference();
             // a pending prompt is withdrawn when its run ends.
-            if let Some(pending) = self.prompts.remove(&number) {
+            if let Some(pending) = self.person.prompts.remove(&number) {
                 self.emit(
                     Some("Q-38"),
                     EventKind::PermissionWithdrawn {
@@ -88,14 +88,14 @@ impl Kernel<'_> {
                         prompt: number,
                     },
                 );
-                if self.person_busy == Some(number) {
-                    self.person_busy = None;
+                if self.person.busy == Some(number) {
+                    self.person.busy = None;
                     self.person_next();
                 }
             }
         }
-        let now = self.now;
-        let agent = self.agent_mut(slot);
+        let now = self.clock.now;
+        let agent = self.agents.get_mut(slot);
         agent.status = Status::Finished(outcome);
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
@@ -120,9 +120,9 @@ impl Kernel<'_> {
         );
         // CAP-8: a teammate held no slot.
         if !teammate {
-            self.running -= 1;
+            self.agents.running -= 1;
         }
-        let running = self.running;
+        let running = self.agents.running;
         let finished_name = own_name.clone();
         let detail_text = detail.as_deref().map(Rc::from);
         self.emit_with(rule, move || EventKind::AgentFinished {
@@ -136,8 +136,9 @@ impl Kernel<'_> {
         });
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
-        let caller_slot = self.slot_of(report_to);
-        let caller_running = caller_slot.is_some_and(|s| self.agent(s).status == Status::Running);
+        let caller_slot = self.agents.slot_of(report_to);
+        let caller_running =
+            caller_slot.is_some_and(|s| self.agents.get(s).status == Status::Running);
         let (recipient, delivery, notify_rule) = notify::completion(Finishing {
             mode: if awaited { mode } else { Mode::Background },
             fork,
@@ -157,8 +158,8 @@ impl Kernel<'_> {
             Recipient::Caller => report_to,
             Recipient::Main => MAIN,
         };
-        let to_name = match self.slot_of(to_id) {
-            Some(to_slot) => self.agent(to_slot).name.clone(),
+        let to_name = match self.agents.slot_of(to_id) {
+            Some(to_slot) => self.agents.get(to_slot).name.clone(),
             None => None,
         };
         self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
@@ -183,11 +184,11 @@ impl Kernel<'_> {
         // The caller's bookkeeping. Its count of running children stays exact even while
         // the caller is not running (a stopped launcher may be resumed later).
         if let Some(caller_slot) = caller_slot {
-            let caller = self.agent_mut(caller_slot);
+            let caller = self.agents.get_mut(caller_slot);
             caller.children_running = caller.children_running.saturating_sub(1);
         }
         if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
-            let caller = self.agent_mut(caller_slot);
+            let caller = self.agents.get_mut(caller_slot);
             if delivery == Delivery::ToolResult {
                 caller.foreground_pending = caller.foreground_pending.saturating_sub(1);
                 if caller.foreground_pending == 0 && caller.block == Block::Foreground {
@@ -196,7 +197,7 @@ impl Kernel<'_> {
             }
         }
         if delivery == Delivery::Notification {
-            if let Some(recipient_slot) = self.slot_of(to_id) {
+            if let Some(recipient_slot) = self.agents.slot_of(to_id) {
                 self.deliver_to(recipient_slot);
             }
         }
@@ -221,24 +222,24 @@ impl Kernel<'_> {
             from_load,
         } = rest;
         for waiter in waiters {
-            if let Some(waiter_slot) = self.slot_of(waiter) {
-                if self.agent(waiter_slot).block == Block::Agent {
+            if let Some(waiter_slot) = self.agents.slot_of(waiter) {
+                if self.agents.get(waiter_slot).block == Block::Agent {
                     self.wake_now(waiter_slot);
                 }
             }
         }
         // CAP-3: a freed slot lets one waiting load retry go.
-        if let Some(index) = self.retry_waiting.pop_front() {
-            self.schedule(self.now, Wake::Retry(index));
+        if let Some(index) = self.load.retry_waiting.pop_front() {
+            self.clock.schedule(self.clock.now, Wake::Retry(index));
         }
-        if from_load && self.agent(slot).name.is_none() {
-            self.release(slot);
+        if from_load && self.agents.get(slot).name.is_none() {
+            self.agents.release(slot);
         }
     }
 
     /// A notification reached the agent in `slot`: wake a notification wait, or keep it.
     pub(super) fn deliver_to(&mut self, slot: u32) {
-        let agent = self.agent_mut(slot);
+        let agent = self.agents.get_mut(slot);
         if agent.status != Status::Running {
             return;
         }
@@ -253,7 +254,7 @@ impl Kernel<'_> {
     /// Returns `slot` when the agent was waiting for its children to end its run
     /// (NOTIFY-6): [`Kernel::finish`] ends it next.
     fn after_child_finished(&mut self, slot: u32) -> Option<u32> {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.children_running > 0 {
             return None;
         }
@@ -267,29 +268,11 @@ impl Kernel<'_> {
         }
     }
 
-    pub(super) fn release(&mut self, slot: u32) {
-        // Read what the free list needs, then drop the record where it lies (taking it out
-        // would copy the whole record first).
-        debug_assert!(
-            self.slots[slot as usize].is_some(),
-            "kernel invariant: a slot is released once"
-        );
-        let Some(agent) = self.slots[slot as usize].as_ref() else {
+    pub(super) fn bash_done(&mut self, id: AgentId, run: u32) {
+        let Some(slot) = self.agents.slot_of(id) else {
             return;
         };
-        let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
-        self.slots[slot as usize] = None;
-        if unindexed {
-            self.unindexed -= 1;
-        } else {
-            self.by_id.remove(&id);
-        }
-        self.free.push((slot, gen.wrapping_add(1)));
-    }
-
-    pub(super) fn bash_done(&mut self, id: AgentId, run: u32) {
-        let Some(slot) = self.slot_of(id) else { return };
-        let agent = self.agent_mut(slot);
+        let agent = self.agents.get_mut(slot);
         // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
         // nobody: its run no longer waits for it.
         if agent.status != Status::Running || agent.run != run {
@@ -306,9 +289,9 @@ impl Kernel<'_> {
                 what: "bash_done",
             },
         );
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.block == Block::EndBash && agent.bash_running == 0 {
-            self.agent_mut(slot).block = Block::Ready;
+            self.agents.get_mut(slot).block = Block::Ready;
             self.end_of_steps(slot);
         } else {
             self.deliver_to(slot);
@@ -318,7 +301,7 @@ impl Kernel<'_> {
     /// A `fail` step (ERR-1…5). `Flow::Continue` if the run goes on (a continuation that
     /// recovered, or a fallback model), `Flow::Stop` if it ended or waits on a retried step.
     pub(super) fn fail(&mut self, slot: u32, fail: &FailSpec) -> Flow {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.id == MAIN {
             return Flow::Continue;
         }
@@ -339,7 +322,8 @@ impl Kernel<'_> {
         // Chain entries may be aliases; they name models like every other model field.
         let fallback = (fail.api_error == ApiError::ModelUnavailable)
             .then(|| {
-                self.fallback_models
+                self.session
+                    .fallback_models
                     .iter()
                     .map(|model| subsim_rules::model::expand_alias(model, None))
                     .find(|model| model.as_str() != &*current)
@@ -351,12 +335,12 @@ impl Kernel<'_> {
             // ERR-1 covers cuts whose partial response has text and no tool calls.
             mid_stream: fail.mid_stream && !fail.tool_calls,
             continuations_used: agent.continuations,
-            budget: self.continuation_budget,
+            budget: self.session.continuation_budget,
             fallback_chain_covers: fallback.is_some(),
             fallback_model: fallback.as_deref(),
             ..errors::ApiErrorInput::new(kind, mode)
         };
-        let decision = errors::on_api_error(input, &self.config.gates);
+        let decision = errors::on_api_error(input, &self.session.config.gates);
         let reference = agent.reference();
         match decision.action {
             errors::ErrorAction::Continue { attempt } => {
@@ -367,7 +351,7 @@ impl Kernel<'_> {
                         attempt,
                     },
                 );
-                let agent = self.agent_mut(slot);
+                let agent = self.agents.get_mut(slot);
                 agent.continuations = attempt;
                 if fail.recovers_after.is_some_and(|needed| attempt >= needed) {
                     // The continuation succeeded: the run goes on past the cut.
@@ -391,7 +375,7 @@ impl Kernel<'_> {
                         model: model.clone(),
                     },
                 );
-                let agent = self.agent_mut(slot);
+                let agent = self.agents.get_mut(slot);
                 let mut profile = (*agent.profile).clone();
                 profile.model = model;
                 profile.model_rule = "ERR-5";
@@ -417,7 +401,7 @@ impl Kernel<'_> {
             }
             errors::ErrorAction::ErrorAsFindings { text } => {
                 // ERR-2, before v2.1.199: the error text comes back as if it were findings.
-                self.agent_mut(slot).report = Some(Rc::from(text.as_str()));
+                self.agents.get_mut(slot).report = Some(Rc::from(text.as_str()));
                 self.finish(slot, Outcome::Completed, Some(decision.rule), Some(text));
                 Flow::Stop
             }
@@ -434,7 +418,7 @@ impl Kernel<'_> {
         outcome: Outcome,
         detail: Option<&str>,
     ) {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let body = match (&agent.report, outcome, detail) {
             (Some(report), Outcome::Failed, Some(detail)) => format!("{detail}\n{report}"),
             (Some(report), _, _) => {
@@ -450,7 +434,7 @@ impl Kernel<'_> {
                     ..
                 }) = self.reused_delivery(slot, &report)
                 {
-                    let reference = self.agent(slot).reference();
+                    let reference = self.agents.get(slot).reference();
                     self.emit(
                         Some(rule),
                         EventKind::ReportDelivered {
@@ -471,8 +455,8 @@ impl Kernel<'_> {
             (None, Outcome::Failed, Some(detail)) => detail.to_string(),
             (None, _, _) => return,
         };
-        let agent = self.agent(slot);
-        let gates = self.config.gates;
+        let agent = self.agents.get(slot);
+        let gates = self.session.config.gates;
         let scanned = scan::scan(&body, &gates);
         let scan_note = (!scanned.changes.is_empty()).then(|| {
             scanned
@@ -487,7 +471,7 @@ impl Kernel<'_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         });
-        let verdict = agent.classifier.unwrap_or(self.classifier).review;
+        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
         let outcome_kind = match verdict {
             Review::Clean => handback::ReviewOutcome::Clean,
             Review::Flagged => handback::ReviewOutcome::Flagged,
@@ -519,7 +503,7 @@ impl Kernel<'_> {
             &agent.report,
             outcome == Outcome::Failed && detail.is_some(),
         ) {
-            self.last_delivery = Some(Delivered {
+            self.caches.last_delivery = Some(Delivered {
                 report: report.clone(),
                 prefix: delivery.prefix,
                 text: text.clone(),
@@ -547,12 +531,12 @@ impl Kernel<'_> {
     /// text delivered with the same review prefix as the last one built: everything a
     /// delivery writes depends only on those (and on the session, which does not change).
     fn reused_delivery(&self, slot: u32, report: &Rc<str>) -> Option<Delivered> {
-        let last = self.last_delivery.as_ref()?;
+        let last = self.caches.last_delivery.as_ref()?;
         if !Rc::ptr_eq(&last.report, report) {
             return None;
         }
-        let agent = self.agent(slot);
-        let verdict = agent.classifier.unwrap_or(self.classifier).review;
+        let agent = self.agents.get(slot);
+        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
         let outcome_kind = match verdict {
             Review::Clean => handback::ReviewOutcome::Clean,
             Review::Flagged => handback::ReviewOutcome::Flagged,
@@ -560,7 +544,7 @@ impl Kernel<'_> {
             Review::Unavailable => handback::ReviewOutcome::Unavailable,
         };
         let mode = PermissionMode::from_str(agent.profile.permission_mode).unwrap_or_default();
-        let delivery = handback::review(outcome_kind, mode, agent.fork, &self.config.gates);
+        let delivery = handback::review(outcome_kind, mode, agent.fork, &self.session.config.gates);
         let review = delivery.reviewed.then(|| verdict.as_str());
         let rule_now = if last.scan.is_some() {
             last.rule

@@ -6,9 +6,11 @@ impl Kernel<'_> {
     // -- load ---------------------------------------------------------------------------
 
     pub(super) fn load_continues(&self, at: SimTime) -> bool {
-        let Some(load) = &self.load else { return false };
+        let Some(load) = &self.load.spec else {
+            return false;
+        };
         match load.until {
-            LoadUntil::Count(count) => self.arrivals < count,
+            LoadUntil::Count(count) => self.load.arrivals < count,
             LoadUntil::Duration(end) => at <= end,
         }
     }
@@ -16,8 +18,9 @@ impl Kernel<'_> {
     pub(super) fn arrival(&mut self) {
         let Some((arrivals, spawn)) = self
             .load
+            .spec
             .as_ref()
-            .map(|load| (load.arrivals, self.load_spawn_spec.clone()))
+            .map(|load| (load.arrivals, self.load.spawn_spec.clone()))
         else {
             return;
         };
@@ -26,27 +29,28 @@ impl Kernel<'_> {
             _ => 1,
         };
         for _ in 0..burst {
-            if !self.load_continues(self.now) {
+            if !self.load_continues(self.clock.now) {
                 break;
             }
-            self.arrivals += 1;
-            let index = self.arrivals;
+            self.load.arrivals += 1;
+            let index = self.load.arrivals;
             self.load_spawn(&spawn, index, false);
-            if self.limit.is_some() {
+            if self.trace.limit.is_some() {
                 return;
             }
         }
         let next = match arrivals {
             Arrivals::Poisson(rate) => Some(
-                self.now
-                    .plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng)),
+                self.clock
+                    .now
+                    .plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.load.arrival_rng)),
             ),
-            Arrivals::Every(micros) => Some(self.now.plus(micros.max(1))),
+            Arrivals::Every(micros) => Some(self.clock.now.plus(micros.max(1))),
             Arrivals::Burst(_) => None,
         };
         if let Some(next) = next {
             if self.load_continues(next) {
-                self.schedule_arrival(next);
+                self.clock.schedule_arrival(next);
             }
         }
     }
@@ -56,19 +60,20 @@ impl Kernel<'_> {
     /// `NAME-i`; its `spawn_requested` carries `arrival: i` either way.
     pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: u64, retry: bool) {
         let name = spec.name.as_ref().map(|name| format!("{name}-{index}"));
-        self.load_arrival = Some(index);
+        self.load.arrival = Some(index);
         let started = self.spawn(MAIN, spec, name, true);
-        self.load_arrival = None;
+        self.load.arrival = None;
         if started == Err(Some(RejectReason::ConcurrentLimit)) {
-            match self.load.as_ref().map(|load| load.retry) {
-                Some(Retry::AfterCompletion) => self.retry_waiting.push_back(index),
+            match self.load.spec.as_ref().map(|load| load.retry) {
+                Some(Retry::AfterCompletion) => self.load.retry_waiting.push_back(index),
                 // A queued call that lost the freed slot to a call of the same instant
                 // keeps its place at the head of the queue: FIFO, an M/M/c queue.
-                Some(Retry::Queue) if retry => self.retry_waiting.push_front(index),
-                Some(Retry::Queue) => self.retry_waiting.push_back(index),
+                Some(Retry::Queue) if retry => self.load.retry_waiting.push_front(index),
+                Some(Retry::Queue) => self.load.retry_waiting.push_back(index),
                 Some(Retry::Backoff(dist)) => {
-                    let delay = dist.sample(&mut self.retry_rng);
-                    self.schedule(self.now.plus(delay), Wake::Retry(index));
+                    let delay = dist.sample(&mut self.load.retry_rng);
+                    self.clock
+                        .schedule(self.clock.now.plus(delay), Wake::Retry(index));
                 }
                 _ => {}
             }

@@ -9,28 +9,28 @@ impl Kernel<'_> {
     pub(super) fn wait_for(&mut self, slot: u32, target: &WaitTarget) -> Flow {
         match target {
             WaitTarget::Agent(text) => {
-                let Some(id) = self.lookup(text) else {
+                let Some(id) = self.agents.lookup(text) else {
                     return Flow::Continue;
                 };
-                if !self.is_running(id) || id == self.agent(slot).id {
+                if !self.agents.is_running(id) || id == self.agents.get(slot).id {
                     return Flow::Continue;
                 }
-                let waiter = self.agent(slot).id;
-                if let Some(target_slot) = self.slot_of(id) {
-                    self.agent_mut(target_slot).waiters.push(waiter);
+                let waiter = self.agents.get(slot).id;
+                if let Some(target_slot) = self.agents.slot_of(id) {
+                    self.agents.get_mut(target_slot).waiters.push(waiter);
                 }
-                self.agent_mut(slot).block = Block::Agent;
+                self.agents.get_mut(slot).block = Block::Agent;
                 Flow::Stop
             }
             WaitTarget::Children => {
-                if self.agent(slot).children_running == 0 {
+                if self.agents.get(slot).children_running == 0 {
                     return Flow::Continue;
                 }
-                self.agent_mut(slot).block = Block::Children;
+                self.agents.get_mut(slot).block = Block::Children;
                 Flow::Stop
             }
             WaitTarget::Notification => {
-                let agent = self.agent_mut(slot);
+                let agent = self.agents.get_mut(slot);
                 if agent.inbox > 0 {
                     agent.inbox -= 1;
                     return Flow::Continue;
@@ -44,7 +44,7 @@ impl Kernel<'_> {
     /// SendMessage from `caller` (RESUME-5…13). `Flow::Stop` if the caller blocked on a
     /// foreground resume (Q-14, FGBG-4).
     pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> Flow {
-        let by = self.reference(caller);
+        let by = self.agents.reference(caller);
         let to_arc: Rc<str> = Rc::from(to);
         let reject =
             |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
@@ -59,7 +59,7 @@ impl Kernel<'_> {
                 );
                 Flow::Continue
             };
-        let Some(id) = self.lookup(to) else {
+        let Some(id) = self.agents.lookup(to) else {
             return reject(
                 self,
                 "unknown_agent",
@@ -68,20 +68,20 @@ impl Kernel<'_> {
             );
         };
         // RESUME-12: a name must still reach the agent it reached before.
-        if self.config.gates.name_reuse_check {
-            if let Some(first) = self.reached.get(to) {
+        if self.session.config.gates.name_reuse_check {
+            if let Some(first) = self.agents.reached.get(to) {
                 if *first != id {
-                    let now_reaches = self.reference(id).id_string();
+                    let now_reaches = self.agents.reference(id).id_string();
                     let earlier = crate::event::id_string(*first);
                     return reject(self, "name_reused", "RESUME-12", format!("The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"));
                 }
             }
         }
-        if self.names.contains_key(to) {
-            self.reached.entry(to_arc.clone()).or_insert(id);
+        if self.agents.names.contains_key(to) {
+            self.agents.reached.entry(to_arc.clone()).or_insert(id);
         }
-        let target = self.reference(id);
-        if id == MAIN || self.is_running(id) {
+        let target = self.agents.reference(id);
+        if id == MAIN || self.agents.is_running(id) {
             // RESUME-17 / Q-8: a message to a running agent is direction, not a new run.
             self.emit(
                 Some(if id == MAIN { "NOTIFY-9" } else { "Q-8" }),
@@ -92,7 +92,7 @@ impl Kernel<'_> {
             );
             return Flow::Continue;
         }
-        let Some(slot) = self.slot_of(id) else {
+        let Some(slot) = self.agents.slot_of(id) else {
             return reject(
                 self,
                 "unknown_agent",
@@ -100,7 +100,7 @@ impl Kernel<'_> {
                 format!("{}: {to}", messages::UNKNOWN_AGENT),
             );
         };
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.one_shot {
             return reject(
                 self,
@@ -115,12 +115,12 @@ impl Kernel<'_> {
         let mode = self.resume(slot, caller, behavior, "CAP-7");
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
         // as the tool's result (NOTIFY-2), as any foreground run does.
-        let result_to_resumer = self.agent(slot).report_to == caller;
+        let result_to_resumer = self.agents.get(slot).report_to == caller;
         let (waits, _) = placement::resumer_waits(mode, result_to_resumer);
         if waits {
-            if let Some(caller_slot) = self.slot_of(caller) {
-                self.agent_mut(slot).awaited = true;
-                let resumer = self.agent_mut(caller_slot);
+            if let Some(caller_slot) = self.agents.slot_of(caller) {
+                self.agents.get_mut(slot).awaited = true;
+                let resumer = self.agents.get_mut(caller_slot);
                 resumer.foreground_pending += 1;
                 resumer.block = Block::Foreground;
                 return Flow::Stop;
@@ -138,17 +138,17 @@ impl Kernel<'_> {
         behavior: Option<Program>,
         rule: RuleId,
     ) -> Mode {
-        let (mode, _) = placement::resume_mode(&self.config);
+        let (mode, _) = placement::resume_mode(&self.session.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
-        let target = self.agent(slot).id;
+        let target = self.agents.get(slot).id;
         let redirect = !self.reports_to(by, target);
         let program = behavior.unwrap_or_else(default_resume_behavior);
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
         let resumed_model = {
-            let agent = self.agent(slot);
+            let agent = self.agents.get(slot);
             match (&agent.invocation_model, agent.fork) {
                 (Some(invocation), false) => {
                     let invocation = invocation.clone();
@@ -158,8 +158,8 @@ impl Kernel<'_> {
                 _ => agent.profile.model.clone(),
             }
         };
-        self.running += 1;
-        let agent = self.agent_mut(slot);
+        self.agents.running += 1;
+        let agent = self.agents.get_mut(slot);
         if agent.profile.model != resumed_model {
             let mut profile = (*agent.profile).clone();
             profile.model = resumed_model.clone();
@@ -186,11 +186,11 @@ impl Kernel<'_> {
         // RESUME-15: the effort the run started with (a per-invocation one included) stays.
         let effort = agent.profile.effort.clone();
         let gen = agent.gen;
-        if let Some(caller_slot) = self.slot_of(report_to) {
-            self.agent_mut(caller_slot).children_running += 1;
+        if let Some(caller_slot) = self.agents.slot_of(report_to) {
+            self.agents.get_mut(caller_slot).children_running += 1;
         }
-        let by_ref = self.reference(by);
-        let running = self.running;
+        let by_ref = self.agents.reference(by);
+        let running = self.agents.running;
         self.emit(
             Some(rule),
             EventKind::AgentResumed {
@@ -204,7 +204,8 @@ impl Kernel<'_> {
             },
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
-        self.schedule(self.now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
         mode
     }
 
@@ -212,14 +213,14 @@ impl Kernel<'_> {
     pub(super) fn reports_to(&self, agent: AgentId, ancestor: AgentId) -> bool {
         let mut current = agent;
         // The chain is finite; the bound guards against a cycle all the same.
-        for _ in 0..=self.slots.len() {
+        for _ in 0..=self.agents.slots.len() {
             if current == MAIN {
                 return ancestor == MAIN;
             }
-            let Some(slot) = self.slot_of(current) else {
+            let Some(slot) = self.agents.slot_of(current) else {
                 return false;
             };
-            let next = self.agent(slot).report_to;
+            let next = self.agents.get(slot).report_to;
             if next == ancestor {
                 return true;
             }
@@ -239,7 +240,7 @@ impl Kernel<'_> {
         } else {
             "user_stop"
         };
-        let Some(id) = self.lookup(target).filter(|id| *id != MAIN) else {
+        let Some(id) = self.agents.lookup(target).filter(|id| *id != MAIN) else {
             self.emit(
                 None,
                 EventKind::ActionIgnored {
@@ -249,7 +250,7 @@ impl Kernel<'_> {
             );
             return;
         };
-        if !self.is_running(id) {
+        if !self.agents.is_running(id) {
             let why = format!("{target} is not running");
             self.emit(
                 None,
@@ -260,11 +261,11 @@ impl Kernel<'_> {
             );
             return;
         }
-        let slot = self.slot_of(id).expect("a running agent has a slot");
-        let reference = self.agent(slot).reference();
+        let slot = self.agents.slot_of(id).expect("a running agent has a slot");
+        let reference = self.agents.get(slot).reference();
         let (by, source, outcome, rule) = match caller {
             Some(caller) => (
-                self.reference(caller),
+                self.agents.reference(caller),
                 "task_stop",
                 Outcome::Stopped,
                 "RESUME-6",
@@ -280,7 +281,7 @@ impl Kernel<'_> {
             },
         );
         if caller.is_none() {
-            self.agent_mut(slot).user_cancelled = true;
+            self.agents.get_mut(slot).user_cancelled = true;
         }
         // the slot is released when the stopped run exits (no stop latency).
         self.finish(
@@ -292,8 +293,8 @@ impl Kernel<'_> {
     }
 
     pub(super) fn ask_progress(&mut self, slot: u32, target: &str) {
-        let asker = self.agent(slot).reference();
-        let Some(id) = self.lookup(target) else {
+        let asker = self.agents.get(slot).reference();
+        let Some(id) = self.agents.lookup(target) else {
             self.emit(
                 None,
                 EventKind::ActionIgnored {
@@ -303,11 +304,11 @@ impl Kernel<'_> {
             );
             return;
         };
-        let from = self.reference(id);
-        if self.is_running(id) {
+        let from = self.agents.reference(id);
+        if self.agents.is_running(id) {
             // NOTIFY-4: Claude says it is still running (from v2.1.211; before, it sometimes
             // reported unfinished results).
-            let what = if self.config.gates.waits_for_notification {
+            let what = if self.session.config.gates.waits_for_notification {
                 "still_running"
             } else {
                 "premature_result"

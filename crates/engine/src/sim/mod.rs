@@ -10,6 +10,11 @@
 //! (a `rules::plan::SpawnPlan`, then the cap). The kernel's invariants (see
 //! ARCHITECTURE.md) are `debug_assert!`ed where they could break.
 //!
+//! The `Kernel` is made of named parts, each a plain field: `session` (configuration),
+//! `clock` (time and the wake queue, `clock.rs`), `agents` (the slab, `agents.rs`),
+//! `person` (prompts and timed actions), `load` (the generator), `caches` and `trace`
+//! (the sink and the safety limits).
+//!
 //! Memory grows with what is running, not with what ran: agent records live in a slab, and
 //! records of load-generated agents are released when their run ends (they are anonymous
 //! and cannot be addressed again).
@@ -39,6 +44,8 @@ use crate::spec::{
 use crate::time::SimTime;
 
 mod actions;
+mod agents;
+mod clock;
 mod finish;
 mod load;
 mod messaging;
@@ -50,6 +57,9 @@ mod steps;
 mod ties;
 
 pub use ties::TieBreak;
+
+use agents::{Agent, AgentStart, Agents, Block, Frame, IdMap, Status};
+use clock::{Clock, Wake};
 
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,9 +165,9 @@ impl Simulation {
         at: SimTime,
     ) -> (RunReport, Option<subsim_rules::panel::PanelView>) {
         let mut kernel = Kernel::new(self.spec, sink);
-        kernel.stop_at = Some(at);
+        kernel.clock.stop_at = Some(at);
         kernel.run();
-        let gates = kernel.config.gates;
+        let gates = kernel.session.config.gates;
         let view = kernel.panel.as_ref().map(|state| {
             state
                 .panel
@@ -170,27 +180,6 @@ impl Simulation {
 // ---------------------------------------------------------------------------------------
 // Internals
 // ---------------------------------------------------------------------------------------
-
-/// A fast, deterministic hasher for the id → slot map (never iterated).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_u32(&mut self, value: u32) {
-        self.0 = u64::from(value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-type IdMap = HashMap<AgentId, u32, BuildHasherDefault<IdHasher>>;
 
 /// Purposes of the random streams (part of each stream's seed).
 mod purpose {
@@ -220,25 +209,6 @@ fn stream(seed: u64, agent: u64, purpose: u64) -> ChaCha8Rng {
     ChaCha8Rng::from_seed(key)
 }
 
-/// Something queued for a moment in virtual time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Wake {
-    /// Continue a run's program (guarded by the run's generation).
-    Step { slot: u32, gen: u32 },
-    /// The load generator's next arrival.
-    Arrival,
-    /// A rejected load arrival (its index) tries again.
-    Retry(u64),
-    /// The person's timed action `index`.
-    Action(u32),
-    /// The person finished thinking about prompt `id`.
-    Answer(u64),
-    /// A panel window (30 s after a finish, PANEL-2/3/5) ends.
-    PanelTick,
-    /// A background shell command of `agent` finished.
-    BashDone { agent: AgentId, run: u32 },
-}
-
 /// What a step did to its run's program: the run takes its next step now, or it does
 /// not — it blocked (a timer, a prompt, foreground children, a wait: a queued wake
 /// resumes it) or it ended.
@@ -248,42 +218,6 @@ pub(super) enum Flow {
     Continue,
     /// Blocked or ended: take no further step now.
     Stop,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Status {
-    Running,
-    Finished(Outcome),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Block {
-    /// Ready to take its next step.
-    Ready,
-    /// A timer is pending.
-    Timer,
-    /// Waiting for its foreground children (FGBG-4).
-    Foreground,
-    /// Waiting for an answer to a prompt.
-    Prompt(u64),
-    /// `wait: {for: agent}`.
-    Agent,
-    /// `wait: {for: children}`.
-    Children,
-    /// `wait: {for: notification}`.
-    Notification,
-    /// Steps done; waiting for background children (NOTIFY-6).
-    EndChildren,
-    /// Steps done; waiting for background shell commands (NOTIFY-5, Q-5).
-    EndBash,
-    /// The main conversation's script is done.
-    Idle,
-}
-
-struct Frame {
-    program: Program,
-    pc: usize,
-    remaining: u32,
 }
 
 /// A resolved agent type.
@@ -298,77 +232,6 @@ struct TypeDef {
     behavior: Program,
 }
 
-struct Agent {
-    id: AgentId,
-    /// The definition it runs (None for forks and main).
-    type_index: Option<usize>,
-    /// NOTIFY-1: the run's last report text.
-    report: Option<Rc<str>>,
-    /// ERR-1: continuation requests made for this run.
-    continuations: u32,
-    /// HANDBACK-7/8: the classifier's verdicts for this run, if the spawn set them.
-    classifier: Option<crate::spec::ClassifierSpec>,
-    /// RESUME-14: the per-invocation model of the spawn.
-    invocation_model: Option<Rc<str>>,
-    /// An agent-team teammate (SPAWN-11): its own limits, no slot (CAP-8).
-    teammate: bool,
-    /// Its tool set was resolved for the background (filter 2 applied).
-    profile_background: bool,
-    /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
-    /// resume, except the model where RESUME-14 says otherwise).
-    profile: Rc<RunProfile>,
-    name: Option<Rc<str>>,
-    depth: u32,
-    mode: Mode,
-    fork: bool,
-    permission_mode: PermissionMode,
-    one_shot: bool,
-    max_turns: Option<u32>,
-    from_load: bool,
-    status: Status,
-    user_cancelled: bool,
-    /// The run's own program and position; `stack` holds `repeat` bodies.
-    program: Program,
-    pc: usize,
-    stack: Vec<Frame>,
-    block: Block,
-    gen: u32,
-    foreground_pending: u32,
-    /// Which run of this agent is current (0 for the first, +1 per resume).
-    run: u32,
-    /// Whether the caller is blocked on this run (foreground, not backgrounded).
-    awaited: bool,
-    children_running: u32,
-    bash_running: u32,
-    inbox: u32,
-    waiters: Vec<AgentId>,
-    report_to: AgentId,
-    resumed: bool,
-    turns: u32,
-    rng: Option<Box<ChaCha8Rng>>,
-    finished_at: SimTime,
-}
-
-impl Agent {
-    /// Whether its tool set was resolved for the background (TOOLS-6: a resumed run keeps
-    /// the set of its first run, so this is the first run's placement).
-    fn profile_mode_background(&self) -> bool {
-        self.profile_background
-    }
-
-    /// An anonymous load agent: kept out of the id map, released when it ends.
-    fn unindexed(&self) -> bool {
-        self.from_load && self.name.is_none()
-    }
-
-    fn reference(&self) -> AgentRef {
-        AgentRef {
-            id: self.id,
-            name: self.name.clone(),
-        }
-    }
-}
-
 struct PendingPrompt {
     slot: u32,
     tool: Rc<str>,
@@ -377,89 +240,50 @@ struct PendingPrompt {
     duration: Option<Dist>,
 }
 
+/// The kernel: its named parts, and the two hooks a run can be driven through. Each part
+/// is a plain field (no box, no indirection): `self.clock.now` costs what a flat field did.
 struct Kernel<'s> {
-    sink: &'s mut dyn Sink,
-    config: SessionConfig,
-    notes: Vec<ConfigNote>,
-    seed: u64,
-    pool: Vec<String>,
-    permissions: subsim_rules::prompt::PermissionRules,
-    session_grants: Vec<String>,
-    types: Vec<TypeDef>,
-    type_index: BTreeMap<String, usize>,
-    user_answer: Answer,
-    /// `user.answers`: per-prompt answers, first match wins.
-    user_answers: Vec<crate::spec::AnswerRule>,
-    user_think: Dist,
-    actions: Vec<crate::spec::UserAction>,
-    load: Option<LoadSpec>,
-    limits: crate::spec::Limits,
-    /// Steps left before `max_steps` (`Limits::steps`) stops the run.
-    steps_left: u64,
-    /// The last report delivery built, reused for the same text delivered the same way.
-    last_delivery: Option<finish::Delivered>,
-    // Time and queue.
-    now: SimTime,
-    last_time: SimTime,
-    queue_seq: u64,
-    queue: queue::TimeQueue<Wake>,
-    /// Wakes scheduled for the current instant, in seq order. Together with `queue` they
-    /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
-    now_queue: VecDeque<(u64, Wake)>,
-    /// `run_until`: stop before the first wake after this instant.
-    stop_at: Option<SimTime>,
-    /// `run_with_ties`: who picks among same-instant wakes (`None`: scheduling order).
-    ties: Option<&'s mut dyn TieBreak>,
-    /// The load generator's pending arrival `(time, seq)`.
-    next_arrival: Option<(SimTime, u64)>,
-    trace_seq: u64,
-    limit: Option<LimitHit>,
-    // Agents.
-    slots: Vec<Option<Agent>>,
-    free: Vec<(u32, u32)>,
-    by_id: IdMap,
-    /// Running anonymous load agents, which `by_id` does not index (nothing can name them
-    /// but their id, and they are released when they end).
-    unindexed: u32,
-    next_id: AgentId,
-    running: u32,
-    names: BTreeMap<Rc<str>, AgentId>,
-    /// RESUME-12: the agent each name first reached in this conversation.
-    reached: BTreeMap<Rc<str>, AgentId>,
-    profile_cache: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
-    /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
-    /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
-    plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
-    /// The last kind of call and its plan, compared in place before the map is asked.
-    last_plan: Option<(spawn::PlanKey, Rc<spawn::CachedPlan>)>,
-    /// CAP-2's message, shared by every refusal at the cap.
-    limit_message: Rc<str>,
-    /// `--agent`: the definition main runs as (MAIN-1).
-    main_agent: Option<usize>,
-    /// The last profile handed out, with its key (load runs ask for the same one).
-    last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
-    // The person.
-    prompts: BTreeMap<u64, PendingPrompt>,
-    prompt_queue: VecDeque<u64>,
-    person_busy: Option<u64>,
-    next_prompt: u64,
-    // Load.
-    arrivals: u64,
-    /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
-    /// first, by arrival index (so a named call keeps its `NAME-i`).
-    retry_waiting: VecDeque<u64>,
-    /// The arrival whose call is being made (its `spawn_requested` carries it).
-    load_arrival: Option<u64>,
-    arrival_rng: ChaCha8Rng,
-    load_rng: ChaCha8Rng,
-    retry_rng: ChaCha8Rng,
-    user_rng: ChaCha8Rng,
-    /// What the MODEL rules read.
-    models: ModelSettings,
+    /// What the session was configured with; fixed once `Kernel::new` returns.
+    session: Session,
+    /// Virtual time and the wake queue.
+    clock: Clock,
+    /// The agent slab and its indexes.
+    agents: Agents,
+    /// The person at the keyboard: the prompt queue and the timed actions.
+    person: Person,
+    /// The load generator (`load:`).
+    load: LoadGen,
+    /// Values computed once and reused: profiles, spawn plans, shared strings.
+    caches: Caches,
+    /// The trace being written and the safety limits that can end it.
+    trace: Trace<'s>,
     /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
     panel: Option<observe::PanelState>,
+    /// `run_with_ties`: who picks among same-instant wakes (`None`: scheduling order).
+    ties: Option<&'s mut dyn TieBreak>,
+}
+
+/// What the session was configured with (read by every part; fixed after `Kernel::new`,
+/// but for the notes it adds).
+struct Session {
+    config: SessionConfig,
+    /// Notes about how settings were read (e.g. an invalid env value, MAIN-3).
+    notes: Vec<ConfigNote>,
+    seed: u64,
+    /// The session's tool pool (TOOLS-8/10, MCP tools included).
+    pool: Vec<String>,
+    permissions: subsim_rules::prompt::PermissionRules,
+    /// The agent types (built-ins, then definitions) and their index by name.
+    types: Vec<TypeDef>,
+    type_index: BTreeMap<String, usize>,
+    /// `--agent`: the definition main runs as (MAIN-1).
+    main_agent: Option<usize>,
+    /// What the MODEL rules read.
+    models: ModelSettings,
     /// Session-level hooks (HOOK-1).
-    session_hooks: Vec<crate::spec::HookSpec>,
+    hooks: Vec<crate::spec::HookSpec>,
+    /// Whether the session or any definition has hooks (neither changes during a run).
+    hooks_present: bool,
     /// ERR-5: the fallback model chain.
     fallback_models: Vec<String>,
     /// ERR-1 / Q-15: the continuation budget.
@@ -473,15 +297,77 @@ struct Kernel<'s> {
     /// What loading the definitions did (DEF), reported at time 0.
     definitions: Vec<crate::spec::DefinitionNote>,
     /// The session's MCP servers (MCP-1: shared with subagents).
-    session_mcp: ToolList,
+    mcp: ToolList,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
-    session_effort: Option<String>,
+    effort: Option<String>,
+}
+
+/// The person: how they answer prompts, the prompts waiting for them, their timed actions.
+struct Person {
+    answer: Answer,
+    /// `user.answers`: per-prompt answers, first match wins.
+    answers: Vec<crate::spec::AnswerRule>,
+    think: Dist,
+    actions: Vec<crate::spec::UserAction>,
+    prompts: BTreeMap<u64, PendingPrompt>,
+    /// Prompts waiting for the person, in the order they are shown.
+    queue: VecDeque<u64>,
+    /// The prompt the person is thinking about.
+    busy: Option<u64>,
+    next_prompt: u64,
+    /// Tools allowed for the rest of the session by an answer.
+    grants: Vec<String>,
+    rng: ChaCha8Rng,
+}
+
+/// The load generator (`load:`): its arrivals, retries and random streams.
+struct LoadGen {
+    spec: Option<LoadSpec>,
+    /// Arrivals so far.
+    arrivals: u64,
+    /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
+    /// first, by arrival index (so a named call keeps its `NAME-i`).
+    retry_waiting: VecDeque<u64>,
+    /// The arrival whose call is being made (its `spawn_requested` carries it).
+    arrival: Option<u64>,
+    arrival_rng: ChaCha8Rng,
+    /// The behaviour stream every load run shares.
+    rng: ChaCha8Rng,
+    retry_rng: ChaCha8Rng,
     /// The load block's Agent call, shared (it is issued once per arrival).
-    load_spawn_spec: Rc<SpawnSpec>,
+    spawn_spec: Rc<SpawnSpec>,
+}
+
+/// Values computed once and reused (none of them changes what a run does).
+struct Caches {
+    profiles: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
+    /// The last profile handed out, with its key (load runs ask for the same one).
+    last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
+    /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
+    /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
+    plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
+    /// The last kind of call and its plan, compared in place before the map is asked.
+    last_plan: Option<(spawn::PlanKey, Rc<spawn::CachedPlan>)>,
+    /// The last report delivery built, reused for the same text delivered the same way.
+    last_delivery: Option<finish::Delivered>,
+    /// CAP-2's message, shared by every refusal at the cap.
+    limit_message: Rc<str>,
     fork_arc: Rc<str>,
-    /// Whether the session or any definition has hooks (neither changes during a run).
-    hooks_present: bool,
+}
+
+/// The trace being written, and the safety limits that can end it.
+struct Trace<'s> {
+    sink: &'s mut dyn Sink,
+    /// The next event's seq (= events written so far).
+    seq: u64,
+    /// Virtual time of the last event.
+    last_time: SimTime,
+    /// The safety limit that stopped the run, once one has.
+    limit: Option<LimitHit>,
+    limits: crate::spec::Limits,
+    /// Steps left before `max_steps` (`Limits::steps`) stops the run.
+    steps_left: u64,
 }
 
 /// The session settings the MODEL rules read, kept for per-spawn resolutions.
@@ -647,59 +533,94 @@ impl<'s> Kernel<'s> {
         }
         let limits = session.limits;
         let mut kernel = Kernel {
-            sink,
-            config,
-            notes,
-            seed,
-            pool,
-            permissions: session.permissions.clone(),
-            session_grants: Vec::new(),
-            types,
-            type_index,
-            user_answer: spec.user.answer,
-            user_answers: spec.user.answers.clone(),
-            user_think: spec.user.think,
-            actions: spec.user.actions.clone(),
-            load: spec.load.clone(),
-            limits,
-            steps_left: limits.steps(),
-            last_delivery: None,
-            now: SimTime::ZERO,
-            last_time: SimTime::ZERO,
-            queue_seq: 0,
-            queue: queue::TimeQueue::new(),
-            now_queue: VecDeque::new(),
-            next_arrival: None,
-            stop_at: None,
-            ties: None,
-            trace_seq: 0,
-            limit: None,
-            slots: Vec::new(),
-            free: Vec::new(),
-            by_id: IdMap::default(),
-            unindexed: 0,
-            next_id: 1,
-            running: 0,
-            names: BTreeMap::new(),
-            reached: BTreeMap::new(),
-            profile_cache: BTreeMap::new(),
-            last_profile: None,
-            plans: BTreeMap::new(),
-            last_plan: None,
-            limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-            main_agent: None,
-            prompts: BTreeMap::new(),
-            prompt_queue: VecDeque::new(),
-            person_busy: None,
-            next_prompt: 1,
-            arrivals: 0,
-            retry_waiting: VecDeque::new(),
-            load_arrival: None,
-            arrival_rng: stream(seed, 0, purpose::ARRIVALS),
-            load_rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
-            retry_rng: stream(seed, 0, purpose::RETRY),
-            user_rng: stream(seed, 0, purpose::USER),
-            models: ModelSettings::from_session(session),
+            session: Session {
+                config,
+                notes,
+                seed,
+                pool,
+                permissions: session.permissions.clone(),
+                types,
+                type_index,
+                main_agent: None,
+                models: ModelSettings::from_session(session),
+                hooks: session.hooks.clone(),
+                hooks_present: false,
+                fallback_models: session.fallback_models.clone(),
+                continuation_budget: session.continuations,
+                classifier: session.classifier,
+                auto_memory: session.auto_memory,
+                trusted_dirs: session.trusted_dirs.clone(),
+                definitions: spec.definitions.clone(),
+                mcp: session
+                    .mcp
+                    .keys()
+                    .map(|name| Rc::from(name.as_str()))
+                    .collect(),
+                effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
+                effort: session.effort.clone(),
+            },
+            clock: Clock {
+                now: SimTime::ZERO,
+                seq: 0,
+                heap: queue::TimeQueue::new(),
+                now_queue: VecDeque::new(),
+                next_arrival: None,
+                stop_at: None,
+            },
+            agents: Agents {
+                slots: Vec::new(),
+                free: Vec::new(),
+                by_id: IdMap::default(),
+                unindexed: 0,
+                next_id: 1,
+                running: 0,
+                names: BTreeMap::new(),
+                reached: BTreeMap::new(),
+            },
+            person: Person {
+                answer: spec.user.answer,
+                answers: spec.user.answers.clone(),
+                think: spec.user.think,
+                actions: spec.user.actions.clone(),
+                prompts: BTreeMap::new(),
+                queue: VecDeque::new(),
+                busy: None,
+                next_prompt: 1,
+                grants: Vec::new(),
+                rng: stream(seed, 0, purpose::USER),
+            },
+            load: LoadGen {
+                spec: spec.load.clone(),
+                arrivals: 0,
+                retry_waiting: VecDeque::new(),
+                arrival: None,
+                arrival_rng: stream(seed, 0, purpose::ARRIVALS),
+                rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
+                retry_rng: stream(seed, 0, purpose::RETRY),
+                spawn_spec: Rc::new(
+                    spec.load
+                        .as_ref()
+                        .map(|load| load.spawn.clone())
+                        .unwrap_or_default(),
+                ),
+            },
+            caches: Caches {
+                profiles: BTreeMap::new(),
+                last_profile: None,
+                plans: BTreeMap::new(),
+                last_plan: None,
+                last_delivery: None,
+                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+                fork_arc: Rc::from("fork"),
+            },
+            trace: Trace {
+                sink,
+                seq: 0,
+                last_time: SimTime::ZERO,
+                limit: None,
+                limits,
+                steps_left: limits.steps(),
+            },
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
                 .then(|| observe::PanelState {
@@ -708,53 +629,38 @@ impl<'s> Kernel<'s> {
                     screen_reader: session.screen_reader,
                     changes: Vec::new(),
                 }),
-            session_hooks: session.hooks.clone(),
-            trusted_dirs: session.trusted_dirs.clone(),
-            auto_memory: session.auto_memory,
-            fallback_models: session.fallback_models.clone(),
-            continuation_budget: session.continuations,
-            classifier: session.classifier,
-            definitions: spec.definitions.clone(),
-            session_mcp: session
-                .mcp
-                .keys()
-                .map(|name| Rc::from(name.as_str()))
-                .collect(),
-            effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
-            session_effort: session.effort.clone(),
-            load_spawn_spec: Rc::new(
-                spec.load
-                    .as_ref()
-                    .map(|load| load.spawn.clone())
-                    .unwrap_or_default(),
-            ),
-            fork_arc: Rc::from("fork"),
-            hooks_present: false,
+            ties: None,
         };
-        kernel.hooks_present = !kernel.session_hooks.is_empty()
+        kernel.session.hooks_present = !kernel.session.hooks.is_empty()
             || kernel
+                .session
                 .types
                 .iter()
                 .any(|type_def| !type_def.def.hooks.is_empty());
         // The main conversation is agent 0 in slot 0.
-        let mut main_tools: ToolList = kernel.pool.iter().map(|t| Rc::from(t.as_str())).collect();
+        let mut main_tools: ToolList = kernel
+            .session
+            .pool
+            .iter()
+            .map(|t| Rc::from(t.as_str()))
+            .collect();
         let mut main_type: Rc<str> = Rc::from("main");
         if let Some(agent_name) = &session.agent {
             let key = main_agent_key.as_deref().unwrap_or(agent_name.as_str());
-            match kernel.type_index.get(key).copied() {
+            match kernel.session.type_index.get(key).copied() {
                 Some(index) => {
                     // MAIN-1 / TOOLS-19: main takes the definition's tool restrictions and
                     // model; no background filter applies to the main thread.
-                    kernel.main_agent = Some(index);
-                    let def = &kernel.types[index].def;
+                    kernel.session.main_agent = Some(index);
+                    let def = &kernel.session.types[index].def;
                     let placement = tools::Placement {
                         depth: 0,
-                        depth_limit: kernel.config.depth_limit,
+                        depth_limit: kernel.session.config.depth_limit,
                         mode: Mode::Foreground,
                         fork: false,
                         teammate: false,
                         first_ran_foreground: true,
-                        permission_mode: kernel.config.permission_mode,
+                        permission_mode: kernel.session.config.permission_mode,
                     };
                     let request = tools::ToolRequest {
                         fields: Fields {
@@ -762,7 +668,11 @@ impl<'s> Kernel<'s> {
                             disallowed: &def.disallowed_tools,
                         },
                         main_thread: true,
-                        ..tools::ToolRequest::new(&kernel.pool, placement, kernel.config.gates)
+                        ..tools::ToolRequest::new(
+                            &kernel.session.pool,
+                            placement,
+                            kernel.session.config.gates,
+                        )
                     };
                     if let Ok(resolved) = tools::resolve_with(&request) {
                         let mut list: Vec<Rc<str>> = resolved
@@ -781,9 +691,9 @@ impl<'s> Kernel<'s> {
                         }
                         main_tools = list.into();
                     }
-                    main_type = kernel.types[index].name.clone();
+                    main_type = kernel.session.types[index].name.clone();
                 }
-                None => kernel.notes.push(ConfigNote {
+                None => kernel.session.notes.push(ConfigNote {
                     rule: "MAIN-3",
                     text: format!(
                         "the session agent `{agent_name}` is not available; the session \
@@ -797,18 +707,16 @@ impl<'s> Kernel<'s> {
             model: main_model.clone(),
             model_rule: "MAIN-1",
             effort: None,
-            permission_mode: kernel.config.permission_mode.as_str(),
+            permission_mode: kernel.session.config.permission_mode.as_str(),
             tools: main_tools,
             context: Rc::from(Vec::new()),
-            mcp_servers: kernel.session_mcp.clone(),
+            mcp_servers: kernel.session.mcp.clone(),
             teammate: false,
         };
-        let main = Agent {
+        kernel.agents.add(|| AgentStart {
             id: MAIN,
             type_index: None,
             invocation_model: None,
-            report: None,
-            continuations: 0,
             classifier: None,
             profile: Rc::new(main_profile),
             name: None,
@@ -821,35 +729,17 @@ impl<'s> Kernel<'s> {
             one_shot: false,
             max_turns: None,
             from_load: false,
-            status: Status::Running,
-            user_cancelled: false,
             program: spec.main.clone(),
-            pc: 0,
-            stack: Vec::new(),
-            block: Block::Ready,
-            gen: 0,
-            foreground_pending: 0,
-            run: 0,
-            awaited: false,
-            children_running: 0,
-            bash_running: 0,
-            inbox: 0,
-            waiters: Vec::new(),
             report_to: MAIN,
-            resumed: false,
-            turns: 0,
             rng: Some(Box::new(stream(seed, 0, purpose::BEHAVIOR))),
-            finished_at: SimTime::ZERO,
-        };
-        kernel.slots.push(Some(main));
-        kernel.by_id.insert(MAIN, 0);
+        });
         kernel
     }
 
     // -- the loop ----------------------------------------------------------------------
 
     fn run(&mut self) {
-        let config = &self.config;
+        let config = &self.session.config;
         let kind = EventKind::SessionStarted {
             version: Rc::from(config.gates.version.to_string().as_str()),
             session_kind: config.kind.as_str(),
@@ -857,130 +747,76 @@ impl<'s> Kernel<'s> {
             depth_limit: config.depth_limit,
             fork_mode: config.fork_mode,
             background_disabled: config.background_disabled,
-            main_agent: self.main_agent.map(|index| self.types[index].name.clone()),
+            main_agent: self
+                .session
+                .main_agent
+                .map(|index| self.session.types[index].name.clone()),
             permission_mode: config.permission_mode.as_str(),
         };
         self.emit(None, kind);
         self.announce_definitions();
-        self.schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
-        for index in 0..self.actions.len() {
-            let at = self.actions[index].at;
-            self.schedule(at, Wake::Action(index as u32));
+        self.clock
+            .schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
+        for index in 0..self.person.actions.len() {
+            let at = self.person.actions[index].at;
+            self.clock.schedule(at, Wake::Action(index as u32));
         }
-        if let Some(load) = &self.load {
+        if let Some(load) = &self.load.spec {
             let first = match load.arrivals {
                 Arrivals::Poisson(rate) => {
-                    SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.arrival_rng))
+                    SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.load.arrival_rng))
                 }
                 Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
             };
             if self.load_continues(first) {
-                self.schedule_arrival(first);
+                self.clock.schedule_arrival(first);
             }
         }
         while let Some((time, wake)) = if self.ties.is_some() {
             self.pop_chosen()
         } else {
-            self.pop_next()
+            self.clock.pop_next()
         } {
-            if self.limit.is_some() || self.stop_at.is_some_and(|stop| time > stop) {
+            if self.trace.limit.is_some() || self.clock.stop_at.is_some_and(|stop| time > stop) {
                 break;
             }
-            if time > self.limits.max_time {
-                self.hit_limit("max_time", self.limits.max_time.as_micros());
+            if time > self.trace.limits.max_time {
+                self.hit_limit("max_time", self.trace.limits.max_time.as_micros());
                 break;
             }
             debug_assert!(
-                time >= self.now,
+                time >= self.clock.now,
                 "kernel invariant: virtual time never goes back"
             );
-            self.now = time;
+            self.clock.now = time;
             self.dispatch(wake);
         }
     }
 
     fn report(&self) -> RunReport {
         RunReport {
-            end: self.last_time,
-            events: self.trace_seq,
-            limit: self.limit.clone(),
-            notes: self.notes.clone(),
+            end: self.trace.last_time,
+            events: self.trace.seq,
+            limit: self.trace.limit.clone(),
+            notes: self.session.notes.clone(),
         }
-    }
-
-    fn schedule(&mut self, at: SimTime, wake: Wake) {
-        self.queue_seq += 1;
-        if at == self.now {
-            // Same instant: a FIFO is enough, since every seq given now is larger than any
-            // seq already queued for this instant in the heap.
-            self.now_queue.push_back((self.queue_seq, wake));
-        } else {
-            self.queue.push(at.0, self.queue_seq, wake);
-        }
-    }
-
-    /// The load generator's next arrival, kept beside the heap: there is at most one.
-    fn schedule_arrival(&mut self, at: SimTime) {
-        self.queue_seq += 1;
-        self.next_arrival = Some((at, self.queue_seq));
-    }
-
-    /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
-    /// pending arrival.
-    fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
-        self.pop_with_seq().map(|(time, _, wake)| (time, wake))
-    }
-
-    /// Where the next wake in `(time, seq)` order is, and its key; the one place that
-    /// merges the three sources (the plain loop and the tie explorer both read it).
-    fn head(&self) -> Option<(SimTime, u64, Source)> {
-        let mut best: Option<(SimTime, u64, Source)> = None;
-        let mut consider = |time: SimTime, seq: u64, source: Source| {
-            if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
-                best = Some((time, seq, source));
-            }
-        };
-        if let Some((time, seq)) = self.queue.peek() {
-            consider(SimTime(time), seq, Source::Heap);
-        }
-        if let Some((seq, _)) = self.now_queue.front() {
-            consider(self.now, *seq, Source::Now);
-        }
-        if let Some((time, seq)) = self.next_arrival {
-            consider(time, seq, Source::Arrival);
-        }
-        best
-    }
-
-    /// Takes the next wake in `(time, seq)` order, with its key.
-    fn pop_with_seq(&mut self) -> Option<(SimTime, u64, Wake)> {
-        let (time, seq, source) = self.head()?;
-        let wake = match source {
-            Source::Heap => self.queue.pop()?.2,
-            Source::Now => self.now_queue.pop_front()?.1,
-            Source::Arrival => {
-                self.next_arrival = None;
-                Wake::Arrival
-            }
-        };
-        Some((time, seq, wake))
     }
 
     fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
-        if self.limit.is_some() {
+        if self.trace.limit.is_some() {
             return;
         }
         let event = Event {
-            t: self.now,
-            seq: self.trace_seq,
+            t: self.clock.now,
+            seq: self.trace.seq,
             rule,
             kind,
         };
-        self.trace_seq += 1;
-        self.last_time = self.now;
-        self.sink.event(&event);
-        if self.trace_seq >= self.limits.max_events {
-            self.hit_limit("max_events", self.limits.max_events);
+        self.trace.seq += 1;
+        self.trace.last_time = self.clock.now;
+        self.trace.sink.event(&event);
+        if self.trace.seq >= self.trace.limits.max_events {
+            self.hit_limit("max_events", self.trace.limits.max_events);
         }
     }
 
@@ -988,12 +824,12 @@ impl<'s> Kernel<'s> {
     /// holds, so it is not copied from the caller's frame and its drop knows the variant.
     #[inline(always)]
     fn emit_with(&mut self, rule: Option<RuleId>, kind: impl FnOnce() -> EventKind) {
-        if self.limit.is_some() {
+        if self.trace.limit.is_some() {
             return;
         }
         let event = Event {
-            t: self.now,
-            seq: self.trace_seq,
+            t: self.clock.now,
+            seq: self.trace.seq,
             rule,
             kind: kind(),
         };
@@ -1003,39 +839,44 @@ impl<'s> Kernel<'s> {
     /// Hands a built event to the sink (see `emit_with`).
     #[inline(never)]
     fn emit_built(&mut self, event: &Event) {
-        self.trace_seq += 1;
-        self.last_time = self.now;
-        self.sink.event(event);
-        if self.trace_seq >= self.limits.max_events {
-            self.hit_limit("max_events", self.limits.max_events);
+        self.trace.seq += 1;
+        self.trace.last_time = self.clock.now;
+        self.trace.sink.event(event);
+        if self.trace.seq >= self.trace.limits.max_events {
+            self.hit_limit("max_events", self.trace.limits.max_events);
         }
     }
 
     #[cold]
     #[inline(never)]
     fn hit_limit(&mut self, limit: &'static str, value: u64) {
-        if self.limit.is_none() {
+        if self.trace.limit.is_none() {
             if limit == "max_time" {
                 // The run stops at the bound itself.
-                self.now = self.limits.max_time;
+                self.clock.now = self.trace.limits.max_time;
             }
             // The limit event itself is the last one written; it is not counted.
             let event = Event {
-                t: self.now,
-                seq: self.trace_seq,
+                t: self.clock.now,
+                seq: self.trace.seq,
                 rule: None,
                 kind: EventKind::LimitReached { limit, value },
             };
-            self.trace_seq += 1;
-            self.sink.event(&event);
-            self.limit = Some(LimitHit { limit, value });
+            self.trace.seq += 1;
+            self.trace.sink.event(&event);
+            self.trace.limit = Some(LimitHit { limit, value });
         }
     }
 
     fn dispatch(&mut self, wake: Wake) {
         match wake {
             Wake::Step { slot, gen } => {
-                let Some(agent) = self.slots.get_mut(slot as usize).and_then(Option::as_mut) else {
+                let Some(agent) = self
+                    .agents
+                    .slots
+                    .get_mut(slot as usize)
+                    .and_then(Option::as_mut)
+                else {
                     return;
                 };
                 if agent.gen != gen || agent.status != Status::Running {
@@ -1048,7 +889,7 @@ impl<'s> Kernel<'s> {
             }
             Wake::Arrival => self.arrival(),
             Wake::Retry(index) => {
-                let spec = self.load_spawn_spec.clone();
+                let spec = self.load.spawn_spec.clone();
                 self.load_spawn(&spec, index, true);
             }
             Wake::Action(index) => self.user_action(index as usize),
@@ -1060,79 +901,25 @@ impl<'s> Kernel<'s> {
 
     // -- agents ------------------------------------------------------------------------
 
-    fn slot_of(&self, id: AgentId) -> Option<u32> {
-        if id == MAIN {
-            return Some(0);
-        }
-        if let Some(slot) = self.by_id.get(&id) {
-            return Some(*slot);
-        }
-        // Anonymous load agents are not in the map (see `insert`); the few that are running
-        // are found by a scan of the slab.
-        if self.unindexed == 0 {
-            return None;
-        }
-        self.slots
-            .iter()
-            .position(|slot| slot.as_ref().is_some_and(|agent| agent.id == id))
-            .map(|slot| slot as u32)
-    }
-
-    fn agent(&self, slot: u32) -> &Agent {
-        self.slots[slot as usize]
-            .as_ref()
-            .expect("slot holds an agent")
-    }
-
-    fn agent_mut(&mut self, slot: u32) -> &mut Agent {
-        self.slots[slot as usize]
-            .as_mut()
-            .expect("slot holds an agent")
-    }
-
-    fn reference(&self, id: AgentId) -> AgentRef {
-        match self.slot_of(id) {
-            Some(slot) => self.agent(slot).reference(),
-            None => AgentRef { id, name: None },
-        }
-    }
-
-    fn is_running(&self, id: AgentId) -> bool {
-        self.slot_of(id)
-            .is_some_and(|slot| self.agent(slot).status == Status::Running)
-    }
-
-    /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
-    /// agent that holds it now).
-    fn lookup(&self, text: &str) -> Option<AgentId> {
-        if text == "main" {
-            return Some(MAIN);
-        }
-        if let Some(id) = self.names.get(text) {
-            return Some(*id);
-        }
-        let id = text.strip_prefix('a')?.parse::<AgentId>().ok()?;
-        self.slot_of(id).map(|_| id)
-    }
-
     fn wake_now(&mut self, slot: u32) {
-        let agent = self.agent_mut(slot);
+        let agent = self.agents.get_mut(slot);
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
         let gen = agent.gen;
-        self.schedule(self.now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
     }
 
     fn sample(&mut self, slot: u32, dist: &Dist) -> u64 {
         if let Dist::Const(value) = dist {
             return *value;
         }
-        let seed = self.seed;
-        let agent = self.slots[slot as usize]
+        let seed = self.session.seed;
+        let agent = self.agents.slots[slot as usize]
             .as_mut()
             .expect("slot holds an agent");
         if agent.from_load {
-            return dist.sample(&mut self.load_rng);
+            return dist.sample(&mut self.load.rng);
         }
         let id = u64::from(agent.id);
         let rng = agent
@@ -1144,12 +931,4 @@ impl<'s> Kernel<'s> {
 
 fn session_permission_mode(spec: &SimSpec) -> PermissionMode {
     spec.session.permission_mode
-}
-
-/// Which of the kernel's three wake sources holds the next wake.
-#[derive(Clone, Copy)]
-enum Source {
-    Heap,
-    Now,
-    Arrival,
 }

@@ -20,7 +20,7 @@ pub(super) struct PanelState {
 impl Kernel<'_> {
     /// DEF: report what loading the definition files did, in the order the loader gave.
     pub(super) fn announce_definitions(&mut self) {
-        let notes = std::mem::take(&mut self.definitions);
+        let notes = std::mem::take(&mut self.session.definitions);
         for note in &notes {
             self.emit(
                 Some(note.rule),
@@ -33,19 +33,21 @@ impl Kernel<'_> {
                 },
             );
         }
-        self.definitions = notes;
+        self.session.definitions = notes;
     }
 
     /// A run started or resumed: its panel row (PANEL-1, RESUME-8) and `SubagentStart`
     /// hooks (HOOK-1, Q-25).
     pub(super) fn observe_start(&mut self, slot: u32, transition: RunTransition) {
         // Teammates are not subagents: the subagent panel has no row for them.
-        if self.panel.is_some() && !self.agent(slot).teammate {
-            let agent = self.agent(slot);
+        if self.panel.is_some() && !self.agents.get(slot).teammate {
+            let agent = self.agents.get(slot);
             let (id, background) = (agent.id, agent.mode == Mode::Background);
             if transition == RunTransition::Resume {
                 if let Some(state) = self.panel.as_mut() {
-                    state.panel.on_resume(id, background, self.now.as_micros());
+                    state
+                        .panel
+                        .on_resume(id, background, self.clock.now.as_micros());
                 }
             } else {
                 let name = agent.name.clone();
@@ -63,7 +65,7 @@ impl Kernel<'_> {
                             model: &profile.model,
                             effort: profile.effort.as_deref(),
                         },
-                        self.now.as_micros(),
+                        self.clock.now.as_micros(),
                     );
                 }
             }
@@ -81,15 +83,15 @@ impl Kernel<'_> {
             Outcome::Stopped | Outcome::Cancelled => RunTransition::Stop,
         };
         self.lifecycle_hooks(slot, HookEvent::SubagentStop, transition);
-        if self.panel.is_some() && !self.agent(slot).teammate {
+        if self.panel.is_some() && !self.agents.get(slot).teammate {
             let kind = match transition {
                 RunTransition::Complete => FinishKind::Success,
                 RunTransition::Fail => FinishKind::Failure,
                 _ => FinishKind::Stopped,
             };
-            let id = self.agent(slot).id;
+            let id = self.agents.get(slot).id;
             if let Some(state) = self.panel.as_mut() {
-                state.panel.on_finish(id, kind, self.now.as_micros());
+                state.panel.on_finish(id, kind, self.clock.now.as_micros());
             }
             self.panel_update_near(Some(slot));
         }
@@ -98,18 +100,20 @@ impl Kernel<'_> {
     /// FGBG-5: a run moved to the background gets its panel row.
     pub(super) fn observe_backgrounded(&mut self, id: AgentId) {
         if let Some(state) = self.panel.as_mut() {
-            state.panel.on_background(id, self.now.as_micros());
+            state.panel.on_background(id, self.clock.now.as_micros());
             self.panel_update();
         }
     }
 
     /// PANEL-3: `x` on a finished row. Returns false when there is no row to clear.
     pub(super) fn observe_dismiss(&mut self, id: AgentId) -> bool {
-        let gates = self.config.gates;
+        let gates = self.session.config.gates;
         let Some(state) = self.panel.as_mut() else {
             return false;
         };
-        let (cleared, _) = state.panel.on_dismiss(id, self.now.as_micros(), &gates);
+        let (cleared, _) = state
+            .panel
+            .on_dismiss(id, self.clock.now.as_micros(), &gates);
         if cleared {
             self.panel_update();
         }
@@ -125,9 +129,9 @@ impl Kernel<'_> {
     /// [`Kernel::panel_update`] right after a change to the run in `slot` (if any): a row
     /// of that run is named from its record at hand, not looked up by id.
     fn panel_update_near(&mut self, slot: Option<u32>) {
-        let near = slot.map(|slot| (self.agent(slot).id, slot));
-        let gates = self.config.gates;
-        let now = self.now;
+        let near = slot.map(|slot| (self.agents.get(slot).id, slot));
+        let gates = self.session.config.gates;
+        let now = self.clock.now;
         let Some(state) = self.panel.as_mut() else {
             return;
         };
@@ -159,8 +163,8 @@ impl Kernel<'_> {
             let row = match row {
                 RowId::Main => AgentRef::MAIN,
                 RowId::Agent(id) => match near {
-                    Some((near_id, slot)) if near_id == id => self.agent(slot).reference(),
-                    _ => self.reference(id),
+                    Some((near_id, slot)) if near_id == id => self.agents.get(slot).reference(),
+                    _ => self.agents.reference(id),
                 },
             };
             self.emit(
@@ -177,14 +181,14 @@ impl Kernel<'_> {
             state.changes = changes;
         }
         if let Some(at) = next {
-            self.schedule(at, Wake::PanelTick);
+            self.clock.schedule(at, Wake::PanelTick);
         }
     }
 
     /// The panel wake: a window ended; show what changed.
     pub(super) fn panel_tick(&mut self) {
         if let Some(state) = self.panel.as_mut() {
-            if state.tick == Some(self.now) {
+            if state.tick == Some(self.clock.now) {
                 state.tick = None;
             }
         }
@@ -196,18 +200,18 @@ impl Kernel<'_> {
     #[inline]
     fn lifecycle_hooks(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
         // Most sessions (every load run so far) have no hooks at all.
-        if self.hooks_present {
+        if self.session.hooks_present {
             self.lifecycle_hooks_of(slot, event, transition);
         }
     }
 
     fn lifecycle_hooks_of(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let Some(type_index) = agent.type_index else {
             return;
         };
-        let frontmatter_hooks = !self.types[type_index].def.hooks.is_empty();
-        if self.session_hooks.is_empty() && !frontmatter_hooks {
+        let frontmatter_hooks = !self.session.types[type_index].def.hooks.is_empty();
+        if self.session.hooks.is_empty() && !frontmatter_hooks {
             return;
         }
         let (fires, fire_rule) = hooks::fires(event, transition);
@@ -215,10 +219,10 @@ impl Kernel<'_> {
             return;
         }
         let reference = agent.reference();
-        let agent_type = self.types[type_index].name.clone();
-        let gates = self.config.gates;
+        let agent_type = self.session.types[type_index].name.clone();
+        let gates = self.session.config.gates;
         let mut fired: Vec<(RuleId, HookSpec, &'static str)> = Vec::new();
-        for hook in &self.session_hooks {
+        for hook in &self.session.hooks {
             if HookEvent::parse(&hook.event) == event
                 && hooks::matches(hook.matcher.as_deref(), &agent_type, &gates)
             {
@@ -227,11 +231,11 @@ impl Kernel<'_> {
         }
         let mut skipped: Option<(String, &'static str, RuleId)> = None;
         if frontmatter_hooks {
-            let def = &self.types[type_index].def;
+            let def = &self.session.types[type_index].def;
             let (runs, rule, log) = hooks::frontmatter_hooks_run(
                 hook_scope(def.scope),
                 self.trusted(def),
-                self.config.kind.is_interactive(),
+                self.session.config.kind.is_interactive(),
                 &gates,
             );
             for hook in &def.hooks {
@@ -281,17 +285,17 @@ impl Kernel<'_> {
     /// tool's name.
     /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
     pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let own: &[HookSpec] = match agent.type_index {
-            Some(index) => &self.types[index].def.hooks,
+            Some(index) => &self.session.types[index].def.hooks,
             None => &[],
         };
-        if self.session_hooks.is_empty() && own.is_empty() {
+        if self.session.hooks.is_empty() && own.is_empty() {
             return false;
         }
-        let gates = self.config.gates;
+        let gates = self.session.config.gates;
         let mut fired: Vec<(HookSpec, &'static str, RuleId)> = Vec::new();
-        for hook in &self.session_hooks {
+        for hook in &self.session.hooks {
             if HookEvent::parse(&hook.event) == event
                 && hooks::matches(hook.matcher.as_deref(), tool, &gates)
             {
@@ -299,11 +303,11 @@ impl Kernel<'_> {
             }
         }
         if let Some(index) = agent.type_index {
-            let def = &self.types[index].def;
+            let def = &self.session.types[index].def;
             let (runs, _, _) = hooks::frontmatter_hooks_run(
                 hook_scope(def.scope),
                 self.trusted(def),
-                self.config.kind.is_interactive(),
+                self.session.config.kind.is_interactive(),
                 &gates,
             );
             if runs {
@@ -348,7 +352,10 @@ impl Kernel<'_> {
             }
         };
         let folder = normal(&folder);
-        self.trusted_dirs.iter().any(|dir| normal(dir) == folder)
+        self.session
+            .trusted_dirs
+            .iter()
+            .any(|dir| normal(dir) == folder)
     }
 
     /// The folder whose trust counts for a definition: the one holding its agents

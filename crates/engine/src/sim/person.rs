@@ -7,31 +7,32 @@ impl Kernel<'_> {
 
     /// The person answers one prompt at a time, in order, after thinking.
     pub(super) fn person_next(&mut self) {
-        if self.person_busy.is_some() {
+        if self.person.busy.is_some() {
             return;
         }
-        while let Some(number) = self.prompt_queue.pop_front() {
-            if self.prompts.contains_key(&number) {
-                let think = self.user_think.sample(&mut self.user_rng);
-                self.person_busy = Some(number);
-                let at = self.now.plus(think);
-                self.schedule(at, Wake::Answer(number));
+        while let Some(number) = self.person.queue.pop_front() {
+            if self.person.prompts.contains_key(&number) {
+                let think = self.person.think.sample(&mut self.person.rng);
+                self.person.busy = Some(number);
+                let at = self.clock.now.plus(think);
+                self.clock.schedule(at, Wake::Answer(number));
                 return;
             }
         }
     }
 
     pub(super) fn answer(&mut self, number: u64) {
-        if self.person_busy == Some(number) {
-            self.person_busy = None;
+        if self.person.busy == Some(number) {
+            self.person.busy = None;
         }
-        let Some(pending) = self.prompts.remove(&number) else {
+        let Some(pending) = self.person.prompts.remove(&number) else {
             self.person_next();
             return;
         };
-        let reference = self.agent(pending.slot).reference();
+        let reference = self.agents.get(pending.slot).reference();
         let answer = self
-            .user_answers
+            .person
+            .answers
             .iter()
             .find(|rule| {
                 rule.agent
@@ -43,8 +44,8 @@ impl Kernel<'_> {
                         .is_none_or(|tool| tool == &*pending.tool)
                     && rule.prompt.is_none_or(|prompt| prompt == number)
             })
-            .map_or(self.user_answer, |rule| rule.answer);
-        let waited = self.now.as_micros() - pending.asked_at.as_micros();
+            .map_or(self.person.answer, |rule| rule.answer);
+        let waited = self.clock.now.as_micros() - pending.asked_at.as_micros();
         let rule = match answer {
             Answer::ApproveSession => "PERM-6",
             Answer::Deny => "PERM-4",
@@ -61,10 +62,10 @@ impl Kernel<'_> {
             },
         );
         if answer == Answer::ApproveSession
-            && !self.session_grants.iter().any(|t| **t == *pending.tool)
+            && !self.person.grants.iter().any(|t| **t == *pending.tool)
         {
             // PERM-6: the grant applies session-wide, main included.
-            self.session_grants.push(pending.tool.to_string());
+            self.person.grants.push(pending.tool.to_string());
         }
         let allowed = answer != Answer::Deny;
         let reason = if allowed { None } else { Some("denied") };
@@ -86,7 +87,7 @@ impl Kernel<'_> {
                 subsim_rules::hooks::HookEvent::PostToolUse,
             );
         }
-        let agent = self.agent_mut(pending.slot);
+        let agent = self.agents.get_mut(pending.slot);
         agent.block = Block::Ready;
         // PERM-4: Esc denies the call only; the run goes on.
         let blocked = allowed && self.tool_runs(pending.slot, pending.duration) == Flow::Stop;

@@ -21,7 +21,7 @@ impl Kernel<'_> {
     /// A `spawn` step: the Agent calls of one response, in order (`count` of each spec).
     /// `Flow::Stop` if the caller blocked on foreground children.
     pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> Flow {
-        let caller = self.agent(slot).id;
+        let caller = self.agents.get(slot).id;
         let mut foreground = 0;
         for spec in specs {
             for index in 0..spec.count.max(1) {
@@ -30,17 +30,17 @@ impl Kernel<'_> {
                     (name, _) => name.clone(),
                 };
                 if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, spec, name, false) {
-                    self.agent_mut(child_slot).awaited = true;
+                    self.agents.get_mut(child_slot).awaited = true;
                     foreground += 1;
                 }
-                if self.limit.is_some() {
+                if self.trace.limit.is_some() {
                     return Flow::Stop;
                 }
             }
         }
         if foreground > 0 {
             // FGBG-4: a foreground subagent blocks the conversation that launched it.
-            let agent = self.agent_mut(slot);
+            let agent = self.agents.get_mut(slot);
             agent.foreground_pending += foreground;
             agent.block = Block::Foreground;
             return Flow::Stop;
@@ -58,19 +58,19 @@ impl Kernel<'_> {
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let caller_slot = self.slot_of(caller).ok_or(None)?;
+        let caller_slot = self.agents.slot_of(caller).ok_or(None)?;
         let planned = self.spawn_plan(caller_slot, spec, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.
-        let caller_ref = self.agent(caller_slot).reference();
+        let caller_ref = self.agents.get(caller_slot).reference();
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
-        let background = if self.config.fork_mode {
+        let background = if self.session.config.fork_mode {
             None
         } else {
             spec.background
         };
         let (requested, request_caller, request_name) =
             (planned.requested.clone(), caller_ref.clone(), name.clone());
-        let arrival = self.load_arrival;
+        let arrival = self.load.arrival;
         self.emit_with(None, move || EventKind::SpawnRequested {
             caller: request_caller,
             agent_type: requested,
@@ -88,18 +88,18 @@ impl Kernel<'_> {
         };
         if let Launched::Teammate(_) = launch.launched {
             // SPAWN-11: launched as an agent-team teammate instead of a subagent.
-            if self.next_id as u64 > self.limits.max_agents {
-                self.hit_limit("max_agents", self.limits.max_agents);
+            if self.agents.next_id as u64 > self.trace.limits.max_agents {
+                self.hit_limit("max_agents", self.trace.limits.max_agents);
                 return Err(None);
             }
             return Ok(self.start_teammate(caller_slot, caller_ref, &planned, name, spec));
         }
         // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
-        let admission = launch.admit(self.running, &self.config);
+        let admission = launch.admit(self.agents.running, &self.session.config);
         if !admission.admitted {
             // The message is the documented text exactly; the count is the event's `running`
             // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
-            let message = self.limit_message.clone();
+            let message = self.caches.limit_message.clone();
             return self.reject_spawn(
                 &planned,
                 caller_ref,
@@ -111,7 +111,7 @@ impl Kernel<'_> {
         }
         let tools = match &launch.tools {
             // FORK-5 / TOOLS-2: a fork runs with main's own tools.
-            PlanTools::Main => self.agent(0).profile.tools.clone(),
+            PlanTools::Main => self.agents.get(0).profile.tools.clone(),
             PlanTools::Resolved { .. } => planned.tools.clone(),
         };
         self.launch(
@@ -143,7 +143,7 @@ impl Kernel<'_> {
         rule: RuleId,
         message: Rc<str>,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let running = self.running;
+        let running = self.agents.running;
         let agent_type = planned.requested.clone();
         self.emit_with(Some(rule), move || EventKind::SpawnRejected {
             caller,
@@ -166,7 +166,10 @@ impl Kernel<'_> {
     #[inline(always)]
     fn spawn_plan(&mut self, caller_slot: u32, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
         let caller = self.plan_caller(caller_slot);
-        let classifier_blocks = spec.classifier.unwrap_or(self.classifier).launch_blocks;
+        let classifier_blocks = spec
+            .classifier
+            .unwrap_or(self.session.classifier)
+            .launch_blocks;
         // Cheap fields first; the type's name last (a load run's calls all match).
         let same = |key: &PlanKey| {
             key.fork == spec.fork
@@ -178,7 +181,7 @@ impl Kernel<'_> {
                 && key.caller == caller
                 && key.agent.as_deref() == spec.agent.as_deref()
         };
-        let kept = match &self.last_plan {
+        let kept = match &self.caches.last_plan {
             Some((key, plan)) if same(key) => Some(plan.clone()),
             _ => None,
         };
@@ -193,8 +196,8 @@ impl Kernel<'_> {
                 classifier_blocks,
                 caller,
             };
-            let found = self.plans.get(&key).cloned()?;
-            self.last_plan = Some((key, found.clone()));
+            let found = self.caches.plans.get(&key).cloned()?;
+            self.caches.last_plan = Some((key, found.clone()));
             Some(found)
         });
         if let Some(plan) = kept {
@@ -216,17 +219,17 @@ impl Kernel<'_> {
             classifier_blocks,
             caller,
         };
-        self.plans.insert(key.clone(), plan.clone());
-        self.last_plan = Some((key, plan.clone()));
+        self.caches.plans.insert(key.clone(), plan.clone());
+        self.caches.last_plan = Some((key, plan.clone()));
         plan
     }
 
     /// What a plan reads of its caller.
     #[inline]
     fn plan_caller(&self, caller_slot: u32) -> PlanCaller {
-        let agent = self.agent(caller_slot);
+        let agent = self.agents.get(caller_slot);
         let class = if agent.id == MAIN {
-            if self.main_agent.is_some() {
+            if self.session.main_agent.is_some() {
                 CallerClass::MainAgent
             } else {
                 CallerClass::Main
@@ -256,7 +259,7 @@ impl Kernel<'_> {
     ) -> CachedPlan {
         let answer = self.rules_plan(caller, spec, named, classifier_blocks);
         let requested: Rc<str> = match (spec.fork, &spec.agent) {
-            (true, _) => self.fork_arc.clone(),
+            (true, _) => self.caches.fork_arc.clone(),
             (false, Some(agent)) => Rc::from(agent.as_str()),
             (false, None) => Rc::from("general-purpose"),
         };
@@ -264,7 +267,7 @@ impl Kernel<'_> {
             SpawnPlan::Launch(launch) => {
                 let type_index = match &launch.launched {
                     Launched::Subagent(name) | Launched::Teammate(name) => {
-                        self.type_index.get(name.as_str()).copied()
+                        self.session.type_index.get(name.as_str()).copied()
                     }
                     Launched::Fork => None,
                 };
@@ -299,6 +302,7 @@ impl Kernel<'_> {
         classifier_blocks: bool,
     ) -> SpawnPlan {
         let definitions: Vec<spawn::Definition<'_>> = self
+            .session
             .types
             .iter()
             .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
@@ -320,7 +324,10 @@ impl Kernel<'_> {
                 },
             })
             .collect();
-        let main_agent_def = self.main_agent.map(|index| &self.types[index].def);
+        let main_agent_def = self
+            .session
+            .main_agent
+            .map(|index| &self.session.types[index].def);
         let caller_kind = match caller.class {
             CallerClass::Main => spawn::Caller::Main,
             CallerClass::MainAgent => spawn::Caller::MainAgent {
@@ -344,26 +351,26 @@ impl Kernel<'_> {
                 caller: caller_kind,
                 definitions: &definitions,
                 env: spawn::BuiltinEnv {
-                    disable_explore_plan: self.config.disable_explore_plan,
-                    sdk_disable_builtins: self.config.disable_builtins,
+                    disable_explore_plan: self.session.config.disable_explore_plan,
+                    sdk_disable_builtins: self.session.config.disable_builtins,
                 },
-                deny: &self.permissions.deny,
-                session: self.config.kind,
-                agent_teams: self.config.agent_teams,
-                fork_mode: self.config.fork_mode,
-                gates: self.config.gates,
+                deny: &self.session.permissions.deny,
+                session: self.session.config.kind,
+                agent_teams: self.session.config.agent_teams,
+                fork_mode: self.session.config.fork_mode,
+                gates: self.session.config.gates,
             },
             caller_depth: caller.depth,
             caller_has_agent_tool: caller.has_agent_tool,
             run_in_background: spec.background,
             needs_result: spec.needs_result,
             classifier_blocks_launch: classifier_blocks,
-            pool: &self.pool,
-            auto_memory: self.auto_memory,
-            config: &self.config,
+            pool: &self.session.pool,
+            auto_memory: self.session.auto_memory,
+            config: &self.session.config,
         };
         let facts = |name: &str| {
-            let def = &self.types[*self.type_index.get(name)?].def;
+            let def = &self.session.types[*self.session.type_index.get(name)?].def;
             Some(plan::DefinitionFacts {
                 background: def.background,
                 fields: Fields {
@@ -399,19 +406,19 @@ impl Kernel<'_> {
             cap_checked,
             from_load,
         } = start;
-        if self.next_id as u64 > self.limits.max_agents {
-            self.hit_limit("max_agents", self.limits.max_agents);
+        if self.agents.next_id as u64 > self.trace.limits.max_agents {
+            self.hit_limit("max_agents", self.trace.limits.max_agents);
             return Err(None);
         }
-        if u64::from(self.running) >= self.limits.max_running {
-            self.hit_limit("max_running", self.limits.max_running);
+        if u64::from(self.agents.running) >= self.trace.limits.max_running {
+            self.hit_limit("max_running", self.trace.limits.max_running);
             return Err(None);
         }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
         // every run of the same definition in the same situation (`run_profile`). While
         // profiles are shared (no per-invocation model or effort, no agent has a name:
         // CTX-6's roster), a plan keeps the one `run_profile` gave its first run.
-        let shared = spec.model.is_none() && spec.effort.is_none() && self.names.is_empty();
+        let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
         let profile = match planned.profile.get() {
             Some(profile) if shared => {
                 debug_assert!(Rc::ptr_eq(
@@ -432,7 +439,7 @@ impl Kernel<'_> {
         };
         let (behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
-                let type_def = &self.types[index];
+                let type_def = &self.session.types[index];
                 (
                     type_def.behavior.clone(),
                     type_def.one_shot,
@@ -442,36 +449,34 @@ impl Kernel<'_> {
             None => (default_behavior(), false, None),
         };
         let behavior = spec.behavior.clone().unwrap_or(behavior);
-        let id = self.next_id;
-        self.next_id += 1;
-        self.running += 1;
+        let id = self.agents.next_id;
+        self.agents.next_id += 1;
+        self.agents.running += 1;
         // Kernel invariants: a start the cap checked never takes `running` past the cap
         // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may), and no run is
         // deeper than the limit allows (DEPTH-3: a caller below the limit spawns; main
         // always may, so the bound is at least 1).
         debug_assert!(
             !cap_checked
-                || self.config.ultracode
-                || self.config.cap.is_none_or(|cap| self.running <= cap),
+                || self.session.config.ultracode
+                || self
+                    .session
+                    .config
+                    .cap
+                    .is_none_or(|cap| self.agents.running <= cap),
             "kernel invariant: running {} exceeds the cap after a checked start",
-            self.running
+            self.agents.running
         );
         debug_assert!(
-            depth <= self.config.depth_limit.max(1),
+            depth <= self.session.config.depth_limit.max(1),
             "kernel invariant: depth {depth} is past the limit {}",
-            self.config.depth_limit
+            self.session.config.depth_limit
         );
         let agent_profile = profile.clone();
-        let unindexed = from_load && name.is_none();
-        // The record is written straight into its slot (built elsewhere and moved in, it
-        // would be copied whole).
-        let (slot, gen) = self.vacant_slot();
-        self.slots[slot as usize] = Some(Agent {
+        let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index,
             invocation_model: spec.model.as_deref().map(Rc::from),
-            report: None,
-            continuations: 0,
             classifier: spec.classifier,
             profile: agent_profile,
             name: name.clone(),
@@ -484,37 +489,20 @@ impl Kernel<'_> {
             one_shot,
             max_turns,
             from_load,
-            status: Status::Running,
-            user_cancelled: false,
             program: behavior,
-            pc: 0,
-            stack: Vec::new(),
-            block: Block::Ready,
-            gen,
-            foreground_pending: 0,
-            run: 0,
-            awaited: false,
-            children_running: 0,
-            bash_running: 0,
-            inbox: 0,
-            waiters: Vec::new(),
             report_to: caller,
-            resumed: false,
-            turns: 0,
             rng: None,
-            finished_at: SimTime::ZERO,
         });
-        self.index_slot(slot, id, unindexed);
-        self.agent_mut(caller_slot).children_running += 1;
+        self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
-            self.names.insert(name.clone(), id);
+            self.agents.names.insert(name.clone(), id);
             // RESUME-12: the conversation knows which agent this name reached first.
-            self.reached.entry(name.clone()).or_insert(id);
+            self.agents.reached.entry(name.clone()).or_insert(id);
         }
-        let running = self.running;
+        let running = self.agents.running;
         let fork = spec.fork;
         // Names never change, so the caller's reference is the one it had at the call.
-        let parent_name = self.agent(caller_slot).name.clone();
+        let parent_name = self.agents.get(caller_slot).name.clone();
         self.emit_with(Some(placement_rule), move || EventKind::AgentStarted {
             agent: AgentRef { id, name },
             parent: AgentRef {
@@ -529,54 +517,9 @@ impl Kernel<'_> {
             profile,
         });
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.schedule(self.now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
         Ok((slot, mode))
-    }
-
-    /// A free slot (the slot's next generation), or a new empty one at the end.
-    fn vacant_slot(&mut self) -> (u32, u32) {
-        match self.free.pop() {
-            Some(found) => found,
-            None => {
-                self.slots.push(None);
-                ((self.slots.len() - 1) as u32, 0)
-            }
-        }
-    }
-
-    /// Records where the agent `id` that was just written into `slot` lives.
-    fn index_slot(&mut self, slot: u32, id: AgentId, unindexed: bool) {
-        if unindexed {
-            self.unindexed += 1;
-        } else {
-            self.by_id.insert(id, slot);
-        }
-    }
-
-    pub(super) fn insert(&mut self, mut agent: Agent) -> u32 {
-        let id = agent.id;
-        let slot = match self.free.pop() {
-            Some((slot, gen)) => {
-                // A reused slot continues the generation count, so stale wakes of the
-                // previous occupant can never match the new one.
-                agent.gen = gen;
-                self.slots[slot as usize] = Some(agent);
-                slot
-            }
-            None => {
-                self.slots.push(Some(agent));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        if self.slots[slot as usize]
-            .as_ref()
-            .is_some_and(Agent::unindexed)
-        {
-            self.unindexed += 1;
-        } else {
-            self.by_id.insert(id, slot);
-        }
-        slot
     }
 
     /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
@@ -588,12 +531,12 @@ impl Kernel<'_> {
         resumed: bool,
     ) -> (Rc<str>, RuleId) {
         if let (Some(index), None, false, false) = (type_index, invocation, fork, resumed) {
-            let type_def = &self.types[index];
+            let type_def = &self.session.types[index];
             return (type_def.model.clone(), type_def.model_rule);
         }
         let fork_def;
         let def = match type_index {
-            Some(index) => &self.types[index].def,
+            Some(index) => &self.session.types[index].def,
             None => {
                 fork_def = AgentDef {
                     name: "fork".into(),
@@ -602,9 +545,10 @@ impl Kernel<'_> {
                 &fork_def
             }
         };
-        let choice = self
-            .models
-            .choose(&self.config, def, invocation, fork, resumed);
+        let choice =
+            self.session
+                .models
+                .choose(&self.session.config, def, invocation, fork, resumed);
         (Rc::from(choice.model.as_str()), choice.rule)
     }
 
@@ -615,14 +559,15 @@ impl Kernel<'_> {
         invocation: Option<&str>,
         fork: bool,
     ) -> Option<Rc<str>> {
-        let frontmatter = type_index.and_then(|index| self.types[index].def.effort.as_deref());
+        let frontmatter =
+            type_index.and_then(|index| self.session.types[index].def.effort.as_deref());
         let (effort, _) = model::resolve_effort(
-            self.effort_env.as_deref(),
+            self.session.effort_env.as_deref(),
             invocation,
             frontmatter,
-            self.session_effort.as_deref(),
+            self.session.effort.as_deref(),
             fork,
-            &self.config.gates,
+            &self.session.config.gates,
         );
         effort.map(|effort| Rc::from(effort.as_str()))
     }
@@ -638,8 +583,12 @@ impl Kernel<'_> {
         if fork || type_index.is_none() {
             // FORK-5 / FORK-13: a fork inherits main's whole conversation.
             let input = context::StartupInput {
-                session: self.config.kind,
-                ..context::StartupInput::new(context::AgentKind::Fork, "fork", self.config.gates)
+                session: self.session.config.kind,
+                ..context::StartupInput::new(
+                    context::AgentKind::Fork,
+                    "fork",
+                    self.session.config.gates,
+                )
             };
             let pieces: ToolList = context::startup_context(&input)
                 .pieces
@@ -647,9 +596,9 @@ impl Kernel<'_> {
                 .filter(|piece| piece.included)
                 .map(|piece| Rc::from(piece.name))
                 .collect();
-            return (pieces, self.session_mcp.clone(), Vec::new());
+            return (pieces, self.session.mcp.clone(), Vec::new());
         }
-        let def = &self.types[type_index.unwrap_or(0)].def;
+        let def = &self.session.types[type_index.unwrap_or(0)].def;
         let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {
             (Some(built_in), Scope::BuiltIn) => context::AgentKind::BuiltIn(built_in),
             (_, scope) => context::AgentKind::Custom(match scope {
@@ -661,7 +610,12 @@ impl Kernel<'_> {
             }),
         };
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.to_string()).collect();
-        let named: Vec<String> = self.names.keys().map(|name| name.to_string()).collect();
+        let named: Vec<String> = self
+            .agents
+            .names
+            .keys()
+            .map(|name| name.to_string())
+            .collect();
         let skills: Vec<context::Skill<'_>> = def
             .skills
             .iter()
@@ -679,7 +633,8 @@ impl Kernel<'_> {
             })
             .collect();
         let configured: Vec<String> = self
-            .session_mcp
+            .session
+            .mcp
             .iter()
             .map(|name| name.to_string())
             .collect();
@@ -696,7 +651,7 @@ impl Kernel<'_> {
             tools: &tool_names,
             named_agents: &named,
             memory,
-            auto_memory: self.auto_memory,
+            auto_memory: self.session.auto_memory,
             mcp: context::McpInput {
                 servers: &servers,
                 scope: match def.scope {
@@ -707,12 +662,12 @@ impl Kernel<'_> {
                     Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
                 },
                 source_dir: Some(&source_dir),
-                trusted_dirs: &self.trusted_dirs,
+                trusted_dirs: &self.session.trusted_dirs,
                 configured: &configured,
                 ..context::McpInput::default()
             },
-            session: self.config.kind,
-            ..context::StartupInput::new(kind, &def.name, self.config.gates)
+            session: self.session.config.kind,
+            ..context::StartupInput::new(kind, &def.name, self.session.config.gates)
         };
         let started = context::startup_context(&input);
         let pieces: ToolList = started
@@ -723,7 +678,7 @@ impl Kernel<'_> {
                 // CTX-3: omitClaudeMd keeps only the managed policy files.
                 if piece.name == "CLAUDE.md"
                     && def.omit_claude_md
-                    && self.config.gates.omit_claude_md
+                    && self.session.config.gates.omit_claude_md
                 {
                     Rc::from("CLAUDE.md (managed policy files only)")
                 } else {
@@ -731,7 +686,7 @@ impl Kernel<'_> {
                 }
             })
             .collect();
-        let mut servers_list: Vec<Rc<str>> = self.session_mcp.iter().cloned().collect();
+        let mut servers_list: Vec<Rc<str>> = self.session.mcp.iter().cloned().collect();
         let mut inline_tools = Vec::new();
         for outcome in &started.mcp {
             if !outcome.status.available() {
@@ -772,32 +727,32 @@ impl Kernel<'_> {
         // agent has a name: that is part of the key. (Rebuilding the profile, roster
         // included, at every named start made named arrivals cost O(n) each.)
         let cacheable = spec.model.is_none() && spec.effort.is_none();
-        let at_limit = depth >= self.config.depth_limit;
+        let at_limit = depth >= self.session.config.depth_limit;
         let key = (
             type_index.map_or(usize::MAX, |index| index),
             u8::from(mode == Mode::Background)
                 | (u8::from(at_limit) << 1)
                 | (u8::from(spec.fork) << 2)
-                | (u8::from(!self.names.is_empty()) << 3),
+                | (u8::from(!self.agents.names.is_empty()) << 3),
             permission_mode,
         );
         if cacheable {
-            if let Some((last_key, profile)) = &self.last_profile {
+            if let Some((last_key, profile)) = &self.caches.last_profile {
                 if *last_key == key {
                     return profile.clone();
                 }
             }
-            if let Some(profile) = self.profile_cache.get(&key) {
+            if let Some(profile) = self.caches.profiles.get(&key) {
                 let profile = profile.clone();
-                self.last_profile = Some((key, profile.clone()));
+                self.caches.last_profile = Some((key, profile.clone()));
                 return profile;
             }
         }
         let (model, model_rule) =
             self.run_model(type_index, spec.model.as_deref(), spec.fork, false);
         let agent_type = match type_index {
-            Some(index) if !spec.fork => self.types[index].name.clone(),
-            _ => self.fork_arc.clone(),
+            Some(index) if !spec.fork => self.session.types[index].name.clone(),
+            _ => self.caches.fork_arc.clone(),
         };
         let (context, mcp_servers, inline_tools) = self.startup(type_index, spec.fork, &tools);
         let tools = if inline_tools.is_empty() {
@@ -820,7 +775,7 @@ impl Kernel<'_> {
             teammate: false,
         });
         if cacheable {
-            self.profile_cache.insert(key, profile.clone());
+            self.caches.profiles.insert(key, profile.clone());
         }
         profile
     }
@@ -856,15 +811,13 @@ impl Kernel<'_> {
         let behavior = spec
             .behavior
             .clone()
-            .unwrap_or_else(|| self.types[type_index].behavior.clone());
-        let id = self.next_id;
-        self.next_id += 1;
-        let child = Agent {
+            .unwrap_or_else(|| self.session.types[type_index].behavior.clone());
+        let id = self.agents.next_id;
+        self.agents.next_id += 1;
+        let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index: Some(type_index),
             invocation_model: spec.model.as_deref().map(Rc::from),
-            report: None,
-            continuations: 0,
             classifier: spec.classifier,
             profile: profile.clone(),
             name: name.clone(),
@@ -875,36 +828,18 @@ impl Kernel<'_> {
             profile_background: true,
             permission_mode,
             one_shot: false,
-            max_turns: self.types[type_index].def.max_turns,
+            max_turns: self.session.types[type_index].def.max_turns,
             from_load: false,
-            status: Status::Running,
-            user_cancelled: false,
             program: behavior,
-            pc: 0,
-            stack: Vec::new(),
-            block: Block::Ready,
-            gen: 0,
-            foreground_pending: 0,
-            run: 0,
-            awaited: false,
-            children_running: 0,
-            bash_running: 0,
-            inbox: 0,
-            waiters: Vec::new(),
             report_to: caller_ref.id,
-            resumed: false,
-            turns: 0,
             rng: None,
-            finished_at: SimTime::ZERO,
-        };
-        let slot = self.insert(child);
-        let gen = self.agent(slot).gen;
-        self.agent_mut(caller_slot).children_running += 1;
+        });
+        self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
-            self.names.insert(name.clone(), id);
-            self.reached.entry(name.clone()).or_insert(id);
+            self.agents.names.insert(name.clone(), id);
+            self.agents.reached.entry(name.clone()).or_insert(id);
         }
-        let running = self.running;
+        let running = self.agents.running;
         self.emit(
             Some("SPAWN-11"),
             EventKind::AgentStarted {
@@ -919,7 +854,8 @@ impl Kernel<'_> {
             },
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.schedule(self.now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
         (slot, Mode::Background)
     }
 }

@@ -31,10 +31,10 @@ impl Kernel<'_> {
 
     pub(super) fn advance(&mut self, slot: u32) {
         loop {
-            if self.limit.is_some() {
+            if self.trace.limit.is_some() {
                 return;
             }
-            let agent = self.agent_mut(slot);
+            let agent = self.agents.get_mut(slot);
             if agent.status != Status::Running || agent.block != Block::Ready {
                 return;
             }
@@ -44,19 +44,19 @@ impl Kernel<'_> {
             };
             // Steps that take no time and write nothing would loop forever at one instant
             // without reaching `max_events` or `max_time`: every step counts.
-            if self.steps_left == 0 {
-                self.hit_limit("max_steps", self.limits.steps());
+            if self.trace.steps_left == 0 {
+                self.hit_limit("max_steps", self.trace.limits.steps());
                 return;
             }
-            self.steps_left -= 1;
+            self.trace.steps_left -= 1;
             match &program[pc] {
                 Step::Work(dist) => {
-                    let agent = self.agent_mut(slot);
+                    let agent = self.agents.get_mut(slot);
                     agent.turns += 1;
                     if let Some(max_turns) = agent.max_turns {
                         if agent.turns > max_turns {
                             // RESUME-4: partial from v2.1.246; before, an ordinary result.
-                            let partial = self.config.gates.max_turns_partial;
+                            let partial = self.session.config.gates.max_turns_partial;
                             let outcome = if partial {
                                 Outcome::Partial
                             } else {
@@ -96,13 +96,13 @@ impl Kernel<'_> {
                     }
                 }
                 Step::Send(send) => {
-                    let caller = self.agent(slot).id;
+                    let caller = self.agents.get(slot).id;
                     if self.send(caller, &send.to, send.behavior.clone()) == Flow::Stop {
                         return;
                     }
                 }
                 Step::Stop(target) => {
-                    let caller = self.agent(slot).id;
+                    let caller = self.agents.get(slot).id;
                     self.task_stop(caller, target);
                 }
                 Step::WaitFor(target) => {
@@ -112,15 +112,15 @@ impl Kernel<'_> {
                 }
                 Step::BashBackground(dist) => {
                     let micros = self.sample(slot, dist);
-                    let agent = self.agent_mut(slot);
+                    let agent = self.agents.get_mut(slot);
                     agent.bash_running += 1;
                     let (id, run) = (agent.id, agent.run);
-                    let at = self.now.plus(micros);
-                    self.schedule(at, Wake::BashDone { agent: id, run });
+                    let at = self.clock.now.plus(micros);
+                    self.clock.schedule(at, Wake::BashDone { agent: id, run });
                 }
                 Step::Report(text) => {
                     // NOTIFY-1: the run's single text result is its last report.
-                    self.agent_mut(slot).report = Some(text.clone());
+                    self.agents.get_mut(slot).report = Some(text.clone());
                 }
                 Step::Fail(_) if slot == 0 => {
                     // The scenario crate rejects `fail` in `main`; a spec built in code gets
@@ -147,7 +147,7 @@ impl Kernel<'_> {
                             pc: 0,
                             remaining: *times,
                         };
-                        self.agent_mut(slot).stack.push(frame);
+                        self.agents.get_mut(slot).stack.push(frame);
                     }
                 }
             }
@@ -155,25 +155,25 @@ impl Kernel<'_> {
     }
 
     pub(super) fn sleep(&mut self, slot: u32, micros: u64) {
-        let agent = self.agent_mut(slot);
+        let agent = self.agents.get_mut(slot);
         agent.block = Block::Timer;
         let gen = agent.gen;
-        let at = self.now.plus(micros);
-        self.schedule(at, Wake::Step { slot, gen });
+        let at = self.clock.now.plus(micros);
+        self.clock.schedule(at, Wake::Step { slot, gen });
     }
 
     /// The steps are done: wait for shells and children where the rules say so, else end.
     pub(super) fn end_of_steps(&mut self, slot: u32) {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         if agent.id == MAIN {
-            self.agent_mut(slot).block = Block::Idle;
+            self.agents.get_mut(slot).block = Block::Idle;
             return;
         }
         let reference = agent.reference();
         if agent.bash_running > 0 {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
-            self.agent_mut(slot).block = Block::EndBash;
+            self.agents.get_mut(slot).block = Block::EndBash;
             self.emit(
                 Some("NOTIFY-5"),
                 EventKind::AgentWaiting {
@@ -184,11 +184,11 @@ impl Kernel<'_> {
             );
             return;
         }
-        let (waits, rule) = notify::launcher_waits(self.config.kind);
+        let (waits, rule) = notify::launcher_waits(self.session.config.kind);
         if agent.children_running > 0 && waits {
             // NOTIFY-6 / Q-4: an interactive launcher waits for its children, keeping its slot.
             let count = agent.children_running;
-            self.agent_mut(slot).block = Block::EndChildren;
+            self.agents.get_mut(slot).block = Block::EndChildren;
             self.emit(
                 Some(rule),
                 EventKind::AgentWaiting {
@@ -204,7 +204,7 @@ impl Kernel<'_> {
 
     /// A `tool` step. `Flow::Stop` if the run blocked.
     pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> Flow {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let reference = agent.reference();
         let tool: Rc<str> = Rc::from(call.name.as_str());
         let input: Option<Rc<str>> = call.input.as_deref().map(Rc::from);
@@ -228,7 +228,7 @@ impl Kernel<'_> {
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
         // one that exits with code 2 blocks the call and its stderr goes back to the agent.
         if self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse) {
-            let reference = self.agent(slot).reference();
+            let reference = self.agents.get(slot).reference();
             self.emit(
                 Some("HOOK-7"),
                 EventKind::ToolCalled {
@@ -242,16 +242,16 @@ impl Kernel<'_> {
             );
             return Flow::Continue;
         }
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         let decision =
             match call.prompt {
                 Some(true) => CallDecision::Prompt("PERM-3"),
                 // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
                 // do not apply.
-                _ if call.name == "SubagentHandback" => handback::call(&self.permissions),
+                _ if call.name == "SubagentHandback" => handback::call(&self.session.permissions),
                 // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14).
                 Some(false)
-                    if self.permissions.deny.iter().any(|rule| {
+                    if self.session.permissions.deny.iter().any(|rule| {
                         prompt::rule_matches(rule, &call.name, call.input.as_deref())
                     }) =>
                 {
@@ -265,12 +265,12 @@ impl Kernel<'_> {
                         subagent: agent.depth > 0,
                         ..prompt::Call::new(&call.name, agent.permission_mode)
                     },
-                    &self.permissions,
-                    &self.session_grants,
+                    &self.session.permissions,
+                    &self.person.grants,
                 ),
             };
         let permission_rule = prompt::deciding_rule(
-            &self.permissions,
+            &self.session.permissions,
             decision,
             &call.name,
             call.input.as_deref(),
@@ -317,9 +317,9 @@ impl Kernel<'_> {
                     fork: agent.fork,
                     chain_foreground: self.chain_foreground(slot),
                 };
-                let route = prompt::route(asker, &self.config.gates);
-                let number = self.next_prompt;
-                self.next_prompt += 1;
+                let route = prompt::route(asker, &self.session.config.gates);
+                let number = self.person.next_prompt;
+                self.person.next_prompt += 1;
                 match route {
                     Route::AutoDeny(rule) => {
                         self.emit(
@@ -360,12 +360,12 @@ impl Kernel<'_> {
                             slot,
                             tool,
                             input,
-                            asked_at: self.now,
+                            asked_at: self.clock.now,
                             duration: call.duration,
                         };
-                        self.prompts.insert(number, pending);
-                        self.prompt_queue.push_back(number);
-                        let agent = self.agent_mut(slot);
+                        self.person.prompts.insert(number, pending);
+                        self.person.queue.push_back(number);
+                        let agent = self.agents.get_mut(slot);
                         agent.block = Block::Prompt(number);
                         self.person_next();
                         Flow::Stop
@@ -389,7 +389,7 @@ impl Kernel<'_> {
 
     /// is every run from this one up to main in the foreground?
     pub(super) fn chain_foreground(&self, slot: u32) -> bool {
-        let mut current = self.agent(slot);
+        let mut current = self.agents.get(slot);
         loop {
             if current.id == MAIN {
                 return true;
@@ -397,8 +397,8 @@ impl Kernel<'_> {
             if current.mode != Mode::Foreground || !current.awaited {
                 return false;
             }
-            match self.slot_of(current.report_to) {
-                Some(parent) => current = self.agent(parent),
+            match self.agents.slot_of(current.report_to) {
+                Some(parent) => current = self.agents.get(parent),
                 None => return false,
             }
         }
@@ -408,24 +408,24 @@ impl Kernel<'_> {
     /// (`filter_one`, `disallowed`, `not_in_tools`, `filter_two`) and that step's rule, or
     /// `not_in_session` when main's pool never had it (TOOLS-1).
     fn removal_of(&self, slot: u32, tool: &str) -> (&'static str, RuleId) {
-        let agent = self.agent(slot);
+        let agent = self.agents.get(slot);
         // TOOLS-10: a session without the Task tools gives nobody any of them.
         let not_in_session = if tools::TASK_TOOLS.contains(&tool) {
             ("not_in_session", "TOOLS-10")
         } else {
             ("not_in_session", "TOOLS-1")
         };
-        if agent.id == MAIN && self.main_agent.is_some() {
+        if agent.id == MAIN && self.session.main_agent.is_some() {
             // MAIN-1: main runs with its agent's tool restrictions.
             return ("not_in_tools", "MAIN-1");
         }
         let Some(index) = agent.type_index.filter(|_| !agent.fork && agent.depth > 0) else {
             return not_in_session;
         };
-        let def = &self.types[index].def;
+        let def = &self.session.types[index].def;
         let placement = tools::Placement {
             depth: agent.depth,
-            depth_limit: self.config.depth_limit,
+            depth_limit: self.session.config.depth_limit,
             mode: if agent.profile_mode_background() {
                 Mode::Background
             } else {
@@ -441,8 +441,8 @@ impl Kernel<'_> {
                 tools: def.tools.as_deref(),
                 disallowed: &def.disallowed_tools,
             },
-            memory: def.memory.is_some() && self.auto_memory,
-            ..tools::ToolRequest::new(&self.pool, placement, self.config.gates)
+            memory: def.memory.is_some() && self.session.auto_memory,
+            ..tools::ToolRequest::new(&self.session.pool, placement, self.session.config.gates)
         };
         let steps = match tools::resolve_with(&request) {
             Ok(resolved) => resolved.steps,

@@ -39,22 +39,22 @@ impl Kernel<'_> {
     /// among the shared wakes due at that instant. The wakes not chosen go back into the
     /// queue with their own seqs.
     pub(super) fn pop_chosen(&mut self) -> Option<(SimTime, Wake)> {
-        let (time, seq, wake) = self.pop_with_seq()?;
+        let (time, seq, wake) = self.clock.pop_with_seq()?;
         let mut ready = vec![(seq, wake)];
-        while self.head().is_some_and(|(next, ..)| next == time) {
-            let (_, seq, wake) = self.pop_with_seq()?;
+        while self.clock.head().is_some_and(|(next, ..)| next == time) {
+            let (_, seq, wake) = self.clock.pop_with_seq()?;
             ready.push((seq, wake));
         }
         let pick = self.pick(time, &ready);
         let (_, chosen) = ready.remove(pick);
         for (seq, wake) in ready {
             if matches!(wake, Wake::Arrival) {
-                self.next_arrival = Some((time, seq));
-            } else if time == self.now {
+                self.clock.next_arrival = Some((time, seq));
+            } else if time == self.clock.now {
                 // Everything due now was drained above, so the FIFO stays in seq order.
-                self.now_queue.push_back((seq, wake));
+                self.clock.now_queue.push_back((seq, wake));
             } else {
-                self.queue.push(time.0, seq, wake);
+                self.clock.heap.push(time.0, seq, wake);
             }
         }
         Some((time, chosen))
@@ -85,7 +85,12 @@ impl Kernel<'_> {
         let Wake::Step { slot, gen } = wake else {
             return TieClass::Shared;
         };
-        let Some(agent) = self.slots.get(slot as usize).and_then(Option::as_ref) else {
+        let Some(agent) = self
+            .agents
+            .slots
+            .get(slot as usize)
+            .and_then(Option::as_ref)
+        else {
             return TieClass::Inert;
         };
         if agent.gen != gen

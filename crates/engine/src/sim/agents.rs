@@ -1,0 +1,372 @@
+//! The agent slab: every run's record (`Agent`, built only by `Agent::new`), the slots
+//! they live in and the indexes that find them (by id, by name).
+//!
+//! Memory grows with what is running, not with what ran: a vacant slot is reused with
+//! the next generation (so a stale wake of the previous occupant never matches), and
+//! anonymous load agents are kept out of the id map and released when their run ends.
+
+use super::*;
+
+/// A fast, deterministic hasher for the id → slot map (never iterated).
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, value: u32) {
+        self.0 = u64::from(value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+pub(super) type IdMap = HashMap<AgentId, u32, BuildHasherDefault<IdHasher>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Status {
+    Running,
+    Finished(Outcome),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Block {
+    /// Ready to take its next step.
+    Ready,
+    /// A timer is pending.
+    Timer,
+    /// Waiting for its foreground children (FGBG-4).
+    Foreground,
+    /// Waiting for an answer to a prompt.
+    Prompt(u64),
+    /// `wait: {for: agent}`.
+    Agent,
+    /// `wait: {for: children}`.
+    Children,
+    /// `wait: {for: notification}`.
+    Notification,
+    /// Steps done; waiting for background children (NOTIFY-6).
+    EndChildren,
+    /// Steps done; waiting for background shell commands (NOTIFY-5, Q-5).
+    EndBash,
+    /// The main conversation's script is done.
+    Idle,
+}
+
+pub(super) struct Frame {
+    pub(super) program: Program,
+    pub(super) pc: usize,
+    pub(super) remaining: u32,
+}
+
+/// What a new run starts with (see [`Agent::new`]); the rest of its record starts empty.
+pub(super) struct AgentStart {
+    pub(super) id: AgentId,
+    /// The definition it runs (None for forks and main).
+    pub(super) type_index: Option<usize>,
+    /// RESUME-14: the per-invocation model of the spawn.
+    pub(super) invocation_model: Option<Rc<str>>,
+    /// HANDBACK-7/8: the spawn's classifier verdicts.
+    pub(super) classifier: Option<crate::spec::ClassifierSpec>,
+    pub(super) profile: Rc<RunProfile>,
+    pub(super) name: Option<Rc<str>>,
+    pub(super) depth: u32,
+    pub(super) mode: Mode,
+    pub(super) fork: bool,
+    /// An agent-team teammate (SPAWN-11).
+    pub(super) teammate: bool,
+    /// Its tool set was resolved for the background (filter 2 applied).
+    pub(super) profile_background: bool,
+    pub(super) permission_mode: PermissionMode,
+    /// RESUME-3: returns no agent id.
+    pub(super) one_shot: bool,
+    pub(super) max_turns: Option<u32>,
+    pub(super) from_load: bool,
+    pub(super) program: Program,
+    /// Whom its completion is reported to.
+    pub(super) report_to: AgentId,
+    /// Its behaviour stream, if made now (otherwise made on first use).
+    pub(super) rng: Option<Box<ChaCha8Rng>>,
+}
+
+pub(super) struct Agent {
+    pub(super) id: AgentId,
+    /// The definition it runs (None for forks and main).
+    pub(super) type_index: Option<usize>,
+    /// NOTIFY-1: the run's last report text.
+    pub(super) report: Option<Rc<str>>,
+    /// ERR-1: continuation requests made for this run.
+    pub(super) continuations: u32,
+    /// HANDBACK-7/8: the classifier's verdicts for this run, if the spawn set them.
+    pub(super) classifier: Option<crate::spec::ClassifierSpec>,
+    /// RESUME-14: the per-invocation model of the spawn.
+    pub(super) invocation_model: Option<Rc<str>>,
+    /// An agent-team teammate (SPAWN-11): its own limits, no slot (CAP-8).
+    pub(super) teammate: bool,
+    /// Its tool set was resolved for the background (filter 2 applied).
+    pub(super) profile_background: bool,
+    /// What the run runs with: type, model, effort, tools, context (RESUME-7: kept on
+    /// resume, except the model where RESUME-14 says otherwise).
+    pub(super) profile: Rc<RunProfile>,
+    pub(super) name: Option<Rc<str>>,
+    pub(super) depth: u32,
+    pub(super) mode: Mode,
+    pub(super) fork: bool,
+    pub(super) permission_mode: PermissionMode,
+    pub(super) one_shot: bool,
+    pub(super) max_turns: Option<u32>,
+    pub(super) from_load: bool,
+    pub(super) status: Status,
+    pub(super) user_cancelled: bool,
+    /// The run's own program and position; `stack` holds `repeat` bodies.
+    pub(super) program: Program,
+    pub(super) pc: usize,
+    pub(super) stack: Vec<Frame>,
+    pub(super) block: Block,
+    pub(super) gen: u32,
+    pub(super) foreground_pending: u32,
+    /// Which run of this agent is current (0 for the first, +1 per resume).
+    pub(super) run: u32,
+    /// Whether the caller is blocked on this run (foreground, not backgrounded).
+    pub(super) awaited: bool,
+    pub(super) children_running: u32,
+    pub(super) bash_running: u32,
+    pub(super) inbox: u32,
+    pub(super) waiters: Vec<AgentId>,
+    pub(super) report_to: AgentId,
+    pub(super) resumed: bool,
+    pub(super) turns: u32,
+    pub(super) rng: Option<Box<ChaCha8Rng>>,
+    pub(super) finished_at: SimTime,
+}
+
+impl Agent {
+    /// A new run's record: what `start` says, everything else as a run begins (running,
+    /// ready, first step, nothing pending). The one place an `Agent` is built.
+    #[inline(always)]
+    pub(super) fn new(start: AgentStart, gen: u32) -> Agent {
+        let AgentStart {
+            id,
+            type_index,
+            invocation_model,
+            classifier,
+            profile,
+            name,
+            depth,
+            mode,
+            fork,
+            teammate,
+            profile_background,
+            permission_mode,
+            one_shot,
+            max_turns,
+            from_load,
+            program,
+            report_to,
+            rng,
+        } = start;
+        Agent {
+            id,
+            type_index,
+            report: None,
+            continuations: 0,
+            classifier,
+            invocation_model,
+            teammate,
+            profile_background,
+            profile,
+            name,
+            depth,
+            mode,
+            fork,
+            permission_mode,
+            one_shot,
+            max_turns,
+            from_load,
+            status: Status::Running,
+            user_cancelled: false,
+            program,
+            pc: 0,
+            stack: Vec::new(),
+            block: Block::Ready,
+            gen,
+            foreground_pending: 0,
+            run: 0,
+            awaited: false,
+            children_running: 0,
+            bash_running: 0,
+            inbox: 0,
+            waiters: Vec::new(),
+            report_to,
+            resumed: false,
+            turns: 0,
+            rng,
+            finished_at: SimTime::ZERO,
+        }
+    }
+
+    /// Whether its tool set was resolved for the background (TOOLS-6: a resumed run keeps
+    /// the set of its first run, so this is the first run's placement).
+    #[inline]
+    pub(super) fn profile_mode_background(&self) -> bool {
+        self.profile_background
+    }
+
+    /// An anonymous load agent: kept out of the id map, released when it ends.
+    #[inline]
+    pub(super) fn unindexed(&self) -> bool {
+        self.from_load && self.name.is_none()
+    }
+
+    #[inline]
+    pub(super) fn reference(&self) -> AgentRef {
+        AgentRef {
+            id: self.id,
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// The agent slab (main in slot 0) and its indexes.
+pub(super) struct Agents {
+    pub(super) slots: Vec<Option<Agent>>,
+    /// Vacant slots with their next generation.
+    pub(super) free: Vec<(u32, u32)>,
+    pub(super) by_id: IdMap,
+    /// Running anonymous load agents, which `by_id` does not index (nothing can name them
+    /// but their id, and they are released when they end).
+    pub(super) unindexed: u32,
+    pub(super) next_id: AgentId,
+    /// Subagents running now (what the cap counts).
+    pub(super) running: u32,
+    /// Who holds each name now.
+    pub(super) names: BTreeMap<Rc<str>, AgentId>,
+    /// RESUME-12: the agent each name first reached in this conversation.
+    pub(super) reached: BTreeMap<Rc<str>, AgentId>,
+}
+
+impl Agents {
+    /// Writes a new run's record into a vacant slot and indexes it; returns the slot and
+    /// its generation. `start` is called once the slot is found, so the record is built
+    /// in place (built elsewhere and moved in, it would be copied whole).
+    #[inline(always)]
+    pub(super) fn add(&mut self, start: impl FnOnce() -> AgentStart) -> (u32, u32) {
+        let (slot, gen) = self.vacant_slot();
+        let start = start();
+        let id = start.id;
+        let unindexed = start.from_load && start.name.is_none();
+        self.slots[slot as usize] = Some(Agent::new(start, gen));
+        self.index_slot(slot, id, unindexed);
+        (slot, gen)
+    }
+
+    #[inline]
+    pub(super) fn slot_of(&self, id: AgentId) -> Option<u32> {
+        if id == MAIN {
+            return Some(0);
+        }
+        if let Some(slot) = self.by_id.get(&id) {
+            return Some(*slot);
+        }
+        // Anonymous load agents are not in the map (see `insert`); the few that are running
+        // are found by a scan of the slab.
+        if self.unindexed == 0 {
+            return None;
+        }
+        self.slots
+            .iter()
+            .position(|slot| slot.as_ref().is_some_and(|agent| agent.id == id))
+            .map(|slot| slot as u32)
+    }
+
+    #[inline]
+    pub(super) fn get(&self, slot: u32) -> &Agent {
+        self.slots[slot as usize]
+            .as_ref()
+            .expect("slot holds an agent")
+    }
+
+    #[inline]
+    pub(super) fn get_mut(&mut self, slot: u32) -> &mut Agent {
+        self.slots[slot as usize]
+            .as_mut()
+            .expect("slot holds an agent")
+    }
+
+    #[inline]
+    pub(super) fn reference(&self, id: AgentId) -> AgentRef {
+        match self.slot_of(id) {
+            Some(slot) => self.get(slot).reference(),
+            None => AgentRef { id, name: None },
+        }
+    }
+
+    #[inline]
+    pub(super) fn is_running(&self, id: AgentId) -> bool {
+        self.slot_of(id)
+            .is_some_and(|slot| self.get(slot).status == Status::Running)
+    }
+
+    /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
+    /// agent that holds it now).
+    pub(super) fn lookup(&self, text: &str) -> Option<AgentId> {
+        if text == "main" {
+            return Some(MAIN);
+        }
+        if let Some(id) = self.names.get(text) {
+            return Some(*id);
+        }
+        let id = text.strip_prefix('a')?.parse::<AgentId>().ok()?;
+        self.slot_of(id).map(|_| id)
+    }
+
+    /// A free slot (the slot's next generation), or a new empty one at the end.
+    #[inline]
+    fn vacant_slot(&mut self) -> (u32, u32) {
+        match self.free.pop() {
+            Some(found) => found,
+            None => {
+                self.slots.push(None);
+                ((self.slots.len() - 1) as u32, 0)
+            }
+        }
+    }
+
+    /// Records where the agent `id` that was just written into `slot` lives.
+    #[inline]
+    fn index_slot(&mut self, slot: u32, id: AgentId, unindexed: bool) {
+        if unindexed {
+            self.unindexed += 1;
+        } else {
+            self.by_id.insert(id, slot);
+        }
+    }
+
+    /// Empties `slot` (its record is dropped where it lies) and frees it for reuse with
+    /// the next generation.
+    #[inline]
+    pub(super) fn release(&mut self, slot: u32) {
+        // Read what the free list needs, then drop the record where it lies (taking it out
+        // would copy the whole record first).
+        debug_assert!(
+            self.slots[slot as usize].is_some(),
+            "kernel invariant: a slot is released once"
+        );
+        let Some(agent) = self.slots[slot as usize].as_ref() else {
+            return;
+        };
+        let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
+        self.slots[slot as usize] = None;
+        if unindexed {
+            self.unindexed -= 1;
+        } else {
+            self.by_id.remove(&id);
+        }
+        self.free.push((slot, gen.wrapping_add(1)));
+    }
+}

@@ -1,0 +1,113 @@
+//! The kernel's clock: virtual time and the wake queue, one `(time, seq)` order over three
+//! sources (a monotone radix heap, the same-instant FIFO, the load generator's one pending arrival).
+
+use super::*;
+
+/// Something queued for a moment in virtual time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Wake {
+    /// Continue a run's program (guarded by the run's generation).
+    Step { slot: u32, gen: u32 },
+    /// The load generator's next arrival.
+    Arrival,
+    /// A rejected load arrival (its index) tries again.
+    Retry(u64),
+    /// The person's timed action `index`.
+    Action(u32),
+    /// The person finished thinking about prompt `id`.
+    Answer(u64),
+    /// A panel window (30 s after a finish, PANEL-2/3/5) ends.
+    PanelTick,
+    /// A background shell command of `agent` finished.
+    BashDone { agent: AgentId, run: u32 },
+}
+
+/// Virtual time and the wake queue: one `(time, seq)` order over three sources (the heap,
+/// the same-instant FIFO and the load generator's pending arrival).
+pub(super) struct Clock {
+    pub(super) now: SimTime,
+    /// The last seq handed out.
+    pub(super) seq: u64,
+    /// Future wakes (a monotone radix heap, `queue.rs`).
+    pub(super) heap: queue::TimeQueue<Wake>,
+    /// Wakes scheduled for the current instant, in seq order. Together with `heap` they
+    /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
+    pub(super) now_queue: VecDeque<(u64, Wake)>,
+    /// The load generator's pending arrival `(time, seq)`.
+    pub(super) next_arrival: Option<(SimTime, u64)>,
+    /// `run_until`: stop before the first wake after this instant.
+    pub(super) stop_at: Option<SimTime>,
+}
+
+impl Clock {
+    #[inline(always)]
+    pub(super) fn schedule(&mut self, at: SimTime, wake: Wake) {
+        self.seq += 1;
+        if at == self.now {
+            // Same instant: a FIFO is enough, since every seq given now is larger than any
+            // seq already queued for this instant in the heap.
+            self.now_queue.push_back((self.seq, wake));
+        } else {
+            self.heap.push(at.0, self.seq, wake);
+        }
+    }
+
+    /// The load generator's next arrival, kept beside the heap: there is at most one.
+    #[inline]
+    pub(super) fn schedule_arrival(&mut self, at: SimTime) {
+        self.seq += 1;
+        self.next_arrival = Some((at, self.seq));
+    }
+
+    /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
+    /// pending arrival.
+    #[inline(always)]
+    pub(super) fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
+        self.pop_with_seq().map(|(time, _, wake)| (time, wake))
+    }
+
+    /// Where the next wake in `(time, seq)` order is, and its key; the one place that
+    /// merges the three sources (the plain loop and the tie explorer both read it).
+    #[inline(always)]
+    pub(super) fn head(&self) -> Option<(SimTime, u64, Source)> {
+        let mut best: Option<(SimTime, u64, Source)> = None;
+        let mut consider = |time: SimTime, seq: u64, source: Source| {
+            if best.is_none_or(|(t, q, _)| (time, seq) < (t, q)) {
+                best = Some((time, seq, source));
+            }
+        };
+        if let Some((time, seq)) = self.heap.peek() {
+            consider(SimTime(time), seq, Source::Heap);
+        }
+        if let Some((seq, _)) = self.now_queue.front() {
+            consider(self.now, *seq, Source::Now);
+        }
+        if let Some((time, seq)) = self.next_arrival {
+            consider(time, seq, Source::Arrival);
+        }
+        best
+    }
+
+    /// Takes the next wake in `(time, seq)` order, with its key.
+    #[inline(always)]
+    pub(super) fn pop_with_seq(&mut self) -> Option<(SimTime, u64, Wake)> {
+        let (time, seq, source) = self.head()?;
+        let wake = match source {
+            Source::Heap => self.heap.pop()?.2,
+            Source::Now => self.now_queue.pop_front()?.1,
+            Source::Arrival => {
+                self.next_arrival = None;
+                Wake::Arrival
+            }
+        };
+        Some((time, seq, wake))
+    }
+}
+
+/// Which of the kernel's three wake sources holds the next wake.
+#[derive(Clone, Copy)]
+pub(super) enum Source {
+    Heap,
+    Now,
+    Arrival,
+}
