@@ -411,8 +411,8 @@ fn silent_steps(spec: &SimSpec) -> u64 {
             most = most.max(program_steps(behavior));
         }
     }
-    if let Some(load) = &spec.load {
-        if let Some(behavior) = &load.spawn.behavior {
+    for stream in spec.load.iter().flat_map(|load| &load.streams) {
+        if let Some(behavior) = &stream.spawn.behavior {
             most = most.max(program_steps(behavior));
         }
     }

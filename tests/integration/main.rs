@@ -11,4 +11,5 @@ mod properties;
 mod queueing;
 mod scale;
 mod scenarios;
+mod streams;
 mod ties;

@@ -94,7 +94,7 @@ fn summarised(
         cap.to_string(),
     );
     if let Some(load) = spec.load.as_mut() {
-        load.retry = retry;
+        load.streams[0].retry = retry;
     }
     let mut summary = subsim_engine::summary::Summary::for_spec(&spec);
     let report = Simulation::new(spec).run(&mut summary);
@@ -151,7 +151,7 @@ fn wait_percentiles_agree_with_an_exact_computation() {
     let mut spec = SimSpec::poisson_load("exact", 19.0, SimTime::from_secs(1), 20_000);
     spec.session.seed = 3;
     if let Some(load) = spec.load.as_mut() {
-        load.retry = Retry::Queue;
+        load.streams[0].retry = Retry::Queue;
     }
     let mut summary = subsim_engine::summary::Summary::for_spec(&spec);
     let mut trace = subsim_engine::sink::Collect::default();

@@ -573,33 +573,61 @@ struct Model {
 }
 
 impl Model {
+    /// The model of `spec`'s load: with several streams, the theory applies when every
+    /// stream is Poisson with one `work` step and all share one retry policy (Poisson
+    /// streams together are Poisson; the offered loads add up). Erlang C also needs every
+    /// run exponential with one mean.
     fn of(spec: &SimSpec) -> Model {
+        let none = Model {
+            load: None,
+            exponential: false,
+            mean_run: 0.0,
+            retry: None,
+        };
         let Some(load) = &spec.load else {
-            return Model {
-                load: None,
-                exponential: false,
-                mean_run: 0.0,
-                retry: None,
+            return none;
+        };
+        let mut offered = Some(0.0);
+        let mut arrivals = 0.0;
+        let mut works = Vec::new();
+        for stream in &load.streams {
+            let behavior = stream.spawn.behavior.clone().or_else(|| {
+                let agent = stream.spawn.agent.as_deref()?;
+                spec.agents.get(agent)?.behavior.clone()
+            });
+            let work = match behavior.as_deref() {
+                Some([Step::Work(dist)]) => Some(*dist),
+                _ => None,
             };
-        };
-        let behavior = load.spawn.behavior.clone().or_else(|| {
-            let agent = load.spawn.agent.as_deref()?;
-            spec.agents.get(agent)?.behavior.clone()
-        });
-        let work = match behavior.as_deref() {
-            Some([Step::Work(dist)]) => Some(*dist),
-            _ => None,
-        };
-        let mean_run = work.map_or(0.0, |dist| dist.mean_micros() / 1e6);
-        let offered = match (load.arrivals, work) {
-            (Arrivals::Poisson(rate), Some(_)) => Some(rate * mean_run),
-            _ => None,
-        };
+            let mean_run = work.map_or(0.0, |dist| dist.mean_micros() / 1e6);
+            offered = match (offered, &stream.arrivals, work) {
+                (Some(total), Arrivals::Poisson(rate), Some(_)) => {
+                    arrivals += rate;
+                    Some(total + rate * mean_run)
+                }
+                _ => None,
+            };
+            works.push(work);
+        }
+        let retry = load.streams.first().map(|stream| stream.retry);
+        if load
+            .streams
+            .iter()
+            .any(|stream| Some(stream.retry) != retry)
+        {
+            return none;
+        }
+        let first = works.first().copied().flatten();
+        let exponential =
+            matches!(first, Some(Dist::Exp { .. })) && works.iter().all(|work| *work == first);
         Model {
             load: offered,
-            exponential: matches!(work, Some(Dist::Exp { .. })),
-            mean_run,
-            retry: Some(load.retry),
+            exponential,
+            mean_run: match offered {
+                Some(offered) if arrivals > 0.0 => offered / arrivals,
+                _ => 0.0,
+            },
+            retry,
         }
     }
 

@@ -151,6 +151,15 @@ impl TempDir {
     fn file(&self, name: &str) -> String {
         self.0.join(name).display().to_string()
     }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("folder");
+        }
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    }
 }
 
 impl Drop for TempDir {
@@ -410,5 +419,210 @@ fn run_csv_has_one_row_per_run_with_its_wait() {
          a3,w-5,worker,main,1,20,20,30,completed,0,background\n\
          a4,w-2,worker,main,1,5,30,40,completed,25,background\n\
          a5,w-4,worker,main,1,15,40,50,completed,25,background\n"
+    );
+}
+
+/// A scenario whose load has the given `arrivals` (and whatever else `extra` adds).
+fn streams_scenario(arrivals: &str, extra: &str) -> String {
+    format!(
+        "name: s\nagents:\n  worker:\n    description: w\n    behavior: [{{work: 1s}}]\nload:\n  arrivals: {arrivals}\n  spawn: {{agent: worker}}\n{extra}"
+    )
+}
+
+#[test]
+fn bad_load_streams_are_exit_2_at_their_place_with_the_fix() {
+    let dir = TempDir::new("bad-streams");
+    dir.write("unsorted.csv", "time\n0\n5\n3.2\n");
+    dir.write("garbage.csv", "0\n1\nsoon\n");
+    dir.write("empty.csv", "# nothing yet\n");
+    dir.write("sorted.csv", "0\n1\n2\n");
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            streams_scenario("{schedule: []}", "  duration: 1h\n"),
+            "an empty `schedule`: it needs at least one phase",
+            "{for: 8h, rate: 2/s}",
+        ),
+        (
+            streams_scenario("{schedule: [{for: 1h, rate: -2/s}]}", "  duration: 1h\n"),
+            "`rate`: `-2/s` is negative; a rate is zero or more",
+            "`20/s`",
+        ),
+        (
+            streams_scenario("{schedule: [{for: 1h, rate: 0/s}]}", "  duration: 1h\n"),
+            "every phase of the `schedule` has rate 0",
+            "a rate above zero",
+        ),
+        (
+            streams_scenario("{on_off: {rate: 5/s, on: 0s, off: 1s}}", "  duration: 1h\n"),
+            "`on` periods must last longer than zero on average",
+            "exp(10s)",
+        ),
+        (
+            streams_scenario("{file: unsorted.csv}", ""),
+            "times file `unsorted.csv`:4:1: `3.2` comes before the time of line 3 (5s)",
+            "one arrival time per line",
+        ),
+        (
+            streams_scenario("{file: garbage.csv}", ""),
+            "times file `garbage.csv`:3:1: `soon`",
+            "one arrival time per line",
+        ),
+        (
+            streams_scenario("{file: empty.csv}", ""),
+            "times file `empty.csv`:1:1: the file holds no arrival times",
+            "one arrival time per line",
+        ),
+        (
+            streams_scenario("{file: missing.csv}", ""),
+            "cannot read the times file `missing.csv`",
+            "relative to the scenario file's directory",
+        ),
+        (
+            streams_scenario("{file: sorted.csv}", "  count: 99\n"),
+            "`count` is 99, but the times file holds 3 arrival time(s)",
+            "leave `count` out",
+        ),
+        (
+            "name: s\nload: []\n".to_string(),
+            "`load` lists no streams",
+            "each with its `name`",
+        ),
+        (
+            "name: s\nagents:\n  worker: {description: w}\nload:\n  - {name: a, arrivals: every(1s), count: 1, spawn: {agent: worker}}\n  - {name: a, arrivals: every(1s), count: 1, spawn: {agent: worker}}\n".to_string(),
+            "two load streams are named `a` (the first at line 5)",
+            "give every stream its own name",
+        ),
+        (
+            "name: s\nagents:\n  worker: {description: w}\nload:\n  - {arrivals: every(1s), count: 1, spawn: {agent: worker}}\n".to_string(),
+            "a stream of the list form of `load` needs a `name`",
+            "e.g. `- {name: interactive",
+        ),
+        (
+            "name: s\nagents:\n  worker: {description: w}\nload:\n  - {name: a, arrivals: every(1s), count: 1, spawn: {agent: worker}, warmup: 1s}\n  - {name: b, arrivals: every(1s), count: 1, spawn: {agent: worker}, warmup: 2s}\n".to_string(),
+            "the streams give different `warmup`s",
+            "write `warmup` on one stream only",
+        ),
+    ];
+    for (yaml, message, fix) in cases {
+        let file = dir.write("s.yaml", &yaml);
+        let output = subsim(&["run", &file, "--format", "summary"]);
+        let err = stderr(&output);
+        // Located: the problem's `file:line:col` (the `arrivals` value, or `count`).
+        if yaml.contains("  count: 99") {
+            assert!(err.contains("s.yaml:9:10]"), "{err}");
+        } else if yaml.contains("  arrivals: {") {
+            assert!(err.contains("s.yaml:7:"), "{err}");
+        }
+        assert_eq!(code(&output), 2, "{yaml}\n{err}");
+        assert!(
+            err.contains(message),
+            "{yaml}\nwanted: {message}\ngot: {err}"
+        );
+        assert!(err.contains(fix), "{yaml}\nwanted help: {fix}\ngot: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_times_file_is_confined_to_the_scenario_folder_and_must_be_a_regular_file() {
+    let dir = TempDir::new("times-confined");
+    let outside = dir.write("recorded/times.csv", "0\n0.5\n1\n");
+    let scenario = dir.write(
+        "scenario/s.yaml",
+        &streams_scenario("{file: ../recorded/times.csv}", ""),
+    );
+    let refused = subsim(&["run", &scenario, "--format", "summary"]);
+    let err = stderr(&refused);
+    assert_eq!(code(&refused), 2, "{err}");
+    assert!(err.contains("is outside the scenario's folder"), "{err}");
+    assert!(err.contains("--allow-path"), "{err}");
+    let recorded = dir.0.join("recorded").display().to_string();
+    let allowed = subsim(&[
+        "run",
+        &scenario,
+        "--format",
+        "json",
+        "--allow-path",
+        &recorded,
+    ]);
+    assert_eq!(code(&allowed), 0, "{}", stderr(&allowed));
+    assert_eq!(json(&allowed)["load"]["arrivals"], 3);
+    // An absolute path is outside too.
+    let absolute = dir.write(
+        "scenario/abs.yaml",
+        &streams_scenario(&format!("{{file: '{outside}'}}"), ""),
+    );
+    assert_eq!(code(&subsim(&["run", &absolute])), 2);
+    // Endless and non-regular files are refused before they are read.
+    std::os::unix::fs::symlink("/dev/zero", dir.0.join("scenario/zero.csv")).expect("symlink");
+    let fifo = dir.0.join("scenario/fifo.csv");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    for (name, allow, why) in [
+        (
+            "zero.csv",
+            "/nowhere",
+            "leads through a symbolic link to `/dev/zero`",
+        ),
+        (
+            "zero.csv",
+            "/dev",
+            "it is a character device, not a regular file",
+        ),
+        (
+            "fifo.csv",
+            "/nowhere",
+            "it is a FIFO (named pipe), not a regular file",
+        ),
+    ] {
+        let scenario = dir.write(
+            "scenario/special.yaml",
+            &streams_scenario(&format!("{{file: {name}}}"), ""),
+        );
+        let output = subsim(&["run", &scenario, "--allow-path", allow]);
+        let err = stderr(&output);
+        assert_eq!(code(&output), 2, "{name}: {err}");
+        assert!(err.contains(why), "{name}: {err}");
+        // The one problem is the file; a replay needs no `count`.
+        assert!(!err.contains("needs `count`"), "{name}: {err}");
+    }
+}
+
+#[test]
+fn set_reaches_a_stream_by_name_and_the_summary_shows_each_stream() {
+    let dir = TempDir::new("streams-set");
+    let file = dir.write(
+        "s.yaml",
+        "name: s\nagents:\n  worker:\n    description: w\n    behavior: [{work: exp(1s)}]\nload:\n  - {name: interactive, arrivals: poisson(8/s), count: 400, spawn: {agent: worker}, retry: queue}\n  - {name: batch, arrivals: {on_off: {rate: 30/s, on: exp(5s), off: exp(20s)}}, count: 400, spawn: {agent: worker}}\n",
+    );
+    let output = subsim(&[
+        "run",
+        &file,
+        "--format",
+        "json",
+        "--set",
+        "load.batch.count=250",
+        "--cap",
+        "10",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let stats = json(&output);
+    assert_eq!(stats["load"]["arrivals"], 650);
+    assert_eq!(stats["load"]["by_stream"]["batch"]["arrivals"], 250);
+    assert_eq!(stats["load"]["by_stream"]["batch"]["retries"], false);
+    assert_eq!(stats["load"]["by_stream"]["interactive"]["arrivals"], 400);
+    let text = subsim(&["run", &file, "--format", "summary"]);
+    let text = stdout(&text);
+    assert!(text.contains("  stream interactive"), "{text}");
+    assert!(text.contains("  stream batch"), "{text}");
+    let bad = subsim(&["run", &file, "--set", "load.nightly.count=3"]);
+    assert_eq!(code(&bad), 2);
+    assert!(
+        stderr(&bad).contains("or by its `name` (interactive, batch)"),
+        "{}",
+        stderr(&bad)
     );
 }

@@ -151,6 +151,8 @@ pub enum EventKind {
         /// For a call of the load generator: its arrival's number (1, 2, …), the same on
         /// every retry of that arrival.
         arrival: Option<u64>,
+        /// For a call of a named load stream (the list form of `load`): the stream's name.
+        stream: Option<Rc<str>>,
     },
     /// An Agent tool call was refused.
     SpawnRejected {
@@ -553,7 +555,7 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 75] = [
+pub const FIELD_NAMES: [&str; 76] = [
     "version",
     "session_kind",
     "cap",
@@ -629,6 +631,7 @@ pub const FIELD_NAMES: [&str; 75] = [
     "arrival",
     "input",
     "permission_rule",
+    "stream",
 ];
 
 /// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
@@ -656,6 +659,7 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "background",
             "fork",
             "arrival",
+            "stream",
         ],
         "spawn_rejected" => &[
             "caller",
@@ -805,6 +809,7 @@ impl Event {
                 background,
                 fork,
                 arrival,
+                stream,
             } => {
                 other(visit, "caller", "caller_name", caller);
                 visit("agent_type", Field::Str(agent_type));
@@ -817,6 +822,9 @@ impl Event {
                 visit("fork", Field::Bool(*fork));
                 if let Some(arrival) = arrival {
                     visit("arrival", Field::U64(*arrival));
+                }
+                if let Some(stream) = stream {
+                    visit("stream", Field::Str(stream));
                 }
             }
             EventKind::SpawnRejected {

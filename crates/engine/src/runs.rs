@@ -224,6 +224,7 @@ mod tests {
                 background: None,
                 fork: false,
                 arrival,
+                stream: None,
             },
         )
     }

@@ -628,9 +628,25 @@ pub enum ActionKind {
     },
 }
 
-/// The `load` block.
+/// The `load` block: one stream of arrivals (`load: {arrivals: …}`) or several
+/// (`load: [{name: a, arrivals: …}, …]`), and the warm-up of their statistics.
 #[derive(Clone, Debug)]
 pub struct LoadSpec {
+    /// The streams, in the order the file lists them (one for the single form). At one
+    /// instant, the arrivals of an earlier stream are made first.
+    pub streams: Vec<LoadStream>,
+    /// `warmup`: arrivals first requested before this time are left out of the load
+    /// statistics, and time averages start here. It changes nothing in the run.
+    pub warmup: SimTime,
+}
+
+/// One stream of load arrivals: its arrival process, when it stops, its Agent call and
+/// what its rejected arrivals do.
+#[derive(Clone, Debug)]
+pub struct LoadStream {
+    /// `name` of a stream of the list form (`None` for the single form); its arrivals'
+    /// `spawn_requested` carry it as `stream`, and it seeds the stream's arrival times.
+    pub name: Option<Rc<str>>,
     /// The arrival process.
     pub arrivals: Arrivals,
     /// When arrivals stop.
@@ -639,20 +655,60 @@ pub struct LoadSpec {
     pub spawn: SpawnSpec,
     /// What a rejected arrival does.
     pub retry: Retry,
-    /// `warmup`: arrivals first requested before this time are left out of the load
-    /// statistics, and time averages start here. It changes nothing in the run.
-    pub warmup: SimTime,
+}
+
+impl LoadSpec {
+    /// A load of one stream (the single `load:` form).
+    pub fn single(arrivals: Arrivals, until: LoadUntil, spawn: SpawnSpec, retry: Retry) -> Self {
+        LoadSpec {
+            streams: vec![LoadStream {
+                name: None,
+                arrivals,
+                until,
+                spawn,
+                retry,
+            }],
+            warmup: SimTime::ZERO,
+        }
+    }
 }
 
 /// Arrival processes.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Arrivals {
     /// `poisson(20/s)`: rate per second.
     Poisson(f64),
     /// `every(50ms)`: fixed spacing in µs.
     Every(u64),
-    /// `burst(25)`: that many at time 0, repeated every `every` µs if set.
+    /// `burst(25)`: that many at time 0.
     Burst(u32),
+    /// `schedule: [{for: 8h, rate: 2/s}, …]`: Poisson arrivals whose rate is constant
+    /// within each phase; after the last phase the schedule starts again (a day that
+    /// repeats). At least one phase has a rate above zero.
+    Schedule(Rc<[RatePhase]>),
+    /// `on_off: {rate: 30/s, on: exp(10s), off: exp(50s)}`: bursty arrivals. Poisson at
+    /// `rate` during an on period, none during an off period; periods alternate, starting
+    /// with an on period, their lengths drawn from `on` and `off`.
+    OnOff {
+        /// Arrivals per second while on.
+        rate: f64,
+        /// Length of an on period.
+        on: Dist,
+        /// Length of an off period.
+        off: Dist,
+    },
+    /// `{file: times.csv}`: recorded arrival times replayed exactly, µs from the start,
+    /// in order (equal times arrive one after another, in file order).
+    Times(Rc<[u64]>),
+}
+
+/// One phase of a rate schedule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RatePhase {
+    /// How long the phase lasts, µs (above zero).
+    pub length: u64,
+    /// Arrivals per second in the phase (zero or more).
+    pub rate: f64,
 }
 
 /// When the load generator stops.
@@ -712,17 +768,16 @@ impl SimSpec {
                 ..AgentDef::default()
             },
         );
-        spec.load = Some(LoadSpec {
-            arrivals: Arrivals::Poisson(rate),
-            until: LoadUntil::Count(arrivals),
-            spawn: SpawnSpec {
+        spec.load = Some(LoadSpec::single(
+            Arrivals::Poisson(rate),
+            LoadUntil::Count(arrivals),
+            SpawnSpec {
                 agent: Some("worker".into()),
                 count: 1,
                 ..SpawnSpec::default()
             },
-            retry: Retry::None,
-            warmup: SimTime::ZERO,
-        });
+            Retry::None,
+        ));
         spec
     }
 }

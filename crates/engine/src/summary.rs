@@ -81,13 +81,20 @@ struct LoadStats {
     /// `load.warmup`, µs: arrivals first requested before it are left out, and time
     /// averages start there.
     warmup: u64,
-    /// Whether the load's `retry` policy tries rejected arrivals again.
+    /// Whether the load's `retry` policy tries rejected arrivals again (of any stream).
     retries: bool,
-    /// The load request whose outcome comes next: (arrival, type index, first attempt?).
-    pending: Option<(u64, usize, bool)>,
+    /// Some streams retry and others do not: the delayed share is counted apart from
+    /// blocking (`TypeLoad::delayed`).
+    mixed: bool,
+    /// The named streams (the list form of `load`), in list order, with whether each
+    /// retries and its statistics (no running count: that is per type).
+    streams: Vec<(Rc<str>, bool, TypeLoad)>,
+    /// The load request whose outcome comes next: (arrival, type index, stream index or
+    /// [`NO_STREAM`], first attempt?).
+    pending: Option<(u64, usize, usize, bool)>,
     /// Arrivals rejected by the cap that a retry may still start: arrival → (first request,
-    /// µs; type index; counted, i.e. after the warm-up).
-    waiting: BTreeMap<u64, (u64, usize, bool)>,
+    /// µs; type index; stream index; counted, i.e. after the warm-up).
+    waiting: BTreeMap<u64, (u64, usize, usize, bool)>,
     /// Running agents by id → their type index (for per-type running means), for every
     /// type but the first one started (the usual only one), so that a load of one type
     /// pays for no map; resumed runs map to [`NOT_TRACKED`].
@@ -182,6 +189,9 @@ impl RunningTypes {
     }
 }
 
+/// The stream index of an arrival of the single form of `load` (no named streams).
+const NO_STREAM: usize = usize::MAX;
+
 /// One agent type's (or all) load statistics.
 #[derive(Clone, Debug, Default)]
 struct TypeLoad {
@@ -190,6 +200,9 @@ struct TypeLoad {
     rejected_attempts: u64,
     /// 1 per arrival whose first attempt the cap rejected, else 0.
     blocked: BatchMeans,
+    /// 1 per arrival that was rejected by the cap and will try again, else 0; kept only
+    /// when some streams retry and others do not (else it is `blocked`, or nothing).
+    delayed: BatchMeans,
     /// First request → start, µs, of every started arrival (0 for a first-attempt start).
     wait: Quantiles,
     /// The same, of delayed arrivals only.
@@ -259,12 +272,38 @@ impl LoadStats {
         }
     }
 
-    /// Applies `change` to the totals and to type `index` (while there is only one type,
-    /// to the totals only: [`LoadStats::type_stats`] reads them for it).
-    fn each(&mut self, index: usize, change: impl Fn(&mut TypeLoad)) {
+    /// Applies `change` to the totals, to type `index` (while there is only one type,
+    /// to the totals only: [`LoadStats::type_stats`] reads them for it) and to stream
+    /// `stream` (if it is one).
+    fn each(&mut self, index: usize, stream: usize, change: impl Fn(&mut TypeLoad)) {
         change(&mut self.all);
         if self.types.len() > 1 {
             change(&mut self.types[index].1);
+        }
+        if let Some((_, _, stats)) = self.streams.get_mut(stream) {
+            change(stats);
+        }
+    }
+
+    /// The index of the stream named `name` ([`NO_STREAM`] without one).
+    fn stream_index(&self, name: Option<&Rc<str>>) -> usize {
+        let Some(name) = name else { return NO_STREAM };
+        self.streams
+            .iter()
+            .position(|(known, _, _)| Rc::ptr_eq(known, name))
+            .or_else(|| {
+                self.streams
+                    .iter()
+                    .position(|(known, _, _)| **known == **name)
+            })
+            .unwrap_or(NO_STREAM)
+    }
+
+    /// Whether a cap-rejected arrival of `stream` will try again.
+    fn stream_retries(&self, stream: usize) -> bool {
+        match self.streams.get(stream) {
+            Some((_, retries, _)) => *retries,
+            None => self.retries,
         }
     }
 
@@ -321,8 +360,8 @@ impl LoadStats {
         }
     }
 
-    /// A `spawn_requested` of the load generator for `arrival`.
-    fn requested(&mut self, arrival: u64, agent_type: &Rc<str>) {
+    /// A `spawn_requested` of the load generator for `arrival` (of `stream`, if named).
+    fn requested(&mut self, arrival: u64, agent_type: &Rc<str>, stream: Option<&Rc<str>>) {
         let first = self.waiting.is_empty() || !self.waiting.contains_key(&arrival);
         let index = Self::cached_index(
             &mut self.request_cache,
@@ -330,32 +369,37 @@ impl LoadStats {
             &self.all,
             agent_type,
         );
-        self.pending = Some((arrival, index, first));
+        let stream = self.stream_index(stream);
+        self.pending = Some((arrival, index, stream, first));
     }
 
     /// The pending load request was refused (`by_cap`: by the concurrency cap).
     #[inline(never)]
     fn rejected(&mut self, t: u64, by_cap: bool) {
-        let Some((arrival, index, first)) = self.pending.take() else {
+        let Some((arrival, index, stream, first)) = self.pending.take() else {
             return;
         };
         if first {
             let counted = t >= self.warmup;
-            let delayed = by_cap && self.retries;
+            let delayed = by_cap && self.stream_retries(stream);
+            let mixed = self.mixed;
             if counted {
-                self.each(index, |stats| {
+                self.each(index, stream, |stats| {
                     stats.arrivals += 1;
                     stats.attempts += 1;
                     stats.rejected_attempts += u64::from(by_cap);
                     stats.blocked.add(if by_cap { 1.0 } else { 0.0 }, 1.0);
+                    if mixed {
+                        stats.delayed.add(if delayed { 1.0 } else { 0.0 }, 1.0);
+                    }
                 });
             }
             if delayed {
-                self.waiting.insert(arrival, (t, index, counted));
+                self.waiting.insert(arrival, (t, index, stream, counted));
             }
-        } else if let Some(&(_, _, counted)) = self.waiting.get(&arrival) {
+        } else if let Some(&(_, _, _, counted)) = self.waiting.get(&arrival) {
             if counted {
-                self.each(index, |stats| {
+                self.each(index, stream, |stats| {
                     stats.attempts += 1;
                     stats.rejected_attempts += u64::from(by_cap);
                 });
@@ -385,22 +429,26 @@ impl LoadStats {
             let value = running.value + 1;
             running.set(t, value, warmup);
         }
-        let Some((arrival, index, first)) = self.pending.take() else {
+        let Some((arrival, index, stream, first)) = self.pending.take() else {
             return;
         };
         if first {
             if t >= warmup {
-                self.each(index, |stats| {
+                let mixed = self.mixed;
+                self.each(index, stream, |stats| {
                     stats.arrivals += 1;
                     stats.attempts += 1;
                     stats.blocked.add(0.0, 1.0);
+                    if mixed {
+                        stats.delayed.add(0.0, 1.0);
+                    }
                     stats.wait.record(0);
                 });
             }
-        } else if let Some((first_t, _, counted)) = self.waiting.remove(&arrival) {
+        } else if let Some((first_t, _, _, counted)) = self.waiting.remove(&arrival) {
             if counted {
                 let wait = t.saturating_sub(first_t);
-                self.each(index, |stats| {
+                self.each(index, stream, |stats| {
                     stats.attempts += 1;
                     stats.wait.record(wait);
                     stats.delayed_wait.record(wait);
@@ -458,6 +506,9 @@ pub struct LoadReport {
     pub all: TypeReport,
     /// Per agent type, in order of first appearance.
     pub by_type: Vec<(String, TypeReport)>,
+    /// Per named stream (the list form of `load`), in list order, with whether the
+    /// stream retries; their `running` is not measured (it is per type) and left 0.
+    pub by_stream: Vec<(String, bool, TypeReport)>,
 }
 
 /// The load statistics of all arrivals or of one agent type.
@@ -571,12 +622,13 @@ impl Sink for Summary {
             EventKind::SpawnRequested {
                 arrival,
                 agent_type,
+                stream,
                 ..
             } => {
                 self.spawns_requested += 1;
                 self.load.pending = None;
                 if let Some(arrival) = arrival {
-                    self.load.requested(*arrival, agent_type);
+                    self.load.requested(*arrival, agent_type, stream.as_ref());
                 }
             }
             EventKind::SpawnRejected { reason, .. } => {
@@ -677,7 +729,17 @@ impl Summary {
         let mut summary = Summary::default();
         if let Some(load) = &spec.load {
             summary.load.warmup = load.warmup.as_micros();
-            summary.load.retries = load.retry != Retry::None;
+            let retries = |stream: &crate::spec::LoadStream| stream.retry != Retry::None;
+            summary.load.retries = load.streams.iter().any(retries);
+            summary.load.mixed = summary.load.retries && !load.streams.iter().all(retries);
+            summary.load.streams = load
+                .streams
+                .iter()
+                .filter_map(|stream| {
+                    let name = stream.name.clone()?;
+                    Some((name, retries(stream), TypeLoad::default()))
+                })
+                .collect();
         }
         summary
     }
@@ -711,8 +773,11 @@ impl Summary {
                     stats.rejected_attempts as f64 / stats.attempts as f64
                 },
                 // A delayed arrival is one whose first attempt the cap rejected, when the
-                // policy retries: the same observations as blocking, or none.
-                delayed: if self.load.retries {
+                // policy retries: the same observations as blocking, or none (or, when
+                // some streams retry and others do not, observations of their own).
+                delayed: if self.load.mixed {
+                    stats.delayed.estimate().clamped(0.0, 1.0)
+                } else if self.load.retries {
                     stats.blocked.estimate().clamped(0.0, 1.0)
                 } else {
                     Estimate::default()
@@ -737,6 +802,24 @@ impl Summary {
                 .map(|index| {
                     let stats = self.load.type_stats(index);
                     (self.load.types[index].0.to_string(), report(&stats, None))
+                })
+                .collect(),
+            by_stream: self
+                .load
+                .streams
+                .iter()
+                .map(|(name, retries, stats)| {
+                    let blocking = stats.blocked.estimate().clamped(0.0, 1.0);
+                    let stream = TypeReport {
+                        delayed: if *retries {
+                            blocking
+                        } else {
+                            Estimate::default()
+                        },
+                        running: Estimate::default(),
+                        ..report(stats, None)
+                    };
+                    (name.to_string(), *retries, stream)
                 })
                 .collect(),
         })
@@ -922,6 +1005,10 @@ impl Summary {
                     }
                 }
             }
+            for (name, retries, stats) in &load.by_stream {
+                row(&format!("  stream {name}"), String::new());
+                stream_rows(&mut row, "    ", stats, *retries);
+            }
         }
         let shown: u64 = self.prompts_by_route.values().sum();
         let routes = self
@@ -1102,6 +1189,17 @@ impl Summary {
                     json.close();
                 }
                 json.close();
+                if !load.by_stream.is_empty() {
+                    json.key("by_stream").open();
+                    for (name, retries, stats) in &load.by_stream {
+                        json.key(name).open();
+                        json.key("retries")
+                            .raw(if *retries { "true" } else { "false" });
+                        json_arrivals(&mut json, stats);
+                        json.close();
+                    }
+                    json.close();
+                }
                 json.close();
             }
             None => {
@@ -1203,6 +1301,28 @@ fn load_rows(row: &mut impl FnMut(&str, String), indent: &str, stats: &TypeRepor
     row(&format!("{indent}running"), running);
 }
 
+/// The text rows of one stream: [`load_rows`] without the running count (which is
+/// measured per type, not per stream).
+fn stream_rows(
+    row: &mut impl FnMut(&str, String),
+    indent: &str,
+    stats: &TypeReport,
+    retries: bool,
+) {
+    let mut rows = Vec::new();
+    load_rows(
+        &mut |label: &str, value: String| rows.push((label.to_string(), value)),
+        indent,
+        stats,
+        retries,
+    );
+    for (label, value) in rows {
+        if label.trim_start() != "running" {
+            row(&label, value);
+        }
+    }
+}
+
 /// The `running` row's text: mean running with its interval, and utilisation.
 fn running_row(stats: &TypeReport) -> String {
     let fraction = |value: f64| format!("{value:.4}");
@@ -1245,6 +1365,20 @@ fn json_distribution(json: &mut Json, distribution: &SecondsDistribution) {
 
 /// The members of one [`TypeReport`], into the open object.
 fn json_type(json: &mut Json, stats: &TypeReport) {
+    json_arrivals(json, stats);
+    json.key("running");
+    json_estimate(json, stats.running);
+    json.key("utilisation");
+    match stats.utilisation {
+        Some(utilisation) => json_estimate(json, utilisation),
+        None => {
+            json.raw("null");
+        }
+    }
+}
+
+/// The members of one [`TypeReport`] about its arrivals (all but the running count).
+fn json_arrivals(json: &mut Json, stats: &TypeReport) {
     json.key("arrivals").u64(stats.arrivals);
     json.key("attempts").u64(stats.attempts);
     json.key("blocking");
@@ -1256,15 +1390,6 @@ fn json_type(json: &mut Json, stats: &TypeReport) {
     json_distribution(json, &stats.wait);
     json.key("delayed_wait");
     json_distribution(json, &stats.delayed_wait);
-    json.key("running");
-    json_estimate(json, stats.running);
-    json.key("utilisation");
-    match stats.utilisation {
-        Some(utilisation) => json_estimate(json, utilisation),
-        None => {
-            json.raw("null");
-        }
-    }
 }
 
 /// A tiny JSON object writer: enough for the summary, with commas placed for us.
@@ -1435,6 +1560,7 @@ mod tests {
                 background: None,
                 fork: false,
                 arrival: None,
+                stream: None,
             },
         )
     }
@@ -1741,6 +1867,7 @@ mod tests {
                 background: None,
                 fork: false,
                 arrival: Some(arrival),
+                stream: None,
             },
         )
     }
@@ -1749,7 +1876,7 @@ mod tests {
     fn load_arrivals_attempts_blocking_delay_and_waits() {
         let mut spec = crate::spec::SimSpec::poisson_load("t", 1.0, SimTime::from_secs(1), 10);
         if let Some(load) = spec.load.as_mut() {
-            load.retry = Retry::Queue;
+            load.streams[0].retry = Retry::Queue;
             load.warmup = SimTime::from_secs(1);
         }
         let mut summary = Summary::for_spec(&spec);

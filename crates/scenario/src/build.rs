@@ -5,25 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
-use subsim_engine::spec::{
-    ActionKind, Answer, AnswerRule, Arrivals, LoadSpec, LoadUntil, Retry, SimSpec, UserAction,
-    UserSpec,
-};
+use subsim_engine::spec::{ActionKind, Answer, AnswerRule, SimSpec, UserAction, UserSpec};
 use subsim_engine::SimTime;
 
 use crate::agents::{agents, built_in_types};
 use crate::check::Ctx;
 use crate::definitions::Loader;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
-use crate::duration::{
-    parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS,
-};
 use crate::expect::expectations;
 use crate::overrides::{self, Override};
 use crate::raw::{self, Node, Span, Value};
 use crate::read::Confine;
 use crate::session::session;
-use crate::steps::{require, spawn, steps, Script, SPAWN_KEYS};
+use crate::steps::{require, steps, Script};
 use crate::{Loaded, Narration};
 
 const TOP_KEYS: [&str; 9] = [
@@ -48,9 +42,6 @@ const ACTION_KEYS: [&str; 9] = [
     "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "message", "behavior",
 ];
 const SUBTASK_KEYS: [&str; 3] = ["task", "name", "behavior"];
-const LOAD_KEYS: [&str; 6] = ["arrivals", "count", "duration", "spawn", "retry", "warmup"];
-const RETRIES: [&str; 4] = ["none", "after_completion", "queue", "backoff"];
-const ARRIVALS_FORMS: &str = "arrivals are `poisson(20/s)`, `every(50ms)` or `burst(25)`";
 
 /// Parses and validates a whole scenario.
 pub(crate) fn build(source: &str, file: &str, base_dir: &Path) -> Result<Loaded, Diagnostics> {
@@ -182,7 +173,9 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
         .get("main")
         .map(|value| steps(ctx, value, "`main`", Script::Main));
     let user = user(ctx, fields.get("user"));
-    let load = fields.get("load").and_then(|value| load(ctx, value));
+    let load = fields
+        .get("load")
+        .and_then(|value| crate::load::load(ctx, value));
     let expect = expectations(ctx, fields.get("expect"));
     let narration = fields
         .get("narration")
@@ -525,151 +518,6 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
     })
 }
 
-fn load(ctx: &mut Ctx<'_>, node: &Node) -> Option<LoadSpec> {
-    let fields = ctx.fields(node, "`load`", &LOAD_KEYS)?;
-    let example = "`load: {arrivals: poisson(20/s), count: 1000, spawn: {agent: worker}}`";
-    let arrivals =
-        require(ctx, &fields, "`load`", "arrivals", example).and_then(|value| arrivals(ctx, value));
-    let until = match (fields.get("count"), fields.get("duration")) {
-        (Some(_), Some(_)) => {
-            // Point at whichever of the two comes second in the file.
-            let offset = |key: &str| fields.key(key).map(|node| node.span.offset);
-            let second = if offset("count") < offset("duration") {
-                "duration"
-            } else {
-                "count"
-            };
-            if let Some(key) = fields.key(second) {
-                ctx.error_help(
-                    key.span,
-                    "`load` takes `count` or `duration`, not both",
-                    "keep one: `count` stops after that many arrivals, `duration` after that much time",
-                );
-            }
-            None
-        }
-        (Some(count), None) => ctx.integer(count, "`count`", 1).map(LoadUntil::Count),
-        (None, Some(duration)) => match ctx.duration(duration, "`duration`") {
-            Some(0) => {
-                ctx.error(duration.span, "`duration` must be above zero");
-                None
-            }
-            Some(micros) => Some(LoadUntil::Duration(SimTime(micros))),
-            None => None,
-        },
-        (None, None) => {
-            ctx.error_help(
-                fields.span,
-                "`load` needs `count` or `duration`",
-                "e.g. `count: 1000` or `duration: 1h`",
-            );
-            None
-        }
-    };
-    let spawn_keys: Vec<&str> = SPAWN_KEYS
-        .iter()
-        .copied()
-        .filter(|key| *key != "count")
-        .collect();
-    let spawn = require(ctx, &fields, "`load`", "spawn", example).and_then(|value| {
-        spawn(
-            ctx,
-            value,
-            "`load.spawn` (one Agent call per arrival)",
-            &spawn_keys,
-            false,
-        )
-    });
-    let retry = match fields.get("retry") {
-        Some(value) => retry(ctx, value),
-        None => Some(Retry::None),
-    };
-    let warmup = match fields.get("warmup") {
-        Some(value) => ctx.duration(value, "`warmup`"),
-        None => Some(0),
-    };
-    Some(LoadSpec {
-        arrivals: arrivals?,
-        until: until?,
-        spawn: spawn?,
-        retry: retry?,
-        warmup: SimTime(warmup?),
-    })
-}
-
-/// Splits `name(argument)`.
-fn call(text: &str) -> Option<(&str, &str)> {
-    let (name, rest) = text.trim().split_once('(')?;
-    let argument = rest.trim_end().strip_suffix(')')?;
-    Some((name.trim(), argument.trim()))
-}
-
-fn arrivals(ctx: &mut Ctx<'_>, node: &Node) -> Option<Arrivals> {
-    let text = ctx.text(node, "`arrivals`")?;
-    let parsed = match call(&text) {
-        Some(("poisson", rate)) => parse_rate(rate)
-            .map(Arrivals::Poisson)
-            .map_err(|message| (message, RATE_FORMS)),
-        Some(("every", spacing)) => match parse_duration(spacing) {
-            Ok(0) => Err(("the spacing must be above zero".to_string(), DURATION_FORMS)),
-            Ok(micros) => Ok(Arrivals::Every(micros)),
-            Err(message) => Err((message, DURATION_FORMS)),
-        },
-        Some(("burst", size)) => match size.parse::<u32>() {
-            Ok(size) if size > 0 => Ok(Arrivals::Burst(size)),
-            _ => Err((
-                format!("`{size}` is not a burst size (a whole number from 1)"),
-                ARRIVALS_FORMS,
-            )),
-        },
-        Some((other, _)) => {
-            let hint = did_you_mean(other, &["poisson", "every", "burst"]);
-            Err((
-                format!("unknown arrival process `{other}`{hint}"),
-                ARRIVALS_FORMS,
-            ))
-        }
-        None => Err((
-            format!("`{text}` is not an arrival process"),
-            ARRIVALS_FORMS,
-        )),
-    };
-    match parsed {
-        Ok(arrivals) => Some(arrivals),
-        Err((message, help)) => {
-            ctx.error_help(node.span, format!("`arrivals`: {message}"), help);
-            None
-        }
-    }
-}
-
-fn retry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Retry> {
-    let text = ctx.text(node, "`retry`")?;
-    match text.trim() {
-        "none" => return Some(Retry::None),
-        "after_completion" => return Some(Retry::AfterCompletion),
-        "queue" => return Some(Retry::Queue),
-        _ => {}
-    }
-    if let Some(("backoff", delay)) = call(&text) {
-        return match parse_dist(delay) {
-            Ok(dist) => Some(Retry::Backoff(dist)),
-            Err(message) => {
-                ctx.error_help(node.span, format!("`retry`: {message}"), DIST_FORMS);
-                None
-            }
-        };
-    }
-    let head = text.split('(').next().unwrap_or_default().trim();
-    let hint = did_you_mean(head, &RETRIES);
-    ctx.error_help(
-        node.span,
-        format!("unknown retry `{text}`{hint}"),
-        "retry is `none`, `after_completion`, `queue` or `backoff(DIST)`, e.g. `backoff(exp(1s))`",
-    );
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use subsim_engine::expect::Expectation;
@@ -748,10 +596,13 @@ expect:
         assert_eq!(spec.user.answer, Answer::Approve);
         assert_eq!(spec.user.actions.len(), 5);
         assert_eq!(spec.user.actions[2].at, SimTime::from_secs(5));
-        let load = spec
-            .load
-            .as_ref()
-            .map(|load| (load.arrivals, load.until, load.retry));
+        let load = spec.load.as_ref().map(|load| {
+            (
+                load.streams[0].arrivals.clone(),
+                load.streams[0].until,
+                load.streams[0].retry,
+            )
+        });
         assert_eq!(
             load,
             Some((
@@ -778,7 +629,11 @@ expect:
             build(&yaml, "l.yaml", Path::new("."))
                 .map(|loaded| {
                     let load = loaded.spec.load.unwrap_or_else(|| panic!("load missing"));
-                    (load.arrivals, load.until, load.retry)
+                    (
+                        load.streams[0].arrivals.clone(),
+                        load.streams[0].until,
+                        load.streams[0].retry,
+                    )
                 })
                 .map_err(|problems| problems.to_string())
         };

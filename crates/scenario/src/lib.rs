@@ -57,6 +57,7 @@ mod duration;
 mod expect;
 mod hooks;
 pub mod import;
+mod load;
 mod overrides;
 mod raw;
 mod read;

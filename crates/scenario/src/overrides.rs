@@ -24,7 +24,8 @@ const OVERRIDE_OFFSET: usize = usize::MAX / 2;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Override {
     /// Dotted key path, e.g. `session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS`; list
-    /// items are addressed by their index (`main.0.spawn.count`).
+    /// items are addressed by their index (`main.0.spawn.count`) or, for a list of maps
+    /// with a `name` (load streams), by that name (`load.batch.count`).
     pub path: String,
     /// The value, read as YAML (`28` is a number, `poisson(30/s)` text, `{file: x.csv}` a
     /// map).
@@ -194,10 +195,23 @@ fn put(node: &mut Node, path: &str, value: Node, here: Span) -> Result<(), Strin
             }
             Value::Seq(items) => {
                 let count = items.len();
-                let Some(item) = part.parse::<usize>().ok().filter(|at| *at < count) else {
+                // An item is addressed by its index, or by its `name` (`load.batch.rate`).
+                let by_name = || items.iter().position(|item| item_name(item) == Some(part));
+                let Some(item) = part
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|at| *at < count)
+                    .or_else(by_name)
+                else {
+                    let names: Vec<&str> = items.iter().filter_map(item_name).collect();
+                    let or_name = if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" or by its `name` ({})", names.join(", "))
+                    };
                     return Err(format!(
                         "{shown} is a list of {count} item(s): address one by its index \
-                         (0 to {}), not `{part}`",
+                         (0 to {}){or_name}, not `{part}`",
                         count.saturating_sub(1)
                     ));
                 };
@@ -216,6 +230,19 @@ fn put(node: &mut Node, path: &str, value: Node, here: Span) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// The `name` of a list item that is a map with one (a load stream).
+fn item_name(item: &Node) -> Option<&str> {
+    let Value::Map(entries) = &item.value else {
+        return None;
+    };
+    entries
+        .iter()
+        .find_map(|(key, value)| match (&key.value, &value.value) {
+            (Value::Str(key), Value::Str(name)) if key == "name" => Some(name.as_str()),
+            _ => None,
+        })
 }
 
 fn diagnostic(set: &Override, here: Span, message: String, help: Option<String>) -> Diagnostic {
@@ -284,7 +311,7 @@ mod tests {
             "agents.worker.behavior.0.work=5s",
         ])
         .unwrap();
-        let load = loaded.spec.load.unwrap();
+        let load = loaded.spec.load.unwrap().streams.remove(0);
         assert_eq!(load.until, subsim_engine::spec::LoadUntil::Count(7));
         assert_eq!(
             load.arrivals,
@@ -302,7 +329,7 @@ mod tests {
     fn later_overrides_win() {
         let loaded = with(&["load.count=7", "load.count=9"]).unwrap();
         assert_eq!(
-            loaded.spec.load.unwrap().until,
+            loaded.spec.load.unwrap().streams[0].until,
             subsim_engine::spec::LoadUntil::Count(9)
         );
     }
@@ -354,6 +381,42 @@ mod tests {
         let error = first_error(&["agents.worker.behavior.3.work=1s"]);
         assert!(
             error.contains("`agents.worker.behavior` is a list of 1 item(s)"),
+            "{error}"
+        );
+    }
+
+    const STREAMS: &str = "name: x\nagents:\n  worker: {behavior: [{work: 1s}]}\nload:\n  - name: interactive\n    arrivals: poisson(5/s)\n    count: 10\n    spawn: {agent: worker}\n  - name: batch\n    arrivals: {schedule: [{for: 1h, rate: 1/s}, {for: 1h, rate: 0/s}]}\n    count: 10\n    spawn: {agent: worker}\n";
+
+    #[test]
+    fn load_streams_are_addressed_by_index_or_name() {
+        use subsim_engine::spec::{Arrivals, LoadUntil, RatePhase};
+        let sets: Vec<Override> = [
+            "load.batch.count=3",
+            "load.0.arrivals=every(1s)",
+            "load.batch.arrivals.schedule.1.rate=2/s",
+        ]
+        .iter()
+        .map(|text| Override::parse(text).unwrap())
+        .collect();
+        let loaded = crate::parse_scenario_with(STREAMS, "x.yaml", Path::new("."), &sets).unwrap();
+        let streams = loaded.spec.load.unwrap().streams;
+        assert_eq!(streams[0].arrivals, Arrivals::Every(1_000_000));
+        assert_eq!(streams[1].until, LoadUntil::Count(3));
+        let phase = |rate: f64| RatePhase {
+            length: 3_600_000_000,
+            rate,
+        };
+        assert_eq!(
+            streams[1].arrivals,
+            Arrivals::Schedule(std::rc::Rc::from([phase(1.0), phase(2.0)]))
+        );
+        let sets = [Override::parse("load.nightly.count=3").unwrap()];
+        let error = crate::parse_scenario_with(STREAMS, "x.yaml", Path::new("."), &sets)
+            .unwrap_err()
+            .problems[0]
+            .to_string();
+        assert!(
+            error.contains("address one by its index (0 to 1) or by its `name` (interactive, batch), not `nightly`"),
             "{error}"
         );
     }

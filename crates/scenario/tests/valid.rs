@@ -189,7 +189,7 @@ fn rich_main_user_load() {
     );
     assert_eq!(user.actions[5].at, SimTime::from_secs(25));
 
-    let load = loaded.spec.load.as_ref().expect("load block");
+    let load = &loaded.spec.load.as_ref().expect("load block").streams[0];
     assert_eq!(load.arrivals, Arrivals::Poisson(20.0));
     assert_eq!(load.until, LoadUntil::Count(100_000));
     assert_eq!(load.spawn.agent.as_deref(), Some("researcher"));

@@ -1,82 +1,302 @@
-//! The load generator: arrival processes and retries of rejected arrivals.
+//! The load generator: its streams' arrival processes (Poisson, fixed spacing, a burst, a
+//! rate schedule, on/off bursts, recorded times) and the retries of rejected arrivals.
+//!
+//! Determinism: every stream draws its arrival times (and on/off period lengths) from its
+//! own generator, derived from the seed and the stream's name — the single `load:` form's
+//! one stream from the seed alone, as before there were streams — so adding a stream
+//! changes no other stream's arrival times. All arrivals of one instant are made in one
+//! wake, stream by stream in list order, and in file order within a stream. Arrivals are
+//! numbered across the whole load (1, 2, …) in the order they are made.
 
 use super::*;
 
-impl Kernel<'_> {
-    // -- load ---------------------------------------------------------------------------
+use crate::spec::RatePhase;
 
-    pub(super) fn load_continues(&self, at: SimTime) -> bool {
-        let Some(load) = &self.load.spec else {
-            return false;
-        };
-        match load.until {
-            LoadUntil::Count(count) => self.load.arrivals < count,
+/// The load generator's state: one [`Stream`] per `load` stream.
+#[derive(Default)]
+pub(super) struct Streams {
+    list: Vec<Stream>,
+    /// Arrival → its stream, for rejected arrivals that will try again (kept only with two
+    /// or more streams; with one, every arrival is stream 0's).
+    waiting: BTreeMap<u64, u32>,
+    /// The name of the stream whose call is being made (its `spawn_requested` carries it).
+    current: Option<Rc<str>>,
+}
+
+/// One stream's generator.
+struct Stream {
+    name: Option<Rc<str>>,
+    arrivals: Arrivals,
+    until: LoadUntil,
+    retry: Retry,
+    spawn: Rc<SpawnSpec>,
+    rng: ChaCha8Rng,
+    /// When its next arrival is due; `None` once the stream is done.
+    next: Option<SimTime>,
+    /// Arrivals made so far.
+    made: u64,
+    /// `Schedule`: the current phase and when it started, µs.
+    phase: usize,
+    phase_start: u64,
+    /// `OnOff`: when the current on period ends, µs.
+    on_end: u64,
+    /// `Times`: the next time's index.
+    cursor: usize,
+}
+
+/// FNV-1a of a stream's name: what its generator is derived from, so a stream keeps its
+/// arrival times whatever other streams the load has, and in whatever order.
+fn name_key(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl Streams {
+    /// The generator of `load`'s streams under `seed`.
+    pub(super) fn new(load: Option<&LoadSpec>, seed: u64) -> Streams {
+        let list = load
+            .map(|load| load.streams.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|spec| Stream {
+                name: spec.name.clone(),
+                arrivals: spec.arrivals.clone(),
+                until: spec.until,
+                retry: spec.retry,
+                spawn: Rc::new(spec.spawn.clone()),
+                rng: match &spec.name {
+                    None => stream(seed, 0, purpose::ARRIVALS),
+                    Some(name) => stream(seed, name_key(name), purpose::ARRIVALS),
+                },
+                next: None,
+                made: 0,
+                phase: 0,
+                phase_start: 0,
+                on_end: 0,
+                cursor: 0,
+            })
+            .collect();
+        Streams {
+            list,
+            waiting: BTreeMap::new(),
+            current: None,
+        }
+    }
+
+    /// The stream whose call is being made, if it has a name (`spawn_requested.stream`).
+    pub(super) fn current(&self) -> Option<Rc<str>> {
+        self.current.clone()
+    }
+
+    /// The earliest pending arrival of any stream.
+    fn earliest(&self) -> Option<SimTime> {
+        self.list.iter().filter_map(|stream| stream.next).min()
+    }
+}
+
+impl Stream {
+    /// Whether an arrival at `at` is still part of the stream (its count not reached,
+    /// within its duration).
+    fn continues(&self, at: SimTime) -> bool {
+        match self.until {
+            LoadUntil::Count(count) => self.made < count,
             LoadUntil::Duration(end) => at <= end,
         }
     }
 
-    pub(super) fn arrival(&mut self) {
-        let Some((arrivals, spawn)) = self
-            .load
-            .spec
-            .as_ref()
-            .map(|load| (load.arrivals, self.load.spawn_spec.clone()))
-        else {
-            return;
-        };
-        let burst = match arrivals {
-            Arrivals::Burst(count) => count.max(1),
-            _ => 1,
-        };
-        for _ in 0..burst {
-            if !self.load_continues(self.clock.now) {
-                break;
+    /// The stream's first arrival.
+    fn first(&mut self, horizon: SimTime) -> Option<SimTime> {
+        let at = match &self.arrivals {
+            Arrivals::Poisson(rate) => {
+                SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng))
             }
-            self.load.arrivals += 1;
-            let index = self.load.arrivals;
-            self.load_spawn(&spawn, index, false);
-            if self.trace.limit.is_some() {
-                return;
+            Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
+            Arrivals::Schedule(_) => self.scheduled_after(0, horizon),
+            Arrivals::OnOff { on, .. } => {
+                self.on_end = on.sample(&mut self.rng);
+                self.on_off_after(0, horizon)
             }
-        }
-        let next = match arrivals {
-            Arrivals::Poisson(rate) => Some(
-                self.clock
-                    .now
-                    .plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.load.arrival_rng)),
-            ),
-            Arrivals::Every(micros) => Some(self.clock.now.plus(micros.max(1))),
-            Arrivals::Burst(_) => None,
+            Arrivals::Times(times) => SimTime(*times.first()?),
         };
-        if let Some(next) = next {
-            if self.load_continues(next) {
-                self.clock.schedule_arrival(next);
+        self.continues(at).then_some(at)
+    }
+
+    /// The arrival after the one just made at `now` (`None`: the stream is done).
+    fn after(&mut self, now: SimTime, horizon: SimTime) -> Option<SimTime> {
+        let at = match &self.arrivals {
+            Arrivals::Poisson(rate) => {
+                now.plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng))
+            }
+            Arrivals::Every(micros) => now.plus((*micros).max(1)),
+            Arrivals::Burst(size) => {
+                if self.made >= u64::from(*size) {
+                    return None;
+                }
+                now
+            }
+            Arrivals::Schedule(_) => self.scheduled_after(now.as_micros(), horizon),
+            Arrivals::OnOff { .. } => self.on_off_after(now.as_micros(), horizon),
+            Arrivals::Times(times) => {
+                self.cursor += 1;
+                SimTime(*times.get(self.cursor)?)
+            }
+        };
+        self.continues(at).then_some(at)
+    }
+
+    /// A piecewise constant Poisson rate: exact, because the exponential forgets — a draw
+    /// that passes the end of its phase starts again from that end at the next phase's
+    /// rate. Past `horizon` (the run's time limit) the draw stops where it is.
+    fn scheduled_after(&mut self, from: u64, horizon: SimTime) -> SimTime {
+        let Arrivals::Schedule(phases) = &self.arrivals else {
+            return SimTime(from);
+        };
+        let phases: Rc<[RatePhase]> = phases.clone();
+        let mut at = from;
+        loop {
+            let phase = phases[self.phase];
+            let end = self.phase_start.saturating_add(phase.length);
+            if phase.rate > 0.0 && at < end {
+                let next = at.saturating_add(
+                    Dist::Exp {
+                        mean: 1e6 / phase.rate,
+                    }
+                    .sample(&mut self.rng),
+                );
+                if next < end {
+                    return SimTime(next);
+                }
+            }
+            at = end;
+            self.phase = (self.phase + 1) % phases.len();
+            self.phase_start = end;
+            if at > horizon.as_micros() {
+                return SimTime(at);
             }
         }
     }
 
-    /// One load arrival (or a `retry` of arrival `index`): an Agent call from main that
-    /// does not block main. With a `name`, arrival *i* — and each retry of it — is
-    /// `NAME-i`; its `spawn_requested` carries `arrival: i` either way.
-    pub(super) fn load_spawn(&mut self, spec: &SpawnSpec, index: u64, retry: bool) {
-        let name = spec.name.as_ref().map(|name| format!("{name}-{index}"));
-        self.load.arrival = Some(index);
-        let started = self.spawn(MAIN, spec, name, true);
-        self.load.arrival = None;
-        if started == Err(Some(RejectReason::ConcurrentLimit)) {
-            match self.load.spec.as_ref().map(|load| load.retry) {
-                Some(Retry::AfterCompletion) => self.load.retry_waiting.push_back(index),
-                // A queued call that lost the freed slot to a call of the same instant
-                // keeps its place at the head of the queue: FIFO, an M/M/c queue.
-                Some(Retry::Queue) if retry => self.load.retry_waiting.push_front(index),
-                Some(Retry::Queue) => self.load.retry_waiting.push_back(index),
-                Some(Retry::Backoff(dist)) => {
-                    let delay = dist.sample(&mut self.load.retry_rng);
-                    self.clock
-                        .schedule(self.clock.now.plus(delay), Wake::Retry(index));
+    /// On/off arrivals: Poisson within on periods; a draw that passes the end of its on
+    /// period goes on from the end of the off period after it.
+    fn on_off_after(&mut self, from: u64, horizon: SimTime) -> SimTime {
+        let Arrivals::OnOff { rate, on, off } = self.arrivals else {
+            return SimTime(from);
+        };
+        let mut at = from;
+        loop {
+            if at < self.on_end {
+                let next = at.saturating_add(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng));
+                if next < self.on_end {
+                    return SimTime(next);
                 }
-                _ => {}
+            }
+            at = self.on_end.saturating_add(off.sample(&mut self.rng));
+            self.on_end = at.saturating_add(on.sample(&mut self.rng));
+            if at > horizon.as_micros() {
+                return SimTime(at);
             }
         }
+    }
+}
+
+impl Kernel<'_> {
+    // -- load ---------------------------------------------------------------------------
+
+    /// Schedules the load's first arrival (at the start of the run).
+    pub(super) fn start_load(&mut self) {
+        let horizon = self.trace.limits.max_time;
+        for stream in &mut self.load.streams.list {
+            stream.next = stream.first(horizon);
+        }
+        if let Some(first) = self.load.streams.earliest() {
+            self.clock.schedule_arrival(first);
+        }
+    }
+
+    /// Every arrival due now, stream by stream; then the next arrival is scheduled.
+    pub(super) fn arrival(&mut self) {
+        let now = self.clock.now;
+        let horizon = self.trace.limits.max_time;
+        for index in 0..self.load.streams.list.len() {
+            while self.load.streams.list[index].next == Some(now) {
+                self.load.streams.list[index].made += 1;
+                self.load.arrivals += 1;
+                let arrival = self.load.arrivals;
+                self.load_spawn(index, arrival, false);
+                if self.trace.limit.is_some() {
+                    return;
+                }
+                let stream = &mut self.load.streams.list[index];
+                stream.next = stream.after(now, horizon);
+            }
+        }
+        if let Some(next) = self.load.streams.earliest() {
+            self.clock.schedule_arrival(next);
+        }
+    }
+
+    /// A rejected arrival tries again (`Wake::Retry`).
+    pub(super) fn retry(&mut self, arrival: u64) {
+        let index = if self.load.streams.list.len() == 1 {
+            Some(0)
+        } else {
+            self.load
+                .streams
+                .waiting
+                .remove(&arrival)
+                .map(|index| index as usize)
+        };
+        if let Some(index) = index {
+            self.load_spawn(index, arrival, true);
+        }
+    }
+
+    /// One call of stream `index` for `arrival` (or a `retry` of it): an Agent call from
+    /// main that does not block main. With a `name`, arrival *i* — and each retry of it —
+    /// is `NAME-i`; its `spawn_requested` carries `arrival: i` either way, and `stream`
+    /// in the list form.
+    fn load_spawn(&mut self, index: usize, arrival: u64, retry: bool) {
+        let stream = &self.load.streams.list[index];
+        let spec = stream.spawn.clone();
+        let policy = stream.retry;
+        self.load.streams.current = stream.name.clone();
+        let name = spec.name.as_ref().map(|name| format!("{name}-{arrival}"));
+        self.load.arrival = Some(arrival);
+        let started = self.spawn(MAIN, &spec, name, true);
+        self.load.arrival = None;
+        self.load.streams.current = None;
+        if started != Err(Some(RejectReason::ConcurrentLimit)) {
+            return;
+        }
+        match policy {
+            Retry::None => return,
+            Retry::AfterCompletion => self.load.retry_waiting.push_back(arrival),
+            // A queued call that lost the freed slot to a call of the same instant keeps
+            // its place at the head of the queue: FIFO, an M/M/c queue.
+            Retry::Queue if retry => self.load.retry_waiting.push_front(arrival),
+            Retry::Queue => self.load.retry_waiting.push_back(arrival),
+            Retry::Backoff(dist) => {
+                let delay = dist.sample(&mut self.load.retry_rng);
+                self.clock
+                    .schedule(self.clock.now.plus(delay), Wake::Retry(arrival));
+            }
+        }
+        if self.load.streams.list.len() > 1 {
+            self.load.streams.waiting.insert(arrival, index as u32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_keys_differ_by_name_and_are_stable() {
+        assert_ne!(name_key("interactive"), name_key("batch"));
+        // FNV-1a of the empty string is its offset basis.
+        assert_eq!(name_key(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(name_key("a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

@@ -323,20 +323,18 @@ struct Person {
 
 /// The load generator (`load:`): its arrivals, retries and random streams.
 struct LoadGen {
-    spec: Option<LoadSpec>,
-    /// Arrivals so far.
+    /// The streams' arrival processes (see `load.rs`).
+    streams: load::Streams,
+    /// Arrivals so far, of every stream.
     arrivals: u64,
     /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
     /// first, by arrival index (so a named call keeps its `NAME-i`).
     retry_waiting: VecDeque<u64>,
     /// The arrival whose call is being made (its `spawn_requested` carries it).
     arrival: Option<u64>,
-    arrival_rng: ChaCha8Rng,
     /// The behaviour stream every load run shares.
     rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
-    /// The load block's Agent call, shared (it is issued once per arrival).
-    spawn_spec: Rc<SpawnSpec>,
 }
 
 /// Values computed once and reused (none of them changes what a run does).
@@ -590,19 +588,12 @@ impl<'s> Kernel<'s> {
                 rng: stream(seed, 0, purpose::USER),
             },
             load: LoadGen {
-                spec: spec.load.clone(),
+                streams: load::Streams::new(spec.load.as_ref(), seed),
                 arrivals: 0,
                 retry_waiting: VecDeque::new(),
                 arrival: None,
-                arrival_rng: stream(seed, 0, purpose::ARRIVALS),
                 rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
                 retry_rng: stream(seed, 0, purpose::RETRY),
-                spawn_spec: Rc::new(
-                    spec.load
-                        .as_ref()
-                        .map(|load| load.spawn.clone())
-                        .unwrap_or_default(),
-                ),
             },
             caches: Caches {
                 profiles: BTreeMap::new(),
@@ -761,17 +752,7 @@ impl<'s> Kernel<'s> {
             let at = self.person.actions[index].at;
             self.clock.schedule(at, Wake::Action(index as u32));
         }
-        if let Some(load) = &self.load.spec {
-            let first = match load.arrivals {
-                Arrivals::Poisson(rate) => {
-                    SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.load.arrival_rng))
-                }
-                Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
-            };
-            if self.load_continues(first) {
-                self.clock.schedule_arrival(first);
-            }
-        }
+        self.start_load();
         while let Some((time, wake)) = if self.ties.is_some() {
             self.pop_chosen()
         } else {
@@ -888,10 +869,7 @@ impl<'s> Kernel<'s> {
                 self.advance(slot);
             }
             Wake::Arrival => self.arrival(),
-            Wake::Retry(index) => {
-                let spec = self.load.spawn_spec.clone();
-                self.load_spawn(&spec, index, true);
-            }
+            Wake::Retry(index) => self.retry(index),
             Wake::Action(index) => self.user_action(index as usize),
             Wake::Answer(prompt) => self.answer(prompt),
             Wake::BashDone { agent, run } => self.bash_done(agent, run),

@@ -71,6 +71,7 @@ impl Kernel<'_> {
         let (requested, request_caller, request_name) =
             (planned.requested.clone(), caller_ref.clone(), name.clone());
         let arrival = self.load.arrival;
+        let stream = self.load.streams.current();
         self.emit_with(None, move || EventKind::SpawnRequested {
             caller: request_caller,
             agent_type: requested,
@@ -78,6 +79,7 @@ impl Kernel<'_> {
             background,
             fork: spec.fork,
             arrival,
+            stream,
         });
         let launch = match &planned.plan {
             SpawnPlan::Launch(launch) => launch,
