@@ -652,6 +652,10 @@ mod tests {
             ("^ab+c$", "ac", Some(false)),
             ("^ab+c$", "abbc", Some(true)),
             ("^ab?c$", "ac", Some(true)),
+            // `?` and a plain atom match at most once; `.` needs a character.
+            ("^ab?c$", "abbc", Some(false)),
+            ("^abc$", "abbc", Some(false)),
+            ("a.", "a", Some(false)),
             ("^ab*?c$", "abbc", Some(true)),
             ("^(db|api)-agent$", "api-agent", Some(true)),
             ("^(db|api)-agent$", "web-agent", Some(false)),
@@ -661,6 +665,9 @@ mod tests {
             ("^[a-c]+$", "abd", Some(false)),
             ("^[^:]+$", "plain", Some(true)),
             ("^[^:]+$", "p:x", Some(false)),
+            // The `^` that negates a class is not one of its members.
+            ("^[^:]+$", "a^b", Some(true)),
+            ("^[^:]+$", "a[b", Some(true)),
             ("^\\w+:\\w+$", "p:x_1", Some(true)),
             ("^v\\d$", "v7", Some(true)),
             ("^a\\sb$", "a b", Some(true)),
@@ -674,6 +681,12 @@ mod tests {
             ("^(a*)*b$", "aaac", Some(false)),
             ("^(a?)+$", "", Some(true)),
             ("[a-]", "-", Some(true)),
+            // A range takes its two ends and nothing else; an end may be escaped, and a
+            // one-character range `a-a` is a range.
+            ("^[a-c]$", "-", Some(false)),
+            ("^[!-\\/]$", "/", Some(true)),
+            ("^[!-\\/]$", "A", Some(false)),
+            ("^[a-a]$", "a", Some(true)),
             ("", "x", Some(true)),
             // Unparseable.
             ("(ab", "ab", None),
