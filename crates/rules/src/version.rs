@@ -301,6 +301,19 @@ mod tests {
     }
 
     #[test]
+    fn versions_print_as_written_and_bad_ones_say_how_to_write_them() {
+        // §23: versions are named `major.minor.patch` in traces and messages.
+        assert_eq!(Version::v2_1(186).to_string(), "2.1.186");
+        assert_eq!(Version::new(10, 0, 7).to_string(), "10.0.7");
+        let error = "2.1".parse::<Version>().unwrap_err();
+        assert_eq!(error, VersionError::Malformed("2.1".to_string()));
+        assert_eq!(
+            error.to_string(),
+            "`2.1` is not a version; write it as major.minor.patch, e.g. \"2.1.186\""
+        );
+    }
+
+    #[test]
     fn depth_default_follows_depth_6_table() {
         let depth = |patch| Gates::for_version(Version::v2_1(patch)).default_depth;
         assert_eq!(depth(171), 0);
