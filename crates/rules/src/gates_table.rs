@@ -631,4 +631,17 @@ mod tests {
             "before 2.1.161: none; 2.1.161–2.1.211: /fork; from 2.1.212: /subtask"
         );
     }
+
+    #[test]
+    fn values_read_as_on_off_or_the_value() {
+        // §23 as `subsim rules` prints it: CAP-1 from 2.1.217, DEPTH-6's numbers, FORK-9's
+        // command or `none`.
+        let read =
+            |field, patch| (gate(field).unwrap().read)(&Gates::for_version(Version::v2_1(patch)));
+        assert_eq!(read("cap", 216), "off");
+        assert_eq!(read("cap", 217), "on");
+        assert_eq!(read("default_depth", 218), "1");
+        assert_eq!(read("user_fork_command", 160), "none");
+        assert_eq!(read("user_fork_command", 212), "/subtask");
+    }
 }

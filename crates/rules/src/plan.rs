@@ -453,6 +453,127 @@ mod tests {
         ));
     }
 
+    fn launched_tools(spawn_plan: SpawnPlan) -> Vec<String> {
+        match spawn_plan {
+            SpawnPlan::Launch(Launch {
+                tools: PlanTools::Resolved { tools, .. },
+                ..
+            }) => tools,
+            other => panic!("a launch with resolved tools, got {other:?}"),
+        }
+    }
+
+    /// `general-purpose` with a `tools` field and `memory` set or not.
+    fn general_purpose<'d>(
+        tools: &'d [String],
+        memory: bool,
+    ) -> impl Fn(&str) -> Option<DefinitionFacts<'d>> + 'd {
+        move |name: &str| {
+            (name == "general-purpose").then_some(DefinitionFacts {
+                fields: Fields {
+                    tools: Some(tools),
+                    disallowed: &[],
+                },
+                memory,
+                ..DefinitionFacts::default()
+            })
+        }
+    }
+
+    #[test]
+    fn depth_3_and_4_a_fork_at_the_limit_errors_where_a_subagent_lost_the_tool() {
+        let config = config("20");
+        let limit = config.depth_limit;
+        let pool = tools::default_main_tools();
+        for (caller, rule, message) in [
+            (Caller::Subagent, "DEPTH-3", messages::NO_AGENT_TOOL),
+            (Caller::Fork, "DEPTH-4", messages::FORK_DEPTH),
+        ] {
+            let mut planned = input(&config, &pool, SpawnRequest::new(caller, config.gates));
+            planned.caller_depth = limit;
+            assert_eq!(
+                plan(&planned, &known),
+                SpawnPlan::Reject {
+                    reason: RejectReason::DepthLimit,
+                    rule,
+                    message: message.to_string(),
+                },
+                "{caller:?} at depth {limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_child_s_tools_read_its_fields_memory_and_auto_mode() {
+        let pool = tools::default_main_tools();
+        let bash = ["Bash".to_string()];
+        // TOOLS-4: the definition's `tools` field is the child's allowlist.
+        let config = config("20");
+        let request = SpawnRequest::new(Caller::Main, config.gates);
+        let tools = launched_tools(plan(
+            &input(&config, &pool, request),
+            &general_purpose(&bash, false),
+        ));
+        assert_eq!(tools, ["Bash"]);
+        // TOOLS-17 / MEM-2: `memory` adds Read, Write and Edit only while auto memory is on.
+        let mut planned = input(&config, &pool, request);
+        let tools = launched_tools(plan(&planned, &general_purpose(&bash, true)));
+        assert_eq!(tools, ["Bash"], "auto memory off");
+        planned.auto_memory = true;
+        let tools = launched_tools(plan(&planned, &general_purpose(&bash, true)));
+        for tool in ["Bash", "Read", "Write", "Edit"] {
+            assert!(tools.iter().any(|t| t == tool), "{tool} in {tools:?}");
+        }
+        // HANDBACK-1: a child in auto mode gets SubagentHandback; in default mode it does not.
+        let has_handback = |mode| {
+            let (config, _) = SessionConfig::resolve(
+                Version::NEWEST,
+                SessionKind::Headless,
+                &Default::default(),
+                false,
+                false,
+                mode,
+            );
+            let request = SpawnRequest::new(Caller::Main, config.gates);
+            launched_tools(plan(&input(&config, &pool, request), &known))
+                .iter()
+                .any(|tool| tool == "SubagentHandback")
+        };
+        assert!(has_handback(PermissionMode::Auto));
+        assert!(!has_handback(PermissionMode::Default));
+    }
+
+    #[test]
+    fn spawn_11_a_teammate_keeps_its_definition_s_tools_field() {
+        let (config, _) = SessionConfig::resolve(
+            Version::NEWEST,
+            SessionKind::Interactive,
+            &Default::default(),
+            false,
+            true,
+            PermissionMode::Default,
+        );
+        let pool = tools::default_main_tools();
+        let read = ["Read".to_string()];
+        let request = SpawnRequest {
+            name: Some("t1"),
+            agent_teams: true,
+            ..SpawnRequest::new(Caller::Main, config.gates)
+        };
+        let definition = general_purpose(&read, false);
+        let spawn_plan = plan(&input(&config, &pool, request), &definition);
+        let SpawnPlan::Launch(launch) = &spawn_plan else {
+            panic!("a teammate launches: {spawn_plan:?}");
+        };
+        assert_eq!(
+            launch.launched,
+            Launched::Teammate("general-purpose".into())
+        );
+        let tools = launched_tools(spawn_plan);
+        assert!(tools.iter().any(|tool| tool == "Read"), "{tools:?}");
+        assert!(!tools.iter().any(|tool| tool == "Bash"), "{tools:?}");
+    }
+
     #[test]
     fn a_caller_without_the_agent_tool_is_depth_5() {
         let config = config("2");
