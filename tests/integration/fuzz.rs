@@ -23,7 +23,6 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use subsim_engine::expect::Checker;
 use subsim_engine::render::{JsonlWriter, TextWriter};
 use subsim_engine::sink::Tee;
-use subsim_engine::spec::{ActionKind, Program, SimSpec, Step};
 use subsim_engine::{SimTime, Simulation};
 use subsim_tests::repo_root;
 
@@ -33,10 +32,9 @@ const FUZZ_CASES: u32 = 256;
 const MAX_EVENTS: u64 = 20_000;
 /// Most agents one fuzzed run may create.
 const MAX_AGENTS: u64 = 2_000;
-/// Most steps a run may take without producing an event (nested `repeat`s of `work: 0s`):
-/// larger programs are validated but not run, until the kernel's limits count steps
-/// (issue #10 §4 item 4).
-const MAX_SILENT_STEPS: u64 = 100_000;
+/// Most steps one fuzzed run may take (`session.limits.max_steps`): nested `repeat`s of
+/// `work: 0s` write nothing and take no time, so only the step count bounds them.
+const MAX_STEPS: u64 = 10 * MAX_EVENTS;
 
 /// What a seed file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,8 +281,6 @@ enum Outcome {
     BadInput,
     /// 3: a safety limit stopped the run.
     LimitHit,
-    /// Loaded, not run: a loop of steps that produce no events (see [`MAX_SILENT_STEPS`]).
-    NotRun,
 }
 
 /// Where the Markdown and JSON seeds are written for the wrapper scenario to read.
@@ -354,9 +350,7 @@ fn pipeline(kind: Kind, base_dir: &Path, bytes: &[u8], scratch: &Path) -> Result
     limits.max_events = limits.max_events.min(MAX_EVENTS);
     limits.max_agents = limits.max_agents.min(MAX_AGENTS);
     limits.max_time = limits.max_time.min(SimTime::from_secs(30 * 24 * 3_600));
-    if silent_steps(&spec) > MAX_SILENT_STEPS {
-        return Ok(Outcome::NotRun);
-    }
+    limits.max_steps = Some(limits.steps().min(MAX_STEPS));
     let mut checker = Checker::new(loaded.expect);
     let mut narration = TextWriter::new(Vec::new());
     let mut jsonl = JsonlWriter::new(Vec::new());
@@ -400,54 +394,6 @@ fn located(problem: &subsim_scenario::Diagnostic, source: &str) -> Result<(), St
         }
     }
     Ok(())
-}
-
-/// The most steps one run of `spec` could take without producing an event: nested
-/// `repeat`s multiply.
-fn silent_steps(spec: &SimSpec) -> u64 {
-    let mut most = program_steps(&spec.main);
-    for def in spec.agents.values() {
-        if let Some(behavior) = &def.behavior {
-            most = most.max(program_steps(behavior));
-        }
-    }
-    for stream in spec.load.iter().flat_map(|load| &load.streams) {
-        if let Some(behavior) = &stream.spawn.behavior {
-            most = most.max(program_steps(behavior));
-        }
-    }
-    for action in &spec.user.actions {
-        if let ActionKind::Subtask {
-            behavior: Some(behavior),
-            ..
-        }
-        | ActionKind::TypeTo {
-            behavior: Some(behavior),
-            ..
-        } = &action.kind
-        {
-            most = most.max(program_steps(behavior));
-        }
-    }
-    most
-}
-
-fn program_steps(program: &Program) -> u64 {
-    program.iter().fold(0u64, |total, step| {
-        let step = match step {
-            Step::Repeat { times, steps } => {
-                u64::from(*times).saturating_mul(program_steps(steps).saturating_add(1))
-            }
-            Step::Spawn(spawn) => spawn.behavior.as_ref().map_or(1, program_steps),
-            Step::SpawnTogether(spawns) => spawns
-                .iter()
-                .map(|spawn| spawn.behavior.as_ref().map_or(1, program_steps))
-                .fold(0u64, u64::saturating_add),
-            Step::Send(send) => send.behavior.as_ref().map_or(1, program_steps),
-            _ => 1,
-        };
-        total.saturating_add(step)
-    })
 }
 
 /// Runs `cases` fuzz cases; any failure (a panic included) fails the test with the
@@ -554,8 +500,26 @@ fn fuzz_crashers_stay_fixed() {
         format!("name: x\n{}nmae: 1\n", " ".repeat(65_536)).into_bytes(),
     ));
     for (name, kind, bytes) in inputs {
-        let outcome = pipeline(kind, &folder, &bytes, &scratch.0)
+        pipeline(kind, &folder, &bytes, &scratch.0).unwrap_or_else(|why| panic!("{name}: {why}"));
+    }
+    // Loops that write nothing at one instant (once validated but not run) now run and
+    // stop at `max_steps` (exit 3).
+    for (name, text) in [
+        (
+            "a loop of 4e9 silent steps",
+            "name: x\nmain:\n  - repeat: {times: 4000000000, steps: [{work: 0s}]}\n",
+        ),
+        (
+            "nested loops of 60,000 × 60,000 silent steps",
+            "name: x\nmain:\n  - repeat: {times: 60000, steps: [{repeat: {times: 60000, steps: [{work: 0s}]}}]}\n",
+        ),
+        (
+            "a file raising max_steps past the fuzz bound",
+            "name: x\nsession: {limits: {max_steps: 1000000000000}}\nmain:\n  - repeat: {times: 4000000000, steps: [{work: 0s}]}\n",
+        ),
+    ] {
+        let outcome = pipeline(Kind::Yaml, &folder, text.as_bytes(), &scratch.0)
             .unwrap_or_else(|why| panic!("{name}: {why}"));
-        assert_ne!(outcome, Outcome::NotRun, "{name}");
+        assert_eq!(outcome, Outcome::LimitHit, "{name}");
     }
 }
