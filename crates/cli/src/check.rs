@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use subsim_engine::expect::{Checker, Expectation, Failure, FilterValue, Located};
@@ -213,6 +214,9 @@ struct FileResult {
     expectations: usize,
     /// One run per seed, in seed order.
     runs: Vec<SeedRun>,
+    /// Wall time spent loading, running and checking the file (JUnit `time` only; never
+    /// part of the simulation).
+    wall: Duration,
 }
 
 /// One run of a file under one seed.
@@ -245,6 +249,7 @@ fn check_file(
     seeds: u64,
     color: bool,
 ) -> Option<FileResult> {
+    let started = Instant::now();
     let path_matches =
         filter.is_none_or(|filter| path.display().to_string().to_lowercase().contains(filter));
     let mut result = FileResult {
@@ -254,6 +259,7 @@ fn check_file(
         warnings: Vec::new(),
         expectations: 0,
         runs: Vec::new(),
+        wall: Duration::ZERO,
     };
     let loaded = match subsim_scenario::load_scenario_under(path, &[], options) {
         Ok(loaded) => loaded,
@@ -265,6 +271,7 @@ fn check_file(
                 diagnostics::render(&problems.problems, &problems.source, Level::Error, color)
             };
             result.load_errors = Some((render(color), render(false)));
+            result.wall = started.elapsed();
             return Some(result);
         }
     };
@@ -303,6 +310,7 @@ fn check_file(
             failures: checker.finish(),
         });
     }
+    result.wall = started.elapsed();
     Some(result)
 }
 
@@ -555,6 +563,8 @@ fn case_names(path: &Path) -> (String, String) {
 }
 
 /// The JUnit XML report: one `testcase` per file (a failure lists every failing seed).
+/// `time` is wall time in seconds: a file's own for its `testcase`, their sum for the
+/// suite; a file `--fail-fast` did not run has `time="0.000"`.
 fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
     let errors = selected
         .iter()
@@ -565,14 +575,16 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
         .filter(|result| result.load_errors.is_none() && !result.passed())
         .count();
     let tests = selected.len() + not_run.len();
+    let time: Duration = selected.iter().map(|result| result.wall).sum();
     let mut cases = String::new();
     for result in selected {
         let (classname, name) = case_names(&result.path);
         cases.push_str(&format!(
-            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\"",
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{:.3}\"",
             xml(&classname),
             xml(&name),
-            xml(&result.path.display().to_string())
+            xml(&result.path.display().to_string()),
+            result.wall.as_secs_f64()
         ));
         if let Some((_, plain)) = &result.load_errors {
             cases.push_str(&format!(
@@ -616,7 +628,7 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
     for path in not_run {
         let (classname, name) = case_names(path);
         cases.push_str(&format!(
-            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\">\n      <skipped message=\"not run: --fail-fast stopped after the first failure\"/>\n    </testcase>\n",
+            "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"0.000\">\n      <skipped message=\"not run: --fail-fast stopped after the first failure\"/>\n    </testcase>\n",
             xml(&classname),
             xml(&name),
             xml(&path.display().to_string())
@@ -624,11 +636,12 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
     }
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-         <testsuites name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">\n  \
-         <testsuite name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\">\n\
+         <testsuites name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\" time=\"{time:.3}\">\n  \
+         <testsuite name=\"subsim check\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{}\" time=\"{time:.3}\">\n\
          {cases}  </testsuite>\n</testsuites>\n",
         not_run.len(),
-        not_run.len()
+        not_run.len(),
+        time = time.as_secs_f64()
     )
 }
 

@@ -286,6 +286,22 @@ fn junit_report_lists_every_file_with_its_failure() {
             - xml.matches("<skipped").count()
     );
     assert!(!xml.contains("<&>"), "{xml}");
+    // `time`: wall seconds on every testcase and on the suite (values are not compared:
+    // no timing assertions, only that each is a number of seconds).
+    let times: Vec<f64> = xml
+        .split(" time=\"")
+        .skip(1)
+        .map(|rest| {
+            let value = &rest[..rest.find('"').expect("a closing quote")];
+            value.parse().expect("time is a number of seconds")
+        })
+        .collect();
+    assert_eq!(
+        times.len(),
+        3 + 2,
+        "3 testcases, testsuites and testsuite: {xml}"
+    );
+    assert!(times.iter().all(|time| *time >= 0.0), "{xml}");
 }
 
 #[test]
