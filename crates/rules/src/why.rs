@@ -269,6 +269,19 @@ mod tests {
     }
 
     #[test]
+    fn reasons_for_a_rule_are_its_rows_only() {
+        // `explain PERM-9` lists every reason given for PERM-9, and nothing else.
+        let perm_9: Vec<&Why> = reasons_for("PERM-9").collect();
+        assert!(perm_9.iter().all(|why| why.rule == "PERM-9"), "{perm_9:?}");
+        assert!(perm_9.iter().any(|why| why.case == "denied_dontAsk"));
+        assert_eq!(
+            perm_9.len(),
+            REASONS.iter().filter(|why| why.rule == "PERM-9").count()
+        );
+        assert_eq!(reasons_for("NO-SUCH-RULE").count(), 0);
+    }
+
+    #[test]
     fn rows_are_unique_and_say_something() {
         for (index, row) in REASONS.iter().enumerate() {
             assert!(row.text.split_whitespace().count() >= 3, "{row:?}");
