@@ -144,3 +144,24 @@ impl RejectReason {
         RejectReason::ClassifierBlocked,
     ];
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_spellings_of_modes_and_reject_reasons() {
+        // The JSONL trace contract (scenario-format.md): `mode` and `reason` fields.
+        assert_eq!(Mode::Foreground.as_str(), "foreground");
+        assert_eq!(Mode::Background.as_str(), "background");
+        assert_eq!(RejectReason::ConcurrentLimit.as_str(), "concurrent_limit");
+        assert_eq!(
+            RejectReason::ClassifierBlocked.as_str(),
+            "classifier_blocked"
+        );
+        let spellings: Vec<&str> = RejectReason::ALL.iter().map(|r| r.as_str()).collect();
+        for (index, spelling) in spellings.iter().enumerate() {
+            assert!(!spellings[..index].contains(spelling), "{spelling} twice");
+        }
+    }
+}
