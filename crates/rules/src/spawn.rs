@@ -956,6 +956,12 @@ mod tests {
         let here: Vec<bool> = CHECK_ORDER.iter().map(|c| c.in_resolve()).collect();
         assert_eq!(here, [true, true, true, true, true, false, false, false]);
         assert!(CHECK_ORDER.iter().all(|c| !c.rules().is_empty()));
+        // Each check names the rules it applies (Q-11's table), e.g. the first and last.
+        assert_eq!(
+            Check::ForkRules.rules(),
+            ["FORK-7", "Q-29", "FORK-3", "FORK-4"]
+        );
+        assert_eq!(Check::Cap.rules(), ["CAP-1"]);
     }
 
     #[test]
@@ -981,6 +987,75 @@ mod tests {
             panic!()
         };
         assert_eq!(definition, Some(0));
+    }
+
+    #[test]
+    fn def_1_and_q_31_priority_then_load_order_decide_a_collision() {
+        // DEF-1: managed 1, `--agents` 2, project 3, user 4, plugin 5; the lower wins.
+        let order = [
+            Scope::Managed,
+            Scope::Cli,
+            Scope::Project,
+            Scope::User,
+            Scope::Plugin,
+        ];
+        let priorities: Vec<u8> = order.iter().map(|scope| scope.priority()).collect();
+        assert_eq!(priorities, [1, 2, 3, 4, 5]);
+        // A user definition listed before the project one of the same name still loses.
+        let defs = [
+            Definition {
+                name: "worker",
+                scope: Scope::User,
+                plugin: None,
+            },
+            Definition {
+                name: "worker",
+                scope: Scope::Project,
+                plugin: None,
+            },
+        ];
+        assert_eq!(
+            lookup(
+                "worker",
+                &defs,
+                SessionKind::Interactive,
+                BuiltinEnv::default(),
+                &gates()
+            ),
+            Lookup::Custom {
+                index: 1,
+                id: "worker".into(),
+                rule: "DEF-1"
+            }
+        );
+        // on a tie (same scope) the first in load order wins.
+        let same_scope = [defs[1], defs[1]];
+        assert!(matches!(
+            lookup(
+                "worker",
+                &same_scope,
+                SessionKind::Interactive,
+                BuiltinEnv::default(),
+                &gates()
+            ),
+            Lookup::Custom {
+                index: 0,
+                rule: "DEF-1",
+                ..
+            }
+        ));
+        // DEF-5: only a plugin definition's id is scoped.
+        let project = Definition {
+            name: "worker",
+            scope: Scope::Project,
+            plugin: Some("my-plugin"),
+        };
+        assert_eq!(project.id(), "worker");
+        let plugin = Definition {
+            scope: Scope::Plugin,
+            ..project
+        };
+        assert_eq!(plugin.id(), "my-plugin:worker");
     }
 
     #[test]
