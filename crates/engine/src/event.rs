@@ -211,6 +211,9 @@ pub enum EventKind {
     PermissionRequested {
         /// The asking agent.
         agent: AgentRef,
+        /// The asking agent's type (`main` for the main session): per-type prompt
+        /// statistics read it.
+        agent_type: Rc<str>,
         /// The tool.
         tool: Rc<str>,
         /// `terminal` or `main`; `None` when auto-denied.
@@ -703,6 +706,7 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
         "permission_requested" => &[
             "agent",
             "name",
+            "agent_type",
             "tool",
             "routed_to",
             "auto_denied",
@@ -902,12 +906,14 @@ impl Event {
             }
             EventKind::PermissionRequested {
                 agent,
+                agent_type,
                 tool,
                 routed_to,
                 auto_denied,
                 prompt,
             } => {
                 subject(visit, agent);
+                visit("agent_type", Field::Str(agent_type));
                 visit("tool", Field::Str(tool));
                 if let Some(routed_to) = routed_to {
                     visit("routed_to", Field::Str(routed_to));

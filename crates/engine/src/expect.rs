@@ -848,6 +848,7 @@ mod tests {
             seq,
             EventKind::PermissionRequested {
                 agent: agent(id, name),
+                agent_type: Rc::from("worker"),
                 tool: Rc::from("Bash"),
                 routed_to: Some("terminal"),
                 auto_denied: false,

@@ -71,6 +71,31 @@ pub struct Summary {
     prompt_waits: Quantiles,
     /// Prompts shown and not yet answered, over time.
     prompt_queue: TimeAverage,
+    /// Per type of the asking agent, in order of first prompt: waits and queue length.
+    prompt_types: Vec<(Rc<str>, PromptStats)>,
+    /// Prompt number → its type's index in `prompt_types`, while it waits for an answer.
+    pending_types: BTreeMap<u64, usize>,
+}
+
+/// One agent type's prompts: waits of the answered ones (shown at or after the warm-up),
+/// and how many of its prompts are shown and not yet answered, over time.
+#[derive(Clone, Debug, Default)]
+struct PromptStats {
+    waits: Quantiles,
+    queue: TimeAverage,
+}
+
+/// Prompt statistics of one agent type ([`Summary::prompt_report_by_type`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptTypeReport {
+    /// The asking agents' type (`main` for the main session).
+    pub agent_type: String,
+    /// Waits of its answered prompts, shown → answered, s.
+    pub waits: SecondsDistribution,
+    /// Time-weighted mean number of its prompts shown and not yet answered.
+    pub queue: Estimate,
+    /// The most of its prompts shown and not yet answered at once.
+    pub queue_peak: u32,
 }
 
 /// Statistics of the load generator's arrivals (`load:`), after the warm-up: arrivals and
@@ -664,6 +689,7 @@ impl Sink for Summary {
                 routed_to,
                 auto_denied,
                 prompt,
+                agent_type,
                 ..
             } => {
                 if *auto_denied {
@@ -673,6 +699,9 @@ impl Sink for Summary {
                     *self.prompts_by_route.entry(route).or_default() += 1;
                     self.pending_routes.insert(*prompt, route);
                     self.prompt_queue_changed(event.t);
+                    let index = self.prompt_type(agent_type);
+                    self.pending_types.insert(*prompt, index);
+                    self.prompt_type_queue(index, event.t, 1);
                 }
             }
             EventKind::PermissionAnswered {
@@ -681,15 +710,25 @@ impl Sink for Summary {
                 let route = self.pending_routes.remove(prompt).unwrap_or("unrouted");
                 self.waits.entry(route).or_default().push(*waited_us);
                 let shown_at = event.t.as_micros().saturating_sub(*waited_us);
-                if shown_at >= self.load.warmup {
+                let counted = shown_at >= self.load.warmup;
+                if counted {
                     self.prompt_waits.record(*waited_us);
                 }
                 self.prompt_queue_changed(event.t);
+                if let Some(index) = self.pending_types.remove(prompt) {
+                    if counted {
+                        self.prompt_types[index].1.waits.record(*waited_us);
+                    }
+                    self.prompt_type_queue(index, event.t, -1);
+                }
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
                 self.pending_routes.remove(prompt);
                 self.withdrawn += 1;
                 self.prompt_queue_changed(event.t);
+                if let Some(index) = self.pending_types.remove(prompt) {
+                    self.prompt_type_queue(index, event.t, -1);
+                }
             }
             EventKind::AgentFinished { outcome, agent, .. } => {
                 self.load.finished(event.t.as_micros(), agent.id);
@@ -742,6 +781,48 @@ impl Summary {
                 .collect();
         }
         summary
+    }
+
+    /// The index of `agent_type` in `prompt_types`, added if new.
+    fn prompt_type(&mut self, agent_type: &Rc<str>) -> usize {
+        match self
+            .prompt_types
+            .iter()
+            .position(|(known, _)| **known == **agent_type)
+        {
+            Some(index) => index,
+            None => {
+                self.prompt_types
+                    .push((agent_type.clone(), PromptStats::default()));
+                self.prompt_types.len() - 1
+            }
+        }
+    }
+
+    /// Type `index` has `change` (±1) prompts more waiting for an answer from `t` on.
+    fn prompt_type_queue(&mut self, index: usize, t: SimTime, change: i32) {
+        let warmup = self.load.warmup;
+        let queue = &mut self.prompt_types[index].1.queue;
+        let value = queue.value.saturating_add_signed(change);
+        queue.set(t.as_micros(), value, warmup);
+    }
+
+    /// Prompt waits and queue length per type of the asking agent, in order of the type's
+    /// first prompt (see [`Summary::prompt_report`]).
+    pub fn prompt_report_by_type(&self) -> Vec<PromptTypeReport> {
+        let end = self.last_t.as_micros();
+        self.prompt_types
+            .iter()
+            .map(|(agent_type, stats)| PromptTypeReport {
+                agent_type: agent_type.to_string(),
+                waits: seconds(stats.waits.distribution()),
+                queue: stats
+                    .queue
+                    .estimate(end, self.load.warmup)
+                    .clamped(0.0, f64::INFINITY),
+                queue_peak: stats.queue.peak,
+            })
+            .collect()
     }
 
     fn prompt_queue_changed(&mut self, t: SimTime) {
@@ -1067,6 +1148,37 @@ impl Summary {
                     interval(queue, |value| format!("{value:.3}"))
                 ),
             );
+            let by_type = self.prompt_report_by_type();
+            if by_type.len() > 1 {
+                for report in &by_type {
+                    row(&format!("  type {}", report.agent_type), String::new());
+                    let waits = &report.waits;
+                    if waits.count > 0 {
+                        row(
+                            "    wait",
+                            format!(
+                                "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s ({} answered)",
+                                secs(waits.mean.mean),
+                                interval(waits.mean, secs),
+                                secs(waits.p50),
+                                secs(waits.p95),
+                                secs(waits.p99),
+                                secs(waits.max),
+                                waits.count
+                            ),
+                        );
+                    }
+                    row(
+                        "    prompt queue",
+                        format!(
+                            "mean {:.3} {}, peak {}",
+                            report.queue.mean,
+                            interval(report.queue, |value| format!("{value:.3}")),
+                            report.queue_peak
+                        ),
+                    );
+                }
+            }
         }
         let finished: u64 = self.finished.iter().sum();
         let outcomes = OUTCOMES
@@ -1172,6 +1284,19 @@ impl Summary {
         json.key("mean");
         json_estimate(&mut json, queue);
         json.key("peak").u64(u64::from(queue_peak));
+        json.close();
+        json.key("prompts_by_type").open();
+        for report in self.prompt_report_by_type() {
+            json.key(&report.agent_type).open();
+            json.key("waits");
+            json_distribution(&mut json, &report.waits);
+            json.key("queue").open();
+            json.key("mean");
+            json_estimate(&mut json, report.queue);
+            json.key("peak").u64(u64::from(report.queue_peak));
+            json.close();
+            json.close();
+        }
         json.close();
         match self.load_report() {
             Some(load) => {
@@ -1711,6 +1836,7 @@ mod tests {
                 0,
                 EventKind::PermissionRequested {
                     agent: agent(1),
+                    agent_type: Rc::from("worker"),
                     tool: "Bash".into(),
                     routed_to: Some("main"),
                     auto_denied: false,
@@ -1722,6 +1848,7 @@ mod tests {
             0,
             EventKind::PermissionRequested {
                 agent: agent(2),
+                agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
                 routed_to: Some("terminal"),
                 auto_denied: false,
@@ -1732,6 +1859,7 @@ mod tests {
             0,
             EventKind::PermissionRequested {
                 agent: agent(3),
+                agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
                 routed_to: None,
                 auto_denied: true,
@@ -1786,6 +1914,79 @@ mod tests {
             text.contains("wait, main session  mean 10.5s, p95 19s (20 answered)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn prompt_waits_and_queue_per_agent_type() {
+        let request = |millis: u64, prompt: u64, agent_type: &str| {
+            at(
+                millis,
+                EventKind::PermissionRequested {
+                    agent: agent(prompt as u32),
+                    agent_type: Rc::from(agent_type),
+                    tool: "Bash".into(),
+                    routed_to: Some("main"),
+                    auto_denied: false,
+                    prompt,
+                },
+            )
+        };
+        let answer = |millis: u64, prompt: u64, waited_ms: u64| {
+            at(
+                millis,
+                EventKind::PermissionAnswered {
+                    agent: agent(prompt as u32),
+                    tool: "Bash".into(),
+                    answer: Answer::Approve,
+                    waited_us: waited_ms * 1_000,
+                    prompt,
+                },
+            )
+        };
+        let events = vec![
+            session(20),
+            request(0, 1, "reviewer"),
+            request(0, 2, "reviewer"),
+            request(0, 3, "main"),
+            answer(1_000, 1, 1_000),
+            request(1_000, 4, "reviewer"),
+            answer(2_000, 3, 2_000),
+            answer(3_000, 2, 3_000),
+            at(
+                4_000,
+                EventKind::PermissionWithdrawn {
+                    agent: agent(4),
+                    tool: "Bash".into(),
+                    prompt: 4,
+                },
+            ),
+        ];
+        let summary = summarize(&events);
+        let by_type = summary.prompt_report_by_type();
+        let names: Vec<&str> = by_type.iter().map(|r| r.agent_type.as_str()).collect();
+        assert_eq!(names, ["reviewer", "main"]);
+        let (reviewer, main) = (&by_type[0], &by_type[1]);
+        assert_eq!((reviewer.waits.count, main.waits.count), (2, 1));
+        assert_eq!(reviewer.waits.mean.mean, 2.0);
+        assert_eq!((reviewer.waits.max, main.waits.p50), (3.0, 2.0));
+        // reviewer: 2 waiting in [0, 1) s, 2 in [1, 3) (one answered, one more shown), 1 in
+        // [3, 4), then 0: mean (2 + 4 + 1) / 4 = 1.75 over the 4 s; peak 2.
+        assert_eq!(reviewer.queue_peak, 2);
+        assert!(
+            (reviewer.queue.mean - 1.75).abs() < 1e-9,
+            "{:?}",
+            reviewer.queue
+        );
+        assert_eq!(main.queue_peak, 1);
+        assert!((main.queue.mean - 0.5).abs() < 1e-9, "{:?}", main.queue);
+        let json = summary.render_json();
+        assert!(
+            json.contains("\"prompts_by_type\":{\"reviewer\":{\"waits\":{\"count\":2,"),
+            "{json}"
+        );
+        let text = summary.render_text();
+        assert!(text.contains("  type reviewer"), "{text}");
+        assert!(text.contains("    prompt queue"), "{text}");
     }
 
     #[test]

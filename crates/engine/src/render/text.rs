@@ -510,6 +510,7 @@ impl Narrator {
                 routed_to,
                 auto_denied,
                 prompt,
+                ..
             } => {
                 let _ = write!(what, "permission prompt #{prompt}: asks to use {tool}");
                 if *auto_denied {
@@ -1575,6 +1576,7 @@ mod tests {
         check(
             EventKind::PermissionRequested {
                 agent: agent(3, "researcher-3"),
+                agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
                 routed_to: Some("main"),
                 auto_denied: false,
@@ -1586,6 +1588,7 @@ mod tests {
         check(
             EventKind::PermissionRequested {
                 agent: agent(3, "researcher-3"),
+                agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
                 routed_to: None,
                 auto_denied: true,

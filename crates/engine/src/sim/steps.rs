@@ -318,6 +318,7 @@ impl Kernel<'_> {
                     chain_foreground: self.chain_foreground(slot),
                 };
                 let route = prompt::route(asker, &self.session.config.gates);
+                let agent_type = agent.profile.agent_type.clone();
                 let number = self.person.next_prompt;
                 self.person.next_prompt += 1;
                 match route {
@@ -326,6 +327,7 @@ impl Kernel<'_> {
                             Some(rule),
                             EventKind::PermissionRequested {
                                 agent: reference.clone(),
+                                agent_type: agent_type.clone(),
                                 tool: tool.clone(),
                                 routed_to: None,
                                 auto_denied: true,
@@ -350,6 +352,7 @@ impl Kernel<'_> {
                             Some(rule),
                             EventKind::PermissionRequested {
                                 agent: reference.clone(),
+                                agent_type: agent_type.clone(),
                                 tool: tool.clone(),
                                 routed_to: route.routed_to(),
                                 auto_denied: false,
