@@ -2,7 +2,9 @@
 //! simulated statistic of each point's `replica = all` row against the first swept value,
 //! with its 95 % interval as bars, and the analytic curve (Erlang B or the Erlang C mean
 //! wait) where the model applies. Blocking is drawn, or the mean wait when the sweep's
-//! runs waited (retry policies).
+//! runs waited (retry policies). The curve is drawn first and the simulated points as dots
+//! on it, so where they agree both stay visible; a swept value of whole numbers (a cap) is
+//! labelled as whole numbers.
 //!
 //! Text is written as SVG `<text>` elements, laid out with plotters' built-in estimate, so
 //! no font files or system font libraries are needed.
@@ -29,17 +31,19 @@ pub fn render(header: &[String], rows: &[Vec<String>]) -> anyhow::Result<String>
     let waits = aggregated
         .iter()
         .any(|row| number(row, column("delayed")).is_some_and(|delayed| delayed > 0.0));
-    let (metric, theory, label) = if waits {
+    let (metric, theory, title, label) = if waits {
         (
             "wait_mean",
             "erlang_wait",
+            "mean wait",
             "mean wait, s (first request → start)",
         )
     } else {
         (
             "blocking",
             "erlang_b",
-            "blocking (share of arrivals rejected by the cap)",
+            "blocking",
+            "blocking: share of arrivals rejected by the cap",
         )
     };
     let (mean, lo, hi, analytic) = (
@@ -93,59 +97,69 @@ pub fn render(header: &[String], rows: &[Vec<String>]) -> anyhow::Result<String>
         x_max += 1.0;
     }
     let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
+    // A swept cap (or count) is labelled 20, 21, … rather than 20.0, 21.0, …
+    let whole = series
+        .iter()
+        .flat_map(|(_, points)| points.iter())
+        .all(|&(x, ..)| x.fract() == 0.0);
+    let steps = (x_max - x_min).round() as usize + 1;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{label} against {}", header[0]), ("sans-serif", 18))
+            .caption(format!("{title} against {}", header[0]), ("sans-serif", 16))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(x_min..x_max, 0.0..y_max)
             .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_desc(header[0].as_str())
-            .y_desc(metric)
-            .draw()
-            .map_err(draw_error)?;
+        let whole_label = |x: &f64| format!("{x:.0}");
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(header[0].as_str()).y_desc(label);
+        if whole && steps <= 21 {
+            mesh.x_labels(steps).x_label_formatter(&whole_label);
+        }
+        mesh.draw().map_err(draw_error)?;
         for (index, (key, points)) in series.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
-            let name = if key.is_empty() {
-                "simulated, 95 % interval".to_string()
-            } else {
-                format!("simulated ({key})")
-            };
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().map(|&(x, y, ..)| (x, y)),
-                    color.stroke_width(2),
-                ))
-                .map_err(draw_error)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            chart
-                .draw_series(points.iter().map(|&(x, y, lo, hi, _)| {
-                    ErrorBar::new_vertical(x, lo, y, hi, color.filled(), 8)
-                }))
-                .map_err(draw_error)?;
             let theory: Vec<(f64, f64)> = points
                 .iter()
                 .filter_map(|&(x, _, _, _, theory)| Some((x, theory?)))
                 .collect();
             if !theory.is_empty() {
-                let dashed = BLACK.mix(0.6);
+                let curve = BLACK.mix(0.45);
                 chart
-                    .draw_series(DashedLineSeries::new(theory, 6, 4, dashed.stroke_width(1)))
+                    .draw_series(LineSeries::new(theory, curve.stroke_width(3)))
                     .map_err(draw_error)?
                     .label(if waits {
                         "Erlang C mean wait"
                     } else {
                         "Erlang B"
                     })
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], dashed));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], curve.stroke_width(3))
+                    });
             }
+            let name = if key.is_empty() {
+                "simulated, 95 % interval".to_string()
+            } else {
+                format!("simulated ({key})")
+            };
+            chart
+                .draw_series(points.iter().map(|&(x, y, lo, hi, _)| {
+                    ErrorBar::new_vertical(x, lo, y, hi, color.stroke_width(2), 10)
+                }))
+                .map_err(draw_error)?;
+            chart
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|&(x, y, ..)| Circle::new((x, y), 4, color.filled())),
+                )
+                .map_err(draw_error)?
+                .label(name)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
         }
         chart
             .configure_series_labels()

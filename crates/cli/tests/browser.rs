@@ -400,3 +400,82 @@ fn a_scenario_s_markup_is_shown_as_text() {
     assert!(severe(&driver.console()).is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The sweep chart (`sweep --format svg`) as a person sees it: opened in chromium, every
+/// text (title, axis names, tick labels, legend) lies inside the picture, there is one dot
+/// per swept point and the Erlang B curve is in the legend. A screenshot is written to
+/// `target/subsim-sweep-chart.png`.
+#[test]
+fn the_sweep_chart_is_readable_in_a_real_browser() {
+    if !browser_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("subsim-sweep-chart-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let chart = dir.join("sweep.svg");
+    let scenario = repo_root().join("scenarios/load/erlang-b-20-erlangs.yaml");
+    let output = Command::new(BINARY)
+        .arg("sweep")
+        .arg(&scenario)
+        .args([
+            "--set",
+            "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=15..25",
+            "--set",
+            "load.count=3000",
+            "--seeds",
+            "3",
+            "--format",
+            "svg",
+            "--out",
+        ])
+        .arg(&chart)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("subsim runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let driver = Driver::start("sweep-chart");
+    driver.open(&chart);
+    let seen = driver.script(
+        "const svg = document.documentElement;
+         const width = svg.width.baseVal.value, height = svg.height.baseVal.value;
+         const frame = svg.getBoundingClientRect();
+         // Where each text is drawn, rotation included (the y axis name is turned 90°).
+         const texts = [...document.querySelectorAll('text')].map(t => {
+             const box = t.getBoundingClientRect();
+             return {text: t.textContent.trim(), x: box.left - frame.left,
+                     y: box.top - frame.top, right: box.right - frame.left,
+                     bottom: box.bottom - frame.top};
+         });
+         const outside = texts.filter(t => t.text && (t.x < 0 || t.y < 0 || t.right > width
+             || t.bottom > height));
+         const dots = [...document.querySelectorAll('circle')]
+             .filter(c => c.getAttribute('fill') !== 'none').length;
+         return {tag: svg.tagName, width, height, outside, dots,
+                 texts: texts.map(t => t.text)};",
+    );
+    std::fs::write(target_dir().join("subsim-sweep-chart.png"), driver.screenshot()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(seen["tag"], "svg", "{seen}");
+    assert_eq!(seen["outside"], json!([]), "text outside the picture: {seen}");
+    let texts: Vec<&str> = seen["texts"]
+        .as_array()
+        .expect("texts")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(texts.contains(&"Erlang B"), "{texts:?}");
+    assert!(
+        texts.contains(&"simulated (load.count=3000)"),
+        "{texts:?}"
+    );
+    // The x axis of a swept cap reads 15, 16, …, 25.
+    for cap in 15..=25 {
+        assert!(texts.contains(&cap.to_string().as_str()), "{cap}: {texts:?}");
+    }
+    // A filled dot per point (on its interval bar) and the legend's.
+    assert_eq!(seen["dots"], 12, "{seen}");
+}
