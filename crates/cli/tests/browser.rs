@@ -457,10 +457,18 @@ fn the_sweep_chart_is_readable_in_a_real_browser() {
          return {tag: svg.tagName, width, height, outside, dots,
                  texts: texts.map(t => t.text)};",
     );
-    std::fs::write(target_dir().join("subsim-sweep-chart.png"), driver.screenshot()).unwrap();
+    std::fs::write(
+        target_dir().join("subsim-sweep-chart.png"),
+        driver.screenshot(),
+    )
+    .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(seen["tag"], "svg", "{seen}");
-    assert_eq!(seen["outside"], json!([]), "text outside the picture: {seen}");
+    assert_eq!(
+        seen["outside"],
+        json!([]),
+        "text outside the picture: {seen}"
+    );
     let texts: Vec<&str> = seen["texts"]
         .as_array()
         .expect("texts")
@@ -468,13 +476,13 @@ fn the_sweep_chart_is_readable_in_a_real_browser() {
         .filter_map(Value::as_str)
         .collect();
     assert!(texts.contains(&"Erlang B"), "{texts:?}");
-    assert!(
-        texts.contains(&"simulated (load.count=3000)"),
-        "{texts:?}"
-    );
+    assert!(texts.contains(&"simulated (load.count=3000)"), "{texts:?}");
     // The x axis of a swept cap reads 15, 16, …, 25.
     for cap in 15..=25 {
-        assert!(texts.contains(&cap.to_string().as_str()), "{cap}: {texts:?}");
+        assert!(
+            texts.contains(&cap.to_string().as_str()),
+            "{cap}: {texts:?}"
+        );
     }
     // A filled dot per point (on its interval bar) and the legend's.
     assert_eq!(seen["dots"], 12, "{seen}");
