@@ -425,10 +425,10 @@ pub enum Step {
 /// A `tool` step.
 #[derive(Clone, Debug, Default)]
 pub struct ToolCall {
-    /// Tool name.
-    pub name: String,
+    /// Tool name (shared: every call of the step hands out the same text, no copy).
+    pub name: Rc<str>,
     /// The call's input (e.g. the Bash command), matched by permission rules.
-    pub input: Option<String>,
+    pub input: Option<Rc<str>>,
     /// Forces the permission prompt on (`true`) or off (`false`).
     pub prompt: Option<bool>,
     /// How long the call runs once allowed; `None` = instantaneous.

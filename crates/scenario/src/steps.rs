@@ -302,7 +302,7 @@ pub(crate) fn require<'n>(
 fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
     if let Value::Str(_) | Value::Int(_) = node.value {
         return ctx.name(node, "`tool`").map(|name| ToolCall {
-            name,
+            name: Rc::from(name),
             ..ToolCall::default()
         });
     }
@@ -319,8 +319,8 @@ fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
         .get("duration")
         .and_then(|value| ctx.dist(value, "tool `duration`"));
     Some(ToolCall {
-        name: name?,
-        input,
+        name: Rc::from(name?),
+        input: input.map(Rc::from),
         prompt,
         duration,
     })

@@ -45,13 +45,14 @@ impl Kernel<'_> {
     /// foreground resume (Q-14, FGBG-4).
     pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> Flow {
         let by = self.agents.reference(caller);
-        let to_arc: Rc<str> = Rc::from(to);
+        // The target's text is copied only for a refusal or a name seen the first time: a
+        // delivered message or a resume allocates nothing.
         let reject =
             |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
                 kernel.emit(
                     Some(rule),
                     EventKind::MessageRejected {
-                        to: to_arc.clone(),
+                        to: Rc::from(to),
                         by: by.clone(),
                         reason,
                         message: Rc::from(message.as_str()),
@@ -77,8 +78,8 @@ impl Kernel<'_> {
                 }
             }
         }
-        if self.agents.names.contains_key(to) {
-            self.agents.reached.entry(to_arc.clone()).or_insert(id);
+        if self.agents.names.contains_key(to) && !self.agents.reached.contains_key(to) {
+            self.agents.reached.insert(Rc::from(to), id);
         }
         let target = self.agents.reference(id);
         if id == MAIN || self.agents.is_running(id) {

@@ -14,9 +14,6 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 
-/// Buckets: 0 for `time == last`, then one per bit of a `u64` time.
-const BUCKETS: usize = 65;
-
 /// One queued entry.
 #[derive(Clone, Copy, Debug)]
 struct Entry<T> {
@@ -29,20 +26,26 @@ struct Entry<T> {
 /// time of the latest entry taken ([`TimeQueue::pop`]).
 #[derive(Clone, Debug)]
 pub(super) struct TimeQueue<T> {
-    /// Bucket 0 is in `seq` order (it is taken from the front); the others in any order.
-    buckets: Vec<VecDeque<Entry<T>>>,
+    /// Bucket 0, the entries due at `last`, in `seq` order (taken from the front).
+    due: VecDeque<Entry<T>>,
+    /// Buckets 1…64 (at 0…63), in any order.
+    buckets: [Vec<Entry<T>>; 64],
+    /// Bit `b` is set when `buckets[b]` is not empty.
+    occupied: u64,
     /// Time of the latest entry taken (0 before the first): every queued time is ≥ it.
     last: u64,
     len: usize,
-    /// The smallest key, when bucket 0 is empty and it has been looked for (a scan of the
-    /// smallest non-empty bucket, which the next pop then moves down).
+    /// The smallest key in `buckets`, once looked for (a scan of the smallest non-empty
+    /// bucket, which the next refill then moves down).
     min: Cell<Option<(u64, u64)>>,
 }
 
 impl<T: Copy> Default for TimeQueue<T> {
     fn default() -> Self {
         TimeQueue {
-            buckets: (0..BUCKETS).map(|_| VecDeque::new()).collect(),
+            due: VecDeque::new(),
+            buckets: std::array::from_fn(|_| Vec::new()),
+            occupied: 0,
             last: 0,
             len: 0,
             min: Cell::new(None),
@@ -62,10 +65,6 @@ impl<T: Copy> TimeQueue<T> {
         self.len
     }
 
-    fn bucket(&self, time: u64) -> usize {
-        (u64::BITS - (time ^ self.last).leading_zeros()) as usize
-    }
-
     /// Queues `item` at `(time, seq)`; `time` must be ≥ the time of the latest entry taken.
     #[inline]
     pub(super) fn push(&mut self, time: u64, seq: u64, item: T) {
@@ -74,32 +73,33 @@ impl<T: Copy> TimeQueue<T> {
             "timer queue: {time} is before the latest entry taken ({})",
             self.last
         );
-        let bucket = self.bucket(time);
         let entry = Entry { time, seq, item };
-        if bucket == 0 {
-            let front = &mut self.buckets[0];
+        self.len += 1;
+        let differ = time ^ self.last;
+        if differ == 0 {
             // Usually a later seq than any queued; the tie explorer puts wakes back with
             // their old seqs, so keep the order in any case.
-            let at = front.partition_point(|queued| queued.seq < seq);
-            front.insert(at, entry);
-        } else {
-            self.buckets[bucket].push_back(entry);
-            if let Some(min) = self.min.get() {
-                if (time, seq) < min {
-                    self.min.set(Some((time, seq)));
-                }
+            let at = self.due.partition_point(|queued| queued.seq < seq);
+            self.due.insert(at, entry);
+            return;
+        }
+        let bucket = 63 - differ.leading_zeros() as usize;
+        self.buckets[bucket].push(entry);
+        self.occupied |= 1 << bucket;
+        if let Some(min) = self.min.get() {
+            if (time, seq) < min {
+                self.min.set(Some((time, seq)));
             }
         }
-        self.len += 1;
     }
 
     /// The smallest `(time, seq)` queued.
     #[inline]
     pub(super) fn peek(&self) -> Option<(u64, u64)> {
-        if let Some(front) = self.buckets[0].front() {
+        if let Some(front) = self.due.front() {
             return Some((front.time, front.seq));
         }
-        if self.len == 0 {
+        if self.occupied == 0 {
             return None;
         }
         if let Some(min) = self.min.get() {
@@ -110,60 +110,61 @@ impl<T: Copy> TimeQueue<T> {
         Some(min)
     }
 
-    /// The smallest key of the smallest non-empty bucket (bucket 0 being empty). Every
-    /// entry there is smaller than every entry in a higher bucket.
-    #[cold]
+    /// The smallest key of the smallest non-empty bucket (`due` being empty). Every entry
+    /// there is smaller than every entry in a higher bucket.
     fn scan(&self) -> (u64, u64) {
-        let bucket = self
-            .buckets
-            .iter()
-            .find(|bucket| !bucket.is_empty())
-            .expect("a non-empty queue has a non-empty bucket");
-        bucket
-            .iter()
-            .map(|entry| (entry.time, entry.seq))
-            .min()
-            .expect("the bucket is not empty")
+        let bucket = &self.buckets[self.occupied.trailing_zeros() as usize];
+        let mut min = (u64::MAX, u64::MAX);
+        for entry in bucket {
+            min = min.min((entry.time, entry.seq));
+        }
+        min
     }
 
     /// Takes the entry with the smallest `(time, seq)`.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<(u64, u64, T)> {
-        if self.buckets[0].is_empty() {
-            if self.len == 0 {
+        if self.due.is_empty() {
+            if self.occupied == 0 {
                 return None;
             }
             self.refill();
         }
-        let entry = self.buckets[0].pop_front()?;
+        let entry = self.due.pop_front()?;
         self.len -= 1;
         Some((entry.time, entry.seq, entry.item))
     }
 
     /// Moves the smallest non-empty bucket down, around its smallest time, which becomes
-    /// `last`: its entries due then go to bucket 0 (in seq order), the others lower.
-    #[cold]
+    /// `last`: its entries due then go to `due` (in seq order), the others lower.
     #[inline(never)]
     fn refill(&mut self) {
-        let (time, _) = self.peek().expect("refill of a non-empty queue");
-        self.min.set(None);
-        let source = self
-            .buckets
-            .iter()
-            .position(|bucket| !bucket.is_empty())
-            .expect("a non-empty queue has a non-empty bucket");
+        let (time, _) = match self.min.take() {
+            Some(min) => min,
+            None => self.scan(),
+        };
+        let source = self.occupied.trailing_zeros() as usize;
+        self.occupied &= !(1 << source);
         self.last = time;
         let mut moving = std::mem::take(&mut self.buckets[source]);
         for entry in moving.drain(..) {
-            let bucket = self.bucket(entry.time);
-            debug_assert!(bucket < source);
-            self.buckets[bucket].push_back(entry);
+            let differ = entry.time ^ time;
+            if differ == 0 {
+                self.due.push_back(entry);
+            } else {
+                let bucket = 63 - differ.leading_zeros() as usize;
+                debug_assert!(bucket < source);
+                self.buckets[bucket].push(entry);
+                self.occupied |= 1 << bucket;
+            }
         }
         // Keep the emptied bucket's memory for later pushes.
         self.buckets[source] = moving;
-        let front = self.buckets[0].make_contiguous();
-        if !front.is_sorted_by_key(|entry| entry.seq) {
-            front.sort_unstable_by_key(|entry| entry.seq);
+        if self.due.len() > 1 {
+            let due = self.due.make_contiguous();
+            if !due.is_sorted_by_key(|entry| entry.seq) {
+                due.sort_unstable_by_key(|entry| entry.seq);
+            }
         }
     }
 }

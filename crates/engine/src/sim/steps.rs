@@ -206,8 +206,8 @@ impl Kernel<'_> {
     pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> Flow {
         let agent = self.agents.get(slot);
         let reference = agent.reference();
-        let tool: Rc<str> = Rc::from(call.name.as_str());
-        let input: Option<Rc<str>> = call.input.as_deref().map(Rc::from);
+        let tool: Rc<str> = call.name.clone();
+        let input: Option<Rc<str>> = call.input.clone();
         if !agent.profile.tools.iter().any(|t| **t == *call.name) {
             // TOOLS-4: a tool the run was not given cannot be called; the trace says which
             // step of the resolution removed it, and by which rule.
@@ -233,7 +233,7 @@ impl Kernel<'_> {
                 Some("HOOK-7"),
                 EventKind::ToolCalled {
                     agent: reference,
-                    tool: Rc::from(call.name.as_str()),
+                    tool: call.name.clone(),
                     allowed: false,
                     reason: Some("hook_blocked"),
                     input,
@@ -248,7 +248,7 @@ impl Kernel<'_> {
                 Some(true) => CallDecision::Prompt("PERM-3"),
                 // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
                 // do not apply.
-                _ if call.name == "SubagentHandback" => handback::call(&self.session.permissions),
+                _ if &*call.name == "SubagentHandback" => handback::call(&self.session.permissions),
                 // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14).
                 Some(false)
                     if self.session.permissions.deny.iter().any(|rule| {
