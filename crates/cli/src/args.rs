@@ -265,6 +265,11 @@ pub struct RunArgs {
     /// Narrate only this agent (name or id, e.g. `planner` or `a3`) and what touches it.
     #[arg(long, value_name = "NAME")]
     pub follow: Option<String>,
+    /// With `--format jsonl`: leave out an `agent_started` list (`tools`, `context`,
+    /// `mcp_servers`) that is the same as in the previous line that has it; the first line
+    /// gets `"compact_lists":true`. Carry each list forward to restore the full form.
+    #[arg(long)]
+    pub compact: bool,
 }
 
 impl RunArgs {

@@ -29,6 +29,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if args.realtime.is_some() && !matches!(args.format, Format::Text | Format::Jsonl) {
         anyhow::bail!("--realtime plays events as they happen: use it with --format text or jsonl");
     }
+    if args.compact && args.format != Format::Jsonl {
+        anyhow::bail!("--compact shortens the JSON Lines trace: use it with --format jsonl");
+    }
     let overrides = args.overrides();
     let loaded = match &args.file {
         Some(path) => report(subsim_scenario::load_scenario_under(
@@ -94,6 +97,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             speed,
             ties.as_mut(),
             narration,
+            args.compact,
         )?,
         None => batch(
             simulation,
@@ -103,6 +107,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             ties.as_mut(),
             narration,
             seed,
+            args.compact,
         ),
     };
     let status = finish_with(written, Some(report), &args)?;
@@ -165,6 +170,7 @@ fn finish_with(
 }
 
 /// Runs at full speed, streaming into the chosen writer.
+#[allow(clippy::too_many_arguments)] // each is one choice of the command line
 fn batch(
     simulation: Simulation,
     out: Box<dyn Write>,
@@ -173,6 +179,7 @@ fn batch(
     ties: Option<&mut Replay>,
     narration: NarrationOptions,
     seed: u64,
+    compact: bool,
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
@@ -188,7 +195,7 @@ fn batch(
             (report, writer.finish().map(drop))
         }
         Format::Jsonl => {
-            let mut writer = JsonlWriter::new(out);
+            let mut writer = jsonl_writer(out, compact);
             let report = simulate(simulation, &mut writer, ties);
             (report, writer.finish().map(drop))
         }
@@ -219,6 +226,15 @@ fn batch(
     }
 }
 
+/// The JSON Lines writer: the contract's full form, or the compact one (`--compact`).
+fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
+    if compact {
+        JsonlWriter::compact(out)
+    } else {
+        JsonlWriter::new(out)
+    }
+}
+
 fn write_all(mut out: Box<dyn Write>, bytes: &[u8]) -> io::Result<()> {
     out.write_all(bytes)?;
     out.flush()
@@ -233,6 +249,7 @@ fn realtime(
     speed: f64,
     ties: Option<&mut Replay>,
     narration: NarrationOptions,
+    compact: bool,
 ) -> anyhow::Result<(RunReport, io::Result<()>)> {
     let mut trace = Collect::default();
     let report = simulate(simulation, &mut trace, ties);
@@ -246,7 +263,7 @@ fn realtime(
     let written = runtime.block_on(async {
         match format {
             Format::Jsonl => {
-                let mut writer = JsonlWriter::new(out);
+                let mut writer = jsonl_writer(out, compact);
                 play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
                 writer.finish().map(drop)
             }

@@ -369,6 +369,29 @@ fn run_demo_jsonl_is_one_object_per_line() {
 }
 
 #[test]
+fn run_compact_jsonl_is_shorter_and_only_for_jsonl() {
+    let full = subsim(&["run", "--format", "jsonl"]);
+    let compact = subsim(&["run", "--format", "jsonl", "--compact"]);
+    assert_eq!(code(&compact), 0, "stderr: {}", stderr(&compact));
+    let (full, compact) = (stdout(&full), stdout(&compact));
+    assert_eq!(full.lines().count(), compact.lines().count());
+    assert!(compact.len() < full.len());
+    assert!(compact
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with(",\"compact_lists\":true}"));
+    assert!(!full.contains("compact_lists"));
+    let refused = subsim(&["run", "--format", "summary", "--compact"]);
+    assert_eq!(code(&refused), 2);
+    assert!(
+        stderr(&refused).contains("use it with --format jsonl"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
 fn run_out_writes_the_file_and_nothing_to_stdout() {
     let dir = TempDir::new("out");
     let out = dir.path().join("trace.jsonl");

@@ -32,6 +32,41 @@ use super::Buffered;
 pub struct JsonlWriter<W: Write> {
     out: Buffered<W>,
     lists: ListCache,
+    /// The compact form ([`JsonlWriter::compact`]): the lists last written, by field.
+    compact: Option<LastLists>,
+}
+
+/// The compact form's memory: each list field's value as last written (`tools`, `context`,
+/// `mcp_servers` of `agent_started`), and whether the marker is still to be written.
+#[derive(Default)]
+struct LastLists {
+    fields: Vec<(&'static str, Vec<Rc<str>>)>,
+    marked: bool,
+}
+
+impl LastLists {
+    /// Whether `items` is what `name` held last; if not, it is from now on.
+    fn unchanged(&mut self, name: &'static str, items: &[Rc<str>]) -> bool {
+        let same = |known: &[Rc<str>]| {
+            known.len() == items.len()
+                && known
+                    .iter()
+                    .zip(items)
+                    .all(|(a, b)| Rc::ptr_eq(a, b) || **a == **b)
+        };
+        match self.fields.iter_mut().find(|(known, _)| *known == name) {
+            Some((_, last)) if same(last) => true,
+            Some((_, last)) => {
+                last.clear();
+                last.extend(items.iter().cloned());
+                false
+            }
+            None => {
+                self.fields.push((name, items.to_vec()));
+                false
+            }
+        }
+    }
 }
 
 /// The bytes of the lists written last (a run's tools, context pieces, MCP servers), kept
@@ -79,6 +114,20 @@ impl<W: Write> JsonlWriter<W> {
         JsonlWriter {
             out: Buffered::new(out, 4096),
             lists: ListCache::default(),
+            compact: None,
+        }
+    }
+
+    /// A writer of the compact form (`subsim run --format jsonl --compact`): a list field
+    /// (`tools`, `context`, `mcp_servers` of `agent_started`) whose value is the same as in
+    /// the latest earlier line that has that field is left out, and the first line gets
+    /// `"compact_lists":true`. A reader restores the full form by carrying each list
+    /// field's last value forward into the `agent_started` lines that lack it; the default
+    /// form ([`JsonlWriter::new`]) always writes every list.
+    pub fn compact(out: W) -> JsonlWriter<W> {
+        JsonlWriter {
+            compact: Some(LastLists::default()),
+            ..JsonlWriter::new(out)
         }
     }
 
@@ -106,7 +155,10 @@ impl<W: Write> Sink for JsonlWriter<W> {
         let Some(buffer) = self.out.buffer() else {
             return;
         };
-        write_event_with(buffer, event, &mut self.lists);
+        match &mut self.compact {
+            None => write_event_with(buffer, event, &mut self.lists),
+            Some(last) => write_compact(buffer, event, &mut self.lists, last),
+        }
         self.out.written();
     }
 }
@@ -138,6 +190,43 @@ fn write_event_with(out: &mut Vec<u8>, event: &Event, lists: &mut ListCache) {
         }
     });
     out.extend_from_slice(b"}\n");
+}
+
+/// [`write_event_with`] in the compact form (see [`JsonlWriter::compact`]).
+fn write_compact(out: &mut Vec<u8>, event: &Event, lists: &mut ListCache, last: &mut LastLists) {
+    out.push(b'{');
+    let mut first = true;
+    event.visit_fields(&mut |name, value| {
+        if let Field::List(items) = value {
+            if last.unchanged(name, items) {
+                return;
+            }
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        write_value(out, value, lists);
+    });
+    if !last.marked {
+        last.marked = true;
+        out.extend_from_slice(b",\"compact_lists\":true");
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+fn write_value(out: &mut Vec<u8>, value: Field<'_>, lists: &mut ListCache) {
+    match value {
+        Field::Str(text) => write_string(out, text),
+        Field::U64(number) => write_u64(out, number),
+        Field::Bool(true) => out.extend_from_slice(b"true"),
+        Field::Bool(false) => out.extend_from_slice(b"false"),
+        Field::List(items) => lists.write(out, items),
+        Field::Agent(agent) => write_agent(out, agent),
+    }
 }
 
 fn write_list(out: &mut Vec<u8>, items: &[Rc<str>]) {
@@ -299,6 +388,63 @@ mod tests {
             write_u64(&mut out, number);
             assert_eq!(String::from_utf8(out).unwrap(), number.to_string());
         }
+    }
+
+    #[test]
+    fn compact_leaves_out_unchanged_lists_and_marks_the_first_line() {
+        let worker = Rc::new(crate::event::RunProfile::new(
+            "worker",
+            "sonnet",
+            &["Bash", "Read"],
+        ));
+        let other = Rc::new(crate::event::RunProfile::new("other", "sonnet", &["Read"]));
+        let start = |id: u32, profile: &Rc<crate::event::RunProfile>| Event {
+            t: SimTime(u64::from(id)),
+            seq: u64::from(id),
+            rule: None,
+            kind: EventKind::AgentStarted {
+                agent: AgentRef { id, name: None },
+                parent: AgentRef::MAIN,
+                depth: 1,
+                mode: Mode::Background,
+                fork: false,
+                running: 1,
+                cap_checked: true,
+                profile: profile.clone(),
+            },
+        };
+        let events = [
+            start(1, &worker),
+            start(2, &worker),
+            start(3, &other),
+            start(4, &worker),
+        ];
+        let mut full = JsonlWriter::new(Vec::new());
+        let mut compact = JsonlWriter::compact(Vec::new());
+        for event in &events {
+            full.event(event);
+            compact.event(event);
+        }
+        let full = String::from_utf8(full.finish().unwrap()).unwrap();
+        let compact = String::from_utf8(compact.finish().unwrap()).unwrap();
+        let full: Vec<&str> = full.lines().collect();
+        let compact: Vec<&str> = compact.lines().collect();
+        // The first line has every list, and the marker.
+        assert_eq!(compact[0], full[0].replace("}", ",\"compact_lists\":true}"));
+        // Same lists again: all three left out.
+        assert_eq!(
+            compact[1],
+            full[1]
+                .replace(",\"tools\":[\"Bash\",\"Read\"]", "")
+                .replace(",\"context\":[]", "")
+                .replace(",\"mcp_servers\":[]", "")
+        );
+        // Another tool list is written, the unchanged empty ones are not; then the first
+        // list again is a change too.
+        assert!(compact[2].contains("\"tools\":[\"Read\"]"));
+        assert!(!compact[2].contains("\"context\""));
+        assert!(compact[3].contains("\"tools\":[\"Bash\",\"Read\"]"));
+        assert!(!compact[3].contains("compact_lists"));
     }
 
     #[test]
