@@ -9,7 +9,7 @@ use subsim_engine::spec::{ActionKind, Answer, AnswerRule, SimSpec, UserAction, U
 use subsim_engine::SimTime;
 
 use crate::agents::{agents, built_in_types};
-use crate::check::Ctx;
+use crate::check::{require, Ctx};
 use crate::definitions::Loader;
 use crate::diagnostic::{did_you_mean, list_names, Diagnostic, Diagnostics};
 use crate::expect::expectations;
@@ -17,7 +17,7 @@ use crate::overrides::{self, Override};
 use crate::raw::{self, Node, Span, Value};
 use crate::read::Confine;
 use crate::session::session;
-use crate::steps::{require, steps, Script};
+use crate::steps::{steps, Script};
 use crate::{Loaded, Narration};
 
 const TOP_KEYS: [&str; 9] = [

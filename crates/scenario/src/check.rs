@@ -450,6 +450,25 @@ pub(crate) fn split_top_level(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Reports a missing required key of a map step.
+pub(crate) fn require<'n>(
+    ctx: &mut Ctx<'_>,
+    fields: &Fields<'n>,
+    what: &str,
+    key: &str,
+    example: &str,
+) -> Option<&'n Node> {
+    let value = fields.get(key);
+    if value.is_none() {
+        ctx.error_help(
+            fields.span,
+            format!("{what} needs `{key}`"),
+            format!("e.g. {example}"),
+        );
+    }
+    value
+}
+
 #[cfg(test)]
 mod split_tests {
     use super::split_top_level;

@@ -36,9 +36,9 @@ use std::path::{Path, PathBuf};
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
 use subsim_rules::{Gates, SessionKind, Version};
 
-use crate::agents::{definition_fields, drop_unknown, Origin, DEFINITION_KEYS};
 use crate::check::Ctx;
 use crate::diagnostic::Diagnostic;
+use crate::fields::{definition_fields, drop_unknown, Origin, DEFINITION_KEYS};
 use crate::raw::{self, Node, Span, Value};
 use crate::read::{read_text, Confine};
 use crate::session::DirEntry;

@@ -7,10 +7,10 @@ use subsim_engine::event::{fields_of_kind, EventKind, FIELD_NAMES};
 use subsim_engine::expect::{Compare, EventFilter, Expectation, FilterValue, Located};
 use subsim_engine::SimTime;
 
+use crate::check::require;
 use crate::check::{Ctx, Fields};
 use crate::diagnostic::list_names;
 use crate::raw::{Node, Value};
-use crate::steps::require;
 
 /// The keys that name an assertion; each entry has exactly one.
 const HEADS: [&str; 9] = [

@@ -11,10 +11,10 @@ use subsim_engine::spec::HookSpec;
 use subsim_rules::hooks::{match_agent_type, MatcherKind};
 use subsim_rules::Gates;
 
+use crate::check::require;
 use crate::check::Ctx;
 use crate::diagnostic::did_you_mean;
 use crate::raw::{Node, Value};
-use crate::steps::require;
 
 /// The events the simulator fires (HOOK-1, HOOK-5). Other names are kept with a warning.
 pub(crate) const FIRED_EVENTS: [&str; 5] = [

@@ -51,10 +51,12 @@
 mod agents;
 mod build;
 mod check;
+mod classifier;
 mod definitions;
 pub mod diagnostic;
 mod duration;
 mod expect;
+mod fields;
 mod hooks;
 pub mod import;
 mod load;

@@ -13,14 +13,14 @@ use std::rc::Rc;
 use subsim_engine::spec::{Arrivals, LoadSpec, LoadStream, LoadUntil, RatePhase, Retry};
 use subsim_engine::SimTime;
 
-use crate::check::{Ctx, Fields};
+use crate::check::{require, Ctx, Fields};
 use crate::definitions::read_limited;
 use crate::diagnostic::{did_you_mean, list_names};
 use crate::duration::{
     parse_dist, parse_duration, parse_rate, DIST_FORMS, DURATION_FORMS, RATE_FORMS,
 };
 use crate::raw::{Node, Value};
-use crate::steps::{require, spawn, SPAWN_KEYS};
+use crate::steps::{spawn, SPAWN_KEYS};
 
 /// The keys of the single form, and of each stream of the list form but `name`.
 const LOAD_KEYS: [&str; 6] = ["arrivals", "count", "duration", "spawn", "retry", "warmup"];

@@ -6,16 +6,17 @@
 
 use std::path::PathBuf;
 
-use subsim_engine::spec::{ClassifierSpec, Limits, Review, Scope, SessionSpec};
+use subsim_engine::spec::{ClassifierSpec, Limits, Scope, SessionSpec};
 use subsim_engine::SimTime;
 use subsim_rules::session::env;
 use subsim_rules::{PermissionMode, SessionKind, Version};
 
+use crate::check::require;
 use crate::check::Ctx;
+use crate::classifier::classifier;
 use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
-use crate::steps::require;
 
 const SESSION_KEYS: [&str; 25] = [
     "kind",
@@ -70,9 +71,6 @@ pub(crate) const PROVIDERS: [&str; 9] = [
 ];
 /// MODEL-14 / DEF-14: effort levels.
 pub(crate) const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
-const CLASSIFIER_KEYS: [&str; 2] = ["launch", "review"];
-const LAUNCH_VERDICTS: [&str; 2] = ["allow", "block"];
-const REVIEW_VERDICTS: [&str; 4] = ["clean", "flagged", "refused", "unavailable"];
 /// Scope names as the scenario format spells them.
 pub(crate) const SCOPES: [&str; 5] = ["managed", "cli", "project", "user", "plugin"];
 
@@ -259,34 +257,6 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
             spec.classifier = verdicts;
         }
     }
-}
-
-/// `{launch: allow|block, review: clean|flagged|refused|unavailable}`; a verdict left out
-/// keeps the one in `base` (the documented defaults, or the session's for a spawn).
-pub(crate) fn classifier(
-    ctx: &mut Ctx<'_>,
-    node: &Node,
-    base: ClassifierSpec,
-) -> Option<ClassifierSpec> {
-    let fields = ctx.fields(node, "`classifier`", &CLASSIFIER_KEYS)?;
-    let mut verdicts = base;
-    let mut ok = true;
-    if let Some(value) = fields.get("launch") {
-        match ctx.choice(value, "launch verdict", &LAUNCH_VERDICTS) {
-            Some(verdict) => verdicts.launch_blocks = verdict == "block",
-            None => ok = false,
-        }
-    }
-    if let Some(value) = fields.get("review") {
-        match ctx.choice(value, "review verdict", &REVIEW_VERDICTS) {
-            Some("flagged") => verdicts.review = Review::Flagged,
-            Some("refused") => verdicts.review = Review::Refused,
-            Some("unavailable") => verdicts.review = Review::Unavailable,
-            Some(_) => verdicts.review = Review::Clean,
-            None => ok = false,
-        }
-    }
-    ok.then_some(verdicts)
 }
 
 /// A relative path with `/` separators, `.` dropped and `..` folded where it can be

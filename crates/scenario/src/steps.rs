@@ -11,10 +11,10 @@ use subsim_engine::spec::{
     ApiError, FailSpec, Program, SendSpec, SpawnSpec, Step, ToolCall, WaitTarget,
 };
 
-use crate::check::{AgentRef, Ctx, Fields};
+use crate::check::{require, AgentRef, Ctx};
+use crate::classifier::classifier;
 use crate::diagnostic::{did_you_mean, list_names};
 use crate::raw::{Node, Value};
-use crate::session::classifier;
 
 /// Every step name, in the contract's order.
 pub(crate) const STEP_NAMES: [&str; 12] = [
@@ -278,25 +278,6 @@ fn step_body(
             None
         }
     }
-}
-
-/// Reports a missing required key of a map step.
-pub(crate) fn require<'n>(
-    ctx: &mut Ctx<'_>,
-    fields: &Fields<'n>,
-    what: &str,
-    key: &str,
-    example: &str,
-) -> Option<&'n Node> {
-    let value = fields.get(key);
-    if value.is_none() {
-        ctx.error_help(
-            fields.span,
-            format!("{what} needs `{key}`"),
-            format!("e.g. {example}"),
-        );
-    }
-    value
 }
 
 fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
