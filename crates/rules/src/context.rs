@@ -1016,7 +1016,11 @@ pub fn main_agent(input: &MainAgentInput<'_>) -> MainAgent {
         agent: Some((name.to_string(), rule)),
         pieces,
         tools,
-        model: definition.model.map(|model| (model.to_string(), "MAIN-1")),
+        // `inherit` (MODEL-2) names no model: main keeps the session's.
+        model: definition
+            .model
+            .filter(|model| *model != "inherit")
+            .map(|model| (model.to_string(), "MAIN-1")),
         first_turn,
         // MAIN-6: the Agent(type, …) allowlist applies in this mode only.
         spawnable: spawnable(definition.tools, definition.disallowed),
@@ -1821,5 +1825,19 @@ mod tests {
         });
         assert_eq!(plain.agent, None);
         assert!(plain.warning.is_none());
+    }
+
+    /// Regression: `model: inherit` on the session agent came back as the model `inherit`;
+    /// it names no model, so main keeps the session's (the engine used to filter it itself).
+    #[test]
+    fn main_1_inherit_is_no_model() {
+        let pool = tools::default_main_tools();
+        let inherit = MainDefinition {
+            name: "helper",
+            scope: Some(Scope::Project),
+            model: Some("inherit"),
+            ..MainDefinition::default()
+        };
+        assert_eq!(main_agent(&main_input(&pool, Some(inherit))).model, None);
     }
 }

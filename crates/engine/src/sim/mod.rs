@@ -26,6 +26,7 @@ use std::rc::Rc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use subsim_rules::cap::Unchecked;
+use subsim_rules::context;
 use subsim_rules::model;
 use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
 use subsim_rules::placement;
@@ -439,55 +440,68 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
-        // MAIN-1 / MAIN-4: the session agent, by exact name or by a plugin's bare name
-        // (unique among plugin definitions); main then runs on its model, and subagents
-        // that inherit the main model inherit that one.
-        let main_agent_key = spec.session.agent.as_ref().and_then(|wanted| {
-            if spec.agents.contains_key(wanted) {
-                return Some(wanted.clone());
-            }
-            let suffix = format!(":{wanted}");
-            let mut matches = spec
-                .agents
-                .iter()
-                .filter(|(key, def)| def.scope == Scope::Plugin && key.ends_with(&suffix));
-            match (matches.next(), matches.next()) {
-                (Some((key, _)), None) => Some(key.clone()),
-                _ => None,
-            }
-        });
-        if let Some(model) = main_agent_key
-            .as_ref()
-            .and_then(|key| spec.agents.get(key))
-            .and_then(|def| def.model.clone())
-            .filter(|model| model != "inherit")
-        {
-            spec.session.model = model;
-        }
-        let session = &spec.session;
         let (config, notes) = SessionConfig::resolve(
-            session.version,
-            session.kind,
-            &session.env,
-            session.ultracode,
-            session.agent_teams,
-            session.permission_mode,
+            spec.session.version,
+            spec.session.kind,
+            &spec.session.env,
+            spec.session.ultracode,
+            spec.session.agent_teams,
+            spec.session.permission_mode,
         );
-        let seed = session.seed;
-        let main_model: Rc<str> = Rc::from(session.model.as_str());
-        let mut pool = session.tools.clone().unwrap_or_else(|| {
+        let mut pool = spec.session.tools.clone().unwrap_or_else(|| {
             // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
             // cross-session messaging.
             tools::main_tools(tools::SessionTools {
-                cross_session_messaging: session.cross_session_messaging,
+                cross_session_messaging: spec.session.cross_session_messaging,
                 ..tools::SessionTools::default()
             })
         });
-        for (server, server_tools) in &session.mcp {
+        for (server, server_tools) in &spec.session.mcp {
             for tool in server_tools {
                 pool.push(format!("mcp__{server}__{tool}"));
             }
         }
+        // SPAWN-8: which built-ins the env leaves registered.
+        let builtin_env = subsim_rules::spawn::BuiltinEnv {
+            disable_explore_plan: config.disable_explore_plan,
+            sdk_disable_builtins: config.disable_builtins,
+        };
+        // MAIN-1…6: what main becomes when the session runs as an agent (the rules decide
+        // its tools and model; MAIN-4 / Q-32 how its name is found).
+        let main_agent_key = main_agent_key(&spec, &config, builtin_env);
+        let main_def = main_agent_key
+            .as_deref()
+            .and_then(|key| match spec.agents.get(key) {
+                Some(def) => Some(def.clone()),
+                None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
+            });
+        let main_agent = context::main_agent(&context::MainAgentInput {
+            flag: spec.session.agent.as_deref(),
+            setting: None,
+            definition: main_def.as_ref().map(|def| context::MainDefinition {
+                name: main_agent_key.as_deref().unwrap_or_default(),
+                scope: (def.scope != Scope::BuiltIn).then(|| spawn::rules_scope(def.scope)),
+                prompt: def.prompt.as_deref(),
+                memory: def.memory.is_some(),
+                tools: def.tools.as_deref(),
+                disallowed: &def.disallowed_tools,
+                model: def.model.as_deref(),
+                initial_prompt: def.initial_prompt.as_deref(),
+                omit_claude_md: def.omit_claude_md,
+            }),
+            user_prompt: None,
+            pool: &pool,
+            auto_memory: spec.session.auto_memory,
+            gates: config.gates,
+        });
+        // MAIN-1: main runs on the agent's model, and subagents that inherit the main
+        // model inherit that one.
+        if let Some((model, _)) = &main_agent.model {
+            spec.session.model = model.clone();
+        }
+        let session = &spec.session;
+        let seed = session.seed;
+        let main_model: Rc<str> = Rc::from(session.model.as_str());
         let mut types = Vec::new();
         let mut type_index = BTreeMap::new();
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
@@ -508,10 +522,6 @@ impl<'s> Kernel<'s> {
             });
         };
         // SPAWN-8: built-ins, less the ones the env removes.
-        let builtin_env = subsim_rules::spawn::BuiltinEnv {
-            disable_explore_plan: config.disable_explore_plan,
-            sdk_disable_builtins: config.disable_builtins,
-        };
         for built_in in model::BuiltIn::REGISTRATION {
             if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
                 continue;
@@ -628,71 +638,40 @@ impl<'s> Kernel<'s> {
                 .types
                 .iter()
                 .any(|type_def| !type_def.def.hooks.is_empty());
-        // The main conversation is agent 0 in slot 0.
-        let mut main_tools: ToolList = kernel
-            .session
-            .pool
+        // The main conversation is agent 0 in slot 0. Its tools are the rules' answer
+        // (MAIN-1 / TOOLS-19 / TOOLS-17), plus, for an agent, its inline `mcpServers`,
+        // which connect at startup for main too (MCP-2).
+        let mut main_tools: Vec<Rc<str>> = main_agent
+            .tools
+            .tools
             .iter()
-            .map(|t| Rc::from(t.as_str()))
+            .map(|tool| Rc::from(tool.as_str()))
             .collect();
         let mut main_type: Rc<str> = Rc::from("main");
-        if let Some(agent_name) = &session.agent {
-            let key = main_agent_key.as_deref().unwrap_or(agent_name.as_str());
-            match kernel.session.type_index.get(key).copied() {
-                Some(index) => {
-                    // MAIN-1 / TOOLS-19: main takes the definition's tool restrictions and
-                    // model; no background filter applies to the main thread.
-                    kernel.session.main_agent = Some(index);
-                    let def = &kernel.session.types[index].def;
-                    let placement = tools::Placement {
-                        depth: 0,
-                        depth_limit: kernel.session.config.depth_limit,
-                        mode: Mode::Foreground,
-                        fork: false,
-                        teammate: false,
-                        first_ran_foreground: true,
-                        permission_mode: kernel.session.config.permission_mode,
-                    };
-                    let request = tools::ToolRequest {
-                        fields: Fields {
-                            tools: def.tools.as_deref(),
-                            disallowed: &def.disallowed_tools,
-                        },
-                        main_thread: true,
-                        ..tools::ToolRequest::new(
-                            &kernel.session.pool,
-                            placement,
-                            kernel.session.config.gates,
-                        )
-                    };
-                    if let Ok(resolved) = tools::resolve_with(&request) {
-                        let mut list: Vec<Rc<str>> = resolved
-                            .tools
-                            .iter()
-                            .map(|t| Rc::from(t.as_str()))
-                            .collect();
-                        // MCP-2: the agent's inline `mcpServers` connect at startup for main
-                        // too, alongside the session's servers.
-                        for server in def.mcp_servers.iter().filter(|server| server.inline) {
-                            for tool in &server.tools {
-                                list.push(Rc::from(
-                                    format!("mcp__{}__{tool}", server.name).as_str(),
-                                ));
-                            }
-                        }
-                        main_tools = list.into();
-                    }
-                    main_type = kernel.session.types[index].name.clone();
+        if let Some(warning) = main_agent.warning {
+            kernel.session.notes.push(ConfigNote {
+                rule: "MAIN-3",
+                text: warning,
+            });
+        } else if let Some(index) = main_agent_key
+            .as_deref()
+            .and_then(|key| kernel.session.type_index.get(key).copied())
+        {
+            kernel.session.main_agent = Some(index);
+            let type_def = &kernel.session.types[index];
+            for server in type_def
+                .def
+                .mcp_servers
+                .iter()
+                .filter(|server| server.inline)
+            {
+                for tool in &server.tools {
+                    main_tools.push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
                 }
-                None => kernel.session.notes.push(ConfigNote {
-                    rule: "MAIN-3",
-                    text: format!(
-                        "the session agent `{agent_name}` is not available; the session \
-                         continues with default tools"
-                    ),
-                }),
             }
+            main_type = type_def.name.clone();
         }
+        let main_tools: ToolList = main_tools.into();
         let main_profile = RunProfile {
             agent_type: main_type,
             model: main_model.clone(),
@@ -904,6 +883,37 @@ impl<'s> Kernel<'s> {
             .rng
             .get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
         dist.sample(rng.as_mut())
+    }
+}
+
+/// MAIN-4 / Q-32: the key of the definition `session.agent` names — a definition by its
+/// name or scoped id, a plugin's by its bare name when only one plugin has it, or a
+/// registered built-in — as `rules::spawn::lookup` finds it; `None` when nothing (or more
+/// than one plugin) answers, which MAIN-3 reports.
+fn main_agent_key(
+    spec: &SimSpec,
+    config: &SessionConfig,
+    builtin_env: subsim_rules::spawn::BuiltinEnv,
+) -> Option<String> {
+    let wanted = spec.session.agent.as_deref()?;
+    let keys: Vec<&String> = spec.agents.keys().collect();
+    let definitions: Vec<subsim_rules::spawn::Definition<'_>> = spec
+        .agents
+        .iter()
+        .map(|(key, def)| spawn::rules_definition(key, def.scope))
+        .collect();
+    match subsim_rules::spawn::lookup(
+        wanted,
+        &definitions,
+        config.kind,
+        builtin_env,
+        &config.gates,
+    ) {
+        subsim_rules::spawn::Lookup::Custom { index, .. } => {
+            keys.get(index).map(|key| key.to_string())
+        }
+        subsim_rules::spawn::Lookup::BuiltIn(built_in) => Some(built_in.name().to_string()),
+        _ => None,
     }
 }
 

@@ -308,23 +308,7 @@ impl Kernel<'_> {
             .types
             .iter()
             .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
-            .map(|type_def| spawn::Definition {
-                // DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
-                name: match type_def.def.scope {
-                    Scope::Plugin => type_def
-                        .def
-                        .name
-                        .rsplit(':')
-                        .next()
-                        .unwrap_or(&type_def.def.name),
-                    _ => &type_def.def.name,
-                },
-                scope: rules_scope(type_def.def.scope),
-                plugin: match type_def.def.scope {
-                    Scope::Plugin => type_def.def.name.rsplit_once(':').map(|(plugin, _)| plugin),
-                    _ => None,
-                },
-            })
+            .map(|type_def| rules_definition(&type_def.def.name, type_def.def.scope))
             .collect();
         let main_agent_def = self
             .session
@@ -927,6 +911,23 @@ struct Start {
     /// CAP-5 / CAP-10 / Q-44: the plan checked the start against the cap.
     cap_checked: bool,
     from_load: bool,
+}
+
+/// A definition as `rules::spawn` sees it, from its name (for a plugin, its scoped id) and
+/// scope. DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
+pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_> {
+    match (scope, name.rsplit_once(':')) {
+        (Scope::Plugin, Some((plugin, bare))) => spawn::Definition {
+            name: bare,
+            scope: rules_scope(scope),
+            plugin: Some(plugin),
+        },
+        _ => spawn::Definition {
+            name,
+            scope: rules_scope(scope),
+            plugin: None,
+        },
+    }
 }
 
 /// The rules crate's spelling of a definition's scope.
