@@ -14,3 +14,4 @@ mod scale;
 mod scenarios;
 mod streams;
 mod ties;
+mod trace_tables;

@@ -1113,3 +1113,281 @@ impl Event {
         }
     }
 }
+
+#[cfg(test)]
+mod table_tests {
+    //! The event-name and field-name tables ([`EventKind::NAMES`], [`FIELD_NAMES`],
+    //! [`fields_of_kind`]) agree with what [`Event::visit_fields`] writes.
+
+    use super::*;
+
+    fn text(value: &str) -> Rc<str> {
+        Rc::from(value)
+    }
+
+    fn named(id: AgentId) -> AgentRef {
+        AgentRef {
+            id,
+            name: Some(text("n")),
+        }
+    }
+
+    /// One event of every kind, twice: every optional field present (`full`), then every
+    /// optional field absent.
+    fn samples(full: bool) -> Vec<EventKind> {
+        let some = |value: &str| full.then(|| text(value));
+        let agent = if full { named(1) } else { AgentRef::MAIN };
+        let profile = Rc::new(RunProfile {
+            effort: some("high"),
+            teammate: full,
+            ..RunProfile::new("general-purpose", "m", &["Read"])
+        });
+        vec![
+            EventKind::SessionStarted {
+                version: text("2.1.292"),
+                session_kind: "interactive",
+                cap: full.then_some(20),
+                depth_limit: 3,
+                fork_mode: false,
+                background_disabled: false,
+                main_agent: some("lead"),
+                permission_mode: "default",
+            },
+            EventKind::SpawnRequested {
+                caller: agent.clone(),
+                agent_type: text("general-purpose"),
+                name: some("w"),
+                background: full.then_some(false),
+                fork: false,
+                arrival: full.then_some(1),
+                stream: some("s"),
+            },
+            EventKind::SpawnRejected {
+                caller: agent.clone(),
+                agent_type: text("general-purpose"),
+                name: some("w"),
+                reason: RejectReason::ConcurrentLimit,
+                message: text("m"),
+                hint: full.then_some("h"),
+                running: 1,
+            },
+            EventKind::AgentStarted {
+                agent: agent.clone(),
+                parent: agent.clone(),
+                depth: 1,
+                mode: Mode::Foreground,
+                fork: false,
+                running: 1,
+                cap_checked: true,
+                profile,
+            },
+            EventKind::ToolCalled {
+                agent: agent.clone(),
+                tool: text("Bash"),
+                allowed: !full,
+                reason: full.then_some("denied"),
+                input: some("ls"),
+                permission_rule: some("Bash(ls)"),
+            },
+            EventKind::PermissionRequested {
+                agent: agent.clone(),
+                agent_type: text("general-purpose"),
+                tool: text("Bash"),
+                routed_to: full.then_some("main"),
+                auto_denied: full,
+                prompt: 1,
+            },
+            EventKind::PermissionAnswered {
+                agent: agent.clone(),
+                tool: text("Bash"),
+                answer: Answer::Approve,
+                waited_us: 1,
+                prompt: 1,
+            },
+            EventKind::PermissionWithdrawn {
+                agent: agent.clone(),
+                tool: text("Bash"),
+                prompt: 1,
+            },
+            EventKind::AgentWaiting {
+                agent: agent.clone(),
+                waiting_for: "children",
+                count: 1,
+            },
+            EventKind::AgentBackgrounded {
+                agent: agent.clone(),
+                running: 1,
+            },
+            EventKind::AgentFinished {
+                agent: agent.clone(),
+                outcome: Outcome::Completed,
+                running: 0,
+                detail: some("d"),
+            },
+            EventKind::Notification {
+                to: agent.clone(),
+                from: agent.clone(),
+                what: "completion",
+            },
+            EventKind::AgentResumed {
+                agent: agent.clone(),
+                by: agent.clone(),
+                cap_checked: false,
+                running: 1,
+                mode: Mode::Background,
+                model: text("m"),
+                effort: some("high"),
+            },
+            EventKind::MessageDelivered {
+                to: agent.clone(),
+                from: agent.clone(),
+            },
+            EventKind::MessageRejected {
+                to: text("x"),
+                by: agent.clone(),
+                reason: "unknown_recipient",
+                message: text("m"),
+            },
+            EventKind::StopRequested {
+                agent: agent.clone(),
+                by: agent.clone(),
+                source: "user",
+            },
+            EventKind::ConversationCleared,
+            EventKind::DefinitionNoted {
+                name: some("w"),
+                path: text("p"),
+                scope: "project",
+                outcome: "loaded",
+                reason: some("r"),
+            },
+            EventKind::PanelChanged {
+                change: "row_removed",
+                row: agent.clone(),
+                reason: full.then_some("expired"),
+                status: full.then_some("done"),
+            },
+            EventKind::HookFired {
+                agent: agent.clone(),
+                hook: text("SubagentStart"),
+                matcher: some("w"),
+                command: text("c"),
+                source: "session",
+            },
+            EventKind::HookSkipped {
+                agent: agent.clone(),
+                hook: text("SubagentStart"),
+                why: text("w"),
+            },
+            EventKind::ReportDelivered {
+                agent: agent.clone(),
+                to: agent.clone(),
+                text: text("t"),
+                scan: some("s"),
+                review: full.then_some("clean"),
+            },
+            EventKind::ContinuationRequested {
+                agent: agent.clone(),
+                attempt: 1,
+            },
+            EventKind::ModelSwitched {
+                agent,
+                from_model: text("a"),
+                model: text("b"),
+            },
+            EventKind::ActionIgnored {
+                action: "dismiss",
+                why: text("w"),
+            },
+            EventKind::LimitReached {
+                limit: "max_events",
+                value: 1,
+            },
+        ]
+    }
+
+    /// The fields `visit_fields` writes for `kind`, without the four every event has.
+    fn written(kind: EventKind) -> (&'static str, Vec<&'static str>) {
+        let event = Event {
+            t: SimTime::ZERO,
+            seq: 0,
+            rule: Some("CAP-1"),
+            kind,
+        };
+        let mut fields = Vec::new();
+        event.visit_fields(&mut |field, _| fields.push(field));
+        assert_eq!(fields[..3], ["t_us", "seq", "kind"]);
+        assert_eq!(fields.last(), Some(&"rule"));
+        fields.truncate(fields.len() - 1);
+        (event.kind.name(), fields.split_off(3))
+    }
+
+    #[test]
+    fn every_kind_is_named_in_names_once() {
+        let names: Vec<&str> = samples(true)
+            .into_iter()
+            .map(|kind| written(kind).0)
+            .collect();
+        let mut listed = EventKind::NAMES.to_vec();
+        let mut seen = names.clone();
+        listed.sort_unstable();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            names.len(),
+            "a kind name is used twice: {names:?}"
+        );
+        assert_eq!(
+            seen, listed,
+            "EventKind::NAMES and EventKind::name disagree"
+        );
+    }
+
+    #[test]
+    fn fields_of_kind_lists_exactly_the_fields_written() {
+        for kind in samples(true) {
+            let (name, fields) = written(kind);
+            let listed = fields_of_kind(name).unwrap_or_else(|| panic!("{name} has no fields"));
+            assert_eq!(
+                fields, listed,
+                "{name}: written (every optional field present) vs fields_of_kind"
+            );
+        }
+        for kind in samples(false) {
+            let (name, fields) = written(kind);
+            let listed = fields_of_kind(name).expect("listed above");
+            let mut rest = listed.iter();
+            for field in &fields {
+                assert!(
+                    rest.any(|known| known == field),
+                    "{name}: `{field}` written out of the order of fields_of_kind {listed:?}"
+                );
+            }
+        }
+        assert_eq!(fields_of_kind("no_such_kind"), None);
+    }
+
+    #[test]
+    fn field_names_is_every_field_of_every_kind() {
+        let mut every: Vec<&str> = vec!["t_us", "seq", "kind", "rule"];
+        for name in EventKind::NAMES {
+            every.extend(fields_of_kind(name).expect("a listed kind"));
+        }
+        for field in &every {
+            assert!(
+                FIELD_NAMES.contains(field),
+                "`{field}` is missing from FIELD_NAMES"
+            );
+        }
+        for field in FIELD_NAMES {
+            assert!(
+                every.contains(&field),
+                "FIELD_NAMES has `{field}`, which no kind writes"
+            );
+        }
+        for (kind, flag) in OPTIONAL_FLAGS {
+            assert!(fields_of_kind(kind).is_some_and(|fields| fields.contains(&flag)));
+        }
+    }
+}
