@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use subsim_rules::{Mode, RejectReason, RuleId};
+use subsim_rules::{Mode, RejectReason, RuleId, SessionKind};
 
 use crate::spec::Answer;
 use crate::time::SimTime;
@@ -98,6 +98,88 @@ impl Outcome {
     }
 }
 
+/// Defines a closed trace vocabulary: an enum whose variants are written as fixed strings
+/// (the JSONL contract's spellings), with `as_str` and `Display`.
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The trace spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// What a run whose steps are done waits for (`agent_waiting.waiting_for`).
+    WaitingFor {
+        /// Its background children (NOTIFY-6).
+        Children => "children",
+        /// Its background shell commands (NOTIFY-5).
+        Bash => "bash",
+    }
+}
+
+vocabulary! {
+    /// Who stopped a run (`stop_requested.source`).
+    StopSource {
+        /// Claude, with TaskStop (RESUME-6).
+        TaskStop => "task_stop",
+        /// The person, `x` in the panel (RESUME-10).
+        User => "user",
+    }
+}
+
+vocabulary! {
+    /// Where a hook was configured (`hook_fired.source`).
+    HookSource {
+        /// The session's settings (HOOK-1).
+        Session => "session",
+        /// A definition's frontmatter (HOOK-4).
+        Frontmatter => "frontmatter",
+    }
+}
+
+vocabulary! {
+    /// A person's action, or a step, that had no effect (`action_ignored.action`).
+    IgnoredAction {
+        /// `x` on a panel row.
+        Dismiss => "dismiss",
+        /// Ctrl+B.
+        CtrlB => "ctrl_b",
+        /// `/subtask`.
+        Subtask => "subtask",
+        /// Typing to an agent.
+        TypeTo => "type_to",
+        /// `ask_progress`.
+        AskProgress => "ask_progress",
+        /// A `fail` step.
+        Fail => "fail",
+        /// TaskStop (a `stop` step).
+        Stop => "stop",
+        /// The person's stop (`x` on a running row).
+        UserStop => "user_stop",
+    }
+}
+
 /// A resolved tool list, shared by every run that resolved to the same set.
 pub type ToolList = Rc<[Rc<str>]>;
 
@@ -122,7 +204,7 @@ pub enum EventKind {
         /// Version whose rules apply.
         version: Rc<str>,
         /// Session kind.
-        session_kind: &'static str,
+        session_kind: SessionKind,
         /// The cap, if the version has one.
         cap: Option<u32>,
         /// The depth limit.
@@ -249,8 +331,8 @@ pub enum EventKind {
     AgentWaiting {
         /// The agent.
         agent: AgentRef,
-        /// `children` or `bash`.
-        waiting_for: &'static str,
+        /// Children or shells.
+        waiting_for: WaitingFor,
         /// How many it waits for.
         count: u32,
     },
@@ -324,8 +406,8 @@ pub enum EventKind {
         agent: AgentRef,
         /// Who stopped it (main for TaskStop and the person).
         by: AgentRef,
-        /// `task_stop` or `user`.
-        source: &'static str,
+        /// TaskStop or the person.
+        source: StopSource,
     },
     /// `/clear`: the conversation starts over; name bindings are forgotten (RESUME-13).
     ConversationCleared,
@@ -364,8 +446,8 @@ pub enum EventKind {
         matcher: Option<Rc<str>>,
         /// The command (not executed).
         command: Rc<str>,
-        /// `session` or `frontmatter`.
-        source: &'static str,
+        /// The session or a definition's frontmatter.
+        source: HookSource,
     },
     /// A hook that would have fired was skipped (HOOK-6: untrusted folder; DEF-6: plugin).
     HookSkipped {
@@ -409,7 +491,7 @@ pub enum EventKind {
     /// A person's action had no target or no effect.
     ActionIgnored {
         /// The action.
-        action: &'static str,
+        action: IgnoredAction,
         /// Why.
         why: Rc<str>,
     },
@@ -794,7 +876,7 @@ impl Event {
                 permission_mode,
             } => {
                 visit("version", Field::Str(version));
-                visit("session_kind", Field::Str(session_kind));
+                visit("session_kind", Field::Str(session_kind.as_str()));
                 if let Some(cap) = cap {
                     visit("cap", Field::U64(u64::from(*cap)));
                 }
@@ -951,7 +1033,7 @@ impl Event {
                 count,
             } => {
                 subject(visit, agent);
-                visit("waiting_for", Field::Str(waiting_for));
+                visit("waiting_for", Field::Str(waiting_for.as_str()));
                 visit("count", Field::U64(u64::from(*count)));
             }
             EventKind::AgentBackgrounded { agent, running } => {
@@ -1014,7 +1096,7 @@ impl Event {
             EventKind::StopRequested { agent, by, source } => {
                 subject(visit, agent);
                 other(visit, "by", "by_name", by);
-                visit("source", Field::Str(source));
+                visit("source", Field::Str(source.as_str()));
             }
             EventKind::ConversationCleared => {}
             EventKind::DefinitionNoted {
@@ -1062,7 +1144,7 @@ impl Event {
                     visit("matcher", Field::Str(matcher));
                 }
                 visit("command", Field::Str(command));
-                visit("source", Field::Str(source));
+                visit("source", Field::Str(source.as_str()));
             }
             EventKind::HookSkipped { agent, hook, why } => {
                 subject(visit, agent);
@@ -1100,7 +1182,7 @@ impl Event {
                 visit("model", Field::Str(model));
             }
             EventKind::ActionIgnored { action, why } => {
-                visit("action", Field::Str(action));
+                visit("action", Field::Str(action.as_str()));
                 visit("why", Field::Str(why));
             }
             EventKind::LimitReached { limit, value } => {
@@ -1145,7 +1227,7 @@ mod table_tests {
         vec![
             EventKind::SessionStarted {
                 version: text("2.1.292"),
-                session_kind: "interactive",
+                session_kind: SessionKind::Interactive,
                 cap: full.then_some(20),
                 depth_limit: 3,
                 fork_mode: false,
@@ -1211,7 +1293,7 @@ mod table_tests {
             },
             EventKind::AgentWaiting {
                 agent: agent.clone(),
-                waiting_for: "children",
+                waiting_for: WaitingFor::Children,
                 count: 1,
             },
             EventKind::AgentBackgrounded {
@@ -1251,7 +1333,7 @@ mod table_tests {
             EventKind::StopRequested {
                 agent: agent.clone(),
                 by: agent.clone(),
-                source: "user",
+                source: StopSource::User,
             },
             EventKind::ConversationCleared,
             EventKind::DefinitionNoted {
@@ -1272,7 +1354,7 @@ mod table_tests {
                 hook: text("SubagentStart"),
                 matcher: some("w"),
                 command: text("c"),
-                source: "session",
+                source: HookSource::Session,
             },
             EventKind::HookSkipped {
                 agent: agent.clone(),
@@ -1296,7 +1378,7 @@ mod table_tests {
                 model: text("b"),
             },
             EventKind::ActionIgnored {
-                action: "dismiss",
+                action: IgnoredAction::Dismiss,
                 why: text("w"),
             },
             EventKind::LimitReached {

@@ -1710,7 +1710,7 @@ mod tests {
             0,
             EventKind::SessionStarted {
                 version: "2.1.230".into(),
-                session_kind: "interactive",
+                session_kind: subsim_rules::SessionKind::Interactive,
                 cap: Some(cap),
                 depth_limit: 3,
                 fork_mode: true,

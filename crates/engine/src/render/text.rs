@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use subsim_rules::RejectReason;
 
-use crate::event::{id_string, AgentRef, Event, EventKind, Field};
+use crate::event::{id_string, AgentRef, Event, EventKind, Field, StopSource, WaitingFor};
 use crate::sink::Sink;
 use crate::spec::Answer;
 use crate::time::human_duration;
@@ -340,7 +340,11 @@ impl Narrator {
                 main_agent,
                 permission_mode,
             } => {
-                let _ = write!(what, "Claude Code {version}, {session_kind} session: ");
+                let _ = write!(
+                    what,
+                    "Claude Code {version}, {} session: ",
+                    session_kind.as_str()
+                );
                 if let Some(main_agent) = main_agent {
                     // PANEL-12: the startup header shows @<name>.
                     let _ = write!(what, "main runs as @{main_agent}; ");
@@ -565,17 +569,16 @@ impl Narrator {
             } => {
                 what.push_str("done with its steps; waits for ");
                 let _ = match *waiting_for {
-                    "children" => write!(
+                    WaitingFor::Children => write!(
                         what,
                         "{count} {} it launched",
                         plural(*count, "subagent", "subagents")
                     ),
-                    "bash" => write!(
+                    WaitingFor::Bash => write!(
                         what,
                         "{count} background shell {}",
                         plural(*count, "command", "commands")
                     ),
-                    other => write!(what, "{count} {}", other.replace('_', " ")),
                 };
                 self.label(agent)
             }
@@ -665,16 +668,12 @@ impl Narrator {
             EventKind::StopRequested { agent, by, source } => {
                 let target = self.label(agent);
                 match *source {
-                    "user" => {
+                    StopSource::User => {
                         let _ = write!(what, "stops {target} from the tasks panel");
                         "person".to_string()
                     }
-                    "task_stop" => {
+                    StopSource::TaskStop => {
                         let _ = write!(what, "stops {target} (TaskStop)");
-                        self.label(by)
-                    }
-                    other => {
-                        let _ = write!(what, "stops {target} ({})", other.replace('_', " "));
                         self.label(by)
                     }
                 }
@@ -795,7 +794,11 @@ impl Narrator {
                 "person".to_string()
             }
             EventKind::ActionIgnored { action, why } => {
-                let _ = write!(what, "{} had no effect: {why}", action.replace('_', " "));
+                let _ = write!(
+                    what,
+                    "{} had no effect: {why}",
+                    action.as_str().replace('_', " ")
+                );
                 "person".to_string()
             }
             EventKind::LimitReached { limit, value } => {
@@ -1343,10 +1346,10 @@ impl<W: Write> Sink for TextWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Outcome;
     use crate::event::RunProfile;
+    use crate::event::{IgnoredAction, Outcome};
     use crate::time::SimTime;
-    use subsim_rules::Mode;
+    use subsim_rules::{Mode, SessionKind};
 
     fn agent(id: u32, name: &str) -> AgentRef {
         AgentRef {
@@ -1366,7 +1369,7 @@ mod tests {
             rule: None,
             kind: EventKind::SessionStarted {
                 version: "2.1.230".into(),
-                session_kind: "interactive",
+                session_kind: SessionKind::Interactive,
                 cap,
                 depth_limit: 3,
                 fork_mode: true,
@@ -1637,12 +1640,12 @@ mod tests {
     #[test]
     fn agent_waiting() {
         check(
-            EventKind::AgentWaiting { agent: anonymous(3), waiting_for: "children", count: 2 },
+            EventKind::AgentWaiting { agent: anonymous(3), waiting_for: WaitingFor::Children, count: 2 },
             Some("NOTIFY-6"),
             "00:00:12.000  researcher-3    done with its steps; waits for 2 subagents it launched: in an interactive session a launcher waits for its background children before it reports (NOTIFY-6)",
         );
         check(
-            EventKind::AgentWaiting { agent: anonymous(3), waiting_for: "bash", count: 1 },
+            EventKind::AgentWaiting { agent: anonymous(3), waiting_for: WaitingFor::Bash, count: 1 },
             Some("NOTIFY-5"),
             "00:00:12.000  researcher-3    done with its steps; waits for 1 background shell command: a background shell command it started is still running (NOTIFY-5)",
         );
@@ -1745,7 +1748,7 @@ mod tests {
             EventKind::StopRequested {
                 agent: anonymous(3),
                 by: AgentRef::MAIN,
-                source: "task_stop",
+                source: StopSource::TaskStop,
             },
             Some("RESUME-9"),
             "00:00:12.000  main            stops researcher-3 (TaskStop) (RESUME-9)",
@@ -1754,14 +1757,14 @@ mod tests {
             EventKind::StopRequested {
                 agent: anonymous(3),
                 by: AgentRef::MAIN,
-                source: "user",
+                source: StopSource::User,
             },
             Some("RESUME-10"),
             "00:00:12.000  person          stops researcher-3 from the tasks panel (RESUME-10)",
         );
         check(
             EventKind::ActionIgnored {
-                action: "ctrl_b",
+                action: IgnoredAction::CtrlB,
                 why: "no foreground task is running".into(),
             },
             None,

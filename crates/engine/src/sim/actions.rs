@@ -42,7 +42,7 @@ impl Kernel<'_> {
         self.emit(
             Some("PANEL-3"),
             EventKind::ActionIgnored {
-                action: "dismiss",
+                action: IgnoredAction::Dismiss,
                 why: Rc::from(why.as_str()),
             },
         );
@@ -55,7 +55,7 @@ impl Kernel<'_> {
             self.emit(
                 Some("FGBG-5"),
                 EventKind::ActionIgnored {
-                    action: "ctrl_b",
+                    action: IgnoredAction::CtrlB,
                     why: Rc::from("no foreground task is running"),
                 },
             );
@@ -104,7 +104,7 @@ impl Kernel<'_> {
             self.emit(
                 Some("FORK-9"),
                 EventKind::ActionIgnored {
-                    action: "subtask",
+                    action: IgnoredAction::Subtask,
                     why: Rc::from("this version has no user fork command"),
                 },
             );
@@ -206,7 +206,7 @@ impl Kernel<'_> {
             self.emit(
                 None,
                 EventKind::ActionIgnored {
-                    action: "type_to",
+                    action: IgnoredAction::TypeTo,
                     why: Rc::from(format!("no agent named {to}").as_str()),
                 },
             );
@@ -240,7 +240,7 @@ impl Kernel<'_> {
             self.emit(
                 Some("RESUME-11"),
                 EventKind::ActionIgnored {
-                    action: "type_to",
+                    action: IgnoredAction::TypeTo,
                     why: Rc::from(why),
                 },
             );

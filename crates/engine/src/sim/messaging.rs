@@ -237,9 +237,9 @@ impl Kernel<'_> {
 
     pub(super) fn stop(&mut self, caller: Option<AgentId>, target: &str) {
         let action = if caller.is_some() {
-            "stop"
+            IgnoredAction::Stop
         } else {
-            "user_stop"
+            IgnoredAction::UserStop
         };
         let Some(id) = self.agents.lookup(target).filter(|id| *id != MAIN) else {
             self.emit(
@@ -267,11 +267,16 @@ impl Kernel<'_> {
         let (by, source, outcome, rule) = match caller {
             Some(caller) => (
                 self.agents.reference(caller),
-                "task_stop",
+                StopSource::TaskStop,
                 Outcome::Stopped,
                 "RESUME-6",
             ),
-            None => (AgentRef::MAIN, "user", Outcome::Cancelled, "RESUME-10"),
+            None => (
+                AgentRef::MAIN,
+                StopSource::User,
+                Outcome::Cancelled,
+                "RESUME-10",
+            ),
         };
         self.emit(
             Some(rule),
@@ -299,7 +304,7 @@ impl Kernel<'_> {
             self.emit(
                 None,
                 EventKind::ActionIgnored {
-                    action: "ask_progress",
+                    action: IgnoredAction::AskProgress,
                     why: Rc::from(format!("no agent named {target}").as_str()),
                 },
             );

@@ -36,7 +36,10 @@ use subsim_rules::tools::{self, Fields};
 use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{AgentId, AgentRef, Event, EventKind, Outcome, RunProfile, ToolList, MAIN};
+use crate::event::{
+    AgentId, AgentRef, Event, EventKind, HookSource, IgnoredAction, Outcome, RunProfile,
+    StopSource, ToolList, WaitingFor, MAIN,
+};
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
@@ -712,7 +715,7 @@ impl<'s> Kernel<'s> {
         let config = &self.session.config;
         let kind = EventKind::SessionStarted {
             version: Rc::from(config.gates.version.to_string().as_str()),
-            session_kind: config.kind.as_str(),
+            session_kind: config.kind,
             cap: config.cap,
             depth_limit: config.depth_limit,
             fork_mode: config.fork_mode,

@@ -221,12 +221,12 @@ impl Kernel<'_> {
         let reference = agent.reference();
         let agent_type = self.session.types[type_index].name.clone();
         let gates = self.session.config.gates;
-        let mut fired: Vec<(RuleId, HookSpec, &'static str)> = Vec::new();
+        let mut fired: Vec<(RuleId, HookSpec, HookSource)> = Vec::new();
         for hook in &self.session.hooks {
             if HookEvent::parse(&hook.event) == event
                 && hooks::matches(hook.matcher.as_deref(), &agent_type, &gates)
             {
-                fired.push((fire_rule, hook.clone(), "session"));
+                fired.push((fire_rule, hook.clone(), HookSource::Session));
             }
         }
         let mut skipped: Option<(String, &'static str, RuleId)> = None;
@@ -250,7 +250,7 @@ impl Kernel<'_> {
                     } else {
                         "HOOK-4"
                     };
-                    fired.push((rule, hook.clone(), "frontmatter"));
+                    fired.push((rule, hook.clone(), HookSource::Frontmatter));
                 } else {
                     let why = log.unwrap_or("plugin definitions' hooks are ignored (DEF-6)");
                     skipped = Some((hook.event.clone(), why, rule));
@@ -294,12 +294,12 @@ impl Kernel<'_> {
             return false;
         }
         let gates = self.session.config.gates;
-        let mut fired: Vec<(HookSpec, &'static str, RuleId)> = Vec::new();
+        let mut fired: Vec<(HookSpec, HookSource, RuleId)> = Vec::new();
         for hook in &self.session.hooks {
             if HookEvent::parse(&hook.event) == event
                 && hooks::matches(hook.matcher.as_deref(), tool, &gates)
             {
-                fired.push((hook.clone(), "session", "HOOK-1"));
+                fired.push((hook.clone(), HookSource::Session, "HOOK-1"));
             }
         }
         if let Some(index) = agent.type_index {
@@ -315,7 +315,7 @@ impl Kernel<'_> {
                     if HookEvent::parse(&hook.event) == event
                         && hooks::matches(hook.matcher.as_deref(), tool, &gates)
                     {
-                        fired.push((hook.clone(), "frontmatter", "HOOK-4"));
+                        fired.push((hook.clone(), HookSource::Frontmatter, "HOOK-4"));
                     }
                 }
             }

@@ -129,7 +129,7 @@ impl Kernel<'_> {
                     self.emit(
                         None,
                         EventKind::ActionIgnored {
-                            action: "fail",
+                            action: IgnoredAction::Fail,
                             why: Rc::from(why),
                         },
                     );
@@ -178,7 +178,7 @@ impl Kernel<'_> {
                 Some("NOTIFY-5"),
                 EventKind::AgentWaiting {
                     agent: reference,
-                    waiting_for: "bash",
+                    waiting_for: WaitingFor::Bash,
                     count,
                 },
             );
@@ -193,7 +193,7 @@ impl Kernel<'_> {
                 Some(rule),
                 EventKind::AgentWaiting {
                     agent: reference,
-                    waiting_for: "children",
+                    waiting_for: WaitingFor::Children,
                     count,
                 },
             );
