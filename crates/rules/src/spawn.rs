@@ -1427,6 +1427,19 @@ mod tests {
         for (request, expected) in rows {
             check(request, expected);
         }
+        // The refusal names the allowlist, so the fix is in the message.
+        let Resolution::Reject { message, .. } =
+            resolve(&call(as_agent(&coordinator), Some("Explore")))
+        else {
+            panic!("Explore is not allowed");
+        };
+        assert_eq!(
+            message,
+            format!(
+                "{} (Explore; allowed: worker, researcher)",
+                messages::NOT_ALLOWED
+            )
+        );
         // The agent sees only the allowed types.
         let request = call(as_agent(&coordinator), None);
         assert_eq!(visible_types(&request), strings(&["worker", "researcher"]));
@@ -1528,6 +1541,46 @@ mod tests {
             ..request
         };
         assert!(visible_types(&no_builtins).is_empty());
+        // SPAWN-10: a custom (non-plugin) definition of a built-in's name keeps it offered
+        // when SPAWN-8 unregisters the built-in; a plugin's of that name does not, and an
+        // unrelated custom definition keeps no built-in.
+        let unregistered = SpawnRequest {
+            env: BuiltinEnv {
+                disable_explore_plan: true,
+                sdk_disable_builtins: false,
+            },
+            fork_mode: false,
+            ..request
+        };
+        let defs = [
+            Definition {
+                name: "Explore",
+                scope: Scope::Project,
+                plugin: None,
+            },
+            Definition {
+                name: "Plan",
+                scope: Scope::Plugin,
+                plugin: Some("p"),
+            },
+        ];
+        let types = visible_types(&SpawnRequest {
+            definitions: &defs,
+            ..unregistered
+        });
+        assert!(types.contains(&"Explore".to_string()), "{types:?}");
+        assert!(!types.contains(&"Plan".to_string()), "{types:?}");
+        assert!(types.contains(&"p:Plan".to_string()), "{types:?}");
+        let worker = [Definition {
+            name: "worker",
+            scope: Scope::Project,
+            plugin: None,
+        }];
+        let only_custom = visible_types(&SpawnRequest {
+            definitions: &worker,
+            ..no_builtins
+        });
+        assert_eq!(only_custom, strings(&["worker"]));
     }
 
     #[test]
