@@ -1444,6 +1444,15 @@ mod tests {
         let request = call(as_agent(&coordinator), None);
         assert_eq!(visible_types(&request), strings(&["worker", "researcher"]));
         assert!(visible_types(&call(as_agent(&no_agent), None)).is_empty());
+        // MAIN-4: a plugin type is allowed by its bare name or by its scoped id.
+        for entry in ["Agent(linter)", "Agent(my-plugin:linter)"] {
+            let tools = strings(&[entry]);
+            assert_eq!(
+                visible_types(&call(as_agent(&tools), None)),
+                strings(&["my-plugin:linter"]),
+                "{entry}"
+            );
+        }
     }
 
     #[test]
