@@ -195,3 +195,32 @@ fn load_run_releases_finished_agents() {
     assert!(report.limit.is_none());
     assert_eq!(requested, 20_000);
 }
+
+/// PERM-6: every "approve for the session" answer is kept, not only the first — a later
+/// call of either tool runs without asking again.
+#[test]
+fn perm_6_each_session_grant_is_kept() {
+    let mut spec = SimSpec::minimal("grants");
+    spec.user.answer = Answer::ApproveSession;
+    let call = |name: &str| {
+        Step::Tool(ToolCall {
+            name: name.into(),
+            input: None,
+            prompt: None,
+            duration: None,
+        })
+    };
+    spec.main = Rc::from(vec![spawn(
+        "b",
+        1,
+        vec![call("Bash"), call("Edit"), call("Edit"), call("Bash")],
+    )]);
+    let events = run(spec);
+    let asked: Vec<String> = kinds(&events, "permission_requested")
+        .iter()
+        .map(|event| format!("{:?}", event.kind))
+        .collect();
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    let called = kinds(&events, "tool_called");
+    assert_eq!(called.len(), 4);
+}
