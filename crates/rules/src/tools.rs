@@ -960,6 +960,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn step_kinds_spell_as_the_trace_reasons() {
+        // scenario-format.md: a refused call's `reason` names the step that removed the tool.
+        let kinds = [
+            (StepKind::BasePool, "base_pool"),
+            (StepKind::FilterOne, "filter_one"),
+            (StepKind::Disallowed, "disallowed"),
+            (StepKind::NotInTools, "not_in_tools"),
+            (StepKind::FilterTwo, "filter_two"),
+            (StepKind::ZeroTools, "zero_tools"),
+            (StepKind::Added, "added"),
+        ];
+        for (kind, spelling) in kinds {
+            assert_eq!(kind.as_str(), spelling);
+        }
+    }
+
+    #[test]
+    fn each_unresolved_entry_cites_its_rule() {
+        // TOOLS-12's message explains each entry that resolved to nothing, by rule.
+        let rows = [
+            (Why::Unknown, "TOOLS-12"),
+            (Why::NotForSubagents, "TOOLS-4"),
+            (Why::Disallowed, "TOOLS-11"),
+            (Why::Background, "TOOLS-5"),
+            (Why::McpStarOnlyDisallowed, "TOOLS-13"),
+        ];
+        for (why, rule) in rows {
+            assert_eq!(why.rule(), rule, "{why:?}");
+        }
+    }
+
+    #[test]
     fn known_builtins_cover_every_list_once() {
         let known = known_builtins();
         for tool in DEFAULT_MAIN_TOOLS.iter().chain(BACKGROUND_ALLOW.iter()) {
