@@ -224,3 +224,37 @@ fn perm_6_each_session_grant_is_kept() {
     let called = kinds(&events, "tool_called");
     assert_eq!(called.len(), 4);
 }
+
+/// a prompt the person is thinking about is withdrawn when its run is stopped, and
+/// the person turns to the next prompt at once rather than after the withdrawn one's
+/// thinking time.
+#[test]
+fn q_38_a_withdrawn_prompt_frees_the_person_at_once() {
+    let mut spec = SimSpec::minimal("withdrawn");
+    spec.user.think = secs(10);
+    let bash = Step::Tool(ToolCall {
+        name: "Bash".into(),
+        input: None,
+        prompt: None,
+        duration: None,
+    });
+    spec.main = Rc::from(vec![
+        spawn("a", 1, vec![bash.clone()]),
+        spawn("b", 1, vec![Step::Work(secs(1)), bash]),
+    ]);
+    spec.user.actions = vec![UserAction {
+        at: SimTime::from_secs(2),
+        kind: ActionKind::Stop("a".into()),
+    }];
+    let events = run(spec);
+    let withdrawn = kinds(&events, "permission_withdrawn");
+    assert_eq!(withdrawn.len(), 1);
+    assert_eq!(
+        (withdrawn[0].t, withdrawn[0].rule),
+        (SimTime::from_secs(2), Some("Q-38"))
+    );
+    // b asked at 1 s; the person starts on it when a's prompt goes, at 2 s.
+    let answered = kinds(&events, "permission_answered");
+    assert_eq!(answered.len(), 1);
+    assert_eq!(answered[0].t, SimTime::from_secs(12));
+}
