@@ -258,3 +258,22 @@ fn q_38_a_withdrawn_prompt_frees_the_person_at_once() {
     assert_eq!(answered.len(), 1);
     assert_eq!(answered[0].t, SimTime::from_secs(12));
 }
+
+/// NOTIFY-3: a completion notification that arrives while its launcher is busy is kept;
+/// a later `wait: {for: notification}` takes it at once instead of waiting for another.
+#[test]
+fn notify_3_a_notification_that_came_early_is_kept_for_the_wait() {
+    let mut spec = SimSpec::minimal("inbox");
+    spec.main = Rc::from(vec![
+        spawn("c", 1, vec![Step::Work(secs(1))]),
+        Step::Work(secs(5)),
+        Step::WaitFor(WaitTarget::Notification),
+        spawn("d", 1, vec![Step::Work(secs(1))]),
+    ]);
+    let events = run(spec);
+    let notified = kinds(&events, "notification");
+    assert_eq!(notified[0].t, SimTime::from_secs(1));
+    let started = kinds(&events, "agent_started");
+    assert_eq!(started.len(), 2, "d starts once main's wait is over");
+    assert_eq!(started[1].t, SimTime::from_secs(5));
+}

@@ -977,6 +977,25 @@ mod tests {
     }
 
     #[test]
+    fn tools_1_the_base_pool_has_each_tool_once_and_never_the_handback_tool() {
+        // TOOLS-1: the base pool is the main conversation's tools; HANDBACK-1 attaches
+        // SubagentHandback by its own rule, so a pool that lists it (or lists a tool twice)
+        // does not pass it on.
+        let mut pool = pool();
+        pool.push("Read".into());
+        pool.push(HANDBACK.into());
+        let request = ToolRequest::new(&pool, placement(Mode::Foreground, 1), gates(292));
+        let resolved = resolve_with(&request).expect("tools left");
+        assert_eq!(
+            resolved.tools.iter().filter(|tool| *tool == "Read").count(),
+            1,
+            "{:?}",
+            resolved.tools
+        );
+        assert!(!resolved.tools.iter().any(|tool| tool == HANDBACK));
+    }
+
+    #[test]
     fn each_unresolved_entry_cites_its_rule() {
         // TOOLS-12's message explains each entry that resolved to nothing, by rule.
         let rows = [
