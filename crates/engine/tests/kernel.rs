@@ -277,3 +277,21 @@ fn notify_3_a_notification_that_came_early_is_kept_for_the_wait() {
     assert_eq!(started.len(), 2, "d starts once main's wait is over");
     assert_eq!(started[1].t, SimTime::from_secs(5));
 }
+
+/// NOTIFY-5: a background shell that ends while its subagent is still working is a
+/// notification to it, not the end of its run; the run ends after its last step.
+#[test]
+fn notify_5_a_shell_ending_mid_run_does_not_end_the_run() {
+    let mut spec = SimSpec::minimal("shell");
+    spec.main = Rc::from(vec![spawn(
+        "s",
+        1,
+        vec![Step::BashBackground(secs(1)), Step::Work(secs(5))],
+    )]);
+    let events = run(spec);
+    let shell_done = kinds(&events, "notification");
+    assert_eq!(shell_done[0].t, SimTime::from_secs(1));
+    let finished = kinds(&events, "agent_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0].t, SimTime::from_secs(5));
+}

@@ -993,6 +993,18 @@ mod tests {
             resolved.tools
         );
         assert!(!resolved.tools.iter().any(|tool| tool == HANDBACK));
+        // HANDBACK-1: `resolve` attaches it when its caller says so, and only then.
+        for attached in [true, false] {
+            let resolved = resolve(
+                &pool,
+                Fields::default(),
+                placement(Mode::Foreground, 1),
+                &gates(292),
+                attached,
+            )
+            .expect("tools left");
+            assert_eq!(resolved.tools.iter().any(|tool| tool == HANDBACK), attached);
+        }
     }
 
     #[test]
