@@ -1419,6 +1419,29 @@ mod tests {
             let resolved = resolve_with(&request).unwrap();
             assert_eq!(resolved.has("TaskCreate"), has, "{at:?} {process:?}");
             assert!(resolved.steps.iter().any(|step| step.rule == "TOOLS-10"));
+            // Each tool once, however many steps added it.
+            for tool in &resolved.tools {
+                let times = resolved.tools.iter().filter(|t| *t == tool).count();
+                assert_eq!(times, 1, "{tool} in {:?}", resolved.tools);
+            }
+        }
+        // How a teammate runs is read only for a teammate: a subagent in a session that has
+        // the Task tools keeps what the session gives it.
+        let with_tasks = default_main_tools();
+        for model_has_task_tools in [true, false] {
+            let process = TeammateProcess::SplitPane {
+                model_has_task_tools,
+            };
+            let plain = ToolRequest::new(&with_tasks, placement(Mode::Foreground, 1), gates(292));
+            let told = ToolRequest {
+                teammate_process: process,
+                ..plain
+            };
+            assert_eq!(
+                resolve_with(&told).unwrap().tools,
+                resolve_with(&plain).unwrap().tools,
+                "{process:?}"
+            );
         }
         // A split-pane teammate whose model lacks them loses them even in a session that has them.
         let with_tasks = default_main_tools();
@@ -1428,12 +1451,19 @@ mod tests {
             },
             ..ToolRequest::new(&with_tasks, teammate, gates(292))
         };
-        check(
+        let resolved = check(
             request,
             Expect {
                 has: &["CronList"],
                 lacks: &["TaskCreate", "TaskList"],
             },
+        );
+        // The step says what it removed, so `subsim tools` can show it.
+        assert!(
+            resolved.steps.iter().any(|step| step.rule == "TOOLS-10"
+                && step.tools.iter().any(|tool| tool == "TaskCreate")),
+            "{:?}",
+            resolved.steps
         );
     }
 
