@@ -7,26 +7,8 @@
 
 use super::*;
 
-/// A fast, deterministic hasher for the id → slot map (never iterated).
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from(*byte)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_u32(&mut self, value: u32) {
-        self.0 = u64::from(value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-pub(super) type IdMap = HashMap<AgentId, u32, BuildHasherDefault<IdHasher>>;
+/// Agent id → slot (never iterated), hashed by [`crate::ids::IdHasher`].
+pub(super) type IdMap = crate::ids::IdMap<u32>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Status {

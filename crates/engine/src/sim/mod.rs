@@ -19,8 +19,7 @@
 //! records of load-generated agents are released when their run ends (they are anonymous
 //! and cannot be addressed again).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use rand::SeedableRng;
