@@ -187,17 +187,18 @@ impl Kernel<'_> {
             Some((key, plan)) if same(key) => Some(plan.clone()),
             _ => None,
         };
+        let make_key = || PlanKey {
+            agent: spec.agent.clone(),
+            fork: spec.fork,
+            named,
+            isolation: spec.isolation.clone(),
+            background: spec.background,
+            needs_result: spec.needs_result,
+            classifier_blocks,
+            caller,
+        };
         let kept = kept.or_else(|| {
-            let key = PlanKey {
-                agent: spec.agent.clone(),
-                fork: spec.fork,
-                named,
-                isolation: spec.isolation.clone(),
-                background: spec.background,
-                needs_result: spec.needs_result,
-                classifier_blocks,
-                caller,
-            };
+            let key = make_key();
             let found = self.caches.plans.get(&key).cloned()?;
             self.caches.last_plan = Some((key, found.clone()));
             Some(found)
@@ -211,16 +212,7 @@ impl Kernel<'_> {
             return plan;
         }
         let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
-        let key = PlanKey {
-            agent: spec.agent.clone(),
-            fork: spec.fork,
-            named,
-            isolation: spec.isolation.clone(),
-            background: spec.background,
-            needs_result: spec.needs_result,
-            classifier_blocks,
-            caller,
-        };
+        let key = make_key();
         self.caches.plans.insert(key.clone(), plan.clone());
         self.caches.last_plan = Some((key, plan.clone()));
         plan
