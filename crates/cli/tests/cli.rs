@@ -614,6 +614,48 @@ main:
     assert_eq!(kinds, ["session_started", "limit_reached"]);
 }
 
+/// The message named the time of the last event before the limit (5 s here), not the
+/// bound where the run stopped and `limit_reached` was written (20 s).
+#[test]
+fn max_time_message_names_the_bound_where_the_run_stopped() {
+    let dir = TempDir::new("max-time-message");
+    let scenario = dir.write(
+        "long.yaml",
+        "\
+name: a worker still working at max_time
+session:
+  limits: {max_time: 20s}
+agents:
+  worker: {description: w, behavior: [{work: 5s}, {work: 60s}]}
+main:
+  - spawn: {agent: worker, background: true}
+",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 3, "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`max_time` (20000000) at 00:00:20.000"),
+        "{}",
+        stderr(&output)
+    );
+    let events = parse_trace(&stdout(&output));
+    let last = events.last().expect("the trace so far");
+    assert_eq!(last["kind"], "limit_reached");
+    assert_eq!(last["t_us"], 20_000_000);
+}
+
+/// A failed row's 30 s in the panel (PANEL-3) outlasting `max_time` is not the run going
+/// on: it exited 3 with "stopped by its safety limit" although its last real event came
+/// at 5 s.
+#[test]
+fn a_panel_row_outlasting_max_time_is_not_a_limit_hit() {
+    let scenario =
+        repo_root().join("scenarios/panel/a-failed-row-left-after-max-time-is-not-a-runaway.yaml");
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
+    assert!(!stdout(&output).contains("limit_reached"));
+}
+
 /// Issue 10 §4.4: output is flushed as it goes, so a run that is killed keeps what it
 /// wrote — at least `session_started` — even when it writes nothing more afterwards.
 #[test]

@@ -743,7 +743,9 @@ impl<'s> Kernel<'s> {
                 break;
             }
             if time > self.trace.limits.max_time {
-                self.hit_limit("max_time", self.trace.limits.max_time.as_micros());
+                if !self.only_panel_ticks_left(wake) {
+                    self.hit_limit("max_time", self.trace.limits.max_time.as_micros());
+                }
                 break;
             }
             debug_assert!(
@@ -753,6 +755,24 @@ impl<'s> Kernel<'s> {
             self.clock.now = time;
             self.dispatch(wake);
         }
+    }
+
+    /// Past `max_time` with `wake` popped: is everything still queued a panel window's end
+    /// (PANEL-2/3/5)? Those only take a row off the panel: they are not the run going on,
+    /// so a run whose last real event came before `max_time` ends without reaching the
+    /// limit. Anything else (a step, an arrival, a person's action or answer, a shell
+    /// command) means the run was cut short. Called once, when the run stops; what it pops
+    /// is dropped unrun.
+    #[cold]
+    fn only_panel_ticks_left(&mut self, wake: Wake) -> bool {
+        let mut next = Some(wake);
+        while let Some(wake) = next {
+            if !matches!(wake, Wake::PanelTick) {
+                return false;
+            }
+            next = self.clock.pop_next().map(|(_, wake)| wake);
+        }
+        true
     }
 
     fn report(&self) -> RunReport {
@@ -816,6 +836,7 @@ impl<'s> Kernel<'s> {
             if limit == "max_time" {
                 // The run stops at the bound itself.
                 self.clock.now = self.trace.limits.max_time;
+                self.trace.last_time = self.clock.now;
             }
             // The limit event itself is the last one written; it is not counted.
             let event = Event {
