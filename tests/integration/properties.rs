@@ -13,6 +13,7 @@ use subsim_engine::spec::{
     UserAction, UserSpec, WaitTarget,
 };
 use subsim_engine::{SimTime, Simulation};
+use subsim_rules::notify::Notice;
 use subsim_rules::{SessionKind, Version};
 
 const NAMES: [&str; 4] = ["r", "s", "t", "u"];
@@ -306,7 +307,7 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
             }
             EventKind::ConversationCleared => reached.clear(),
             EventKind::Notification { from, what, .. } => {
-                if *what == "failed" {
+                if *what == Notice::Failed {
                     check(!owed_report.contains(&from.id_string()), || {
                         format!(
                             "#{}: {} failed in the background without its last output",
@@ -315,7 +316,10 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                         )
                     })?;
                 }
-                if matches!(*what, "result" | "completion" | "failed" | "stopped") {
+                if matches!(
+                    *what,
+                    Notice::Result | Notice::Completion | Notice::Failed | Notice::Stopped
+                ) {
                     let count = owed.entry(from.id_string()).or_default();
                     if *count == 0 {
                         return Err(format!(

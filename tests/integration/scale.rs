@@ -65,7 +65,7 @@ fn runaway_doubling_stops_at_max_agents() {
          - spawn: {agent: doubler, count: 2, background: true}\n",
     );
     let limit = report.limit.expect("stopped by a limit");
-    assert_eq!((limit.limit, limit.value), ("max_agents", 3000));
+    assert_eq!((limit.limit.as_str(), limit.value), ("max_agents", 3000));
     assert_eq!(
         report.end.as_micros(),
         0,
@@ -89,7 +89,7 @@ fn zero_time_loop_stops_at_max_steps() {
          - repeat: {times: 1000000, steps: [{work: 0s}]}\n",
     );
     let limit = report.limit.expect("stopped by a limit");
-    assert_eq!((limit.limit, limit.value), ("max_steps", 100));
+    assert_eq!((limit.limit.as_str(), limit.value), ("max_steps", 100));
     assert!(limit.to_string().contains("work: 0s"), "{limit}");
     assert_eq!(kinds, ["session_started", "limit_reached"]);
     // An explicit `max_steps` wins over the default.
@@ -99,7 +99,7 @@ fn zero_time_loop_stops_at_max_steps() {
          main:\n  - repeat: {times: 1000000, steps: [{work: 0s}]}\n",
     );
     let limit = explicit.limit.expect("stopped by a limit");
-    assert_eq!((limit.limit, limit.value), ("max_steps", 5000));
+    assert_eq!((limit.limit.as_str(), limit.value), ("max_steps", 5000));
 }
 
 /// Issue 7: a chain (each agent spawns one child, depth limit raised) overflowed the
@@ -139,7 +139,7 @@ fn burst_without_a_cap_stops_at_max_running() {
          spawn: {behavior: [{work: 1s}]}\n",
     );
     let limit = report.limit.expect("stopped by a limit");
-    assert_eq!((limit.limit, limit.value), ("max_running", 2000));
+    assert_eq!((limit.limit.as_str(), limit.value), ("max_running", 2000));
     assert!(limit.to_string().contains("running at once"), "{limit}");
     let started = kinds.iter().filter(|kind| *kind == "agent_started").count();
     assert_eq!(started, 2000);

@@ -2,10 +2,12 @@
 //! one `### `kind`` heading for every [`EventKind::NAMES`] entry and no other; each kind's
 //! section names every field [`fields_of_kind`] lists for it; every field it marks
 //! optional (`field?`) is one of them; and every key of its example JSON lines of that kind is
-//! one of them (or `t_us`, `seq`, `kind`, `rule`). `subsim_engine::event`'s own tests check that
-//! the tables agree with what `Event::visit_fields` writes.
+//! one of them (or `t_us`, `seq`, `kind`, `rule`); and every value of every closed vocabulary
+//! ([`vocabularies`]: `outcome`, `reason`, `what`, `change`, …) is named, backticked, in its
+//! kind's section. `subsim_engine::event`'s own tests check that the tables agree with what
+//! `Event::visit_fields` writes.
 
-use subsim_engine::event::{fields_of_kind, EventKind};
+use subsim_engine::event::{fields_of_kind, vocabularies, EventKind};
 use subsim_tests::repo_root;
 
 /// Every event carries these.
@@ -119,6 +121,30 @@ fn trace_doc_has_a_section_per_kind_that_names_its_fields() {
     assert!(
         problems.is_empty(),
         "docs/scenario-format.md and the engine's trace tables disagree:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn trace_doc_names_every_value_of_every_closed_vocabulary() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/scenario-format.md"))
+        .expect("docs/scenario-format.md reads");
+    let sections = kind_sections(&doc);
+    let mut problems = Vec::new();
+    for (kind, field, words) in vocabularies() {
+        let Some((_, text)) = sections.iter().find(|(name, _)| name == kind) else {
+            problems.push(format!("kind `{kind}` has no section"));
+            continue;
+        };
+        for word in words {
+            if !text.contains(&format!("`{word}`")) {
+                problems.push(format!("`{kind}`: `{field}` value `{word}` is not named"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/scenario-format.md leaves out values the engine writes:\n{}",
         problems.join("\n")
     );
 }

@@ -200,7 +200,8 @@ impl Timeline {
                 } => {
                     if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
                         open(row, at, State::Prompt, event.rule);
-                        let place = routed_to.unwrap_or("nowhere (auto-denied)");
+                        let place =
+                            routed_to.map_or("nowhere (auto-denied)", |route| route.as_str());
                         row.marks.push(Mark {
                             at,
                             kind: "prompt",
@@ -261,7 +262,7 @@ impl Timeline {
                             kind: "notification",
                             text: format!(
                                 "{} notification from {}",
-                                what.replace('_', " "),
+                                what.as_str().replace('_', " "),
                                 from.label()
                             ),
                             rule: event.rule,

@@ -5,9 +5,15 @@
 
 use std::rc::Rc;
 
-use subsim_rules::{Mode, RejectReason, RuleId, SessionKind};
+use subsim_rules::cap::Hint;
+use subsim_rules::handback::ReviewOutcome;
+use subsim_rules::notify::Notice;
+use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
+use subsim_rules::prompt::RoutedTo;
+use subsim_rules::tools::StepKind;
+use subsim_rules::{Mode, PermissionMode, RejectReason, RuleId, SessionKind};
 
-use crate::spec::Answer;
+use crate::spec::{Answer, DefinitionOutcome, Scope};
 use crate::time::SimTime;
 
 /// An agent's stable id: `0` is the main conversation, `n` is `a{n}`.
@@ -70,34 +76,6 @@ pub fn id_matches(id: AgentId, text: &str) -> bool {
         == Some(id)
 }
 
-/// How a run ended (`agent_finished.outcome`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// Finished its steps.
-    Completed,
-    /// Ended early with partial output (API error after text, ERR-3; `maxTurns`, RESUME-4).
-    Partial,
-    /// Ended in an error.
-    Failed,
-    /// Claude stopped it with TaskStop.
-    Stopped,
-    /// The person stopped it (`x` in the panel, RESUME-10).
-    Cancelled,
-}
-
-impl Outcome {
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::Partial => "partial",
-            Outcome::Failed => "failed",
-            Outcome::Stopped => "stopped",
-            Outcome::Cancelled => "cancelled",
-        }
-    }
-}
-
 /// Defines a closed trace vocabulary: an enum whose variants are written as fixed strings
 /// (the JSONL contract's spellings), with `as_str` and `Display`.
 macro_rules! vocabulary {
@@ -126,6 +104,22 @@ macro_rules! vocabulary {
             }
         }
     };
+}
+
+vocabulary! {
+    /// How a run ended (`agent_finished.outcome`).
+    Outcome {
+        /// Finished its steps.
+        Completed => "completed",
+        /// Ended early with partial output (API error after text, ERR-3; `maxTurns`, RESUME-4).
+        Partial => "partial",
+        /// Ended in an error.
+        Failed => "failed",
+        /// Claude stopped it with TaskStop.
+        Stopped => "stopped",
+        /// The person stopped it (`x` in the panel, RESUME-10).
+        Cancelled => "cancelled",
+    }
 }
 
 vocabulary! {
@@ -180,6 +174,190 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// Why a tool call did not run (`tool_called.reason`).
+    ToolRefusal {
+        /// Filter 1 removed the tool (TOOLS-3, DEPTH-3).
+        FilterOne => "filter_one",
+        /// The definition's `disallowedTools` removed it (TOOLS-11).
+        Disallowed => "disallowed",
+        /// The definition's `tools` list left it out (TOOLS-11, MAIN-1).
+        NotInTools => "not_in_tools",
+        /// Filter 2 removed it from a background run (TOOLS-5).
+        FilterTwo => "filter_two",
+        /// Main's own pool never had it (TOOLS-1, TOOLS-10).
+        NotInSession => "not_in_session",
+        /// A permission rule or the person denied it (PERM).
+        Denied => "denied",
+        /// A background run's prompt was denied automatically (PERM-5).
+        AutoDenied => "auto_denied",
+        /// A `PreToolUse` hook exited with code 2 (HOOK-7).
+        HookBlocked => "hook_blocked",
+    }
+}
+
+impl ToolRefusal {
+    /// The refusal for a tool that step `kind` of the tool resolution removed, `None` for
+    /// a step that removes nothing (the base pool, additions, the zero-tools check).
+    pub fn removed_by(kind: StepKind) -> Option<ToolRefusal> {
+        match kind {
+            StepKind::FilterOne => Some(ToolRefusal::FilterOne),
+            StepKind::Disallowed => Some(ToolRefusal::Disallowed),
+            StepKind::NotInTools => Some(ToolRefusal::NotInTools),
+            StepKind::FilterTwo => Some(ToolRefusal::FilterTwo),
+            StepKind::BasePool | StepKind::ZeroTools | StepKind::Added => None,
+        }
+    }
+}
+
+vocabulary! {
+    /// Why a SendMessage was refused (`message_rejected.reason`).
+    MessageRejection {
+        /// No agent has that id or name (RESUME-5).
+        UnknownAgent => "unknown_agent",
+        /// The name now reaches another agent than it did (RESUME-12).
+        NameReused => "name_reused",
+        /// A one-shot run cannot be resumed (RESUME-3).
+        NotResumable => "not_resumable",
+        /// The person cancelled the run (RESUME-10).
+        Cancelled => "cancelled",
+    }
+}
+
+vocabulary! {
+    /// A safety limit (`limit_reached.limit`; `session.limits`).
+    Limit {
+        /// The number of events.
+        MaxEvents => "max_events",
+        /// Virtual time.
+        MaxTime => "max_time",
+        /// The number of agents started.
+        MaxAgents => "max_agents",
+        /// Steps run at one instant.
+        MaxSteps => "max_steps",
+        /// Runs running at once.
+        MaxRunning => "max_running",
+    }
+}
+
+/// Every closed trace vocabulary: `(kind, field, every value's spelling)`, for the tests that
+/// hold `docs/scenario-format.md` to the code (each spelling is named in its kind's section).
+pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
+    fn spell<T: Copy>(all: &[T], as_str: fn(T) -> &'static str) -> Vec<&'static str> {
+        all.iter().map(|value| as_str(*value)).collect()
+    }
+    vec![
+        (
+            "session_started",
+            "session_kind",
+            spell(&SessionKind::ALL, SessionKind::as_str),
+        ),
+        (
+            "session_started",
+            "permission_mode",
+            spell(&PermissionMode::ALL, PermissionMode::as_str),
+        ),
+        (
+            "spawn_rejected",
+            "reason",
+            spell(&RejectReason::ALL, RejectReason::as_str),
+        ),
+        ("spawn_rejected", "hint", spell(&Hint::ALL, Hint::as_str)),
+        (
+            "agent_started",
+            "mode",
+            spell(&[Mode::Foreground, Mode::Background], Mode::as_str),
+        ),
+        (
+            "agent_started",
+            "permission_mode",
+            spell(&PermissionMode::ALL, PermissionMode::as_str),
+        ),
+        (
+            "tool_called",
+            "reason",
+            spell(ToolRefusal::ALL, ToolRefusal::as_str),
+        ),
+        (
+            "permission_requested",
+            "routed_to",
+            spell(&RoutedTo::ALL, RoutedTo::as_str),
+        ),
+        (
+            "permission_answered",
+            "answer",
+            spell(&Answer::ALL, Answer::as_str),
+        ),
+        (
+            "agent_waiting",
+            "waiting_for",
+            spell(WaitingFor::ALL, WaitingFor::as_str),
+        ),
+        (
+            "agent_finished",
+            "outcome",
+            spell(Outcome::ALL, Outcome::as_str),
+        ),
+        ("notification", "what", spell(&Notice::ALL, Notice::as_str)),
+        (
+            "agent_resumed",
+            "mode",
+            spell(&[Mode::Foreground, Mode::Background], Mode::as_str),
+        ),
+        (
+            "message_rejected",
+            "reason",
+            spell(MessageRejection::ALL, MessageRejection::as_str),
+        ),
+        (
+            "stop_requested",
+            "source",
+            spell(StopSource::ALL, StopSource::as_str),
+        ),
+        (
+            "definition_noted",
+            "scope",
+            spell(&Scope::NOTED, Scope::as_str),
+        ),
+        (
+            "definition_noted",
+            "outcome",
+            spell(&DefinitionOutcome::ALL, DefinitionOutcome::as_str),
+        ),
+        (
+            "panel_changed",
+            "change",
+            spell(&ChangeKind::ALL, ChangeKind::as_str),
+        ),
+        (
+            "panel_changed",
+            "reason",
+            spell(&RemovalReason::ALL, RemovalReason::as_str),
+        ),
+        (
+            "panel_changed",
+            "status",
+            spell(&RowStatus::ALL, RowStatus::as_str),
+        ),
+        (
+            "hook_fired",
+            "source",
+            spell(HookSource::ALL, HookSource::as_str),
+        ),
+        (
+            "report_delivered",
+            "review",
+            spell(&ReviewOutcome::ALL, ReviewOutcome::as_str),
+        ),
+        (
+            "action_ignored",
+            "action",
+            spell(IgnoredAction::ALL, IgnoredAction::as_str),
+        ),
+        ("limit_reached", "limit", spell(Limit::ALL, Limit::as_str)),
+    ]
+}
+
 /// A resolved tool list, shared by every run that resolved to the same set.
 pub type ToolList = Rc<[Rc<str>]>;
 
@@ -216,7 +394,7 @@ pub enum EventKind {
         /// MAIN-1: the agent main runs as (`--agent`), if any.
         main_agent: Option<Rc<str>>,
         /// The main conversation's permission mode (PERM-9).
-        permission_mode: &'static str,
+        permission_mode: PermissionMode,
     },
     /// An Agent tool call was made.
     SpawnRequested {
@@ -249,7 +427,7 @@ pub enum EventKind {
         /// What the caller is told: the documented text where there is one.
         message: Rc<str>,
         /// What else the error tells Claude (CAP-2: not to retry), where the seeds say so.
-        hint: Option<&'static str>,
+        hint: Option<Hint>,
         /// Running subagents at the time.
         running: u32,
     },
@@ -280,8 +458,8 @@ pub enum EventKind {
         tool: Rc<str>,
         /// Whether it ran.
         allowed: bool,
-        /// Why it did not run: `not_in_tools`, `denied`, `auto_denied`, `depth_limit`.
-        reason: Option<&'static str>,
+        /// Why it did not run.
+        reason: Option<ToolRefusal>,
         /// The call's input (the Bash command, the file path, the pattern), when the
         /// scenario gives one.
         input: Option<Rc<str>>,
@@ -298,8 +476,8 @@ pub enum EventKind {
         agent_type: Rc<str>,
         /// The tool.
         tool: Rc<str>,
-        /// `terminal` or `main`; `None` when auto-denied.
-        routed_to: Option<&'static str>,
+        /// Where the prompt surfaces; `None` when auto-denied.
+        routed_to: Option<RoutedTo>,
         /// Silently auto-denied (PERM-5).
         auto_denied: bool,
         /// Prompt number, 1, 2, …
@@ -360,8 +538,8 @@ pub enum EventKind {
         to: AgentRef,
         /// Sender.
         from: AgentRef,
-        /// `completion`, `result`, `bash_done`, `still_running`, `stopped`, `failed`, …
-        what: &'static str,
+        /// What it delivers (`completion`, `result`, `bash_done`, …).
+        what: Notice,
     },
     /// SendMessage (or the person) resumed a finished agent.
     AgentResumed {
@@ -396,7 +574,7 @@ pub enum EventKind {
         /// Sender.
         by: AgentRef,
         /// Why.
-        reason: &'static str,
+        reason: MessageRejection,
         /// What the sender is told.
         message: Rc<str>,
     },
@@ -418,9 +596,9 @@ pub enum EventKind {
         /// The file.
         path: Rc<str>,
         /// Its scope.
-        scope: &'static str,
+        scope: Scope,
         /// `loaded`, `skipped`, `shadowed` or `warning`.
-        outcome: &'static str,
+        outcome: DefinitionOutcome,
         /// Why (the documented reason for a skip).
         reason: Option<Rc<str>>,
     },
@@ -428,13 +606,13 @@ pub enum EventKind {
     PanelChanged {
         /// `row_added`, `row_removed`, `row_status_changed`, `footer_hint_shown`,
         /// `footer_hint_cleared`.
-        change: &'static str,
+        change: ChangeKind,
         /// The row's agent (`main` for the main-session row and the footer).
         row: AgentRef,
         /// Why a row left: `succeeded`, `expired`, `dismissed`, `no_forks`.
-        reason: Option<&'static str>,
+        reason: Option<RemovalReason>,
         /// The row's status word after the change.
-        status: Option<&'static str>,
+        status: Option<RowStatus>,
     },
     /// A hook fired (HOOK); its command is recorded, never run.
     HookFired {
@@ -470,7 +648,7 @@ pub enum EventKind {
         /// What the scan changed (SCAN-3/4), if anything.
         scan: Option<Rc<str>>,
         /// The auto-mode finish review's outcome (HANDBACK-8), where one ran.
-        review: Option<&'static str>,
+        review: Option<ReviewOutcome>,
     },
     /// ERR-1: a mid-stream cut with text and no tool calls; the subagent is asked to go on.
     ContinuationRequested {
@@ -497,8 +675,8 @@ pub enum EventKind {
     },
     /// A safety limit ended the run.
     LimitReached {
-        /// `max_events`, `max_time`, `max_agents`, `max_steps` or `max_running`.
-        limit: &'static str,
+        /// Which limit.
+        limit: Limit,
         /// The bound.
         value: u64,
     },
@@ -519,7 +697,7 @@ pub struct RunProfile {
     /// Its effort level, if one is set (MODEL-14).
     pub effort: Option<Rc<str>>,
     /// Its effective permission mode (PERM-10/11/12).
-    pub permission_mode: &'static str,
+    pub permission_mode: PermissionMode,
     /// Its tools.
     pub tools: ToolList,
     /// What it starts with (CTX-2): `system_prompt`, `task`, `claude_md`, `git_status`, …
@@ -539,7 +717,7 @@ impl RunProfile {
             model: Rc::from(model),
             model_rule: "MODEL-2",
             effort: None,
-            permission_mode: "default",
+            permission_mode: PermissionMode::Default,
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
             context: Rc::from(Vec::new()),
             mcp_servers: Rc::from(Vec::new()),
@@ -886,7 +1064,7 @@ impl Event {
                 if let Some(main_agent) = main_agent {
                     visit("main_agent", Field::Str(main_agent));
                 }
-                visit("permission_mode", Field::Str(permission_mode));
+                visit("permission_mode", Field::Str(permission_mode.as_str()));
             }
             EventKind::SpawnRequested {
                 caller,
@@ -930,7 +1108,7 @@ impl Event {
                 visit("reason", Field::Str(reason.as_str()));
                 visit("message", Field::Str(message));
                 if let Some(hint) = hint {
-                    visit("hint", Field::Str(hint));
+                    visit("hint", Field::Str(hint.as_str()));
                 }
                 visit("running", Field::U64(u64::from(*running)));
             }
@@ -958,7 +1136,10 @@ impl Event {
                 if let Some(effort) = &profile.effort {
                     visit("effort", Field::Str(effort));
                 }
-                visit("permission_mode", Field::Str(profile.permission_mode));
+                visit(
+                    "permission_mode",
+                    Field::Str(profile.permission_mode.as_str()),
+                );
                 visit("context", Field::List(&profile.context));
                 visit("mcp_servers", Field::List(&profile.mcp_servers));
                 if profile.teammate {
@@ -980,7 +1161,7 @@ impl Event {
                 }
                 visit("allowed", Field::Bool(*allowed));
                 if let Some(reason) = reason {
-                    visit("reason", Field::Str(reason));
+                    visit("reason", Field::Str(reason.as_str()));
                 }
                 if let Some(rule) = permission_rule {
                     visit("permission_rule", Field::Str(rule));
@@ -998,7 +1179,7 @@ impl Event {
                 visit("agent_type", Field::Str(agent_type));
                 visit("tool", Field::Str(tool));
                 if let Some(routed_to) = routed_to {
-                    visit("routed_to", Field::Str(routed_to));
+                    visit("routed_to", Field::Str(routed_to.as_str()));
                 }
                 if *auto_denied {
                     visit("auto_denied", Field::Bool(true));
@@ -1038,7 +1219,7 @@ impl Event {
             }
             EventKind::AgentBackgrounded { agent, running } => {
                 subject(visit, agent);
-                visit("mode", Field::Str("background"));
+                visit("mode", Field::Str(Mode::Background.as_str()));
                 visit("running", Field::U64(u64::from(*running)));
             }
             EventKind::AgentFinished {
@@ -1057,7 +1238,7 @@ impl Event {
             EventKind::Notification { to, from, what } => {
                 other(visit, "to", "to_name", to);
                 other(visit, "from", "from_name", from);
-                visit("what", Field::Str(what));
+                visit("what", Field::Str(what.as_str()));
             }
             EventKind::AgentResumed {
                 agent,
@@ -1090,7 +1271,7 @@ impl Event {
             } => {
                 visit("to", Field::Str(to));
                 other(visit, "by", "by_name", by);
-                visit("reason", Field::Str(reason));
+                visit("reason", Field::Str(reason.as_str()));
                 visit("message", Field::Str(message));
             }
             EventKind::StopRequested { agent, by, source } => {
@@ -1110,8 +1291,8 @@ impl Event {
                     visit("name", Field::Str(name));
                 }
                 visit("path", Field::Str(path));
-                visit("scope", Field::Str(scope));
-                visit("outcome", Field::Str(outcome));
+                visit("scope", Field::Str(scope.as_str()));
+                visit("outcome", Field::Str(outcome.as_str()));
                 if let Some(reason) = reason {
                     visit("reason", Field::Str(reason));
                 }
@@ -1122,13 +1303,13 @@ impl Event {
                 reason,
                 status,
             } => {
-                visit("change", Field::Str(change));
+                visit("change", Field::Str(change.as_str()));
                 other(visit, "row", "row_name", row);
                 if let Some(reason) = reason {
-                    visit("reason", Field::Str(reason));
+                    visit("reason", Field::Str(reason.as_str()));
                 }
                 if let Some(status) = status {
-                    visit("status", Field::Str(status));
+                    visit("status", Field::Str(status.as_str()));
                 }
             }
             EventKind::HookFired {
@@ -1165,7 +1346,7 @@ impl Event {
                     visit("scan", Field::Str(scan));
                 }
                 if let Some(review) = review {
-                    visit("review", Field::Str(review));
+                    visit("review", Field::Str(review.as_str()));
                 }
             }
             EventKind::ContinuationRequested { agent, attempt } => {
@@ -1186,7 +1367,7 @@ impl Event {
                 visit("why", Field::Str(why));
             }
             EventKind::LimitReached { limit, value } => {
-                visit("limit", Field::Str(limit));
+                visit("limit", Field::Str(limit.as_str()));
                 visit("value", Field::U64(*value));
             }
         }
@@ -1233,7 +1414,7 @@ mod table_tests {
                 fork_mode: false,
                 background_disabled: false,
                 main_agent: some("lead"),
-                permission_mode: "default",
+                permission_mode: PermissionMode::Default,
             },
             EventKind::SpawnRequested {
                 caller: agent.clone(),
@@ -1250,7 +1431,7 @@ mod table_tests {
                 name: some("w"),
                 reason: RejectReason::ConcurrentLimit,
                 message: text("m"),
-                hint: full.then_some("h"),
+                hint: full.then_some(Hint::NoRetry),
                 running: 1,
             },
             EventKind::AgentStarted {
@@ -1267,7 +1448,7 @@ mod table_tests {
                 agent: agent.clone(),
                 tool: text("Bash"),
                 allowed: !full,
-                reason: full.then_some("denied"),
+                reason: full.then_some(ToolRefusal::Denied),
                 input: some("ls"),
                 permission_rule: some("Bash(ls)"),
             },
@@ -1275,7 +1456,7 @@ mod table_tests {
                 agent: agent.clone(),
                 agent_type: text("general-purpose"),
                 tool: text("Bash"),
-                routed_to: full.then_some("main"),
+                routed_to: full.then_some(RoutedTo::Main),
                 auto_denied: full,
                 prompt: 1,
             },
@@ -1309,7 +1490,7 @@ mod table_tests {
             EventKind::Notification {
                 to: agent.clone(),
                 from: agent.clone(),
-                what: "completion",
+                what: Notice::Completion,
             },
             EventKind::AgentResumed {
                 agent: agent.clone(),
@@ -1327,7 +1508,7 @@ mod table_tests {
             EventKind::MessageRejected {
                 to: text("x"),
                 by: agent.clone(),
-                reason: "unknown_recipient",
+                reason: MessageRejection::UnknownAgent,
                 message: text("m"),
             },
             EventKind::StopRequested {
@@ -1339,15 +1520,15 @@ mod table_tests {
             EventKind::DefinitionNoted {
                 name: some("w"),
                 path: text("p"),
-                scope: "project",
-                outcome: "loaded",
+                scope: Scope::Project,
+                outcome: DefinitionOutcome::Loaded,
                 reason: some("r"),
             },
             EventKind::PanelChanged {
-                change: "row_removed",
+                change: ChangeKind::RowRemoved,
                 row: agent.clone(),
-                reason: full.then_some("expired"),
-                status: full.then_some("done"),
+                reason: full.then_some(RemovalReason::Expired),
+                status: full.then_some(RowStatus::Done),
             },
             EventKind::HookFired {
                 agent: agent.clone(),
@@ -1366,7 +1547,7 @@ mod table_tests {
                 to: agent.clone(),
                 text: text("t"),
                 scan: some("s"),
-                review: full.then_some("clean"),
+                review: full.then_some(ReviewOutcome::Clean),
             },
             EventKind::ContinuationRequested {
                 agent: agent.clone(),
@@ -1382,7 +1563,7 @@ mod table_tests {
                 why: text("w"),
             },
             EventKind::LimitReached {
-                limit: "max_events",
+                limit: Limit::MaxEvents,
                 value: 1,
             },
         ]
@@ -1448,6 +1629,22 @@ mod table_tests {
             }
         }
         assert_eq!(fields_of_kind("no_such_kind"), None);
+    }
+
+    #[test]
+    fn every_vocabulary_is_a_field_of_its_kind_with_distinct_spellings() {
+        for (kind, field, words) in vocabularies() {
+            let fields = fields_of_kind(kind).unwrap_or_else(|| panic!("{kind} is no kind"));
+            assert!(fields.contains(&field), "{kind} has no field `{field}`");
+            assert!(!words.is_empty(), "{kind}.{field} has no values");
+            for (index, word) in words.iter().enumerate() {
+                assert!(!word.is_empty(), "{kind}.{field}: an empty spelling");
+                assert!(
+                    !words[..index].contains(word),
+                    "{kind}.{field}: `{word}` twice"
+                );
+            }
+        }
     }
 
     #[test]

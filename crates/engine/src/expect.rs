@@ -850,7 +850,7 @@ mod tests {
                 agent: agent(id, name),
                 agent_type: Rc::from("worker"),
                 tool: Rc::from("Bash"),
-                routed_to: Some("terminal"),
+                routed_to: Some(subsim_rules::prompt::RoutedTo::Terminal),
                 auto_denied: false,
                 prompt,
             },

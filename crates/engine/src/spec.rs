@@ -67,6 +67,14 @@ pub enum DefinitionOutcome {
 }
 
 impl DefinitionOutcome {
+    /// Every outcome, in declaration order.
+    pub const ALL: [DefinitionOutcome; 4] = [
+        DefinitionOutcome::Loaded,
+        DefinitionOutcome::Skipped,
+        DefinitionOutcome::Shadowed,
+        DefinitionOutcome::Warning,
+    ];
+
     /// The trace spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -79,6 +87,16 @@ impl DefinitionOutcome {
 }
 
 impl Scope {
+    /// The scopes a definition file or name comes from (`definition_noted.scope`): every
+    /// scope but the built-in types'.
+    pub const NOTED: [Scope; 5] = [
+        Scope::Managed,
+        Scope::Cli,
+        Scope::Project,
+        Scope::User,
+        Scope::Plugin,
+    ];
+
     /// The scenario spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -89,6 +107,18 @@ impl Scope {
             Scope::Plugin => "plugin",
             Scope::BuiltIn => "built-in",
         }
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Display for DefinitionOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -165,34 +195,8 @@ pub struct HookSpec {
 pub struct ClassifierSpec {
     /// Before launch: `false` blocks the delegation.
     pub launch_blocks: bool,
-    /// At finish: the review outcome.
-    pub review: Review,
-}
-
-/// HANDBACK-8: outcomes of the finish review.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Review {
-    /// No problem: the report as is.
-    #[default]
-    Clean,
-    /// The classifier flags the work or the report: a security warning is prepended.
-    Flagged,
-    /// A separate API safety check refuses the review: a security warning is prepended.
-    Refused,
-    /// The classifier is unavailable: a "review before acting" notice is prepended.
-    Unavailable,
-}
-
-impl Review {
-    /// The scenario spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Review::Clean => "clean",
-            Review::Flagged => "flagged",
-            Review::Refused => "refused",
-            Review::Unavailable => "unavailable",
-        }
-    }
+    /// At finish: the review outcome (HANDBACK-8).
+    pub review: subsim_rules::handback::ReviewOutcome,
 }
 
 impl Default for SessionSpec {
@@ -539,6 +543,9 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// Every answer, in declaration order.
+    pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::ApproveSession];
+
     /// The trace spelling.
     pub fn as_str(self) -> &'static str {
         match self {

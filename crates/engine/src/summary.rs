@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use subsim_rules::prompt::RoutedTo;
 use subsim_rules::RejectReason;
 
 use crate::event::{Event, EventKind, Outcome};
@@ -695,7 +696,7 @@ impl Sink for Summary {
                 if *auto_denied {
                     self.auto_denied += 1;
                 } else {
-                    let route = routed_to.unwrap_or("unrouted");
+                    let route = routed_to.map_or("unrouted", RoutedTo::as_str);
                     *self.prompts_by_route.entry(route).or_default() += 1;
                     self.pending_routes.insert(*prompt, route);
                     self.prompt_queue_changed(event.t);
@@ -739,18 +740,21 @@ impl Sink for Summary {
                 self.finished[index] += 1;
             }
             EventKind::Notification { what, .. } => {
+                let what = what.as_str();
                 // The same static text again (the usual case) is found by its address, with
                 // no string comparisons; anything else goes through the map's search.
                 let same = self
                     .notifications
                     .iter_mut()
-                    .find_map(|(known, count)| std::ptr::eq(*known, *what).then_some(count));
+                    .find_map(|(known, count)| std::ptr::eq(*known, what).then_some(count));
                 match same {
                     Some(count) => *count += 1,
                     None => *self.notifications.entry(what).or_default() += 1,
                 }
             }
-            EventKind::LimitReached { limit, value } => self.limit = Some((limit, *value)),
+            EventKind::LimitReached { limit, value } => {
+                self.limit = Some((limit.as_str(), *value));
+            }
             _ => {}
         }
     }
@@ -1716,7 +1720,7 @@ mod tests {
                 fork_mode: true,
                 background_disabled: false,
                 main_agent: None,
-                permission_mode: "default",
+                permission_mode: subsim_rules::PermissionMode::Default,
             },
         )
     }
@@ -1838,7 +1842,7 @@ mod tests {
                     agent: agent(1),
                     agent_type: Rc::from("worker"),
                     tool: "Bash".into(),
-                    routed_to: Some("main"),
+                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
                     auto_denied: false,
                     prompt,
                 },
@@ -1850,7 +1854,7 @@ mod tests {
                 agent: agent(2),
                 agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
-                routed_to: Some("terminal"),
+                routed_to: Some(subsim_rules::prompt::RoutedTo::Terminal),
                 auto_denied: false,
                 prompt: 21,
             },
@@ -1925,7 +1929,7 @@ mod tests {
                     agent: agent(prompt as u32),
                     agent_type: Rc::from(agent_type),
                     tool: "Bash".into(),
-                    routed_to: Some("main"),
+                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
                     auto_denied: false,
                     prompt,
                 },
@@ -2012,9 +2016,9 @@ mod tests {
         };
         let summary = summarize(&[
             session(20),
-            notify("completion"),
-            notify("completion"),
-            notify("bash_done"),
+            notify(subsim_rules::notify::Notice::Completion),
+            notify(subsim_rules::notify::Notice::Completion),
+            notify(subsim_rules::notify::Notice::BashDone),
             finished(5_000, 1, Outcome::Stopped, 0),
         ]);
         assert_eq!(summary.notifications().get("completion"), Some(&2));

@@ -39,6 +39,32 @@ pub fn admit(running: u32, config: &SessionConfig) -> Admission {
     }
 }
 
+/// What else a refused spawn's error tells Claude (`spawn_rejected.hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hint {
+    /// CAP-2: do not retry; wait for a running subagent to finish (placeholder wording,
+    /// [`messages::CONCURRENT_LIMIT_NO_RETRY`](crate::messages::CONCURRENT_LIMIT_NO_RETRY)).
+    NoRetry,
+}
+
+impl Hint {
+    /// Every hint, in declaration order.
+    pub const ALL: [Hint; 1] = [Hint::NoRetry];
+
+    /// The trace spelling: the text the error carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hint::NoRetry => crate::messages::CONCURRENT_LIMIT_NO_RETRY,
+        }
+    }
+}
+
+/// CAP-2: the hint a refusal for `reason` carries, if any: only the cap's refusal tells
+/// Claude not to retry.
+pub fn hint(reason: crate::RejectReason) -> Option<Hint> {
+    (reason == crate::RejectReason::ConcurrentLimit).then_some(Hint::NoRetry)
+}
+
 /// How a run that is not an Agent-tool spawn takes its slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unchecked {

@@ -45,6 +45,31 @@ pub mod version;
 pub mod why;
 
 pub use session::{PermissionMode, SessionConfig, SessionKind};
+
+/// `Display` for closed trace vocabularies: each value is written as its `as_str`, the
+/// spelling the JSONL trace uses.
+macro_rules! display_as_str {
+    ($($name:ty),+ $(,)?) => {
+        $(impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        })+
+    };
+}
+
+display_as_str!(
+    cap::Hint,
+    handback::ReviewOutcome,
+    notify::Notice,
+    panel::ChangeKind,
+    panel::RemovalReason,
+    panel::Status,
+    prompt::RoutedTo,
+    Mode,
+    RejectReason,
+    SessionKind,
+);
 pub use version::{Gates, Version};
 
 /// A rule ID from `rules.md` (e.g. `"CAP-1"`), or an open-question ID (`"Q-11"`) where

@@ -88,6 +88,14 @@ pub enum Status {
 }
 
 impl Status {
+    /// Every status, in declaration order.
+    pub const ALL: [Status; 4] = [
+        Status::Running,
+        Status::Done,
+        Status::Failed,
+        Status::Stopped,
+    ];
+
     /// The word shown.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -310,6 +318,14 @@ pub enum RemovalReason {
 }
 
 impl RemovalReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [RemovalReason; 4] = [
+        RemovalReason::Succeeded,
+        RemovalReason::Expired,
+        RemovalReason::Dismissed,
+        RemovalReason::NoForks,
+    ];
+
     /// The trace spelling (`reason`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -363,15 +379,52 @@ pub enum PanelChange {
     },
 }
 
-impl PanelChange {
-    /// The trace kind.
-    pub fn kind(&self) -> &'static str {
+/// Which kind of change a [`PanelChange`] is (`panel_changed.change`; PANEL-1…4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// A row appeared (PANEL-1, PANEL-4, RESUME-8).
+    RowAdded,
+    /// A row left (PANEL-1…4).
+    RowRemoved,
+    /// A row that stays changed its status word (PANEL-2…4, RESUME-8).
+    RowStatusChanged,
+    /// PANEL-2: the footer hint appeared.
+    FooterHintShown,
+    /// PANEL-2: the footer hint went away.
+    FooterHintCleared,
+}
+
+impl ChangeKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ChangeKind; 5] = [
+        ChangeKind::RowAdded,
+        ChangeKind::RowRemoved,
+        ChangeKind::RowStatusChanged,
+        ChangeKind::FooterHintShown,
+        ChangeKind::FooterHintCleared,
+    ];
+
+    /// The trace spelling (`change`).
+    pub fn as_str(self) -> &'static str {
         match self {
-            PanelChange::RowAdded { .. } => "row_added",
-            PanelChange::RowRemoved { .. } => "row_removed",
-            PanelChange::RowStatusChanged { .. } => "row_status_changed",
-            PanelChange::FooterHintShown { .. } => "footer_hint_shown",
-            PanelChange::FooterHintCleared { .. } => "footer_hint_cleared",
+            ChangeKind::RowAdded => "row_added",
+            ChangeKind::RowRemoved => "row_removed",
+            ChangeKind::RowStatusChanged => "row_status_changed",
+            ChangeKind::FooterHintShown => "footer_hint_shown",
+            ChangeKind::FooterHintCleared => "footer_hint_cleared",
+        }
+    }
+}
+
+impl PanelChange {
+    /// The kind of change, as the trace writes it.
+    pub fn kind(&self) -> ChangeKind {
+        match self {
+            PanelChange::RowAdded { .. } => ChangeKind::RowAdded,
+            PanelChange::RowRemoved { .. } => ChangeKind::RowRemoved,
+            PanelChange::RowStatusChanged { .. } => ChangeKind::RowStatusChanged,
+            PanelChange::FooterHintShown { .. } => ChangeKind::FooterHintShown,
+            PanelChange::FooterHintCleared { .. } => ChangeKind::FooterHintCleared,
         }
     }
 
@@ -1704,7 +1757,10 @@ mod tests {
                 PanelChange::FooterHintShown { rule: "PANEL-2" },
             ]
         );
-        let kinds: Vec<&str> = changes.iter().map(PanelChange::kind).collect();
+        let kinds: Vec<&str> = changes
+            .iter()
+            .map(|change| change.kind().as_str())
+            .collect();
         assert_eq!(
             kinds,
             ["row_removed", "row_status_changed", "footer_hint_shown"]

@@ -520,12 +520,34 @@ pub enum Route {
     AutoDeny(RuleId),
 }
 
-impl Route {
-    /// The trace spelling of `routed_to`, or `None` for an auto-deny.
-    pub fn routed_to(self) -> Option<&'static str> {
+/// Where a prompt that is asked surfaces (`permission_requested.routed_to`; PERM-3/4/7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoutedTo {
+    /// The person's terminal (PERM-3, PERM-7).
+    Terminal,
+    /// The main session (PERM-4).
+    Main,
+}
+
+impl RoutedTo {
+    /// Every place, in declaration order.
+    pub const ALL: [RoutedTo; 2] = [RoutedTo::Terminal, RoutedTo::Main];
+
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Route::Terminal(_) => Some("terminal"),
-            Route::Main(_) => Some("main"),
+            RoutedTo::Terminal => "terminal",
+            RoutedTo::Main => "main",
+        }
+    }
+}
+
+impl Route {
+    /// Where the prompt surfaces (`routed_to`), or `None` for an auto-deny.
+    pub fn routed_to(self) -> Option<RoutedTo> {
+        match self {
+            Route::Terminal(_) => Some(RoutedTo::Terminal),
+            Route::Main(_) => Some(RoutedTo::Main),
             Route::AutoDeny(_) => None,
         }
     }
@@ -1123,7 +1145,8 @@ mod tests {
                 gates.version
             );
         }
-        assert_eq!(Route::Main("PERM-4").routed_to(), Some("main"));
+        assert_eq!(Route::Main("PERM-4").routed_to(), Some(RoutedTo::Main));
+        assert_eq!(RoutedTo::Main.as_str(), "main");
         assert_eq!(Route::AutoDeny("PERM-5").routed_to(), None);
     }
 

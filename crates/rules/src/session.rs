@@ -22,6 +22,13 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [SessionKind; 3] = [
+        SessionKind::Interactive,
+        SessionKind::Headless,
+        SessionKind::Sdk,
+    ];
+
     /// The scenario-file spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -68,7 +75,17 @@ pub enum PermissionMode {
 }
 
 impl PermissionMode {
-    /// The configuration spelling.
+    /// Every mode, in declaration order.
+    pub const ALL: [PermissionMode; 6] = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Auto,
+        PermissionMode::DontAsk,
+        PermissionMode::BypassPermissions,
+        PermissionMode::Plan,
+    ];
+
+    /// The configuration (and trace) spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionMode::Default => "default",

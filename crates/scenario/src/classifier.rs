@@ -1,14 +1,14 @@
 //! The auto-mode classifier's verdicts (HANDBACK-7/8), `classifier:` in the session and in
 //! a `spawn` step: one reader for both, so neither module imports the other.
 
-use subsim_engine::spec::{ClassifierSpec, Review};
+use subsim_engine::spec::ClassifierSpec;
+use subsim_rules::handback::ReviewOutcome;
 
 use crate::check::Ctx;
 use crate::raw::Node;
 
 const CLASSIFIER_KEYS: [&str; 2] = ["launch", "review"];
 const LAUNCH_VERDICTS: [&str; 2] = ["allow", "block"];
-const REVIEW_VERDICTS: [&str; 4] = ["clean", "flagged", "refused", "unavailable"];
 
 /// `{launch: allow|block, review: clean|flagged|refused|unavailable}`; a verdict left out
 /// keeps the one in `base` (the documented defaults, or the session's for a spawn).
@@ -27,11 +27,14 @@ pub(crate) fn classifier(
         }
     }
     if let Some(value) = fields.get("review") {
-        match ctx.choice(value, "review verdict", &REVIEW_VERDICTS) {
-            Some("flagged") => verdicts.review = Review::Flagged,
-            Some("refused") => verdicts.review = Review::Refused,
-            Some("unavailable") => verdicts.review = Review::Unavailable,
-            Some(_) => verdicts.review = Review::Clean,
+        let spellings = ReviewOutcome::ALL.map(ReviewOutcome::as_str);
+        match ctx.choice(value, "review verdict", &spellings) {
+            Some(verdict) => {
+                verdicts.review = ReviewOutcome::ALL
+                    .into_iter()
+                    .find(|outcome| outcome.as_str() == verdict)
+                    .unwrap_or_default();
+            }
             None => ok = false,
         }
     }

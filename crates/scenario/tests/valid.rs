@@ -7,9 +7,10 @@ use subsim_engine::dist::Dist;
 use subsim_engine::expect::{Compare, Expectation};
 use subsim_engine::spec::{
     ActionKind, Answer, ApiError, Arrivals, ClassifierSpec, FailSpec, HookSpec, LoadUntil,
-    McpServerRef, Retry, Review, Scope, Step, WaitTarget,
+    McpServerRef, Retry, Scope, Step, WaitTarget,
 };
 use subsim_engine::SimTime;
+use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::{PermissionMode, SessionKind, Version};
 use subsim_scenario::{load_scenario, parse_scenario, Loaded};
 
@@ -405,7 +406,7 @@ fn extended_session_keys() {
         session.classifier,
         ClassifierSpec {
             launch_blocks: true,
-            review: Review::Flagged
+            review: ReviewOutcome::Flagged
         }
     );
     // The agent_dirs entry keys beyond the contract.
@@ -468,7 +469,7 @@ fn extended_agent_and_step_keys() {
         spawn.classifier,
         Some(ClassifierSpec {
             launch_blocks: true,
-            review: Review::Refused
+            review: ReviewOutcome::Refused
         })
     );
     let Step::Spawn(fork) = &main[1] else {
@@ -479,7 +480,7 @@ fn extended_agent_and_step_keys() {
         fork.classifier,
         Some(ClassifierSpec {
             launch_blocks: false,
-            review: Review::Unavailable
+            review: ReviewOutcome::Unavailable
         })
     );
     let Step::Spawn(failing) = &main[2] else {

@@ -22,9 +22,10 @@ use super::Buffered;
 /// ```
 /// use subsim_engine::render::JsonlWriter;
 /// use subsim_engine::{Event, EventKind, SimTime, Sink};
+/// use subsim_engine::event::Limit;
 /// let mut writer = JsonlWriter::new(Vec::new());
 /// writer.event(&Event { t: SimTime(1_500), seq: 0, rule: Some("CAP-1"),
-///     kind: EventKind::LimitReached { limit: "max_events", value: 10 } });
+///     kind: EventKind::LimitReached { limit: Limit::MaxEvents, value: 10 } });
 /// let bytes = writer.finish().unwrap();
 /// assert_eq!(String::from_utf8(bytes).unwrap(),
 ///     "{\"t_us\":1500,\"seq\":0,\"kind\":\"limit_reached\",\"limit\":\"max_events\",\"value\":10,\"rule\":\"CAP-1\"}\n");
@@ -510,7 +511,7 @@ mod tests {
             seq: 0,
             rule: None,
             kind: EventKind::LimitReached {
-                limit: "max_events",
+                limit: crate::event::Limit::MaxEvents,
                 value: 1,
             },
         };

@@ -22,11 +22,16 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use subsim_rules::notify::Notice;
+use subsim_rules::panel::{ChangeKind, Status as RowStatus};
+use subsim_rules::prompt::RoutedTo;
 use subsim_rules::RejectReason;
 
-use crate::event::{id_string, AgentRef, Event, EventKind, Field, StopSource, WaitingFor};
+use crate::event::{
+    id_string, AgentRef, Event, EventKind, Field, Limit, StopSource, ToolRefusal, WaitingFor,
+};
 use crate::sink::Sink;
-use crate::spec::Answer;
+use crate::spec::{Answer, DefinitionOutcome};
 use crate::time::human_duration;
 
 use super::Buffered;
@@ -195,10 +200,10 @@ impl Narrator {
                 let mode = self.mode(agent.id);
                 case = if *allowed {
                     "allowed".to_string()
-                } else if *reason == Some("denied") && rule == "PERM-9" {
+                } else if *reason == Some(ToolRefusal::Denied) && rule == "PERM-9" {
                     format!("denied_{mode}")
                 } else {
-                    reason.unwrap_or("denied").to_string()
+                    reason.unwrap_or(ToolRefusal::Denied).to_string()
                 };
                 fill.push(("{mode}", mode.to_string()));
                 fill.push(("{tool}", tool.to_string()));
@@ -274,10 +279,10 @@ impl Narrator {
                 self.cap = *cap;
                 self.depth_limit = *depth_limit;
                 self.background_disabled = *background_disabled;
-                self.set_mode(crate::event::MAIN, permission_mode);
+                self.set_mode(crate::event::MAIN, permission_mode.as_str());
             }
             EventKind::AgentStarted { agent, profile, .. } => {
-                self.set_mode(agent.id, profile.permission_mode);
+                self.set_mode(agent.id, profile.permission_mode.as_str());
             }
             _ => {}
         }
@@ -363,7 +368,7 @@ impl Narrator {
                 if *background_disabled {
                     what.push_str(", background tasks disabled");
                 }
-                if *permission_mode != "default" {
+                if *permission_mode != subsim_rules::PermissionMode::Default {
                     let _ = write!(what, ", permission mode {permission_mode}");
                 }
                 "session".to_string()
@@ -485,24 +490,25 @@ impl Narrator {
                     if let Some(input) = input {
                         let _ = write!(what, " `{input}`");
                     }
-                } else if *reason == Some("denied") {
+                } else if *reason == Some(ToolRefusal::Denied) {
                     let _ = match input {
                         Some(input) => write!(what, "{tool} `{input}` denied"),
                         None => write!(what, "{tool} denied"),
                     };
                 } else {
                     let _ = match reason {
-                        Some("not_in_tools") => {
+                        Some(ToolRefusal::NotInTools) => {
                             write!(what, "tries {tool}, which is not among its tools")
                         }
-                        Some("denied") => write!(what, "tries {tool}: denied"),
-                        Some("auto_denied") => write!(what, "tries {tool}: auto-denied"),
-                        Some("depth_limit") => {
-                            write!(what, "tries {tool}: refused at the depth limit")
+                        Some(ToolRefusal::Denied) => write!(what, "tries {tool}: denied"),
+                        Some(ToolRefusal::AutoDenied) => {
+                            write!(what, "tries {tool}: auto-denied")
                         }
-                        Some(other) => {
-                            write!(what, "tries {tool}: refused ({})", other.replace('_', " "))
-                        }
+                        Some(other) => write!(
+                            what,
+                            "tries {tool}: refused ({})",
+                            other.as_str().replace('_', " ")
+                        ),
                         None => write!(what, "tries {tool}: refused"),
                     };
                 }
@@ -521,9 +527,8 @@ impl Narrator {
                     what.push_str(" — auto-denied silently, nobody is asked");
                 } else {
                     let _ = match routed_to {
-                        Some("main") => write!(what, " — shown in the main session"),
-                        Some("terminal") => write!(what, " — shown in the terminal"),
-                        Some(other) => write!(what, " — shown in {other}"),
+                        Some(RoutedTo::Main) => write!(what, " — shown in the main session"),
+                        Some(RoutedTo::Terminal) => write!(what, " — shown in the terminal"),
                         None => Ok(()),
                     };
                 }
@@ -610,11 +615,11 @@ impl Narrator {
             } => {
                 let _ = write!(what, "← {}: ", self.label(from));
                 match *kind {
-                    "completion" => what.push_str("completion notification"),
-                    "result" => what.push_str("result returned"),
-                    "failed" => what.push_str("failure notification"),
+                    Notice::Completion => what.push_str("completion notification"),
+                    Notice::Result => what.push_str("result returned"),
+                    Notice::Failed => what.push_str("failure notification"),
                     other => {
-                        let _ = write!(what, "{} notification", other.replace('_', " "));
+                        let _ = write!(what, "{} notification", other.as_str().replace('_', " "));
                     }
                 }
                 self.label(to)
@@ -657,7 +662,7 @@ impl Narrator {
                 reason,
                 message,
             } => {
-                let reason = reason.replace('_', " ");
+                let reason = reason.as_str().replace('_', " ");
                 if message.is_empty() {
                     let _ = write!(what, "message to {to} rejected: {reason}");
                 } else {
@@ -704,20 +709,23 @@ impl Narrator {
                     self.label(row)
                 };
                 let _ = match *change {
-                    "row_added" => write!(what, "row for {row_label} appears"),
-                    "row_removed" => write!(
+                    ChangeKind::RowAdded => write!(what, "row for {row_label} appears"),
+                    ChangeKind::RowRemoved => write!(
                         what,
                         "row for {row_label} leaves ({})",
-                        reason.unwrap_or("gone").replace('_', " ")
+                        reason
+                            .map_or("gone", |reason| reason.as_str())
+                            .replace('_', " ")
                     ),
-                    "row_status_changed" => write!(
+                    ChangeKind::RowStatusChanged => write!(
                         what,
                         "row for {row_label} now reads {}",
-                        status.unwrap_or("?")
+                        status.map_or("?", RowStatus::as_str)
                     ),
-                    "footer_hint_shown" => write!(what, "footer shows \"/tasks to see subagents\""),
-                    "footer_hint_cleared" => write!(what, "footer hint goes away"),
-                    other => write!(what, "{}", other.replace('_', " ")),
+                    ChangeKind::FooterHintShown => {
+                        write!(what, "footer shows \"/tasks to see subagents\"")
+                    }
+                    ChangeKind::FooterHintCleared => write!(what, "footer hint goes away"),
                 };
                 "panel".to_string()
             }
@@ -802,7 +810,7 @@ impl Narrator {
                 "person".to_string()
             }
             EventKind::LimitReached { limit, value } => {
-                let bound = if *limit == "max_time" {
+                let bound = if *limit == Limit::MaxTime {
                     human_duration(*value)
                 } else {
                     value.to_string()
@@ -1235,7 +1243,7 @@ fn bookkeeping(event: &Event) -> bool {
     match &event.kind {
         EventKind::PanelChanged { .. } | EventKind::SpawnRequested { .. } => true,
         EventKind::ReportDelivered { scan, review, .. } => scan.is_none() && review.is_none(),
-        EventKind::DefinitionNoted { outcome, .. } => *outcome == "loaded",
+        EventKind::DefinitionNoted { outcome, .. } => *outcome == DefinitionOutcome::Loaded,
         _ => false,
     }
 }
@@ -1375,7 +1383,7 @@ mod tests {
                 fork_mode: true,
                 background_disabled: false,
                 main_agent: None,
-                permission_mode: "default",
+                permission_mode: subsim_rules::PermissionMode::Default,
             },
         }
     }
@@ -1394,7 +1402,7 @@ mod tests {
                 kind: EventKind::Notification {
                     to: agent(3, "researcher-3"),
                     from: AgentRef::MAIN,
-                    what: "x",
+                    what: subsim_rules::notify::Notice::Completion,
                 },
             },
             &mut line,
@@ -1565,7 +1573,7 @@ mod tests {
                 agent: anonymous(3),
                 tool: "Write".into(),
                 allowed: false,
-                reason: Some("not_in_tools"),
+                reason: Some(crate::event::ToolRefusal::NotInTools),
                 input: None,
                 permission_rule: None,
             },
@@ -1581,7 +1589,7 @@ mod tests {
                 agent: agent(3, "researcher-3"),
                 agent_type: Rc::from("worker"),
                 tool: "Bash".into(),
-                routed_to: Some("main"),
+                routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
                 auto_denied: false,
                 prompt: 2,
             },
@@ -1690,7 +1698,7 @@ mod tests {
             EventKind::Notification {
                 to: AgentRef::MAIN,
                 from: anonymous(3),
-                what: "completion",
+                what: subsim_rules::notify::Notice::Completion,
             },
             Some("NOTIFY-3"),
             "00:00:12.000  main            ← researcher-3: completion notification: a background run reports to its launcher by a notification when it ends (NOTIFY-3)",
@@ -1699,7 +1707,7 @@ mod tests {
             EventKind::Notification {
                 to: anonymous(3),
                 from: anonymous(3),
-                what: "bash_done",
+                what: subsim_rules::notify::Notice::BashDone,
             },
             Some("NOTIFY-5"),
             "00:00:12.000  researcher-3    ← researcher-3: bash done notification: a background shell command that outlived the turn notifies the subagent when it ends (NOTIFY-5)",
@@ -1734,7 +1742,7 @@ mod tests {
             EventKind::MessageRejected {
                 to: "ghost".into(),
                 by: AgentRef::MAIN,
-                reason: "unknown_agent",
+                reason: crate::event::MessageRejection::UnknownAgent,
                 message: "No agent named ghost".into(),
             },
             None,
@@ -1776,7 +1784,7 @@ mod tests {
     fn limit_reached() {
         check(
             EventKind::LimitReached {
-                limit: "max_time",
+                limit: crate::event::Limit::MaxTime,
                 value: 3_600_000_000,
             },
             None,
@@ -1844,10 +1852,10 @@ mod tests {
 
     fn panel_row(id: u32) -> EventKind {
         EventKind::PanelChanged {
-            change: "row_added",
+            change: subsim_rules::panel::ChangeKind::RowAdded,
             row: anonymous(id),
             reason: None,
-            status: Some("running"),
+            status: Some(subsim_rules::panel::Status::Running),
         }
     }
 
@@ -1897,7 +1905,7 @@ mod tests {
                 EventKind::Notification {
                     to: AgentRef::MAIN,
                     from: anonymous(1),
-                    what: "completion",
+                    what: subsim_rules::notify::Notice::Completion,
                 },
             ),
         ];
@@ -1928,7 +1936,7 @@ mod tests {
                 agent: agent(3, "researcher-3"),
                 tool: "Bash".into(),
                 allowed: false,
-                reason: Some("denied"),
+                reason: Some(crate::event::ToolRefusal::Denied),
                 input: Some("git push origin main".into()),
                 permission_rule: Some("Bash(git push *)".into()),
             },
@@ -2006,7 +2014,7 @@ mod tests {
             seq: 1,
             rule: None,
             kind: EventKind::LimitReached {
-                limit: "max_events",
+                limit: crate::event::Limit::MaxEvents,
                 value: 2,
             },
         });

@@ -126,11 +126,11 @@ impl Kernel<'_> {
             .as_str(),
         );
         if self.agents.next_id as u64 > self.trace.limits.max_agents {
-            self.hit_limit("max_agents", self.trace.limits.max_agents);
+            self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
             return;
         }
         if u64::from(self.agents.running) >= self.trace.limits.max_running {
-            self.hit_limit("max_running", self.trace.limits.max_running);
+            self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
             return;
         }
         let id = self.agents.next_id;

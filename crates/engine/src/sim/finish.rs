@@ -1,11 +1,11 @@
 //! Ending runs and delivering their one result (NOTIFY), children bookkeeping, background shells, API errors.
 
-use std::str::FromStr;
-
+use subsim_rules::handback::ReviewOutcome;
+use subsim_rules::notify::Notice;
 use subsim_rules::{errors, handback, scan};
 
 use super::*;
-use crate::spec::{FailSpec, Review};
+use crate::spec::FailSpec;
 
 /// The last report delivery built (see `Kernel::reused_delivery`), holding its report text
 /// so that pointer equality means equal text.
@@ -16,7 +16,7 @@ pub(super) struct Delivered {
     text: Rc<str>,
     scan: Option<Rc<str>>,
     rule: RuleId,
-    review: Option<&'static str>,
+    review: Option<ReviewOutcome>,
 }
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done.
@@ -148,11 +148,11 @@ impl Kernel<'_> {
         });
         let what = match (delivery, outcome) {
             // NOTIFY-11: a teammate reports through team messages.
-            _ if teammate => "team_message",
-            (Delivery::ToolResult, _) => "result",
-            (_, Outcome::Completed | Outcome::Partial) => "completion",
-            (_, Outcome::Failed) => "failed",
-            (_, Outcome::Stopped | Outcome::Cancelled) => "stopped",
+            _ if teammate => Notice::TeamMessage,
+            (Delivery::ToolResult, _) => Notice::Result,
+            (_, Outcome::Completed | Outcome::Partial) => Notice::Completion,
+            (_, Outcome::Failed) => Notice::Failed,
+            (_, Outcome::Stopped | Outcome::Cancelled) => Notice::Stopped,
         };
         let to_id = match recipient {
             Recipient::Caller => report_to,
@@ -286,7 +286,7 @@ impl Kernel<'_> {
             EventKind::Notification {
                 to: reference.clone(),
                 from: reference,
-                what: "bash_done",
+                what: Notice::BashDone,
             },
         );
         let agent = self.agents.get(slot);
@@ -471,15 +471,7 @@ impl Kernel<'_> {
                 .collect::<Vec<_>>()
                 .join("; ")
         });
-        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
-        let outcome_kind = match verdict {
-            Review::Clean => handback::ReviewOutcome::Clean,
-            Review::Flagged => handback::ReviewOutcome::Flagged,
-            Review::Refused => handback::ReviewOutcome::Refused,
-            Review::Unavailable => handback::ReviewOutcome::Unavailable,
-        };
-        let mode = PermissionMode::from_str(agent.profile.permission_mode).unwrap_or_default();
-        let delivery = handback::review(outcome_kind, mode, agent.fork, &gates);
+        let (delivery, review) = self.handback_of(slot);
         let mut text = String::new();
         text.push_str(scan::header());
         text.push('\n');
@@ -488,14 +480,10 @@ impl Kernel<'_> {
             text.push('\n');
         }
         text.push_str(&scanned.text);
-        let rule = if !scanned.changes.is_empty() {
-            scanned.rule
-        } else if delivery.reviewed {
-            delivery.rule
-        } else {
-            "NOTIFY-13"
-        };
-        let review = delivery.reviewed.then(|| verdict.as_str());
+        let rule = delivery_rule(
+            (!scanned.changes.is_empty()).then_some(scanned.rule),
+            delivery,
+        );
         let reference = agent.reference();
         let text: Rc<str> = Rc::from(text.as_str());
         let scan_note: Option<Rc<str>> = scan_note.map(|note| Rc::from(note.as_str()));
@@ -535,25 +523,34 @@ impl Kernel<'_> {
         if !Rc::ptr_eq(&last.report, report) {
             return None;
         }
-        let agent = self.agents.get(slot);
-        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
-        let outcome_kind = match verdict {
-            Review::Clean => handback::ReviewOutcome::Clean,
-            Review::Flagged => handback::ReviewOutcome::Flagged,
-            Review::Refused => handback::ReviewOutcome::Refused,
-            Review::Unavailable => handback::ReviewOutcome::Unavailable,
-        };
-        let mode = PermissionMode::from_str(agent.profile.permission_mode).unwrap_or_default();
-        let delivery = handback::review(outcome_kind, mode, agent.fork, &self.session.config.gates);
-        let review = delivery.reviewed.then(|| verdict.as_str());
-        let rule_now = if last.scan.is_some() {
-            last.rule
-        } else if delivery.reviewed {
-            delivery.rule
-        } else {
-            "NOTIFY-13"
-        };
+        let (delivery, review) = self.handback_of(slot);
+        let rule_now = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
         (delivery.prefix == last.prefix && review == last.review && rule_now == last.rule)
             .then(|| last.clone())
+    }
+
+    /// HANDBACK-8/9: how the report of the run in `slot` is handed over (`handback::review`
+    /// with the run's classifier verdict and permission mode), and the verdict the trace
+    /// names when a review ran.
+    fn handback_of(&self, slot: u32) -> (handback::Delivery, Option<ReviewOutcome>) {
+        let agent = self.agents.get(slot);
+        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
+        let delivery = handback::review(
+            verdict,
+            agent.profile.permission_mode,
+            agent.fork,
+            &self.session.config.gates,
+        );
+        (delivery, delivery.reviewed.then_some(verdict))
+    }
+}
+
+/// The rule of a `report_delivered`: the scan's when it changed the text (SCAN-3/4), else
+/// the review's when one ran (HANDBACK), else NOTIFY-13's header.
+fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
+    match scan_rule {
+        Some(rule) => rule,
+        None if delivery.reviewed => delivery.rule,
+        None => "NOTIFY-13",
     }
 }

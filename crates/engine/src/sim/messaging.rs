@@ -1,5 +1,7 @@
 //! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
 
+use subsim_rules::notify::Notice;
+
 use super::*;
 
 impl Kernel<'_> {
@@ -48,7 +50,7 @@ impl Kernel<'_> {
         // The target's text is copied only for a refusal or a name seen the first time: a
         // delivered message or a resume allocates nothing.
         let reject =
-            |kernel: &mut Kernel<'_>, reason: &'static str, rule: RuleId, message: String| {
+            |kernel: &mut Kernel<'_>, reason: MessageRejection, rule: RuleId, message: String| {
                 kernel.emit(
                     Some(rule),
                     EventKind::MessageRejected {
@@ -63,7 +65,7 @@ impl Kernel<'_> {
         let Some(id) = self.agents.lookup(to) else {
             return reject(
                 self,
-                "unknown_agent",
+                MessageRejection::UnknownAgent,
                 "RESUME-5",
                 format!("{}: {to}", messages::UNKNOWN_AGENT),
             );
@@ -74,7 +76,7 @@ impl Kernel<'_> {
                 if *first != id {
                     let now_reaches = self.agents.reference(id).id_string();
                     let earlier = crate::event::id_string(*first);
-                    return reject(self, "name_reused", "RESUME-12", format!("The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"));
+                    return reject(self, MessageRejection::NameReused, "RESUME-12", format!("The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"));
                 }
             }
         }
@@ -96,7 +98,7 @@ impl Kernel<'_> {
         let Some(slot) = self.agents.slot_of(id) else {
             return reject(
                 self,
-                "unknown_agent",
+                MessageRejection::UnknownAgent,
                 "RESUME-5",
                 format!("{}: {to}", messages::UNKNOWN_AGENT),
             );
@@ -105,13 +107,18 @@ impl Kernel<'_> {
         if agent.one_shot {
             return reject(
                 self,
-                "not_resumable",
+                MessageRejection::NotResumable,
                 "RESUME-3",
                 messages::NOT_RESUMABLE.into(),
             );
         }
         if agent.user_cancelled {
-            return reject(self, "cancelled", "RESUME-10", messages::CANCELLED.into());
+            return reject(
+                self,
+                MessageRejection::Cancelled,
+                "RESUME-10",
+                messages::CANCELLED.into(),
+            );
         }
         let mode = self.resume(slot, caller, behavior, "CAP-7");
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
@@ -315,9 +322,9 @@ impl Kernel<'_> {
             // NOTIFY-4: Claude says it is still running (from v2.1.211; before, it sometimes
             // reported unfinished results).
             let what = if self.session.config.gates.waits_for_notification {
-                "still_running"
+                Notice::StillRunning
             } else {
-                "premature_result"
+                Notice::PrematureResult
             };
             self.emit(
                 Some("NOTIFY-4"),
@@ -333,7 +340,7 @@ impl Kernel<'_> {
                 EventKind::Notification {
                     to: asker,
                     from,
-                    what: "progress_done",
+                    what: Notice::ProgressDone,
                 },
             );
         }

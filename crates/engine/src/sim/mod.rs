@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use subsim_rules::cap::Unchecked;
+use subsim_rules::cap::{self, Unchecked};
 use subsim_rules::context;
 use subsim_rules::model;
 use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
@@ -36,8 +36,8 @@ use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, Session
 
 use crate::dist::Dist;
 use crate::event::{
-    AgentId, AgentRef, Event, EventKind, HookSource, IgnoredAction, Outcome, RunProfile,
-    StopSource, ToolList, WaitingFor, MAIN,
+    AgentId, AgentRef, Event, EventKind, HookSource, IgnoredAction, Limit, MessageRejection,
+    Outcome, RunProfile, StopSource, ToolList, ToolRefusal, WaitingFor, MAIN,
 };
 use crate::sink::Sink;
 use crate::spec::{
@@ -67,8 +67,8 @@ use clock::{Clock, Wake};
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LimitHit {
-    /// `max_events`, `max_time`, `max_agents`, `max_steps` or `max_running`.
-    pub limit: &'static str,
+    /// Which limit.
+    pub limit: Limit,
     /// The bound that was hit.
     pub value: u64,
 }
@@ -76,13 +76,13 @@ pub struct LimitHit {
 impl std::fmt::Display for LimitHit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.limit {
-            "max_time" => write!(
+            Limit::MaxTime => write!(
                 f,
                 "the run reached session.limits.max_time ({}); raise it in the scenario's \
                  `session.limits` if the run is meant to be longer",
                 crate::time::human_duration(self.value)
             ),
-            "max_steps" => write!(
+            Limit::MaxSteps => write!(
                 f,
                 "the run reached session.limits.max_steps ({} steps run; by default 10 × \
                  max_events): steps that take no time, such as a `repeat` of `work: 0s`, never \
@@ -90,7 +90,7 @@ impl std::fmt::Display for LimitHit {
                  to be longer",
                 self.value
             ),
-            "max_running" => write!(
+            Limit::MaxRunning => write!(
                 f,
                 "the run reached session.limits.max_running ({} subagents running at once, \
                  which bounds memory when the cap does not); raise it in the scenario's \
@@ -679,7 +679,7 @@ impl<'s> Kernel<'s> {
             model: main_model.clone(),
             model_rule: "MAIN-1",
             effort: None,
-            permission_mode: kernel.session.config.permission_mode.as_str(),
+            permission_mode: kernel.session.config.permission_mode,
             tools: main_tools,
             context: Rc::from(Vec::new()),
             mcp_servers: kernel.session.mcp.clone(),
@@ -723,7 +723,7 @@ impl<'s> Kernel<'s> {
                 .session
                 .main_agent
                 .map(|index| self.session.types[index].name.clone()),
-            permission_mode: config.permission_mode.as_str(),
+            permission_mode: config.permission_mode,
         };
         self.emit(None, kind);
         self.announce_definitions();
@@ -744,7 +744,7 @@ impl<'s> Kernel<'s> {
             }
             if time > self.trace.limits.max_time {
                 if !self.only_panel_ticks_left(wake) {
-                    self.hit_limit("max_time", self.trace.limits.max_time.as_micros());
+                    self.hit_limit(Limit::MaxTime, self.trace.limits.max_time.as_micros());
                 }
                 break;
             }
@@ -798,7 +798,7 @@ impl<'s> Kernel<'s> {
         self.trace.last_time = self.clock.now;
         self.trace.sink.event(&event);
         if self.trace.seq >= self.trace.limits.max_events {
-            self.hit_limit("max_events", self.trace.limits.max_events);
+            self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
         }
     }
 
@@ -825,15 +825,15 @@ impl<'s> Kernel<'s> {
         self.trace.last_time = self.clock.now;
         self.trace.sink.event(event);
         if self.trace.seq >= self.trace.limits.max_events {
-            self.hit_limit("max_events", self.trace.limits.max_events);
+            self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn hit_limit(&mut self, limit: &'static str, value: u64) {
+    fn hit_limit(&mut self, limit: Limit, value: u64) {
         if self.trace.limit.is_none() {
-            if limit == "max_time" {
+            if limit == Limit::MaxTime {
                 // The run stops at the bound itself.
                 self.clock.now = self.trace.limits.max_time;
                 self.trace.last_time = self.clock.now;

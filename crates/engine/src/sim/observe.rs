@@ -27,8 +27,8 @@ impl Kernel<'_> {
                 EventKind::DefinitionNoted {
                     name: note.name.as_deref().map(Rc::from),
                     path: Rc::from(note.path.as_str()),
-                    scope: note.scope.as_str(),
-                    outcome: note.outcome.as_str(),
+                    scope: note.scope,
+                    outcome: note.outcome,
                     reason: note.reason.as_deref().map(Rc::from),
                 },
             );
@@ -145,19 +145,12 @@ impl Kernel<'_> {
             state.tick = Some(at);
         }
         for change in changes.drain(..) {
-            let (name, row, reason, status) = match &change {
-                PanelChange::RowAdded { row, .. } => ("row_added", *row, None, None),
-                PanelChange::RowRemoved { row, reason, .. } => {
-                    ("row_removed", *row, Some(reason.as_str()), None)
-                }
-                PanelChange::RowStatusChanged { row, to, .. } => {
-                    ("row_status_changed", *row, None, Some(to.as_str()))
-                }
-                PanelChange::FooterHintShown { .. } => {
-                    ("footer_hint_shown", RowId::Main, None, None)
-                }
-                PanelChange::FooterHintCleared { .. } => {
-                    ("footer_hint_cleared", RowId::Main, None, None)
+            let (row, reason, status) = match &change {
+                PanelChange::RowAdded { row, .. } => (*row, None, None),
+                PanelChange::RowRemoved { row, reason, .. } => (*row, Some(*reason), None),
+                PanelChange::RowStatusChanged { row, to, .. } => (*row, None, Some(*to)),
+                PanelChange::FooterHintShown { .. } | PanelChange::FooterHintCleared { .. } => {
+                    (RowId::Main, None, None)
                 }
             };
             let row = match row {
@@ -170,7 +163,7 @@ impl Kernel<'_> {
             self.emit(
                 Some(change.rule()),
                 EventKind::PanelChanged {
-                    change: name,
+                    change: change.kind(),
                     row,
                     reason,
                     status,

@@ -68,7 +68,7 @@ impl Kernel<'_> {
             self.person.grants.push(pending.tool.to_string());
         }
         let allowed = answer != Answer::Deny;
-        let reason = if allowed { None } else { Some("denied") };
+        let reason = (!allowed).then_some(ToolRefusal::Denied);
         self.emit(
             Some(if allowed { "PERM-3" } else { "PERM-4" }),
             EventKind::ToolCalled {

@@ -91,7 +91,7 @@ impl Kernel<'_> {
         if let Launched::Teammate(_) = launch.launched {
             // SPAWN-11: launched as an agent-team teammate instead of a subagent.
             if self.agents.next_id as u64 > self.trace.limits.max_agents {
-                self.hit_limit("max_agents", self.trace.limits.max_agents);
+                self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
                 return Err(None);
             }
             return Ok(self.start_teammate(caller_slot, caller_ref, &planned, name, spec));
@@ -153,9 +153,7 @@ impl Kernel<'_> {
             name,
             reason,
             message,
-            // CAP-2: the cap error tells Claude not to retry.
-            hint: (reason == RejectReason::ConcurrentLimit)
-                .then_some(messages::CONCURRENT_LIMIT_NO_RETRY),
+            hint: cap::hint(reason),
             running,
         });
         Err(Some(reason))
@@ -385,11 +383,11 @@ impl Kernel<'_> {
             from_load,
         } = start;
         if self.agents.next_id as u64 > self.trace.limits.max_agents {
-            self.hit_limit("max_agents", self.trace.limits.max_agents);
+            self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
             return Err(None);
         }
         if u64::from(self.agents.running) >= self.trace.limits.max_running {
-            self.hit_limit("max_running", self.trace.limits.max_running);
+            self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
             return Err(None);
         }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
@@ -746,7 +744,7 @@ impl Kernel<'_> {
             model,
             model_rule,
             effort: self.run_effort(type_index, spec.effort.as_deref(), spec.fork),
-            permission_mode: permission_mode.as_str(),
+            permission_mode,
             tools,
             context,
             mcp_servers,

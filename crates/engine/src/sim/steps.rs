@@ -45,7 +45,7 @@ impl Kernel<'_> {
             // Steps that take no time and write nothing would loop forever at one instant
             // without reaching `max_events` or `max_time`: every step counts.
             if self.trace.steps_left == 0 {
-                self.hit_limit("max_steps", self.trace.limits.steps());
+                self.hit_limit(Limit::MaxSteps, self.trace.limits.steps());
                 return;
             }
             self.trace.steps_left -= 1;
@@ -235,7 +235,7 @@ impl Kernel<'_> {
                     agent: reference,
                     tool: call.name.clone(),
                     allowed: false,
-                    reason: Some("hook_blocked"),
+                    reason: Some(ToolRefusal::HookBlocked),
                     input,
                     permission_rule: None,
                 },
@@ -303,7 +303,7 @@ impl Kernel<'_> {
                         agent: reference,
                         tool,
                         allowed: false,
-                        reason: Some("denied"),
+                        reason: Some(ToolRefusal::Denied),
                         input,
                         permission_rule,
                     },
@@ -340,7 +340,7 @@ impl Kernel<'_> {
                                 agent: reference,
                                 tool,
                                 allowed: false,
-                                reason: Some("auto_denied"),
+                                reason: Some(ToolRefusal::AutoDenied),
                                 input,
                                 permission_rule: None,
                             },
@@ -410,17 +410,17 @@ impl Kernel<'_> {
     /// Why a run lacks `tool`: the step of its tool resolution that removed it
     /// (`filter_one`, `disallowed`, `not_in_tools`, `filter_two`) and that step's rule, or
     /// `not_in_session` when main's pool never had it (TOOLS-1).
-    fn removal_of(&self, slot: u32, tool: &str) -> (&'static str, RuleId) {
+    fn removal_of(&self, slot: u32, tool: &str) -> (ToolRefusal, RuleId) {
         let agent = self.agents.get(slot);
         // TOOLS-10: a session without the Task tools gives nobody any of them.
         let not_in_session = if tools::TASK_TOOLS.contains(&tool) {
-            ("not_in_session", "TOOLS-10")
+            (ToolRefusal::NotInSession, "TOOLS-10")
         } else {
-            ("not_in_session", "TOOLS-1")
+            (ToolRefusal::NotInSession, "TOOLS-1")
         };
         if agent.id == MAIN && self.session.main_agent.is_some() {
             // MAIN-1: main runs with its agent's tool restrictions.
-            return ("not_in_tools", "MAIN-1");
+            return (ToolRefusal::NotInTools, "MAIN-1");
         }
         let Some(index) = agent.type_index.filter(|_| !agent.fork && agent.depth > 0) else {
             return not_in_session;
@@ -453,11 +453,8 @@ impl Kernel<'_> {
         };
         steps
             .iter()
-            .filter(|step| {
-                step.kind != tools::StepKind::BasePool && step.kind != tools::StepKind::Added
-            })
-            .find(|step| step.tools.iter().any(|removed| removed == tool))
-            .map(|step| (step.kind.as_str(), step.rule))
+            .filter(|step| step.tools.iter().any(|removed| removed == tool))
+            .find_map(|step| Some((ToolRefusal::removed_by(step.kind)?, step.rule)))
             .unwrap_or(not_in_session)
     }
 }
