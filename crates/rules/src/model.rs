@@ -317,6 +317,12 @@ impl BuiltIn {
         }
     }
 
+    /// RESUME-3: Explore and Plan are one-shot: they return no agent ID, so SendMessage
+    /// cannot resume them.
+    pub fn one_shot(self) -> bool {
+        matches!(self, BuiltIn::Explore | BuiltIn::Plan)
+    }
+
     /// The built-in with this type name, if any (exact match).
     pub fn from_name(name: &str) -> Option<BuiltIn> {
         BuiltIn::ALL

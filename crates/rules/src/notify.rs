@@ -115,6 +115,58 @@ pub fn completion(finishing: Finishing) -> (Recipient, Delivery, RuleId) {
     }
 }
 
+/// How a finished run ended, as its result's delivery names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// It completed (a partial result included).
+    Completed,
+    /// It failed.
+    Failed,
+    /// It was stopped (TaskStop) or cancelled (the person).
+    Stopped,
+}
+
+/// A finished run's one result: who gets it, how, what the notification says, and the
+/// rule that decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notified {
+    /// Who receives it.
+    pub recipient: Recipient,
+    /// The tool's result or a later-turn notification.
+    pub delivery: Delivery,
+    /// What the notification says (`what`).
+    pub notice: Notice,
+    /// The rule that decided.
+    pub rule: RuleId,
+}
+
+/// NOTIFY-1…12: a finished run's one result. Where it goes and how is [`completion`]'s
+/// answer; a teammate's result is a team message (NOTIFY-11); a failure notified in a later
+/// turn is NOTIFY-12's failure notification.
+pub fn result(finishing: Finishing, ended: Ended, teammate: bool) -> Notified {
+    let (recipient, delivery, rule) = completion(finishing);
+    let notice = match (delivery, ended) {
+        _ if teammate => Notice::TeamMessage,
+        (Delivery::ToolResult, _) => Notice::Result,
+        (_, Ended::Completed) => Notice::Completion,
+        (_, Ended::Failed) => Notice::Failed,
+        (_, Ended::Stopped) => Notice::Stopped,
+    };
+    let rule = if teammate {
+        "NOTIFY-11"
+    } else if ended == Ended::Failed && delivery == Delivery::Notification {
+        "NOTIFY-12"
+    } else {
+        rule
+    };
+    Notified {
+        recipient,
+        delivery,
+        notice,
+        rule,
+    }
+}
+
 /// NOTIFY-6 / NOTIFY-7: does a launcher whose steps are done wait for its background
 /// children before it finishes?
 pub fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
@@ -167,6 +219,54 @@ mod tests {
             ..finishing(Mode::Background, false, true)
         };
         assert_eq!(completion(resumed).2, "NOTIFY-9");
+    }
+
+    #[test]
+    fn results_name_teammates_failures_and_tool_results() {
+        let background = finishing(Mode::Background, true, true);
+        let foreground = finishing(Mode::Foreground, true, true);
+        let rows = [
+            (
+                background,
+                Ended::Completed,
+                false,
+                Notice::Completion,
+                "NOTIFY-3",
+            ),
+            (
+                background,
+                Ended::Failed,
+                false,
+                Notice::Failed,
+                "NOTIFY-12",
+            ),
+            (
+                background,
+                Ended::Stopped,
+                false,
+                Notice::Stopped,
+                "NOTIFY-3",
+            ),
+            (
+                background,
+                Ended::Completed,
+                true,
+                Notice::TeamMessage,
+                "NOTIFY-11",
+            ),
+            (foreground, Ended::Failed, false, Notice::Result, "NOTIFY-2"),
+            (
+                foreground,
+                Ended::Completed,
+                false,
+                Notice::Result,
+                "NOTIFY-2",
+            ),
+        ];
+        for (finishing, ended, teammate, notice, rule) in rows {
+            let result = result(finishing, ended, teammate);
+            assert_eq!((result.notice, result.rule), (notice, rule), "{ended:?}");
+        }
     }
 
     #[test]

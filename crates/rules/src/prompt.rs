@@ -194,6 +194,13 @@ fn deny_covers(rule: &str, tool: &str, input: Option<&str>) -> bool {
     }
 }
 
+/// PERM-14: does a `permissions.deny` rule cover a call of `tool` with `input`? Deny rules
+/// apply to main and to every subagent, in every mode; a shell call is covered when a rule
+/// matches its whole command or any command it chains (`&&`, `||`, `;`, `|`, new lines).
+pub fn denied_by_rule(rules: &PermissionRules, tool: &str, input: Option<&str>) -> bool {
+    rules.deny.iter().any(|rule| deny_covers(rule, tool, input))
+}
+
 /// PERM-14 for allow rules: a shell call is allowed only if every command it chains is.
 fn allow_covers(rules: &[String], tool: &str, input: Option<&str>) -> bool {
     match input {
@@ -323,7 +330,7 @@ pub fn decide_call(
 ) -> CallDecision {
     let (tool, input, mode) = (call.tool, call.input, call.mode);
     // PERM-14: deny rules apply to main and to every subagent, in every mode.
-    if rules.deny.iter().any(|rule| deny_covers(rule, tool, input)) {
+    if denied_by_rule(rules, tool, input) {
         return CallDecision::Deny("PERM-14");
     }
     // PERM-9 `dontAsk`: these are denied even if allowed.
@@ -624,6 +631,23 @@ mod tests {
             input,
             ..Call::new(tool, mode)
         }
+    }
+
+    #[test]
+    fn denied_by_rule_covers_any_command_a_shell_input_chains() {
+        let rules = PermissionRules {
+            allow: vec![],
+            deny: vec!["Bash(git push *)".into()],
+        };
+        let chained = Some("git status && git push origin main");
+        assert!(denied_by_rule(&rules, "Bash", chained));
+        assert!(denied_by_rule(&rules, "Bash", Some("git push --force")));
+        assert!(!denied_by_rule(&rules, "Bash", Some("git status")));
+        // The function decide_call refuses with.
+        assert_eq!(
+            decide("Bash", chained, PermissionMode::Default, &rules, &[]),
+            CallDecision::Deny("PERM-14")
+        );
     }
 
     #[test]

@@ -139,21 +139,27 @@ impl Kernel<'_> {
         let caller_slot = self.agents.slot_of(report_to);
         let caller_running =
             caller_slot.is_some_and(|s| self.agents.get(s).status == Status::Running);
-        let (recipient, delivery, notify_rule) = notify::completion(Finishing {
-            mode: if awaited { mode } else { Mode::Background },
-            fork,
-            caller_is_main: report_to == MAIN,
-            caller_running,
-            resumed,
-        });
-        let what = match (delivery, outcome) {
-            // NOTIFY-11: a teammate reports through team messages.
-            _ if teammate => Notice::TeamMessage,
-            (Delivery::ToolResult, _) => Notice::Result,
-            (_, Outcome::Completed | Outcome::Partial) => Notice::Completion,
-            (_, Outcome::Failed) => Notice::Failed,
-            (_, Outcome::Stopped | Outcome::Cancelled) => Notice::Stopped,
+        let ended = match outcome {
+            Outcome::Completed | Outcome::Partial => notify::Ended::Completed,
+            Outcome::Failed => notify::Ended::Failed,
+            Outcome::Stopped | Outcome::Cancelled => notify::Ended::Stopped,
         };
+        let notify::Notified {
+            recipient,
+            delivery,
+            notice: what,
+            rule,
+        } = notify::result(
+            Finishing {
+                mode: if awaited { mode } else { Mode::Background },
+                fork,
+                caller_is_main: report_to == MAIN,
+                caller_running,
+                resumed,
+            },
+            ended,
+            teammate,
+        );
         let to_id = match recipient {
             Recipient::Caller => report_to,
             Recipient::Main => MAIN,
@@ -163,13 +169,6 @@ impl Kernel<'_> {
             None => None,
         };
         self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
-        let rule = if teammate {
-            "NOTIFY-11"
-        } else if outcome == Outcome::Failed && delivery == Delivery::Notification {
-            "NOTIFY-12"
-        } else {
-            notify_rule
-        };
         self.emit_with(Some(rule), move || EventKind::Notification {
             to: AgentRef {
                 id: to_id,

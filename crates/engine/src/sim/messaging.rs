@@ -120,7 +120,7 @@ impl Kernel<'_> {
                 messages::CANCELLED.into(),
             );
         }
-        let mode = self.resume(slot, caller, behavior, "CAP-7");
+        let mode = self.resume(slot, caller, behavior, Unchecked::Resume.rule());
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
         // as the tool's result (NOTIFY-2), as any foreground run does.
         let result_to_resumer = self.agents.get(slot).report_to == caller;

@@ -509,7 +509,9 @@ impl<'s> Kernel<'s> {
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
-            let one_shot = built_in && (def.name == "Explore" || def.name == "Plan");
+            // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
+            let one_shot = built_in
+                && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
             let models = ModelSettings::from_session(session);
             let choice = models.choose(&config, &def, None, false, false);
             let behavior = def.behavior.clone().unwrap_or_else(default_behavior);

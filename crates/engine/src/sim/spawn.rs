@@ -577,13 +577,7 @@ impl Kernel<'_> {
         let def = &self.session.types[type_index.unwrap_or(0)].def;
         let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {
             (Some(built_in), Scope::BuiltIn) => context::AgentKind::BuiltIn(built_in),
-            (_, scope) => context::AgentKind::Custom(match scope {
-                Scope::Managed => spawn::Scope::Managed,
-                Scope::Cli => spawn::Scope::Cli,
-                Scope::User => spawn::Scope::User,
-                Scope::Plugin => spawn::Scope::Plugin,
-                Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
-            }),
+            (_, scope) => context::AgentKind::Custom(rules_scope(scope)),
         };
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.to_string()).collect();
         let named: Vec<String> = self
@@ -615,12 +609,7 @@ impl Kernel<'_> {
             .map(|name| name.to_string())
             .collect();
         let source_dir = self.trust_folder(def);
-        let memory = match def.memory.as_deref() {
-            Some("user") => Some(context::MemoryScope::User),
-            Some("project") => Some(context::MemoryScope::Project),
-            Some("local") => Some(context::MemoryScope::Local),
-            _ => None,
-        };
+        let memory = def.memory.as_deref().and_then(context::MemoryScope::parse);
         let input = context::StartupInput {
             omit_claude_md: def.omit_claude_md,
             skills: &skills,
@@ -630,13 +619,7 @@ impl Kernel<'_> {
             auto_memory: self.session.auto_memory,
             mcp: context::McpInput {
                 servers: &servers,
-                scope: match def.scope {
-                    Scope::Managed => spawn::Scope::Managed,
-                    Scope::Cli => spawn::Scope::Cli,
-                    Scope::User => spawn::Scope::User,
-                    Scope::Plugin => spawn::Scope::Plugin,
-                    Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
-                },
+                scope: rules_scope(def.scope),
                 source_dir: Some(&source_dir),
                 trusted_dirs: &self.session.trusted_dirs,
                 configured: &configured,
@@ -772,6 +755,8 @@ impl Kernel<'_> {
             unreachable!("a teammate is a launch");
         };
         let permission_mode = launch.permission_mode;
+        // Q-44 / SPAWN-11: the plan places a teammate at depth 0.
+        let depth = launch.depth;
         let tool_list = planned.tools.clone();
         let mut profile = (*self.run_profile(
             Some(type_index),
@@ -797,7 +782,7 @@ impl Kernel<'_> {
             classifier: spec.classifier,
             profile: profile.clone(),
             name: name.clone(),
-            depth: 0,
+            depth,
             mode: Mode::Background,
             fork: false,
             teammate: true,
@@ -821,7 +806,7 @@ impl Kernel<'_> {
             EventKind::AgentStarted {
                 agent: AgentRef { id, name },
                 parent: caller_ref,
-                depth: 0,
+                depth,
                 mode: Mode::Background,
                 fork: false,
                 running,

@@ -243,32 +243,34 @@ impl Kernel<'_> {
             return Flow::Continue;
         }
         let agent = self.agents.get(slot);
-        let decision =
-            match call.prompt {
-                Some(true) => CallDecision::Prompt("PERM-3"),
-                // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
-                // do not apply.
-                _ if &*call.name == "SubagentHandback" => handback::call(&self.session.permissions),
-                // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14).
-                Some(false)
-                    if self.session.permissions.deny.iter().any(|rule| {
-                        prompt::rule_matches(rule, &call.name, call.input.as_deref())
-                    }) =>
-                {
-                    CallDecision::Deny("PERM-14")
-                }
-                Some(false) => CallDecision::Run("PERM-9"),
-                // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
-                None => prompt::decide_call(
-                    &prompt::Call {
-                        input: call.input.as_deref(),
-                        subagent: agent.depth > 0,
-                        ..prompt::Call::new(&call.name, agent.permission_mode)
-                    },
+        let decision = match call.prompt {
+            Some(true) => CallDecision::Prompt("PERM-3"),
+            // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
+            // do not apply.
+            _ if &*call.name == "SubagentHandback" => handback::call(&self.session.permissions),
+            // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14),
+            // a chained Bash command included.
+            Some(false)
+                if prompt::denied_by_rule(
                     &self.session.permissions,
-                    &self.person.grants,
-                ),
-            };
+                    &call.name,
+                    call.input.as_deref(),
+                ) =>
+            {
+                CallDecision::Deny("PERM-14")
+            }
+            Some(false) => CallDecision::Run("PERM-9"),
+            // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
+            None => prompt::decide_call(
+                &prompt::Call {
+                    input: call.input.as_deref(),
+                    subagent: agent.depth > 0,
+                    ..prompt::Call::new(&call.name, agent.permission_mode)
+                },
+                &self.session.permissions,
+                &self.person.grants,
+            ),
+        };
         let permission_rule = prompt::deciding_rule(
             &self.session.permissions,
             decision,
