@@ -72,6 +72,15 @@ impl miette::Diagnostic for Problem {
     }
 }
 
+/// Prints `problems` of `source` to stderr, rendered as [`render`] does, in colour when
+/// stderr is a terminal that takes it.
+pub fn eprint(problems: &[Diagnostic], source: &str, level: Level) {
+    eprint!(
+        "{}",
+        render(problems, source, level, crate::output::stderr_color())
+    );
+}
+
 /// Renders `problems` (all found in one file whose text is `source`), one after another.
 ///
 /// A problem whose span does not lie in `source` (the file could not be read, or the

@@ -23,13 +23,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
         match fidelity(&imported) {
             Ok(report) => Some(report.to_string()),
             Err(problems) => {
-                let rendered = diagnostics::render(
-                    &problems.problems,
-                    &problems.source,
-                    Level::Error,
-                    output::stderr_color(),
-                );
-                eprint!("{rendered}");
+                diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
                 return Err(AlreadyReported.into());
             }
         }

@@ -367,15 +367,7 @@ pub fn load_demo() -> anyhow::Result<Loaded> {
 /// on failure prints the located problem to stderr.
 pub fn read(path: &Path, options: &subsim_scenario::Options) -> anyhow::Result<String> {
     subsim_scenario::read_scenario(path, options).map_err(|problems| {
-        eprint!(
-            "{}",
-            diagnostics::render(
-                &problems.problems,
-                &problems.source,
-                Level::Error,
-                output::stderr_color()
-            )
-        );
+        diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
         AlreadyReported.into()
     })
 }
@@ -387,28 +379,12 @@ pub fn report(
     match loaded {
         Ok(loaded) => {
             if !loaded.warnings.is_empty() {
-                eprint!(
-                    "{}",
-                    diagnostics::render(
-                        &loaded.warnings,
-                        &loaded.source,
-                        Level::Warning,
-                        output::stderr_color()
-                    )
-                );
+                diagnostics::eprint(&loaded.warnings, &loaded.source, Level::Warning);
             }
             Ok(loaded)
         }
         Err(problems) => {
-            eprint!(
-                "{}",
-                diagnostics::render(
-                    &problems.problems,
-                    &problems.source,
-                    Level::Error,
-                    output::stderr_color()
-                )
-            );
+            diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
             Err(AlreadyReported.into())
         }
     }

@@ -97,6 +97,26 @@ impl Scope {
         Scope::Plugin,
     ];
 
+    /// The scope as the rules see it (`rules::spawn::Scope`); `None` for a built-in type.
+    pub fn rules(self) -> Option<subsim_rules::spawn::Scope> {
+        use subsim_rules::spawn::Scope as Rules;
+        match self {
+            Scope::Managed => Some(Rules::Managed),
+            Scope::Cli => Some(Rules::Cli),
+            Scope::Project => Some(Rules::Project),
+            Scope::User => Some(Rules::User),
+            Scope::Plugin => Some(Rules::Plugin),
+            Scope::BuiltIn => None,
+        }
+    }
+
+    /// DEF-1: the scope's priority (`rules::spawn::Scope::priority`: the lower number
+    /// wins a name collision); a built-in type ranks below every definition (SPAWN-10).
+    pub fn priority(self) -> u8 {
+        self.rules()
+            .map_or(u8::MAX, subsim_rules::spawn::Scope::priority)
+    }
+
     /// The scenario spelling.
     pub fn as_str(self) -> &'static str {
         match self {

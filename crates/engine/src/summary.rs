@@ -1132,18 +1132,7 @@ impl Summary {
         }
         let (prompt_waits, queue, queue_peak) = self.prompt_report();
         if prompt_waits.count > 0 {
-            row(
-                "  wait, all prompts",
-                format!(
-                    "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s",
-                    secs(prompt_waits.mean.mean),
-                    interval(prompt_waits.mean, secs),
-                    secs(prompt_waits.p50),
-                    secs(prompt_waits.p95),
-                    secs(prompt_waits.p99),
-                    secs(prompt_waits.max)
-                ),
-            );
+            row("  wait, all prompts", wait_line(&prompt_waits));
             row(
                 "  prompt queue",
                 format!(
@@ -1158,19 +1147,8 @@ impl Summary {
                     row(&format!("  type {}", report.agent_type), String::new());
                     let waits = &report.waits;
                     if waits.count > 0 {
-                        row(
-                            "    wait",
-                            format!(
-                                "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s ({} answered)",
-                                secs(waits.mean.mean),
-                                interval(waits.mean, secs),
-                                secs(waits.p50),
-                                secs(waits.p95),
-                                secs(waits.p99),
-                                secs(waits.max),
-                                waits.count
-                            ),
-                        );
+                        let line = wait_line(waits);
+                        row("    wait", format!("{line} ({} answered)", waits.count));
                     }
                     row(
                         "    prompt queue",
@@ -1371,6 +1349,20 @@ fn secs(value: f64) -> String {
 /// `[lo, hi]` of an estimate, each written by `show`.
 fn interval(estimate: Estimate, show: impl Fn(f64) -> String) -> String {
     format!("[{}, {}]", show(estimate.lo), show(estimate.hi))
+}
+
+/// A prompt-wait line of the table (all prompts, or one type's): the mean with its
+/// interval, then the percentiles and the longest, in seconds.
+fn wait_line(waits: &SecondsDistribution) -> String {
+    format!(
+        "mean {}s {}, p50 {}s, p95 {}s, p99 {}s, max {}s",
+        secs(waits.mean.mean),
+        interval(waits.mean, secs),
+        secs(waits.p50),
+        secs(waits.p95),
+        secs(waits.p99),
+        secs(waits.max)
+    )
 }
 
 /// The text rows of one [`TypeReport`].

@@ -72,6 +72,9 @@ pub mod piece {
     pub const CONTEXT_WINDOW: &str = "parent's context-window size";
     /// MAIN-5.
     pub const INITIAL_PROMPT: &str = "initialPrompt";
+    /// CTX-3: how the trace names [`CLAUDE_MD`] when `omitClaudeMd` keeps only the managed
+    /// policy files.
+    pub const CLAUDE_MD_MANAGED_ONLY: &str = "CLAUDE.md (managed policy files only)";
 }
 
 /// One piece of a starting context.
@@ -79,6 +82,9 @@ pub mod piece {
 pub struct Piece {
     /// The piece ([`piece`]).
     pub name: &'static str,
+    /// How the trace names it (`agent_started.context`): its name, except CTX-3's
+    /// managed-only CLAUDE.md ([`piece::CLAUDE_MD_MANAGED_ONLY`]).
+    pub label: &'static str,
     /// Whether the run starts with it.
     pub included: bool,
     /// The rule that decided.
@@ -90,6 +96,7 @@ pub struct Piece {
 fn piece(name: &'static str, included: bool, rule: RuleId, detail: impl Into<String>) -> Piece {
     Piece {
         name,
+        label: name,
         included,
         rule,
         detail: detail.into(),
@@ -591,12 +598,15 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
                 "omitClaudeMd on a managed definition: none at all",
             )
         } else {
-            piece(
-                piece::CLAUDE_MD,
-                true,
-                "CTX-3",
-                "omitClaudeMd: only the managed policy files",
-            )
+            Piece {
+                label: piece::CLAUDE_MD_MANAGED_ONLY,
+                ..piece(
+                    piece::CLAUDE_MD,
+                    true,
+                    "CTX-3",
+                    "omitClaudeMd: only the managed policy files",
+                )
+            }
         }
     } else if input.omit_claude_md {
         piece(

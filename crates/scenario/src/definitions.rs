@@ -818,9 +818,9 @@ impl Loader {
 
 /// Where a candidate ranks: scope priority (DEF-1), then inline before directories before
 /// `--add-dir` directories, then listing order (DEF-2), then path.
-fn rank(candidate: &Candidate) -> (Scope, Group, usize, &str) {
+fn rank(candidate: &Candidate) -> (u8, Group, usize, &str) {
     (
-        candidate.def.scope,
+        candidate.def.scope.priority(),
         candidate.group,
         candidate.index,
         &candidate.relative,
@@ -828,9 +828,9 @@ fn rank(candidate: &Candidate) -> (Scope, Group, usize, &str) {
 }
 
 /// The order of notes: scope, path, name, a definition's outcome before its warnings.
-fn note_order(note: &DefinitionNote) -> (Scope, &str, Option<&str>, bool) {
+fn note_order(note: &DefinitionNote) -> (u8, &str, Option<&str>, bool) {
     (
-        note.scope,
+        note.scope.priority(),
         &note.path,
         note.name.as_deref(),
         note.outcome == DefinitionOutcome::Warning,

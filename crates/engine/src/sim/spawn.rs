@@ -570,7 +570,7 @@ impl Kernel<'_> {
                 .pieces
                 .iter()
                 .filter(|piece| piece.included)
-                .map(|piece| Rc::from(piece.name))
+                .map(|piece| Rc::from(piece.label))
                 .collect();
             return (pieces, self.session.mcp.clone(), Vec::new());
         }
@@ -633,17 +633,8 @@ impl Kernel<'_> {
             .pieces
             .iter()
             .filter(|piece| piece.included)
-            .map(|piece| {
-                // CTX-3: omitClaudeMd keeps only the managed policy files.
-                if piece.name == "CLAUDE.md"
-                    && def.omit_claude_md
-                    && self.session.config.gates.omit_claude_md
-                {
-                    Rc::from("CLAUDE.md (managed policy files only)")
-                } else {
-                    Rc::from(piece.name)
-                }
-            })
+            // CTX-3: omitClaudeMd's managed-only CLAUDE.md has its own label.
+            .map(|piece| Rc::from(piece.label))
             .collect();
         let mut servers_list: Vec<Rc<str>> = self.session.mcp.iter().cloned().collect();
         let mut inline_tools = Vec::new();
@@ -907,11 +898,5 @@ pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_
 
 /// The rules crate's spelling of a definition's scope.
 pub(super) fn rules_scope(scope: Scope) -> spawn::Scope {
-    match scope {
-        Scope::Managed => spawn::Scope::Managed,
-        Scope::Cli => spawn::Scope::Cli,
-        Scope::User => spawn::Scope::User,
-        Scope::Plugin => spawn::Scope::Plugin,
-        Scope::Project | Scope::BuiltIn => spawn::Scope::Project,
-    }
+    scope.rules().unwrap_or(spawn::Scope::Project)
 }
