@@ -63,16 +63,14 @@ impl Kernel<'_> {
         }
         // Every foreground child main is blocked on (a spawn step may have issued several).
         let mut candidates: Vec<(AgentId, u32)> = Vec::new();
-        for (slot, agent) in self.agents.slots.iter().enumerate() {
-            if let Some(agent) = agent {
-                if agent.report_to == MAIN
-                    && agent.awaited
-                    && agent.mode == Mode::Foreground
-                    && agent.status == Status::Running
-                    && agent.id != MAIN
-                {
-                    candidates.push((agent.id, slot as u32));
-                }
+        for (slot, agent) in self.agents.iter() {
+            if agent.report_to == MAIN
+                && agent.awaited
+                && agent.mode == Mode::Foreground
+                && agent.status == Status::Running
+                && agent.id != MAIN
+            {
+                candidates.push((agent.id, slot));
             }
         }
         candidates.sort();

@@ -4,6 +4,12 @@
 //! Memory grows with what is running, not with what ran: a vacant slot is reused with
 //! the next generation (so a stale wake of the previous occupant never matches), and
 //! anonymous load agents are kept out of the id map and released when their run ends.
+//!
+//! A released slot keeps its record, marked vacant (nothing finds it: every accessor
+//! skips it), and the next run to take the slot overwrites that record field by field
+//! (`Agent::reuse`) instead of building a new one on the stack and copying it in whole:
+//! the copy of a ~250-byte record right after it was written field by field stalled on
+//! store forwarding, a tenth of W1's time.
 
 use super::*;
 
@@ -125,6 +131,8 @@ pub(super) struct Agent {
     pub(super) turns: u32,
     pub(super) rng: Option<Box<ChaCha8Rng>>,
     pub(super) finished_at: SimTime,
+    /// The slot is free: the record is what its last occupant left, found by nothing.
+    vacant: bool,
 }
 
 impl Agent {
@@ -189,7 +197,91 @@ impl Agent {
             turns: 0,
             rng,
             finished_at: SimTime::ZERO,
+            vacant: false,
         }
+    }
+
+    /// Overwrites a vacant record with a new run's, field by field, exactly as
+    /// [`Agent::new`] builds one (the destructuring lists every field, so a field added to
+    /// `Agent` must be set here too).
+    #[inline(always)]
+    fn reuse(&mut self, start: AgentStart, gen: u32) {
+        let Agent {
+            id,
+            type_index,
+            report,
+            continuations,
+            classifier,
+            invocation_model,
+            teammate,
+            profile_background,
+            profile,
+            name,
+            depth,
+            mode,
+            fork,
+            permission_mode,
+            one_shot,
+            max_turns,
+            from_load,
+            status,
+            user_cancelled,
+            program,
+            pc,
+            stack,
+            block,
+            gen: record_gen,
+            foreground_pending,
+            run,
+            awaited,
+            children_running,
+            bash_running,
+            inbox,
+            waiters,
+            report_to,
+            resumed,
+            turns,
+            rng,
+            finished_at,
+            vacant,
+        } = self;
+        *id = start.id;
+        *type_index = start.type_index;
+        *report = None;
+        *continuations = 0;
+        *classifier = start.classifier;
+        *invocation_model = start.invocation_model;
+        *teammate = start.teammate;
+        *profile_background = start.profile_background;
+        *profile = start.profile;
+        *name = start.name;
+        *depth = start.depth;
+        *mode = start.mode;
+        *fork = start.fork;
+        *permission_mode = start.permission_mode;
+        *one_shot = start.one_shot;
+        *max_turns = start.max_turns;
+        *from_load = start.from_load;
+        *status = Status::Running;
+        *user_cancelled = false;
+        *program = start.program;
+        *pc = 0;
+        stack.clear();
+        *block = Block::Ready;
+        *record_gen = gen;
+        *foreground_pending = 0;
+        *run = 0;
+        *awaited = false;
+        *children_running = 0;
+        *bash_running = 0;
+        *inbox = 0;
+        waiters.clear();
+        *report_to = start.report_to;
+        *resumed = false;
+        *turns = 0;
+        *rng = start.rng;
+        *finished_at = SimTime::ZERO;
+        *vacant = false;
     }
 
     /// Whether its tool set was resolved for the background (TOOLS-6: a resumed run keeps
@@ -216,7 +308,8 @@ impl Agent {
 
 /// The agent slab (main in slot 0) and its indexes.
 pub(super) struct Agents {
-    pub(super) slots: Vec<Option<Agent>>,
+    /// The records by slot; a vacant one (released) is skipped by every accessor.
+    slots: Vec<Agent>,
     /// Vacant slots with their next generation.
     pub(super) free: Vec<(u32, u32)>,
     pub(super) by_id: IdMap,
@@ -238,13 +331,61 @@ impl Agents {
     /// in place (built elsewhere and moved in, it would be copied whole).
     #[inline(always)]
     pub(super) fn add(&mut self, start: impl FnOnce() -> AgentStart) -> (u32, u32) {
-        let (slot, gen) = self.vacant_slot();
+        let (slot, gen) = match self.free.pop() {
+            Some(found) => found,
+            None => (self.slots.len() as u32, 0),
+        };
         let start = start();
         let id = start.id;
         let unindexed = start.from_load && start.name.is_none();
-        self.slots[slot as usize] = Some(Agent::new(start, gen));
+        match self.slots.get_mut(slot as usize) {
+            Some(record) => record.reuse(start, gen),
+            None => self.slots.push(Agent::new(start, gen)),
+        }
         self.index_slot(slot, id, unindexed);
         (slot, gen)
+    }
+
+    /// An empty slab.
+    pub(super) fn new() -> Agents {
+        Agents {
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: IdMap::default(),
+            unindexed: 0,
+            next_id: 1,
+            running: 0,
+            names: BTreeMap::new(),
+            reached: BTreeMap::new(),
+        }
+    }
+
+    /// The record in `slot`, if the slot holds one.
+    #[inline]
+    pub(super) fn at(&self, slot: u32) -> Option<&Agent> {
+        self.slots.get(slot as usize).filter(|agent| !agent.vacant)
+    }
+
+    /// The record in `slot`, if the slot holds one.
+    #[inline]
+    pub(super) fn at_mut(&mut self, slot: u32) -> Option<&mut Agent> {
+        self.slots
+            .get_mut(slot as usize)
+            .filter(|agent| !agent.vacant)
+    }
+
+    /// Every record with its slot, in slot order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &Agent)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, agent)| !agent.vacant)
+            .map(|(slot, agent)| (slot as u32, agent))
+    }
+
+    /// How many slots there are (held or vacant): a bound on the agents held at once.
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.len()
     }
 
     #[inline]
@@ -262,22 +403,22 @@ impl Agents {
         }
         self.slots
             .iter()
-            .position(|slot| slot.as_ref().is_some_and(|agent| agent.id == id))
+            .position(|agent| !agent.vacant && agent.id == id)
             .map(|slot| slot as u32)
     }
 
     #[inline]
     pub(super) fn get(&self, slot: u32) -> &Agent {
-        self.slots[slot as usize]
-            .as_ref()
-            .expect("slot holds an agent")
+        let agent = &self.slots[slot as usize];
+        debug_assert!(!agent.vacant, "slot holds an agent");
+        agent
     }
 
     #[inline]
     pub(super) fn get_mut(&mut self, slot: u32) -> &mut Agent {
-        self.slots[slot as usize]
-            .as_mut()
-            .expect("slot holds an agent")
+        let agent = &mut self.slots[slot as usize];
+        debug_assert!(!agent.vacant, "slot holds an agent");
+        agent
     }
 
     #[inline]
@@ -307,18 +448,6 @@ impl Agents {
         self.slot_of(id).map(|_| id)
     }
 
-    /// A free slot (the slot's next generation), or a new empty one at the end.
-    #[inline]
-    fn vacant_slot(&mut self) -> (u32, u32) {
-        match self.free.pop() {
-            Some(found) => found,
-            None => {
-                self.slots.push(None);
-                ((self.slots.len() - 1) as u32, 0)
-            }
-        }
-    }
-
     /// Records where the agent `id` that was just written into `slot` lives.
     #[inline]
     fn index_slot(&mut self, slot: u32, id: AgentId, unindexed: bool) {
@@ -329,21 +458,19 @@ impl Agents {
         }
     }
 
-    /// Empties `slot` (its record is dropped where it lies) and frees it for reuse with
-    /// the next generation.
+    /// Frees `slot` for reuse with the next generation. Its record stays where it lies,
+    /// vacant (see the module doc), but for what it holds that could be large.
     #[inline]
     pub(super) fn release(&mut self, slot: u32) {
-        // Read what the free list needs, then drop the record where it lies (taking it out
-        // would copy the whole record first).
-        debug_assert!(
-            self.slots[slot as usize].is_some(),
-            "kernel invariant: a slot is released once"
-        );
-        let Some(agent) = self.slots[slot as usize].as_ref() else {
+        let agent = &mut self.slots[slot as usize];
+        debug_assert!(!agent.vacant, "kernel invariant: a slot is released once");
+        if agent.vacant {
             return;
-        };
+        }
+        agent.vacant = true;
+        // A behaviour stream is ~300 bytes; the next occupant sets its own.
+        agent.rng = None;
         let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
-        self.slots[slot as usize] = None;
         if unindexed {
             self.unindexed -= 1;
         } else {

@@ -122,18 +122,19 @@ impl Kernel<'_> {
         if !teammate {
             self.agents.running -= 1;
         }
-        let running = self.agents.running;
-        let finished_name = own_name.clone();
-        let detail_text = detail.as_deref().map(Rc::from);
-        self.emit_with(rule, move || EventKind::AgentFinished {
-            agent: AgentRef {
-                id: own_id,
-                name: finished_name,
-            },
-            outcome,
-            running,
-            detail: detail_text,
-        });
+        emit_now!(
+            self,
+            rule,
+            EventKind::AgentFinished {
+                agent: AgentRef {
+                    id: own_id,
+                    name: own_name.clone(),
+                },
+                outcome,
+                running: self.agents.running,
+                detail: detail.as_deref().map(Rc::from),
+            }
+        );
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.agents.slot_of(report_to);
@@ -169,17 +170,21 @@ impl Kernel<'_> {
             None => None,
         };
         self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
-        self.emit_with(Some(rule), move || EventKind::Notification {
-            to: AgentRef {
-                id: to_id,
-                name: to_name,
-            },
-            from: AgentRef {
-                id: own_id,
-                name: own_name,
-            },
-            what,
-        });
+        emit_now!(
+            self,
+            Some(rule),
+            EventKind::Notification {
+                to: AgentRef {
+                    id: to_id,
+                    name: to_name,
+                },
+                from: AgentRef {
+                    id: own_id,
+                    name: own_name,
+                },
+                what,
+            }
+        );
         // The caller's bookkeeping. Its count of running children stays exact even while
         // the caller is not running (a stopped launcher may be resumed later).
         if let Some(caller_slot) = caller_slot {

@@ -221,7 +221,7 @@ impl Kernel<'_> {
     pub(super) fn reports_to(&self, agent: AgentId, ancestor: AgentId) -> bool {
         let mut current = agent;
         // The chain is finite; the bound guards against a cycle all the same.
-        for _ in 0..=self.agents.slots.len() {
+        for _ in 0..=self.agents.capacity() {
             if current == MAIN {
                 return ancestor == MAIN;
             }

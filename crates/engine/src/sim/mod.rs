@@ -46,6 +46,26 @@ use crate::spec::{
 };
 use crate::time::SimTime;
 
+/// `emit` for the per-arrival events: `emit_now!(self, rule, EventKind::… { … })` builds
+/// the event where it lies, each field written once straight into it, and hands it to
+/// the sink (`Kernel::emit_built`) unless a safety limit has ended the trace (then the
+/// kind is not built at all). Built elsewhere and moved in — as an argument, or from a
+/// closure's captures — the event was copied after being written field by field, and
+/// those copies stalled on store forwarding (a tenth of W1's spawn).
+macro_rules! emit_now {
+    ($kernel:expr, $rule:expr, $kind:expr) => {
+        if $kernel.trace.limit.is_none() {
+            let event = Event {
+                t: $kernel.clock.now,
+                seq: $kernel.trace.seq,
+                rule: $rule,
+                kind: $kind,
+            };
+            $kernel.emit_built(&event);
+        }
+    };
+}
+
 mod actions;
 mod agents;
 mod clock;
@@ -61,7 +81,7 @@ mod ties;
 
 pub use ties::TieBreak;
 
-use agents::{Agent, AgentStart, Agents, Block, Frame, IdMap, Status};
+use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
 use clock::{Clock, Wake};
 
 /// A safety limit that ended a run.
@@ -579,16 +599,7 @@ impl<'s> Kernel<'s> {
                 next_arrival: None,
                 stop_at: None,
             },
-            agents: Agents {
-                slots: Vec::new(),
-                free: Vec::new(),
-                by_id: IdMap::default(),
-                unindexed: 0,
-                next_id: 1,
-                running: 0,
-                names: BTreeMap::new(),
-                reached: BTreeMap::new(),
-            },
+            agents: Agents::new(),
             person: Person {
                 answer: spec.user.answer,
                 answers: spec.user.answers.clone(),
@@ -804,23 +815,7 @@ impl<'s> Kernel<'s> {
         }
     }
 
-    /// `emit` for the per-arrival events: the kind is built here, from what the closure
-    /// holds, so it is not copied from the caller's frame and its drop knows the variant.
-    #[inline(always)]
-    fn emit_with(&mut self, rule: Option<RuleId>, kind: impl FnOnce() -> EventKind) {
-        if self.trace.limit.is_some() {
-            return;
-        }
-        let event = Event {
-            t: self.clock.now,
-            seq: self.trace.seq,
-            rule,
-            kind: kind(),
-        };
-        self.emit_built(&event);
-    }
-
-    /// Hands a built event to the sink (see `emit_with`).
+    /// Hands a built event to the sink (see `emit_now!`).
     #[inline(never)]
     fn emit_built(&mut self, event: &Event) {
         self.trace.seq += 1;
@@ -856,12 +851,7 @@ impl<'s> Kernel<'s> {
     fn dispatch(&mut self, wake: Wake) {
         match wake {
             Wake::Step { slot, gen } => {
-                let Some(agent) = self
-                    .agents
-                    .slots
-                    .get_mut(slot as usize)
-                    .and_then(Option::as_mut)
-                else {
+                let Some(agent) = self.agents.at_mut(slot) else {
                     return;
                 };
                 if agent.gen != gen || agent.status != Status::Running {
@@ -897,9 +887,7 @@ impl<'s> Kernel<'s> {
             return *value;
         }
         let seed = self.session.seed;
-        let agent = self.agents.slots[slot as usize]
-            .as_mut()
-            .expect("slot holds an agent");
+        let agent = self.agents.get_mut(slot);
         if agent.from_load {
             return dist.sample(&mut self.load.rng);
         }

@@ -68,19 +68,19 @@ impl Kernel<'_> {
         } else {
             spec.background
         };
-        let (requested, request_caller, request_name) =
-            (planned.requested.clone(), caller_ref.clone(), name.clone());
-        let arrival = self.load.arrival;
-        let stream = self.load.streams.current();
-        self.emit_with(None, move || EventKind::SpawnRequested {
-            caller: request_caller,
-            agent_type: requested,
-            name: request_name,
-            background,
-            fork: spec.fork,
-            arrival,
-            stream,
-        });
+        emit_now!(
+            self,
+            None,
+            EventKind::SpawnRequested {
+                caller: caller_ref.clone(),
+                agent_type: planned.requested.clone(),
+                name: name.clone(),
+                background,
+                fork: spec.fork,
+                arrival: self.load.arrival,
+                stream: self.load.streams.current(),
+            }
+        );
         let launch = match &planned.plan {
             SpawnPlan::Launch(launch) => launch,
             SpawnPlan::Reject { reason, rule, .. } => {
@@ -145,17 +145,19 @@ impl Kernel<'_> {
         rule: RuleId,
         message: Rc<str>,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let running = self.agents.running;
-        let agent_type = planned.requested.clone();
-        self.emit_with(Some(rule), move || EventKind::SpawnRejected {
-            caller,
-            agent_type,
-            name,
-            reason,
-            message,
-            hint: cap::hint(reason),
-            running,
-        });
+        emit_now!(
+            self,
+            Some(rule),
+            EventKind::SpawnRejected {
+                caller,
+                agent_type: planned.requested.clone(),
+                name,
+                reason,
+                message,
+                hint: cap::hint(reason),
+                running: self.agents.running,
+            }
+        );
         Err(Some(reason))
     }
 
@@ -475,27 +477,66 @@ impl Kernel<'_> {
             // RESUME-12: the conversation knows which agent this name reached first.
             self.agents.reached.entry(name.clone()).or_insert(id);
         }
-        let running = self.agents.running;
-        let fork = spec.fork;
         // Names never change, so the caller's reference is the one it had at the call.
         let parent_name = self.agents.get(caller_slot).name.clone();
-        self.emit_with(Some(placement_rule), move || EventKind::AgentStarted {
-            agent: AgentRef { id, name },
-            parent: AgentRef {
-                id: caller,
-                name: parent_name,
-            },
+        let running = self.agents.running;
+        self.emit_started(
+            placement_rule,
+            id,
+            name,
+            caller,
+            parent_name,
             depth,
             mode,
-            fork,
+            spec.fork,
             running,
             cap_checked,
             profile,
-        });
+        );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.clock
             .schedule(self.clock.now, Wake::Step { slot, gen });
         Ok((slot, mode))
+    }
+
+    // The per-call events, each built in its own frame from the values passed in
+    // (registers, mostly): built inline in `spawn`, their fields were written to temporaries
+    // and copied into the event with wider loads, which stalled on store forwarding.
+
+    /// `agent_started`.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn emit_started(
+        &mut self,
+        rule: RuleId,
+        id: AgentId,
+        name: Option<Rc<str>>,
+        parent_id: AgentId,
+        parent_name: Option<Rc<str>>,
+        depth: u32,
+        mode: Mode,
+        fork: bool,
+        running: u32,
+        cap_checked: bool,
+        profile: Rc<RunProfile>,
+    ) {
+        emit_now!(
+            self,
+            Some(rule),
+            EventKind::AgentStarted {
+                agent: AgentRef { id, name },
+                parent: AgentRef {
+                    id: parent_id,
+                    name: parent_name,
+                },
+                depth,
+                mode,
+                fork,
+                running,
+                cap_checked,
+                profile,
+            }
+        );
     }
 
     /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.

@@ -85,12 +85,7 @@ impl Kernel<'_> {
         let Wake::Step { slot, gen } = wake else {
             return TieClass::Shared;
         };
-        let Some(agent) = self
-            .agents
-            .slots
-            .get(slot as usize)
-            .and_then(Option::as_ref)
-        else {
+        let Some(agent) = self.agents.at(slot) else {
             return TieClass::Inert;
         };
         if agent.gen != gen
