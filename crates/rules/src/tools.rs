@@ -1334,6 +1334,82 @@ mod tests {
     }
 
     #[test]
+    fn tools_12_unresolved_entries_keep_their_written_order() {
+        // TaskCreate resolves, then filter 2 drops it (its reason is found last); Bogus
+        // never resolves (found first). The error lists them as the tools field wrote them.
+        let pool = pool();
+        let listed = strings(&["TaskCreate", "Bogus", "Read"]);
+        let resolved = check(
+            with_fields(
+                ToolRequest::new(&pool, placement(Mode::Background, 1), gates(292)),
+                Some(&listed),
+                &[],
+            ),
+            Expect {
+                has: &["Read"],
+                lacks: &["TaskCreate", "Bogus"],
+            },
+        );
+        assert_eq!(
+            resolved.reasons,
+            [
+                Unresolved {
+                    entry: "TaskCreate".into(),
+                    why: Why::Background
+                },
+                Unresolved {
+                    entry: "Bogus".into(),
+                    why: Why::Unknown
+                },
+            ]
+        );
+        assert_eq!(resolved.unresolved, strings(&["TaskCreate", "Bogus"]));
+    }
+
+    #[test]
+    fn perm_16_a_plan_mode_run_names_the_kept_exit_plan_mode() {
+        let perm_16 = |resolved: &Resolved| -> Vec<Step> {
+            resolved
+                .steps
+                .iter()
+                .filter(|step| step.rule == "PERM-16")
+                .cloned()
+                .collect()
+        };
+        let pool = pool();
+        let mut plan = placement(Mode::Foreground, 1);
+        plan.permission_mode = PermissionMode::Plan;
+        let kept = resolve_with(&ToolRequest::new(&pool, plan, gates(292))).unwrap();
+        assert_eq!(
+            perm_16(&kept),
+            [Step {
+                kind: StepKind::FilterOne,
+                what: "kept: the effective permission mode is plan",
+                tools: strings(&["ExitPlanMode"]),
+                rule: "PERM-16",
+            }]
+        );
+        // Plan mode, but the session has no ExitPlanMode: nothing was kept, no step.
+        let without: Vec<String> = pool
+            .iter()
+            .filter(|tool| *tool != "ExitPlanMode")
+            .cloned()
+            .collect();
+        let none = resolve_with(&ToolRequest::new(&without, plan, gates(292))).unwrap();
+        assert!(!none.has("ExitPlanMode"));
+        assert_eq!(perm_16(&none), []);
+        // Not plan mode: filter 1 removes it (TOOLS-3), no step either.
+        let default = resolve_with(&ToolRequest::new(
+            &pool,
+            placement(Mode::Foreground, 1),
+            gates(292),
+        ))
+        .unwrap();
+        assert!(!default.has("ExitPlanMode"));
+        assert_eq!(perm_16(&default), []);
+    }
+
+    #[test]
     fn tools_8_list_agents() {
         let with_messaging = main_tools(SessionTools {
             cross_session_messaging: true,
