@@ -1363,12 +1363,19 @@ mod tests {
         assert_eq!(Family::of(ARN), None);
         assert_eq!(Family::of("my-opus-finetune"), None);
         assert!(Family::Fable > Family::Opus && Family::Opus > Family::Sonnet);
+        // A family prints as its alias (MODEL-1), as the warnings and steps name it.
+        for family in Family::ALL {
+            assert_eq!(family.to_string(), family.alias());
+        }
+        assert_eq!(Family::Haiku.to_string(), "haiku");
         assert_eq!(expand_alias("opus", Some("my-opus")), "my-opus");
         assert_eq!(expand_alias("haiku[1m]", None), "claude-haiku-4-5[1m]");
         assert_eq!(expand_alias("claude-x", None), "claude-x");
         for provider in Provider::ALL {
             assert_eq!(provider.as_str().parse(), Ok(provider));
+            assert_eq!(provider.to_string(), provider.as_str());
         }
+        assert_eq!(Provider::Bedrock.to_string(), "bedrock");
         for built_in in BuiltIn::ALL {
             assert_eq!(BuiltIn::from_name(built_in.name()), Some(built_in));
         }
@@ -1685,6 +1692,13 @@ mod tests {
         check(de(198, FABLE, AnthropicApi), OPUS, "MODEL-12");
         check(de(271, SONNET, Console), SONNET, "MODEL-12");
         check(de(271, OPUS, Subscription), OPUS, "MODEL-12");
+        // Only a tier above Opus is capped: another Opus main is inherited as it is, not
+        // replaced by the `opus` alias target.
+        check(
+            de(271, "claude-opus-4-1", Subscription),
+            "claude-opus-4-1",
+            "MODEL-12",
+        );
         check(de(271, FABLE, Bedrock), FABLE, "MODEL-12");
         // Where DE and ES differ: a gateway is not DE's "Claude API".
         check(de(271, FABLE, Gateway), FABLE, "MODEL-12");
@@ -1733,6 +1747,23 @@ mod tests {
     }
 
     #[test]
+    fn spawn_9_built_in_catalogue() {
+        // (built-in, the tools its definition denies, the model alias it names)
+        let rows: [(BuiltIn, &[&str], Option<&str>); 6] = [
+            (Explore, &["Write", "Edit"], None),
+            (Plan, &["Write", "Edit"], None),
+            (GeneralPurpose, &[], None),
+            (Claude, &[], None),
+            (StatuslineSetup, &[], Some("sonnet")),
+            (ClaudeCodeGuide, &[], Some("haiku")),
+        ];
+        for (built_in, denied, model) in rows {
+            assert_eq!(built_in.disallowed_tools(), denied, "{built_in:?}");
+            assert_eq!(built_in.definition_model(), model, "{built_in:?}");
+        }
+    }
+
+    #[test]
     fn spawn_9_helper_models() {
         check(new(OPUS).built_in(StatuslineSetup), SONNET, "SPAWN-9");
         check(new(OPUS).built_in(ClaudeCodeGuide), HAIKU, "SPAWN-9");
@@ -1764,6 +1795,71 @@ mod tests {
             texts.iter().any(|text| text.contains("before v2.1.251")),
             "{texts:?}"
         );
+    }
+
+    /// Whether the choice's explanation has a step citing `rule` whose text contains `text`.
+    fn says(request: ModelRequest<'_>, text: &str, rule: RuleId) -> bool {
+        choose(&request)
+            .steps
+            .iter()
+            .any(|(step, cited)| step.contains(text) && *cited == rule)
+    }
+
+    #[test]
+    fn steps_name_each_rule_that_applied() {
+        // MODEL-1: an alias main model is named with what it is.
+        let alias_main = "the main model `opus` is `claude-opus-5-5`";
+        assert!(says(new("opus"), alias_main, "MODEL-1"));
+        assert!(!says(new(OPUS), "the main model `", "MODEL-1"));
+        // MODEL-1: an alias value resolves to its target; a full ID needs no step.
+        assert!(says(
+            new(SONNET).inv("opus"),
+            "`opus` resolves to `claude-opus-5-5`",
+            "MODEL-1"
+        ));
+        assert!(!says(new(SONNET).inv(OPUS), "resolves to", "MODEL-1"));
+        // MODEL-8: FORCE before v2.1.257 is ignored, with a step; not otherwise.
+        let too_early = "FORCE needs v2.1.257";
+        assert!(says(at(256, OPUS).force(), too_early, "MODEL-8"));
+        assert!(!says(at(257, OPUS).force(), too_early, "MODEL-8"));
+        assert!(!says(at(256, OPUS), too_early, "MODEL-8"));
+        // MODEL-8: a parameter (or a hook's model) under FORCE is named as ignored.
+        let ignored = "Claude cannot pass a model while FORCE is on";
+        assert!(says(at(257, OPUS).force().inv("sonnet"), ignored, "MODEL-8"));
+        assert!(says(at(257, OPUS).force().hook("sonnet"), ignored, "MODEL-8"));
+        assert!(!says(at(257, OPUS).force(), ignored, "MODEL-8"));
+        // MODEL-8: only a definition with a model of its own has one to ignore.
+        let own = "the definition's `model` field is ignored";
+        let forced = at(257, OPUS).force();
+        assert!(says(forced.built_in(StatuslineSetup), own, "MODEL-8"));
+        assert!(!says(forced.built_in(GeneralPurpose), own, "MODEL-8"));
+        assert!(!says(forced.built_in(Claude), own, "MODEL-8"));
+        // MODEL-2: the per-invocation parameter that wins is named; a hook's model or a
+        // resumed parameter is named by its own rule instead.
+        let first = "the per-invocation `sonnet` comes first";
+        assert!(says(new(OPUS).inv("sonnet"), first, "MODEL-2"));
+        assert!(!says(new(OPUS).hook("sonnet"), "comes first", "MODEL-2"));
+        assert!(!says(
+            new(OPUS).inv("sonnet").resumed(),
+            "comes first",
+            "MODEL-2"
+        ));
+        assert!(says(
+            new(OPUS).inv("sonnet").resumed(),
+            "the per-invocation `sonnet` persists on resume",
+            "RESUME-14"
+        ));
+        // MODEL-2: a definition's field is named; a built-in's own model is not a field.
+        assert!(says(
+            new(OPUS).def("haiku"),
+            "the definition's `model: haiku`",
+            "MODEL-2"
+        ));
+        assert!(!says(new(OPUS).built_in(Plan), "the definition's", "MODEL-13"));
+        // MODEL-4: an env alias in the main model's family still resolves to its target.
+        let env_alias = "an alias in CLAUDE_CODE_SUBAGENT_MODEL always resolves";
+        assert!(says(new(OPUS).env("opus"), env_alias, "MODEL-4"));
+        assert!(!says(new(SONNET).env("opus"), env_alias, "MODEL-4"));
     }
 
     #[test]
