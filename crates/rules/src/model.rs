@@ -1825,8 +1825,16 @@ mod tests {
         assert!(!says(at(256, OPUS), too_early, "MODEL-8"));
         // MODEL-8: a parameter (or a hook's model) under FORCE is named as ignored.
         let ignored = "Claude cannot pass a model while FORCE is on";
-        assert!(says(at(257, OPUS).force().inv("sonnet"), ignored, "MODEL-8"));
-        assert!(says(at(257, OPUS).force().hook("sonnet"), ignored, "MODEL-8"));
+        assert!(says(
+            at(257, OPUS).force().inv("sonnet"),
+            ignored,
+            "MODEL-8"
+        ));
+        assert!(says(
+            at(257, OPUS).force().hook("sonnet"),
+            ignored,
+            "MODEL-8"
+        ));
         assert!(!says(at(257, OPUS).force(), ignored, "MODEL-8"));
         // MODEL-8: only a definition with a model of its own has one to ignore.
         let own = "the definition's `model` field is ignored";
@@ -1855,7 +1863,11 @@ mod tests {
             "the definition's `model: haiku`",
             "MODEL-2"
         ));
-        assert!(!says(new(OPUS).built_in(Plan), "the definition's", "MODEL-13"));
+        assert!(!says(
+            new(OPUS).built_in(Plan),
+            "the definition's",
+            "MODEL-13"
+        ));
         // MODEL-4: an env alias in the main model's family still resolves to its target.
         let env_alias = "an alias in CLAUDE_CODE_SUBAGENT_MODEL always resolves";
         assert!(says(new(OPUS).env("opus"), env_alias, "MODEL-4"));
