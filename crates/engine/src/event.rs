@@ -375,7 +375,13 @@ pub struct Event {
 }
 
 /// Everything that can happen.
+///
+/// `repr(u8)` keeps the kind's tag a plain byte. Measured with callgrind on W1 (100k
+/// arrivals): without it a run takes about 1.5 M more instructions (0.15 % of the JSONL
+/// run, 0.5 % of the summary run), most likely because the compiler then stores the tag in
+/// a spare value of a one-byte vocabulary field and every `match` on the kind decodes it.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(u8)]
 pub enum EventKind {
     /// The session's resolved settings, at time 0.
     SessionStarted {
