@@ -31,6 +31,9 @@ struct Stream {
     retry: Retry,
     spawn: Rc<SpawnSpec>,
     rng: ChaCha8Rng,
+    /// `Poisson`'s mean gap, µs, and its sampler (see `dist::ExpCache`).
+    gap: f64,
+    exp: crate::dist::ExpCache,
     /// When its next arrival is due; `None` once the stream is done.
     next: Option<SimTime>,
     /// Arrivals made so far.
@@ -69,6 +72,11 @@ impl Streams {
                     None => stream(seed, 0, purpose::ARRIVALS),
                     Some(name) => stream(seed, name_key(name), purpose::ARRIVALS),
                 },
+                gap: match spec.arrivals {
+                    Arrivals::Poisson(rate) => 1e6 / rate,
+                    _ => 0.0,
+                },
+                exp: crate::dist::ExpCache::default(),
                 next: None,
                 made: 0,
                 phase: 0,
@@ -108,9 +116,7 @@ impl Stream {
     /// The stream's first arrival.
     fn first(&mut self, horizon: SimTime) -> Option<SimTime> {
         let at = match &self.arrivals {
-            Arrivals::Poisson(rate) => {
-                SimTime(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng))
-            }
+            Arrivals::Poisson(_) => SimTime(self.exp.sample_exp(self.gap, &mut self.rng)),
             Arrivals::Every(_) | Arrivals::Burst(_) => SimTime::ZERO,
             Arrivals::Schedule(_) => self.scheduled_after(0, horizon),
             Arrivals::OnOff { on, .. } => {
@@ -125,9 +131,7 @@ impl Stream {
     /// The arrival after the one just made at `now` (`None`: the stream is done).
     fn after(&mut self, now: SimTime, horizon: SimTime) -> Option<SimTime> {
         let at = match &self.arrivals {
-            Arrivals::Poisson(rate) => {
-                now.plus(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng))
-            }
+            Arrivals::Poisson(_) => now.plus(self.exp.sample_exp(self.gap, &mut self.rng)),
             Arrivals::Every(micros) => now.plus((*micros).max(1)),
             Arrivals::Burst(size) => {
                 if self.made >= u64::from(*size) {

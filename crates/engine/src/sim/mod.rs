@@ -372,6 +372,8 @@ struct Caches {
     last_plan: Option<(spawn::PlanKey, Rc<spawn::CachedPlan>)>,
     /// The last report delivery built, reused for the same text delivered the same way.
     last_delivery: Option<finish::Delivered>,
+    /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
+    exp: crate::dist::ExpCache,
     /// CAP-2's message, shared by every refusal at the cap.
     limit_message: Rc<str>,
     fork_arc: Rc<str>,
@@ -626,6 +628,7 @@ impl<'s> Kernel<'s> {
                 plans: BTreeMap::new(),
                 last_plan: None,
                 last_delivery: None,
+                exp: crate::dist::ExpCache::default(),
                 limit_message: Rc::from(messages::CONCURRENT_LIMIT),
                 fork_arc: Rc::from("fork"),
             },
@@ -889,13 +892,13 @@ impl<'s> Kernel<'s> {
         let seed = self.session.seed;
         let agent = self.agents.get_mut(slot);
         if agent.from_load {
-            return dist.sample(&mut self.load.rng);
+            return self.caches.exp.sample(dist, &mut self.load.rng);
         }
         let id = u64::from(agent.id);
         let rng = agent
             .rng
             .get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
-        dist.sample(rng.as_mut())
+        self.caches.exp.sample(dist, rng.as_mut())
     }
 }
 
