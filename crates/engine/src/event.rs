@@ -10,6 +10,7 @@ use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
+pub use subsim_rules::resume::MessageRejection;
 use subsim_rules::tools::StepKind;
 use subsim_rules::{Mode, PermissionMode, RejectReason, RuleId, SessionKind};
 
@@ -211,20 +212,6 @@ impl ToolRefusal {
 }
 
 vocabulary! {
-    /// Why a SendMessage was refused (`message_rejected.reason`).
-    MessageRejection {
-        /// No agent has that id or name (RESUME-5).
-        UnknownAgent => "unknown_agent",
-        /// The name now reaches another agent than it did (RESUME-12).
-        NameReused => "name_reused",
-        /// A one-shot run cannot be resumed (RESUME-3).
-        NotResumable => "not_resumable",
-        /// The person cancelled the run (RESUME-10).
-        Cancelled => "cancelled",
-    }
-}
-
-vocabulary! {
     /// A safety limit (`limit_reached.limit`; `session.limits`).
     Limit {
         /// The number of events.
@@ -307,7 +294,7 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "message_rejected",
             "reason",
-            spell(MessageRejection::ALL, MessageRejection::as_str),
+            spell(&MessageRejection::ALL, MessageRejection::as_str),
         ),
         (
             "stop_requested",

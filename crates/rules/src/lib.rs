@@ -37,6 +37,7 @@ pub mod panel;
 pub mod placement;
 pub mod plan;
 pub mod prompt;
+pub mod resume;
 pub mod scan;
 pub mod session;
 pub mod spawn;
@@ -66,6 +67,7 @@ display_as_str!(
     panel::RemovalReason,
     panel::Status,
     prompt::RoutedTo,
+    resume::MessageRejection,
     Mode,
     RejectReason,
     SessionKind,

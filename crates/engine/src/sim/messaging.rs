@@ -1,6 +1,7 @@
 //! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
 
 use subsim_rules::notify::Notice;
+use subsim_rules::resume;
 
 use super::*;
 
@@ -62,65 +63,58 @@ impl Kernel<'_> {
                 );
                 Flow::Continue
             };
-        let Some(id) = self.agents.lookup(to) else {
-            return reject(
-                self,
-                MessageRejection::UnknownAgent,
-                "RESUME-5",
-                format!("{}: {to}", messages::UNKNOWN_AGENT),
-            );
+        // RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: the rules decide from what is known of
+        // the agent `to` names.
+        let id = self.agents.lookup(to);
+        let first = id.and_then(|_| self.agents.reached.get(to).copied());
+        let slot = id.and_then(|id| self.agents.slot_of(id));
+        let record = slot.map(|slot| self.agents.get(slot));
+        let addressee = resume::Addressee {
+            found: id.is_some(),
+            name_reached_another: first.is_some() && first != id,
+            main: id == Some(MAIN),
+            running: id.is_some_and(|id| self.agents.is_running(id)),
+            kept: slot.is_some(),
+            one_shot: record.is_some_and(|agent| agent.one_shot),
+            cancelled: record.is_some_and(|agent| agent.user_cancelled),
         };
-        // RESUME-12: a name must still reach the agent it reached before.
-        if self.session.config.gates.name_reuse_check {
-            if let Some(first) = self.agents.reached.get(to) {
-                if *first != id {
-                    let now_reaches = self.agents.reference(id).id_string();
-                    let earlier = crate::event::id_string(*first);
-                    return reject(self, MessageRejection::NameReused, "RESUME-12", format!("The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"));
-                }
-            }
+        let decision = resume::send(&addressee, &self.session.config.gates);
+        // An agent without a record is neither main nor running: the rules refuse it.
+        let (Some(id), Some(slot)) = (id, slot) else {
+            let (reason, rule) = match decision {
+                resume::Send::Refused(reason, rule) => (reason, rule),
+                _ => (MessageRejection::UnknownAgent, "RESUME-5"),
+            };
+            let message = self.refusal_message(reason, to, id, first);
+            return reject(self, reason, rule, message);
+        };
+        if let resume::Send::Refused(MessageRejection::NameReused, rule) = decision {
+            let message = self.refusal_message(MessageRejection::NameReused, to, Some(id), first);
+            return reject(self, MessageRejection::NameReused, rule, message);
         }
         if self.agents.names.contains_key(to) && !self.agents.reached.contains_key(to) {
             self.agents.reached.insert(Rc::from(to), id);
         }
-        let target = self.agents.reference(id);
-        if id == MAIN || self.agents.is_running(id) {
-            // RESUME-17 / Q-8: a message to a running agent is direction, not a new run.
-            self.emit(
-                Some(if id == MAIN { "NOTIFY-9" } else { "Q-8" }),
-                EventKind::MessageDelivered {
-                    to: target,
-                    from: by.clone(),
-                },
-            );
-            return Flow::Continue;
-        }
-        let Some(slot) = self.agents.slot_of(id) else {
-            return reject(
-                self,
-                MessageRejection::UnknownAgent,
-                "RESUME-5",
-                format!("{}: {to}", messages::UNKNOWN_AGENT),
-            );
+        let rule = match decision {
+            resume::Send::Refused(reason, rule) => {
+                let message = self.refusal_message(reason, to, Some(id), first);
+                return reject(self, reason, rule, message);
+            }
+            resume::Send::Delivered(rule) => {
+                // RESUME-17 / Q-8: a message to a running agent is direction, not a new run.
+                let target = self.agents.reference(id);
+                self.emit(
+                    Some(rule),
+                    EventKind::MessageDelivered {
+                        to: target,
+                        from: by.clone(),
+                    },
+                );
+                return Flow::Continue;
+            }
+            resume::Send::Resumed(rule) => rule,
         };
-        let agent = self.agents.get(slot);
-        if agent.one_shot {
-            return reject(
-                self,
-                MessageRejection::NotResumable,
-                "RESUME-3",
-                messages::NOT_RESUMABLE.into(),
-            );
-        }
-        if agent.user_cancelled {
-            return reject(
-                self,
-                MessageRejection::Cancelled,
-                "RESUME-10",
-                messages::CANCELLED.into(),
-            );
-        }
-        let mode = self.resume(slot, caller, behavior, Unchecked::Resume.rule());
+        let mode = self.resume(slot, caller, behavior, rule);
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
         // as the tool's result (NOTIFY-2), as any foreground run does.
         let result_to_resumer = self.agents.get(slot).report_to == caller;
@@ -135,6 +129,29 @@ impl Kernel<'_> {
             }
         }
         Flow::Continue
+    }
+
+    /// What a refused SendMessage's sender is told (`message_rejected.message`): `id` is
+    /// the agent `to` names now, `first` the one the name reached first.
+    fn refusal_message(
+        &self,
+        reason: MessageRejection,
+        to: &str,
+        id: Option<AgentId>,
+        first: Option<AgentId>,
+    ) -> String {
+        match (reason, id, first) {
+            (MessageRejection::NameReused, Some(id), Some(first)) => {
+                let now_reaches = self.agents.reference(id).id_string();
+                let earlier = crate::event::id_string(first);
+                format!(
+                    "The name '{to}' now reaches {now_reaches}, not {earlier}; address {earlier} by its agent ID"
+                )
+            }
+            (MessageRejection::NotResumable, ..) => messages::NOT_RESUMABLE.into(),
+            (MessageRejection::Cancelled, ..) => messages::CANCELLED.into(),
+            _ => format!("{}: {to}", messages::UNKNOWN_AGENT),
+        }
     }
 
     /// RESUME-6/8/9, CAP-7, FGBG-7: a finished agent runs again under the same id. Returns

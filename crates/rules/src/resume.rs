@@ -1,0 +1,181 @@
+//! RESUME — what a SendMessage does with the agent it names: deliver to a running one
+//! (Q-8, NOTIFY-9), resume a finished one (CAP-7), or refuse (RESUME-3/5/10/12).
+
+use crate::{Gates, RuleId};
+
+/// Why a SendMessage was refused (`message_rejected.reason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MessageRejection {
+    /// No agent has that id or name (RESUME-5).
+    UnknownAgent,
+    /// The name now reaches another agent than it first did (RESUME-12).
+    NameReused,
+    /// A one-shot run (Explore, Plan) cannot be resumed (RESUME-3).
+    NotResumable,
+    /// The person cancelled the run (RESUME-10).
+    Cancelled,
+}
+
+impl MessageRejection {
+    /// Every reason, in declaration order.
+    pub const ALL: [MessageRejection; 4] = [
+        MessageRejection::UnknownAgent,
+        MessageRejection::NameReused,
+        MessageRejection::NotResumable,
+        MessageRejection::Cancelled,
+    ];
+
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRejection::UnknownAgent => "unknown_agent",
+            MessageRejection::NameReused => "name_reused",
+            MessageRejection::NotResumable => "not_resumable",
+            MessageRejection::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What the simulator knows about the agent a SendMessage's `to` names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Addressee {
+    /// `to` names an agent: its id, or a name in use.
+    pub found: bool,
+    /// `to` is a name that first reached another agent than it reaches now (RESUME-12).
+    pub name_reached_another: bool,
+    /// The agent is the main conversation.
+    pub main: bool,
+    /// The agent is running.
+    pub running: bool,
+    /// The agent's record is kept (an anonymous load run's is forgotten when it ends).
+    pub kept: bool,
+    /// A one-shot built-in (Explore, Plan): it returned no agent ID (RESUME-3).
+    pub one_shot: bool,
+    /// The person cancelled its last run (RESUME-10).
+    pub cancelled: bool,
+}
+
+/// What a SendMessage does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Send {
+    /// Refused, with the reason and the rule.
+    Refused(MessageRejection, RuleId),
+    /// Delivered to a running agent as direction: Q-8 (a subagent), NOTIFY-9 (main).
+    Delivered(RuleId),
+    /// The finished agent runs again under the same id, without a cap check (CAP-7).
+    Resumed(RuleId),
+}
+
+/// RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: what a SendMessage to `to` does, checked in
+/// this order: the name is known (RESUME-5); a name still reaches the agent it first
+/// reached (RESUME-12, from v2.1.199); a running agent, main included, takes the message
+/// as direction; a finished one is resumed unless its record is gone (RESUME-5), it is
+/// one-shot (RESUME-3) or the person cancelled it (RESUME-10).
+pub fn send(to: &Addressee, gates: &Gates) -> Send {
+    if !to.found {
+        return Send::Refused(MessageRejection::UnknownAgent, "RESUME-5");
+    }
+    if gates.name_reuse_check && to.name_reached_another {
+        return Send::Refused(MessageRejection::NameReused, "RESUME-12");
+    }
+    if to.main {
+        return Send::Delivered("NOTIFY-9");
+    }
+    if to.running {
+        return Send::Delivered("Q-8");
+    }
+    if !to.kept {
+        return Send::Refused(MessageRejection::UnknownAgent, "RESUME-5");
+    }
+    if to.one_shot {
+        return Send::Refused(MessageRejection::NotResumable, "RESUME-3");
+    }
+    if to.cancelled {
+        return Send::Refused(MessageRejection::Cancelled, "RESUME-10");
+    }
+    Send::Resumed(crate::cap::Unchecked::Resume.rule())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Version;
+
+    fn finished() -> Addressee {
+        Addressee {
+            found: true,
+            kept: true,
+            ..Addressee::default()
+        }
+    }
+
+    #[test]
+    fn sends_in_the_documented_order() {
+        let gates = Gates::for_version(Version::NEWEST);
+        let rows = [
+            (
+                Addressee::default(),
+                Send::Refused(MessageRejection::UnknownAgent, "RESUME-5"),
+            ),
+            (
+                Addressee {
+                    name_reached_another: true,
+                    running: true,
+                    ..finished()
+                },
+                Send::Refused(MessageRejection::NameReused, "RESUME-12"),
+            ),
+            (
+                Addressee {
+                    main: true,
+                    ..finished()
+                },
+                Send::Delivered("NOTIFY-9"),
+            ),
+            (
+                Addressee {
+                    running: true,
+                    one_shot: true,
+                    ..finished()
+                },
+                Send::Delivered("Q-8"),
+            ),
+            (
+                Addressee {
+                    kept: false,
+                    ..finished()
+                },
+                Send::Refused(MessageRejection::UnknownAgent, "RESUME-5"),
+            ),
+            (
+                Addressee {
+                    one_shot: true,
+                    cancelled: true,
+                    ..finished()
+                },
+                Send::Refused(MessageRejection::NotResumable, "RESUME-3"),
+            ),
+            (
+                Addressee {
+                    cancelled: true,
+                    ..finished()
+                },
+                Send::Refused(MessageRejection::Cancelled, "RESUME-10"),
+            ),
+            (finished(), Send::Resumed("CAP-7")),
+        ];
+        for (addressee, expected) in rows {
+            assert_eq!(send(&addressee, &gates), expected, "{addressee:?}");
+        }
+    }
+
+    #[test]
+    fn before_2_1_199_a_reused_name_reaches_its_new_agent() {
+        let old = Gates::for_version(Version::v2_1(198));
+        let reused = Addressee {
+            name_reached_another: true,
+            ..finished()
+        };
+        assert_eq!(send(&reused, &old), Send::Resumed("CAP-7"));
+    }
+}
