@@ -1,7 +1,8 @@
 //! Maps keyed by agent id (`u32`): a fast, deterministic hasher for maps that are looked
-//! up and never iterated, so no hash order can reach an output.
+//! up and never iterated, so no hash order can reach an output. And [`Window`], for values
+//! keyed by numbers handed out in increasing order (prompt numbers).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Multiplies the id by an odd constant (Fibonacci hashing): one instruction per key, and
@@ -27,9 +28,128 @@ impl Hasher for IdHasher {
 /// Agent id → `V`, hashed with [`IdHasher`]. Never iterate it where the order is seen.
 pub(crate) type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 
+/// Values keyed by numbers handed out in increasing order and mostly removed in about the
+/// order they came (prompt numbers: the person answers the queue in order): a deque
+/// indexed by `key − base`, so an insert and a remove touch one slot (a `BTreeMap` of
+/// tens of thousands of waiting prompts cost a search and node moves each). A key below
+/// the window, or far beyond it, goes to a small ordered map instead. Never iterated.
+#[derive(Clone, Debug)]
+pub(crate) struct Window<T> {
+    /// The key of `slots[0]`.
+    base: u64,
+    slots: VecDeque<Option<T>>,
+    /// `Some` entries in `slots`.
+    held: usize,
+    others: BTreeMap<u64, T>,
+}
+
+impl<T> Default for Window<T> {
+    fn default() -> Self {
+        Window {
+            base: 0,
+            slots: VecDeque::new(),
+            held: 0,
+            others: BTreeMap::new(),
+        }
+    }
+}
+
+impl<T> Window<T> {
+    /// How many values are held.
+    pub(crate) fn len(&self) -> usize {
+        self.held + self.others.len()
+    }
+
+    /// Holds `value` at `key`, returning the value it replaces.
+    pub(crate) fn insert(&mut self, key: u64, value: T) -> Option<T> {
+        if self.held == 0 {
+            self.slots.clear();
+            self.base = key;
+        }
+        let offset = match key.checked_sub(self.base) {
+            Some(offset) if offset <= 4 * self.slots.len() as u64 + 4096 => offset as usize,
+            _ => return self.others.insert(key, value),
+        };
+        if offset >= self.slots.len() {
+            self.slots.resize_with(offset + 1, || None);
+        }
+        let old = self.slots[offset].replace(value);
+        if old.is_none() {
+            self.held += 1;
+        }
+        old
+    }
+
+    /// Whether a value is held at `key`.
+    pub(crate) fn contains_key(&self, key: u64) -> bool {
+        match self.slot(key) {
+            Some(slot) => self.slots[slot].is_some(),
+            None => self.others.contains_key(&key),
+        }
+    }
+
+    /// Takes the value at `key`.
+    pub(crate) fn remove(&mut self, key: u64) -> Option<T> {
+        let Some(slot) = self.slot(key) else {
+            return self.others.remove(&key);
+        };
+        let Some(value) = self.slots[slot].take() else {
+            return self.others.remove(&key);
+        };
+        self.held -= 1;
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        Some(value)
+    }
+
+    /// Where `key` is in `slots`, if it is in the window's range.
+    fn slot(&self, key: u64) -> Option<usize> {
+        let offset = usize::try_from(key.checked_sub(self.base)?).ok()?;
+        (offset < self.slots.len()).then_some(offset)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inserts and removes in and out of order, far keys and keys below the window, against
+    /// a `BTreeMap`.
+    #[test]
+    fn window_acts_as_a_map() {
+        let mut window: Window<u64> = Window::default();
+        let mut map: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next_key = 1u64;
+        for round in 0..50_000u64 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let key = match state % 10 {
+                0..=4 => {
+                    next_key += 1;
+                    next_key
+                }
+                5 => next_key + 100_000 + state % 1_000,
+                6 => state % 50,
+                _ => next_key.saturating_sub(state % 64),
+            };
+            if state.is_multiple_of(3) {
+                assert_eq!(window.remove(key), map.remove(&key), "round {round}");
+            } else {
+                assert_eq!(window.insert(key, round), map.insert(key, round));
+            }
+            assert_eq!(window.contains_key(key), map.contains_key(&key));
+            assert_eq!(window.len(), map.len());
+        }
+        let keys: Vec<u64> = map.keys().copied().collect();
+        for key in keys {
+            assert_eq!(window.remove(key), map.remove(&key));
+        }
+        assert_eq!(window.len(), 0);
+    }
 
     #[test]
     fn ids_round_trip() {

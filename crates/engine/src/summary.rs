@@ -60,7 +60,7 @@ pub struct Summary {
     auto_denied: u64,
     withdrawn: u64,
     /// Prompt number → where it was shown, while it waits for an answer.
-    pending_routes: BTreeMap<u64, &'static str>,
+    pending_routes: crate::ids::Window<&'static str>,
     /// Where a prompt was shown → the waits of its answered prompts, µs.
     waits: BTreeMap<&'static str, Vec<u64>>,
     finished: [u64; OUTCOMES.len()],
@@ -75,7 +75,7 @@ pub struct Summary {
     /// Per type of the asking agent, in order of first prompt: waits and queue length.
     prompt_types: Vec<(Rc<str>, PromptStats)>,
     /// Prompt number → its type's index in `prompt_types`, while it waits for an answer.
-    pending_types: BTreeMap<u64, usize>,
+    pending_types: crate::ids::Window<usize>,
 }
 
 /// One agent type's prompts: waits of the answered ones (shown at or after the warm-up),
@@ -708,7 +708,7 @@ impl Sink for Summary {
             EventKind::PermissionAnswered {
                 waited_us, prompt, ..
             } => {
-                let route = self.pending_routes.remove(prompt).unwrap_or("unrouted");
+                let route = self.pending_routes.remove(*prompt).unwrap_or("unrouted");
                 self.waits.entry(route).or_default().push(*waited_us);
                 let shown_at = event.t.as_micros().saturating_sub(*waited_us);
                 let counted = shown_at >= self.load.warmup;
@@ -716,7 +716,7 @@ impl Sink for Summary {
                     self.prompt_waits.record(*waited_us);
                 }
                 self.prompt_queue_changed(event.t);
-                if let Some(index) = self.pending_types.remove(prompt) {
+                if let Some(index) = self.pending_types.remove(*prompt) {
                     if counted {
                         self.prompt_types[index].1.waits.record(*waited_us);
                     }
@@ -724,10 +724,10 @@ impl Sink for Summary {
                 }
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
-                self.pending_routes.remove(prompt);
+                self.pending_routes.remove(*prompt);
                 self.withdrawn += 1;
                 self.prompt_queue_changed(event.t);
-                if let Some(index) = self.pending_types.remove(prompt) {
+                if let Some(index) = self.pending_types.remove(*prompt) {
                     self.prompt_type_queue(index, event.t, -1);
                 }
             }

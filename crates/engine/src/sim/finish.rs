@@ -7,7 +7,7 @@ use subsim_rules::{errors, handback, scan};
 use super::*;
 use crate::spec::FailSpec;
 
-/// The last report delivery built (see `Kernel::reused_delivery`), holding its report text
+/// The last report delivery built (see `Kernel::reuses_delivery`), holding its report text
 /// so that pointer equality means equal text.
 #[derive(Clone)]
 pub(super) struct Delivered {
@@ -79,7 +79,7 @@ impl Kernel<'_> {
         if let Block::Prompt(number) = agent.block {
             let reference = agent.reference();
             // a pending prompt is withdrawn when its run ends.
-            if let Some(pending) = self.person.prompts.remove(&number) {
+            if let Some(pending) = self.person.prompts.remove(number) {
                 self.emit(
                     Some("Q-38"),
                     EventKind::PermissionWithdrawn {
@@ -429,28 +429,24 @@ impl Kernel<'_> {
                 // The same report text delivered the same way as the previous one (every
                 // run of a definition ending in one `report` step): the delivered text is
                 // shared, not rebuilt (scanned, prefixed, copied) for each run.
-                let report = report.clone();
-                if let Some(Delivered {
-                    text,
-                    scan,
-                    rule,
-                    review,
-                    ..
-                }) = self.reused_delivery(slot, &report)
-                {
-                    let reference = self.agents.get(slot).reference();
-                    self.emit(
-                        Some(rule),
+                if self.reuses_delivery(slot, report) {
+                    // Built in place from the kept delivery (`emit_now!`), nothing copied
+                    // but the shared texts' counts.
+                    let last = self.caches.last_delivery.as_ref();
+                    let last = last.expect("reuses_delivery found the last delivery");
+                    emit_now!(
+                        self,
+                        Some(last.rule),
                         EventKind::ReportDelivered {
-                            agent: reference,
+                            agent: self.agents.get(slot).reference(),
                             to: AgentRef {
                                 id: to_id,
                                 name: to_name.clone(),
                             },
-                            text,
-                            scan,
-                            review,
-                        },
+                            text: last.text.clone(),
+                            scan: last.scan.clone(),
+                            review: last.review,
+                        }
                     );
                     return;
                 }
@@ -519,20 +515,21 @@ impl Kernel<'_> {
         );
     }
 
-    /// HANDBACK-8 / SCAN: the delivery of `report` by the run in `slot`, if it is the same
-    /// text delivered with the same review prefix as the last one built: everything a
-    /// delivery writes depends only on those (and on the session, which does not change).
-    fn reused_delivery(&self, slot: u32, report: &Rc<str>) -> Option<Delivered> {
-        let last = self.caches.last_delivery.as_ref()?;
+    /// HANDBACK-8 / SCAN: whether the delivery of `report` by the run in `slot` is the last
+    /// one built (`Caches::last_delivery`): the same text delivered with the same review
+    /// prefix — everything a delivery writes depends only on those (and on the session,
+    /// which does not change).
+    fn reuses_delivery(&self, slot: u32, report: &Rc<str>) -> bool {
+        let Some(last) = self.caches.last_delivery.as_ref() else {
+            return false;
+        };
         if !Rc::ptr_eq(&last.report, report) {
-            return None;
+            return false;
         }
         let (delivery, review) = self.handback_of(slot);
         let rule_now = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
-        (delivery.prefix == last.prefix && review == last.review && rule_now == last.rule)
-            .then(|| last.clone())
+        delivery.prefix == last.prefix && review == last.review && rule_now == last.rule
     }
-
     /// HANDBACK-8/9: how the report of the run in `slot` is handed over (`handback::review`
     /// with the run's classifier verdict and permission mode), and the verdict the trace
     /// names when a review ran.

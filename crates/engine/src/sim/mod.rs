@@ -333,7 +333,7 @@ struct Person {
     answers: Vec<crate::spec::AnswerRule>,
     think: Dist,
     actions: Vec<crate::spec::UserAction>,
-    prompts: BTreeMap<u64, PendingPrompt>,
+    prompts: crate::ids::Window<PendingPrompt>,
     /// Prompts waiting for the person, in the order they are shown.
     queue: VecDeque<u64>,
     /// The prompt the person is thinking about.
@@ -607,7 +607,7 @@ impl<'s> Kernel<'s> {
                 answers: spec.user.answers.clone(),
                 think: spec.user.think,
                 actions: spec.user.actions.clone(),
-                prompts: BTreeMap::new(),
+                prompts: crate::ids::Window::default(),
                 queue: VecDeque::new(),
                 busy: None,
                 next_prompt: 1,

@@ -11,7 +11,7 @@ impl Kernel<'_> {
             return;
         }
         while let Some(number) = self.person.queue.pop_front() {
-            if self.person.prompts.contains_key(&number) {
+            if self.person.prompts.contains_key(number) {
                 let think = self.person.think.sample(&mut self.person.rng);
                 self.person.busy = Some(number);
                 let at = self.clock.now.plus(think);
@@ -25,7 +25,7 @@ impl Kernel<'_> {
         if self.person.busy == Some(number) {
             self.person.busy = None;
         }
-        let Some(pending) = self.person.prompts.remove(&number) else {
+        let Some(pending) = self.person.prompts.remove(number) else {
             self.person_next();
             return;
         };
