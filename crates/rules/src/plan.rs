@@ -9,7 +9,8 @@
 //! call of the same kind. The cap is the one question asked at the moment of each call:
 //! [`Launch::admit`].
 //!
-//! This module composes the other modules' decisions; it decides nothing of its own.
+//! This module composes the other modules' decisions; it decides nothing of its own but
+//! the person's fork, [`subtask`], which is not an Agent call (FORK-9, FORK-10, CAP-6).
 
 use crate::cap::{self, Admission};
 use crate::placement::{self, Placement, PlacementInput};
@@ -352,6 +353,58 @@ fn teammate(
     })
 }
 
+/// The person's fork (`/subtask <task>`, or `/fork` in v2.1.161–v2.1.211): not an Agent
+/// call, so no plan and no cap check (FORK-10, CAP-6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subtask {
+    /// Its name: the one given, else the task's first three words, lowercased and joined by
+    /// `-` (FORK-9: "named from the first words of the task"), `subtask` for an empty task.
+    pub name: String,
+    /// A fork of main: depth 1.
+    pub depth: u32,
+    /// It runs in the background (FORK-9).
+    pub mode: Mode,
+    /// Main's own tools (Q-39: the exact parent pool, no `SubagentHandback`).
+    pub tools: PlanTools,
+    /// The slot is taken without a cap check (CAP-6).
+    pub unchecked: cap::Unchecked,
+    /// The rule its start is traced under: CAP-6 for `/subtask`, FORK-9 for `/fork`.
+    pub rule: RuleId,
+}
+
+/// FORK-9: the fork the person's `/subtask <task>` starts, named `name` if given; `None`
+/// when the version has no user fork command (before v2.1.161).
+pub fn subtask(task: &str, name: Option<&str>, gates: &crate::Gates) -> Option<Subtask> {
+    let command = gates.user_fork_command?;
+    let name = match name {
+        Some(name) => name.to_string(),
+        None => {
+            let words: Vec<String> = task
+                .split_whitespace()
+                .take(3)
+                .map(str::to_lowercase)
+                .collect();
+            if words.is_empty() {
+                "subtask".to_string()
+            } else {
+                words.join("-")
+            }
+        }
+    };
+    Some(Subtask {
+        name,
+        depth: 1,
+        mode: Mode::Background,
+        tools: PlanTools::Main,
+        unchecked: cap::Unchecked::Subtask,
+        rule: if command == "/subtask" {
+            cap::Unchecked::Subtask.rule()
+        } else {
+            "FORK-9"
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,6 +452,31 @@ mod tests {
 
     fn known(name: &str) -> Option<DefinitionFacts<'static>> {
         (name == "general-purpose").then(DefinitionFacts::default)
+    }
+
+    #[test]
+    fn subtask_names_its_fork_from_the_task_under_the_version_s_command() {
+        let gates = |patch| crate::Gates::for_version(crate::Version::v2_1(patch));
+        let fork = subtask("Fix the Flaky login test", None, &gates(212)).expect("v2.1.212");
+        assert_eq!(fork.name, "fix-the-flaky");
+        assert_eq!(
+            (fork.depth, fork.mode, fork.rule),
+            (1, Mode::Background, "CAP-6")
+        );
+        assert_eq!(fork.tools, PlanTools::Main);
+        assert_eq!(
+            subtask("  ", None, &gates(212)).map(|f| f.name),
+            Some("subtask".into())
+        );
+        assert_eq!(
+            subtask("x", Some("mine"), &gates(212)).map(|f| f.name),
+            Some("mine".into())
+        );
+        assert_eq!(
+            subtask("x", None, &gates(200)).map(|f| f.rule),
+            Some("FORK-9")
+        );
+        assert_eq!(subtask("x", None, &gates(160)), None);
     }
 
     #[test]

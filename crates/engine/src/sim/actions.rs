@@ -98,7 +98,9 @@ impl Kernel<'_> {
 
     /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
     pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
-        let Some(command) = self.session.config.gates.user_fork_command else {
+        // FORK-9 / FORK-10 / Q-39: the rules name the fork and place it.
+        let Some(fork) = subsim_rules::plan::subtask(task, given, &self.session.config.gates)
+        else {
             self.emit(
                 Some("FORK-9"),
                 EventKind::ActionIgnored {
@@ -108,21 +110,8 @@ impl Kernel<'_> {
             );
             return;
         };
-        let words: Vec<String> = task
-            .split_whitespace()
-            .take(3)
-            .map(|w| w.to_lowercase())
-            .collect();
-        let name: Rc<str> = Rc::from(
-            if let Some(given) = given {
-                given.to_string()
-            } else if words.is_empty() {
-                "subtask".to_string()
-            } else {
-                words.join("-")
-            }
-            .as_str(),
-        );
+        let name: Rc<str> = Rc::from(fork.name.as_str());
+        let (depth, mode) = (fork.depth, fork.mode);
         if self.agents.next_id as u64 > self.trace.limits.max_agents {
             self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
             return;
@@ -134,7 +123,8 @@ impl Kernel<'_> {
         let id = self.agents.next_id;
         self.agents.next_id += 1;
         self.agents.running += 1;
-        // CAP-6 / FORK-9 / Q-39: a fork of main: main's tools and model, no handback.
+        // CAP-6 (`fork.unchecked`) / Q-39: a fork of main: main's tools (`PlanTools::Main`)
+        // and model, no handback.
         let subtask_spec = SpawnSpec {
             fork: true,
             count: 1,
@@ -144,8 +134,8 @@ impl Kernel<'_> {
         let profile = self.run_profile(
             None,
             &subtask_spec,
-            Mode::Background,
-            1,
+            mode,
+            depth,
             self.session.config.permission_mode,
             tools,
         );
@@ -156,8 +146,8 @@ impl Kernel<'_> {
             classifier: None,
             profile: profile.clone(),
             name: Some(name.clone()),
-            depth: 1,
-            mode: Mode::Background,
+            depth,
+            mode,
             fork: true,
             teammate: false,
             profile_background: false,
@@ -172,21 +162,16 @@ impl Kernel<'_> {
         self.agents.get_mut(0).children_running += 1;
         self.agents.names.insert(name.clone(), id);
         let running = self.agents.running;
-        let rule = if command == "/subtask" {
-            Unchecked::Subtask.rule()
-        } else {
-            "FORK-9"
-        };
         self.emit(
-            Some(rule),
+            Some(fork.rule),
             EventKind::AgentStarted {
                 agent: AgentRef {
                     id,
                     name: Some(name),
                 },
                 parent: AgentRef::MAIN,
-                depth: 1,
-                mode: Mode::Background,
+                depth,
+                mode,
                 fork: true,
                 running,
                 cap_checked: false,

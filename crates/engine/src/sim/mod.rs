@@ -24,7 +24,7 @@ use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use subsim_rules::cap::{self, Unchecked};
+use subsim_rules::cap;
 use subsim_rules::context;
 use subsim_rules::model;
 use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
