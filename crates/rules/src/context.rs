@@ -1245,6 +1245,12 @@ mod tests {
         assert!(notes
             .iter()
             .all(|note| note.debug_log && note.rule == "MEM-5"));
+        // Each note says why the skill was not preloaded.
+        assert!(notes[0].text.ends_with("gone (missing)"), "{notes:?}");
+        assert!(
+            notes[1].text.ends_with("policy-off (disabled)"),
+            "{notes:?}"
+        );
         let input = StartupInput {
             skills: &listed,
             ..custom(gates(292))
@@ -1322,15 +1328,20 @@ mod tests {
             ".claude/agent-memory-local/rev/"
         );
         assert_eq!(MemoryScope::parse("local"), Some(MemoryScope::Local));
+        assert_eq!(MemoryScope::parse(" user "), Some(MemoryScope::User));
+        assert_eq!(MemoryScope::parse("project"), Some(MemoryScope::Project));
         assert_eq!(MemoryScope::parse("team"), None);
         let short = "a\nb\n";
         let long_lines = "x\n".repeat(300);
         let long_bytes = format!("{}\n", "y".repeat(30_000));
+        let ten_kb = format!("{}\n", "z".repeat(99)).repeat(100);
         // (text, lines, bytes, truncated)
         let rows = [
             (short, 2, 4, false),
             (long_lines.as_str(), 200, 400, true),
-            (long_bytes.as_str(), 1, MEMORY_MAX_BYTES, true),
+            // MEM-3's 25 KB is 25,600 bytes (written out: the constant is what is tested).
+            (long_bytes.as_str(), 1, 25_600, true),
+            (ten_kb.as_str(), 100, 10_000, false),
             ("", 0, 0, false),
         ];
         for (text, lines, bytes, truncated) in rows {
