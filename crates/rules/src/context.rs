@@ -1335,6 +1335,7 @@ mod tests {
         let long_lines = "x\n".repeat(300);
         let long_bytes = format!("{}\n", "y".repeat(30_000));
         let ten_kb = format!("{}\n", "z".repeat(99)).repeat(100);
+        let straddling = format!("{}é\n", "y".repeat(25_599));
         // (text, lines, bytes, truncated)
         let rows = [
             (short, 2, 4, false),
@@ -1342,6 +1343,9 @@ mod tests {
             // MEM-3's 25 KB is 25,600 bytes (written out: the constant is what is tested).
             (long_bytes.as_str(), 1, 25_600, true),
             (ten_kb.as_str(), 100, 10_000, false),
+            // A cut never splits a character: `é` straddles byte 25,600, so the cut is
+            // before it.
+            (straddling.as_str(), 1, 25_599, true),
             ("", 0, 0, false),
         ];
         for (text, lines, bytes, truncated) in rows {
@@ -1373,6 +1377,21 @@ mod tests {
             "MEM-2",
         );
         check(custom(gates(292)), piece::MEMORY, false, "MEM-1");
+    }
+
+    #[test]
+    fn mcp_1_only_shared_and_connected_servers_give_tools() {
+        use McpStatus::*;
+        for (status, available) in [
+            (Shared, true),
+            (Connected, true),
+            (Unknown, false),
+            (Ignored, false),
+            (Blocked, false),
+            (Untrusted, false),
+        ] {
+            assert_eq!(status.available(), available, "{status:?}");
+        }
     }
 
     #[test]
