@@ -1094,7 +1094,16 @@ mod tests {
         let fork = startup_context(&StartupInput::new(AgentKind::Fork, "fork", gates(292)));
         let fork_names: Vec<&str> = fork.pieces.iter().map(|p| p.name).collect();
         assert_eq!(fork_names, names);
-        check(custom(gates(292)), piece::SYSTEM_PROMPT, true, "DEF-15");
+        let own = check(custom(gates(292)), piece::SYSTEM_PROMPT, true, "DEF-15");
+        let prompt =
+            |context: &StartupContext| context.piece(piece::SYSTEM_PROMPT).unwrap().detail.clone();
+        assert!(prompt(&own).starts_with("the agent's own prompt plus environment details"));
+        let built_in = startup_context(&StartupInput::new(
+            AgentKind::BuiltIn(BuiltIn::GeneralPurpose),
+            "general-purpose",
+            gates(292),
+        ));
+        assert!(prompt(&built_in).starts_with("the built-in's predefined prompt plus"));
         check(custom(gates(292)), piece::TASK, true, "CTX-2");
         check(custom(gates(292)), piece::HISTORY, false, "CTX-1");
         check(custom(gates(292)), piece::AUTO_MEMORY, false, "CTX-7");
@@ -1164,6 +1173,16 @@ mod tests {
                 .detail
                 .contains(detail));
         }
+        // The trace names the managed-only CLAUDE.md apart; every other piece by its name.
+        let label = |input: StartupInput<'_>| {
+            startup_context(&input)
+                .piece(piece::CLAUDE_MD)
+                .unwrap()
+                .label
+        };
+        assert_eq!(label(omit), piece::CLAUDE_MD_MANAGED_ONLY);
+        assert_eq!(label(managed_omit), piece::CLAUDE_MD);
+        assert_eq!(label(custom(gates(292))), piece::CLAUDE_MD);
     }
 
     #[test]
