@@ -1282,6 +1282,11 @@ mod tests {
         };
         let context = check(builtin, piece::SKILLS, false, "CTX-5");
         assert!(context.skills.is_empty());
+        // The piece says why: a built-in preloads none, whatever it lists.
+        assert_eq!(
+            context.piece(piece::SKILLS).unwrap().detail,
+            "built-ins preload none"
+        );
     }
 
     #[test]
