@@ -486,9 +486,10 @@ struct IdIndex {
 impl IdIndex {
     fn get(&self, id: u32) -> Option<u32> {
         match self.dense.get(id as usize) {
-            Some(&0) => None,
-            Some(&plus_one) => Some(plus_one - 1),
-            None => self.sparse.get(&id).copied(),
+            Some(&plus_one) if plus_one > 0 => Some(plus_one - 1),
+            // Not in the vector (0), or beyond it: an id kept in the map before the vector
+            // grew past it is still found.
+            _ => self.sparse.get(&id).copied(),
         }
     }
 
@@ -1712,6 +1713,30 @@ mod tests {
     }
 
     #[test]
+    fn ids_out_of_order_and_far_ahead_are_found() {
+        let mut index = IdIndex::default();
+        // Out of order: 3 comes after 5, inside the vector 5 made.
+        index.insert(5, 0);
+        index.insert(3, 1);
+        assert_eq!(
+            (index.get(5), index.get(3), index.get(4)),
+            (Some(0), Some(1), None)
+        );
+        // Far ahead: 5000 is kept in the map; once later ids grow the vector past it, it
+        // must still be found (it was lost: the vector's 0 for "none" hid the map).
+        let mut index = IdIndex::default();
+        index.insert(5000, 0);
+        for id in 1..=1990 {
+            index.insert(id, id);
+        }
+        index.insert(5001, 1991);
+        assert_eq!(index.get(5001), Some(1991));
+        assert_eq!(index.get(5000), Some(0));
+        assert_eq!(index.get(1990), Some(1990));
+        assert_eq!(index.get(4999), None);
+    }
+
+    #[test]
     fn changes_name_reasons_and_rules() {
         let g = gates(292);
         let mut panel = Panel::new();
@@ -1765,6 +1790,10 @@ mod tests {
             kinds,
             ["row_removed", "row_status_changed", "footer_hint_shown"]
         );
+        let rules: Vec<RuleId> = changes.iter().map(PanelChange::rule).collect();
+        assert_eq!(rules, ["PANEL-2", "PANEL-4", "PANEL-2"]);
+        let reasons: Vec<&str> = RemovalReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(reasons, ["succeeded", "expired", "dismissed", "no_forks"]);
         let at = panel.next_change(S, &g, false).unwrap();
         let v3 = panel.view(at, &g, false);
         assert_eq!(
