@@ -1648,6 +1648,45 @@ mod tests {
         assert!(old.tasks[0].running);
         // Long after the old 30 s, the resumed run still has its row.
         assert!(panel.has_row(1, 100 * S, &gates(292)));
+        // The row's change back to running is RESUME-8's, fork or not.
+        let g = gates(205);
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "r"), 0);
+        panel.on_start(run(2, None, "f", true, true), 0);
+        panel.on_finish(1, FinishKind::Failure, S);
+        panel.on_finish(2, FinishKind::Failure, S);
+        let failed = panel.view(S, &g, false);
+        panel.on_resume(1, true, 2 * S);
+        panel.on_resume(2, true, 2 * S);
+        let resumed = panel.view(2 * S, &g, false);
+        let running: Vec<(RowId, RuleId)> = panel
+            .changes(&failed, &resumed)
+            .iter()
+            .filter_map(|change| match change {
+                PanelChange::RowStatusChanged {
+                    row,
+                    to: Status::Running,
+                    rule,
+                    ..
+                } => Some((*row, *rule)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            running,
+            [(RowId::Agent(1), "RESUME-8"), (RowId::Agent(2), "RESUME-8")]
+        );
+    }
+
+    #[test]
+    fn a_parent_cycle_ends_the_ancestor_chain() {
+        // Each run names the other as its parent (a caller's mistake): the chain stops at
+        // the first id met again instead of going round.
+        let mut panel = Panel::new();
+        panel.on_start(run(1, Some(2), "a", false, true), 0);
+        panel.on_start(run(2, Some(1), "b", false, true), 0);
+        assert_eq!(panel.ancestors(1), [2, 1]);
+        assert_eq!(panel.ancestors(2), [1, 2]);
     }
 
     #[test]
