@@ -89,6 +89,26 @@ mod tests {
     use super::*;
     use crate::{PermissionMode, SessionKind, Version};
 
+    #[test]
+    fn cap_2_only_the_cap_s_refusal_says_do_not_retry() {
+        use crate::RejectReason::*;
+        assert_eq!(hint(ConcurrentLimit), Some(Hint::NoRetry));
+        for other in [
+            DepthLimit,
+            Denied,
+            UnknownType,
+            ZeroTools,
+            ForkInFork,
+            NotAllowed,
+        ] {
+            assert_eq!(hint(other), None, "{other:?}");
+        }
+        assert_eq!(
+            Hint::NoRetry.as_str(),
+            "do not retry; wait for a running subagent to finish"
+        );
+    }
+
     fn config(version: u32, ultracode: bool, cap: Option<&str>) -> SessionConfig {
         let mut env = std::collections::BTreeMap::new();
         if let Some(cap) = cap {

@@ -181,6 +181,25 @@ pub fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn notices_spell_as_the_trace_s_what() {
+        let spelled: Vec<&str> = Notice::ALL.iter().map(|notice| notice.as_str()).collect();
+        assert_eq!(
+            spelled,
+            [
+                "result",
+                "completion",
+                "failed",
+                "stopped",
+                "team_message",
+                "bash_done",
+                "still_running",
+                "premature_result",
+                "progress_done"
+            ]
+        );
+    }
+
     fn finishing(mode: Mode, caller_is_main: bool, caller_running: bool) -> Finishing {
         Finishing {
             mode,

@@ -101,6 +101,18 @@ mod tests {
     use super::*;
     use crate::Version;
 
+    #[test]
+    fn rejections_spell_as_the_trace_s_reason() {
+        let spelled: Vec<&str> = MessageRejection::ALL
+            .iter()
+            .map(|reason| reason.as_str())
+            .collect();
+        assert_eq!(
+            spelled,
+            ["unknown_agent", "name_reused", "not_resumable", "cancelled"]
+        );
+    }
+
     fn finished() -> Addressee {
         Addressee {
             found: true,
