@@ -607,6 +607,25 @@ mod tests {
     use super::*;
     use crate::Version;
 
+    #[test]
+    fn perm_14_the_allow_rule_that_ran_a_call_is_named() {
+        let rules = PermissionRules {
+            allow: vec!["Read".into(), "Bash(npm test *)".into()],
+            deny: vec![],
+        };
+        let ran = CallDecision::Run("PERM-14");
+        assert_eq!(
+            deciding_rule(&rules, ran, "Bash", Some("npm test --watch")),
+            Some("Bash(npm test *)")
+        );
+        assert_eq!(deciding_rule(&rules, ran, "Read", None), Some("Read"));
+        // A call that ran for another reason names no rule.
+        assert_eq!(
+            deciding_rule(&rules, CallDecision::Run("PERM-9"), "Read", None),
+            None
+        );
+    }
+
     fn gates(patch: u32) -> Gates {
         Gates::for_version(Version::v2_1(patch))
     }
