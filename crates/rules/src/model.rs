@@ -1747,6 +1747,16 @@ mod tests {
     }
 
     #[test]
+    fn resume_3_only_explore_and_plan_are_one_shot() {
+        let one_shot: Vec<&str> = BuiltIn::ALL
+            .into_iter()
+            .filter(|built_in| built_in.one_shot())
+            .map(BuiltIn::name)
+            .collect();
+        assert_eq!(one_shot, ["Explore", "Plan"]);
+    }
+
+    #[test]
     fn spawn_9_built_in_catalogue() {
         // (built-in, the tools its definition denies, the model alias it names)
         let rows: [(BuiltIn, &[&str], Option<&str>); 6] = [
