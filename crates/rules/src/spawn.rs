@@ -298,7 +298,39 @@ impl<'a> SpawnRequest<'a> {
 
     /// The call asks for a fork.
     pub fn is_fork(&self) -> bool {
-        self.fork || self.subagent_type == Some("fork")
+        self.fork || self.subagent_type == Some(FORK_TYPE)
+    }
+}
+
+/// FORK-3 (1): the `subagent_type` that asks for a fork of the main conversation.
+pub const FORK_TYPE: &str = "fork";
+
+/// SPAWN-13 / FORK-3 (1): the `subagent_type` an Agent call passes: [`FORK_TYPE`] for a
+/// fork request, else the type it names, if any.
+pub fn call_type(agent: Option<&str>, fork: bool) -> Option<&str> {
+    if fork {
+        Some(FORK_TYPE)
+    } else {
+        agent
+    }
+}
+
+/// SPAWN-3 / FORK-3: the type an Agent call asks for, as the trace names it
+/// (`spawn_requested.agent_type`) and the later checks talk about it: [`FORK_TYPE`] for a
+/// fork request, the named type, or `general-purpose` for a type-less call (SPAWN-3 case
+/// 3; whether the session still has it is [`resolve`]'s question, SPAWN-4).
+pub fn requested_type(subagent_type: Option<&str>, fork: bool) -> &str {
+    call_type(subagent_type, fork).unwrap_or(BuiltIn::GeneralPurpose.name())
+}
+
+/// SPAWN-13 / FORK-3 (5): the `run_in_background` parameter an Agent call passes, as the
+/// trace shows it (`spawn_requested.background`): absent while fork mode is on, because
+/// fork mode removes the parameter from the Agent tool; else the call's own value.
+pub fn run_in_background_param(run_in_background: Option<bool>, fork_mode: bool) -> Option<bool> {
+    if fork_mode {
+        None
+    } else {
+        run_in_background
     }
 }
 
@@ -623,7 +655,7 @@ pub fn resolve(request: &SpawnRequest<'_>) -> Resolution {
             );
         }
         // FORK-4: `Agent(fork)` keeps fork mode on but stops forks.
-        if let Some(Some(_)) = denied(deny, &["fork"]) {
+        if let Some(Some(_)) = denied(deny, &[FORK_TYPE]) {
             return Resolution::reject(
                 RejectReason::Denied,
                 "FORK-4",
@@ -632,11 +664,7 @@ pub fn resolve(request: &SpawnRequest<'_>) -> Resolution {
         }
     }
     // The name the later checks talk about (type-less calls mean general-purpose, SPAWN-3).
-    let requested = if fork {
-        "fork"
-    } else {
-        request.subagent_type.unwrap_or("general-purpose")
-    };
+    let requested = requested_type(request.subagent_type, fork);
     let lookup_result = if fork {
         Lookup::Missing("FORK-3")
     } else {
@@ -797,7 +825,7 @@ pub fn visible_types(request: &SpawnRequest<'_>) -> Vec<String> {
         push(definition.id());
     }
     if request.fork_mode && request.caller.is_main() {
-        push("fork".to_string());
+        push(FORK_TYPE.to_string());
     }
     match request.caller {
         Caller::MainAgent { tools, disallowed } => match spawnable(tools, disallowed).0 {
@@ -1617,5 +1645,37 @@ mod tests {
             (true, "CAP-10")
         );
         assert!(Caller::Teammate.is_teammate());
+    }
+
+    #[test]
+    fn spawn_3_fork_3_the_requested_type_and_the_call_s_subagent_type() {
+        // FORK-3 (1): a fork request passes `fork`, whatever type the call also names.
+        assert_eq!(call_type(Some("worker"), true), Some(FORK_TYPE));
+        assert_eq!(call_type(None, true), Some("fork"));
+        assert_eq!(call_type(Some("worker"), false), Some("worker"));
+        assert_eq!(call_type(None, false), None);
+        // SPAWN-3: a type-less call asks for general-purpose; a named one for its name.
+        assert_eq!(requested_type(None, false), "general-purpose");
+        assert_eq!(requested_type(Some("Explore"), false), "Explore");
+        assert_eq!(requested_type(Some("Explore"), true), "fork");
+        assert_eq!(requested_type(Some("fork"), false), "fork");
+        // The same name `resolve` launches for a type-less call from main.
+        match resolve(&SpawnRequest::new(Caller::Main, gates())) {
+            Resolution::Type { name, rule, .. } => {
+                assert_eq!(
+                    (name.as_str(), rule),
+                    (requested_type(None, false), "SPAWN-3")
+                )
+            }
+            other => panic!("a type-less call launches general-purpose, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn spawn_13_fork_3_run_in_background_is_absent_while_fork_mode_is_on() {
+        for value in [None, Some(true), Some(false)] {
+            assert_eq!(run_in_background_param(value, true), None, "{value:?}");
+            assert_eq!(run_in_background_param(value, false), value, "{value:?}");
+        }
     }
 }

@@ -630,7 +630,7 @@ impl<'s> Kernel<'s> {
                 last_delivery: None,
                 exp: crate::dist::ExpCache::default(),
                 limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-                fork_arc: Rc::from("fork"),
+                fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
             },
             trace: Trace {
                 sink,

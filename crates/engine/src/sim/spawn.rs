@@ -63,11 +63,9 @@ impl Kernel<'_> {
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
-        let background = if self.session.config.fork_mode {
-            None
-        } else {
-            spec.background
-        };
+        // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
+        let background =
+            spawn::run_in_background_param(spec.background, self.session.config.fork_mode);
         emit_now!(
             self,
             None,
@@ -252,11 +250,8 @@ impl Kernel<'_> {
         classifier_blocks: bool,
     ) -> CachedPlan {
         let answer = self.rules_plan(caller, spec, named, classifier_blocks);
-        let requested: Rc<str> = match (spec.fork, &spec.agent) {
-            (true, _) => self.caches.fork_arc.clone(),
-            (false, Some(agent)) => Rc::from(agent.as_str()),
-            (false, None) => Rc::from("general-purpose"),
-        };
+        // SPAWN-3 / FORK-3: `fork`, the named type, or general-purpose.
+        let requested: Rc<str> = Rc::from(spawn::requested_type(spec.agent.as_deref(), spec.fork));
         let (type_index, tools, message) = match &answer {
             SpawnPlan::Launch(launch) => {
                 let type_index = match &launch.launched {
@@ -318,11 +313,7 @@ impl Kernel<'_> {
         };
         let input = plan::PlanInput {
             request: spawn::SpawnRequest {
-                subagent_type: if spec.fork {
-                    Some("fork")
-                } else {
-                    spec.agent.as_deref()
-                },
+                subagent_type: spawn::call_type(spec.agent.as_deref(), spec.fork),
                 fork: spec.fork,
                 name: named.then_some("named"),
                 isolation: spec.isolation.as_deref(),
@@ -556,7 +547,7 @@ impl Kernel<'_> {
             Some(index) => &self.session.types[index].def,
             None => {
                 fork_def = AgentDef {
-                    name: "fork".into(),
+                    name: spawn::FORK_TYPE.into(),
                     ..AgentDef::default()
                 };
                 &fork_def
@@ -603,7 +594,7 @@ impl Kernel<'_> {
                 session: self.session.config.kind,
                 ..context::StartupInput::new(
                     context::AgentKind::Fork,
-                    "fork",
+                    spawn::FORK_TYPE,
                     self.session.config.gates,
                 )
             };
