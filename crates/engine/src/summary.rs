@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
 use subsim_rules::RejectReason;
 
@@ -64,7 +65,8 @@ pub struct Summary {
     /// Where a prompt was shown → the waits of its answered prompts, µs.
     waits: BTreeMap<&'static str, Vec<u64>>,
     finished: [u64; OUTCOMES.len()],
-    notifications: BTreeMap<&'static str, u64>,
+    /// Notifications by `what`, at [`Notice::ALL`]'s index.
+    notifications: [u64; Notice::ALL.len()],
     limit: Option<(&'static str, u64)>,
     /// The load generator's arrivals.
     load: LoadStats,
@@ -625,26 +627,18 @@ impl WaitStats {
 }
 
 impl Sink for Summary {
+    /// The kinds every run has many of (a load run: a request, a start, an end and a
+    /// notification per arrival) are counted here, each read once and in a few
+    /// instructions; every other kind goes to [`Summary::other_event`], out of line, so
+    /// that this function stays small (its prologue and epilogue ran on every event).
     fn event(&mut self, event: &Event) {
         self.events += 1;
+        let t = event.t.as_micros();
         // Time-weighted running: the count holds from one event to the next.
-        let elapsed = event.t.as_micros().saturating_sub(self.last_t.as_micros());
+        let elapsed = t.saturating_sub(self.last_t.as_micros());
         self.running_area += u128::from(self.running) * u128::from(elapsed);
         self.last_t = self.last_t.max(event.t);
-        let previous_running = self.running;
-        if let Some(running) = event.kind.running() {
-            if running != self.running {
-                let warmup = self.load.warmup;
-                self.load
-                    .all
-                    .running
-                    .set(event.t.as_micros(), running, warmup);
-            }
-            self.running = running;
-            self.peak_running = self.peak_running.max(running);
-        }
         match &event.kind {
-            EventKind::SessionStarted { cap, .. } => self.cap = *cap,
             EventKind::SpawnRequested {
                 arrival,
                 agent_type,
@@ -657,6 +651,72 @@ impl Sink for Summary {
                     self.load.requested(*arrival, agent_type, stream.as_ref());
                 }
             }
+            EventKind::AgentStarted {
+                agent,
+                profile,
+                running,
+                ..
+            } => {
+                let previous_running = self.set_running(t, *running);
+                self.started += 1;
+                self.load
+                    .started(t, agent.id, &profile.agent_type, previous_running);
+            }
+            EventKind::AgentFinished {
+                outcome,
+                agent,
+                running,
+                ..
+            } => {
+                self.set_running(t, *running);
+                self.load.finished(t, agent.id);
+                self.finished[outcome_index(*outcome)] += 1;
+            }
+            EventKind::Notification { what, .. } => {
+                self.notifications[notice_index(*what)] += 1;
+            }
+            _ => self.other_event(event),
+        }
+    }
+}
+
+/// `outcome`'s index in [`OUTCOMES`] (the declaration order; a unit test checks it).
+#[inline]
+fn outcome_index(outcome: Outcome) -> usize {
+    outcome as usize
+}
+
+/// `what`'s index in [`Notice::ALL`] (the declaration order; a unit test checks it).
+#[inline]
+fn notice_index(what: Notice) -> usize {
+    what as usize
+}
+
+impl Summary {
+    /// The running count an event carries is `running` from `t` on; returns the count
+    /// before it.
+    #[inline]
+    fn set_running(&mut self, t: u64, running: u32) -> u32 {
+        let previous = self.running;
+        if running != previous {
+            let warmup = self.load.warmup;
+            self.load.all.running.set(t, running, warmup);
+        }
+        self.running = running;
+        self.peak_running = self.peak_running.max(running);
+        previous
+    }
+
+    /// [`Sink::event`] for the kinds it does not count itself (`self.events`, the running
+    /// area and `last_t` are already done).
+    #[inline(never)]
+    fn other_event(&mut self, event: &Event) {
+        let previous_running = match event.kind.running() {
+            Some(running) => self.set_running(event.t.as_micros(), running),
+            None => self.running,
+        };
+        match &event.kind {
+            EventKind::SessionStarted { cap, .. } => self.cap = *cap,
             EventKind::SpawnRejected { reason, .. } => {
                 match RejectReason::ALL.iter().position(|known| known == reason) {
                     Some(index) => self.rejected[index] += 1,
@@ -668,15 +728,6 @@ impl Sink for Summary {
                         *reason == RejectReason::ConcurrentLimit,
                     );
                 }
-            }
-            EventKind::AgentStarted { agent, profile, .. } => {
-                self.started += 1;
-                self.load.started(
-                    event.t.as_micros(),
-                    agent.id,
-                    &profile.agent_type,
-                    previous_running,
-                );
             }
             EventKind::AgentResumed { running, agent, .. } => {
                 self.load
@@ -731,30 +782,10 @@ impl Sink for Summary {
                     self.prompt_type_queue(index, event.t, -1);
                 }
             }
-            EventKind::AgentFinished { outcome, agent, .. } => {
-                self.load.finished(event.t.as_micros(), agent.id);
-                let index = OUTCOMES
-                    .iter()
-                    .position(|known| known == outcome)
-                    .unwrap_or(0);
-                self.finished[index] += 1;
-            }
-            EventKind::Notification { what, .. } => {
-                let what = what.as_str();
-                // The same static text again (the usual case) is found by its address, with
-                // no string comparisons; anything else goes through the map's search.
-                let same = self
-                    .notifications
-                    .iter_mut()
-                    .find_map(|(known, count)| std::ptr::eq(*known, what).then_some(count));
-                match same {
-                    Some(count) => *count += 1,
-                    None => *self.notifications.entry(what).or_default() += 1,
-                }
-            }
             EventKind::LimitReached { limit, value } => {
                 self.limit = Some((limit.as_str(), *value));
             }
+            // Requests, starts, ends and notifications are counted in `event`.
             _ => {}
         }
     }
@@ -1010,8 +1041,13 @@ impl Summary {
     }
 
     /// Notifications by `what`.
-    pub fn notifications(&self) -> &BTreeMap<&'static str, u64> {
-        &self.notifications
+    pub fn notifications(&self) -> BTreeMap<&'static str, u64> {
+        Notice::ALL
+            .iter()
+            .zip(self.notifications)
+            .filter(|(_, count)| *count > 0)
+            .map(|(what, count)| (what.as_str(), count))
+            .collect()
     }
 
     /// The safety limit that ended the run, if one did.
@@ -1178,9 +1214,9 @@ impl Summary {
                 format!("{finished} ({outcomes})")
             },
         );
-        let notified: u64 = self.notifications.values().sum();
-        let whats = self
-            .notifications
+        let notifications = self.notifications();
+        let notified: u64 = notifications.values().sum();
+        let whats = notifications
             .iter()
             .map(|(what, count)| format!("{what} {count}"))
             .collect::<Vec<_>>()
@@ -1319,7 +1355,7 @@ impl Summary {
         }
         json.close();
         json.key("notifications").open();
-        for (what, count) in &self.notifications {
+        for (what, count) in &self.notifications() {
             json.key(what).u64(*count);
         }
         json.close();
@@ -1580,6 +1616,16 @@ mod tests {
 
     /// The id window answers exactly as a map would, for ids in start order, resumes of
     /// old ids, far ids, untracked runs and type indices that do not fit two bytes.
+    #[test]
+    fn outcome_and_notice_indices_follow_their_lists() {
+        for (index, outcome) in OUTCOMES.iter().enumerate() {
+            assert_eq!(outcome_index(*outcome), index, "{outcome:?}");
+        }
+        for (index, what) in Notice::ALL.iter().enumerate() {
+            assert_eq!(notice_index(*what), index, "{what:?}");
+        }
+    }
+
     #[test]
     fn running_types_behave_as_a_map() {
         let mut fast = RunningTypes::default();
