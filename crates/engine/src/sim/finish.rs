@@ -122,19 +122,21 @@ impl Kernel<'_> {
         if !teammate {
             self.agents.running -= 1;
         }
-        emit_now!(
-            self,
-            rule,
-            EventKind::AgentFinished {
-                agent: AgentRef {
-                    id: own_id,
-                    name: own_name.clone(),
-                },
-                outcome,
-                running: self.agents.running,
-                detail: detail.as_deref().map(Rc::from),
+        emit_hot!(self, finished, rule, |kind| {
+            if let EventKind::AgentFinished {
+                agent,
+                outcome: kept_outcome,
+                running,
+                detail: kept_detail,
+            } = kind
+            {
+                agent.id = own_id;
+                agent.name.clone_from(&own_name);
+                *kept_outcome = outcome;
+                *running = self.agents.running;
+                *kept_detail = detail.as_deref().map(Rc::from);
             }
-        );
+        });
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.agents.slot_of(report_to);
@@ -170,21 +172,20 @@ impl Kernel<'_> {
             None => None,
         };
         self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
-        emit_now!(
-            self,
-            Some(rule),
-            EventKind::Notification {
-                to: AgentRef {
-                    id: to_id,
-                    name: to_name,
-                },
-                from: AgentRef {
-                    id: own_id,
-                    name: own_name,
-                },
-                what,
+        emit_hot!(self, notification, Some(rule), |kind| {
+            if let EventKind::Notification {
+                to,
+                from,
+                what: kept_what,
+            } = kind
+            {
+                to.id = to_id;
+                to.name = to_name;
+                from.id = own_id;
+                from.name = own_name;
+                *kept_what = what;
             }
-        );
+        });
         // The caller's bookkeeping. Its count of running children stays exact even while
         // the caller is not running (a stopped launcher may be resumed later).
         if let Some(caller_slot) = caller_slot {

@@ -27,7 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use subsim_rules::cap;
 use subsim_rules::context;
 use subsim_rules::model;
-use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
+use subsim_rules::notify::{self, Delivery, Finishing, Notice, Recipient};
 use subsim_rules::placement;
 use subsim_rules::prompt::{self, Asker, CallDecision, Route};
 use subsim_rules::session::{env, ConfigNote};
@@ -62,6 +62,31 @@ macro_rules! emit_now {
                 kind: $kind,
             };
             $kernel.emit_built(&event);
+        }
+    };
+}
+
+/// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
+/// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
+/// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
+/// hands the event to the sink — unless a safety limit has ended the trace (then the
+/// block does not run).
+macro_rules! emit_hot {
+    ($kernel:expr, $which:ident, $rule:expr, |$kind:ident| $fill:block) => {
+        if $kernel.trace.limit.is_none() {
+            let now = $kernel.clock.now;
+            let event = &mut $kernel.trace.hot.$which;
+            event.t = now;
+            event.seq = $kernel.trace.seq;
+            event.rule = $rule;
+            let $kind = &mut event.kind;
+            $fill
+            $kernel.trace.seq += 1;
+            $kernel.trace.last_time = now;
+            $kernel.trace.sink.event(&$kernel.trace.hot.$which);
+            if $kernel.trace.seq >= $kernel.trace.limits.max_events {
+                $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
+            }
         }
     };
 }
@@ -391,6 +416,79 @@ struct Trace<'s> {
     limits: crate::spec::Limits,
     /// Steps left before `max_steps` (`Limits::steps`) stops the run.
     steps_left: u64,
+    /// The events every arrival makes, kept built (see [`HotEvents`]).
+    hot: HotEvents,
+}
+
+/// One kept [`Event`] for each kind a load run writes for every arrival (a request, a
+/// refusal, a start, an end, a notification). `emit_hot!` writes a new event's fields
+/// into the kept one, in place, and hands it to the sink: an event built anew was written
+/// field by field into a temporary and then copied whole into the `Event` with wider
+/// loads, which stalled on store forwarding (the copies of `finish_run`'s two events were
+/// two fifths of its time), and it was dropped through the generic drop of `EventKind`
+/// afterwards. A kept event holds its last values (a few shared strings and a profile)
+/// until the next event of its kind overwrites them.
+struct HotEvents {
+    requested: Event,
+    rejected: Event,
+    started: Event,
+    finished: Event,
+    notification: Event,
+}
+
+impl HotEvents {
+    /// Kept events with placeholder values (every field is written before each use).
+    fn new() -> HotEvents {
+        let event = |kind| Event {
+            t: SimTime::ZERO,
+            seq: 0,
+            rule: None,
+            kind,
+        };
+        let nobody = || AgentRef { id: 0, name: None };
+        let empty: Rc<str> = Rc::from("");
+        HotEvents {
+            requested: event(EventKind::SpawnRequested {
+                caller: nobody(),
+                agent_type: empty.clone(),
+                name: None,
+                background: None,
+                fork: false,
+                arrival: None,
+                stream: None,
+            }),
+            rejected: event(EventKind::SpawnRejected {
+                caller: nobody(),
+                agent_type: empty.clone(),
+                name: None,
+                reason: RejectReason::ConcurrentLimit,
+                message: empty,
+                hint: None,
+                running: 0,
+            }),
+            started: event(EventKind::AgentStarted {
+                agent: nobody(),
+                parent: nobody(),
+                depth: 0,
+                mode: Mode::Foreground,
+                fork: false,
+                running: 0,
+                cap_checked: false,
+                profile: Rc::new(RunProfile::new("", "", &[])),
+            }),
+            finished: event(EventKind::AgentFinished {
+                agent: nobody(),
+                outcome: Outcome::Completed,
+                running: 0,
+                detail: None,
+            }),
+            notification: event(EventKind::Notification {
+                to: nobody(),
+                from: nobody(),
+                what: Notice::Result,
+            }),
+        }
+    }
 }
 
 /// The session settings the MODEL rules read, kept for per-spawn resolutions.
@@ -639,6 +737,7 @@ impl<'s> Kernel<'s> {
                 limit: None,
                 limits,
                 steps_left: limits.steps(),
+                hot: HotEvents::new(),
             },
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)

@@ -66,19 +66,27 @@ impl Kernel<'_> {
         // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
         let background =
             spawn::run_in_background_param(spec.background, self.session.config.fork_mode);
-        emit_now!(
-            self,
-            None,
-            EventKind::SpawnRequested {
-                caller: caller_ref.clone(),
-                agent_type: planned.requested.clone(),
-                name: name.clone(),
-                background,
-                fork: spec.fork,
-                arrival: self.load.arrival,
-                stream: self.load.streams.current(),
+        emit_hot!(self, requested, None, |kind| {
+            if let EventKind::SpawnRequested {
+                caller: kept_caller,
+                agent_type,
+                name: kept_name,
+                background: kept_background,
+                fork,
+                arrival,
+                stream,
+            } = kind
+            {
+                kept_caller.id = caller_ref.id;
+                kept_caller.name.clone_from(&caller_ref.name);
+                agent_type.clone_from(&planned.requested);
+                kept_name.clone_from(&name);
+                *kept_background = background;
+                *fork = spec.fork;
+                *arrival = self.load.arrival;
+                *stream = self.load.streams.current();
             }
-        );
+        });
         let launch = match &planned.plan {
             SpawnPlan::Launch(launch) => launch,
             SpawnPlan::Reject { reason, rule, .. } => {
@@ -143,19 +151,27 @@ impl Kernel<'_> {
         rule: RuleId,
         message: Rc<str>,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        emit_now!(
-            self,
-            Some(rule),
-            EventKind::SpawnRejected {
-                caller,
-                agent_type: planned.requested.clone(),
-                name,
-                reason,
-                message,
-                hint: cap::hint(reason),
-                running: self.agents.running,
+        emit_hot!(self, rejected, Some(rule), |kind| {
+            if let EventKind::SpawnRejected {
+                caller: kept_caller,
+                agent_type,
+                name: kept_name,
+                reason: kept_reason,
+                message: kept_message,
+                hint,
+                running,
+            } = kind
+            {
+                kept_caller.id = caller.id;
+                kept_caller.name = caller.name;
+                agent_type.clone_from(&planned.requested);
+                *kept_name = name;
+                *kept_reason = reason;
+                *kept_message = message;
+                *hint = cap::hint(reason);
+                *running = self.agents.running;
             }
-        );
+        });
         Err(Some(reason))
     }
 
@@ -511,23 +527,30 @@ impl Kernel<'_> {
         cap_checked: bool,
         profile: Rc<RunProfile>,
     ) {
-        emit_now!(
-            self,
-            Some(rule),
-            EventKind::AgentStarted {
-                agent: AgentRef { id, name },
-                parent: AgentRef {
-                    id: parent_id,
-                    name: parent_name,
-                },
-                depth,
-                mode,
-                fork,
-                running,
-                cap_checked,
-                profile,
+        emit_hot!(self, started, Some(rule), |kind| {
+            if let EventKind::AgentStarted {
+                agent,
+                parent,
+                depth: kept_depth,
+                mode: kept_mode,
+                fork: kept_fork,
+                running: kept_running,
+                cap_checked: kept_cap_checked,
+                profile: kept_profile,
+            } = kind
+            {
+                agent.id = id;
+                agent.name = name;
+                parent.id = parent_id;
+                parent.name = parent_name;
+                *kept_depth = depth;
+                *kept_mode = mode;
+                *kept_fork = fork;
+                *kept_running = running;
+                *kept_cap_checked = cap_checked;
+                *kept_profile = profile;
             }
-        );
+        });
     }
 
     /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
