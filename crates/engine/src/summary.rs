@@ -629,7 +629,7 @@ impl WaitStats {
 impl Sink for Summary {
     /// The kinds every run has many of (a load run: a request, a start, an end and a
     /// notification per arrival) are counted here, each read once and in a few
-    /// instructions; every other kind goes to [`Summary::other_event`], out of line, so
+    /// instructions; every other kind goes to `Summary::other_event`, out of line, so
     /// that this function stays small (its prologue and epilogue ran on every event).
     fn event(&mut self, event: &Event) {
         self.events += 1;
