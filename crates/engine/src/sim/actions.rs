@@ -157,7 +157,6 @@ impl Kernel<'_> {
             from_load: false,
             program: behavior.unwrap_or_else(default_behavior),
             report_to: MAIN,
-            rng: None,
         });
         self.agents.get_mut(0).children_running += 1;
         self.agents.names.insert(name.clone(), id);

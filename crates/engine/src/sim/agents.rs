@@ -78,8 +78,6 @@ pub(super) struct AgentStart {
     pub(super) program: Program,
     /// Whom its completion is reported to.
     pub(super) report_to: AgentId,
-    /// Its behaviour stream, if made now (otherwise made on first use).
-    pub(super) rng: Option<Box<ChaCha8Rng>>,
 }
 
 pub(super) struct Agent {
@@ -129,7 +127,9 @@ pub(super) struct Agent {
     pub(super) report_to: AgentId,
     pub(super) resumed: bool,
     pub(super) turns: u32,
-    pub(super) rng: Option<Box<ChaCha8Rng>>,
+    /// Words drawn from its behaviour stream so far (see `streams.rs`: the stream itself
+    /// is re-made from the seed and the id at this position when it is not cached).
+    pub(super) rng_words: u64,
     pub(super) finished_at: SimTime,
     /// The slot is free: the record is what its last occupant left, found by nothing.
     vacant: bool,
@@ -158,7 +158,6 @@ impl Agent {
             from_load,
             program,
             report_to,
-            rng,
         } = start;
         Agent {
             id,
@@ -195,7 +194,7 @@ impl Agent {
             report_to,
             resumed: false,
             turns: 0,
-            rng,
+            rng_words: 0,
             finished_at: SimTime::ZERO,
             vacant: false,
         }
@@ -241,7 +240,7 @@ impl Agent {
             report_to,
             resumed,
             turns,
-            rng,
+            rng_words,
             finished_at,
             vacant,
         } = self;
@@ -279,7 +278,7 @@ impl Agent {
         *report_to = start.report_to;
         *resumed = false;
         *turns = 0;
-        *rng = start.rng;
+        *rng_words = 0;
         *finished_at = SimTime::ZERO;
         *vacant = false;
     }
@@ -468,8 +467,6 @@ impl Agents {
             return;
         }
         agent.vacant = true;
-        // A behaviour stream is ~300 bytes; the next occupant sets its own.
-        agent.rng = None;
         let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
         if unindexed {
             self.unindexed -= 1;

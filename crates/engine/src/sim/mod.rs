@@ -102,6 +102,7 @@ mod person;
 mod queue;
 mod spawn;
 mod steps;
+mod streams;
 mod ties;
 
 pub use ties::TieBreak;
@@ -317,7 +318,6 @@ struct Session {
     config: SessionConfig,
     /// Notes about how settings were read (e.g. an invalid env value, MAIN-3).
     notes: Vec<ConfigNote>,
-    seed: u64,
     /// The session's tool pool (TOOLS-8/10, MCP tools included).
     pool: Vec<String>,
     permissions: subsim_rules::prompt::PermissionRules,
@@ -399,6 +399,8 @@ struct Caches {
     last_delivery: Option<finish::Delivered>,
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
     exp: crate::dist::ExpCache,
+    /// The runs' behaviour streams being drawn from (see `streams.rs`).
+    streams: streams::Streams,
     /// CAP-2's message, shared by every refusal at the cap.
     limit_message: Rc<str>,
     fork_arc: Rc<str>,
@@ -668,7 +670,6 @@ impl<'s> Kernel<'s> {
             session: Session {
                 config,
                 notes,
-                seed,
                 pool,
                 permissions: session.permissions.clone(),
                 types,
@@ -727,6 +728,7 @@ impl<'s> Kernel<'s> {
                 last_plan: None,
                 last_delivery: None,
                 exp: crate::dist::ExpCache::default(),
+                streams: streams::Streams::new(seed),
                 limit_message: Rc::from(messages::CONCURRENT_LIMIT),
                 fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
             },
@@ -818,7 +820,6 @@ impl<'s> Kernel<'s> {
             from_load: false,
             program: spec.main.clone(),
             report_to: MAIN,
-            rng: Some(Box::new(stream(seed, 0, purpose::BEHAVIOR))),
         });
         kernel
     }
@@ -988,16 +989,14 @@ impl<'s> Kernel<'s> {
         if let Dist::Const(value) = dist {
             return *value;
         }
-        let seed = self.session.seed;
         let agent = self.agents.get_mut(slot);
         if agent.from_load {
             return self.caches.exp.sample(dist, &mut self.load.rng);
         }
-        let id = u64::from(agent.id);
-        let rng = agent
-            .rng
-            .get_or_insert_with(|| Box::new(stream(seed, id, purpose::BEHAVIOR)));
-        self.caches.exp.sample(dist, rng.as_mut())
+        let exp = &mut self.caches.exp;
+        self.caches
+            .streams
+            .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng))
     }
 }
 

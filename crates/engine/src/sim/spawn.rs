@@ -476,7 +476,6 @@ impl Kernel<'_> {
             from_load,
             program: behavior,
             report_to: caller,
-            rng: None,
         });
         self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
@@ -839,7 +838,6 @@ impl Kernel<'_> {
             from_load: false,
             program: behavior,
             report_to: caller_ref.id,
-            rng: None,
         });
         self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
