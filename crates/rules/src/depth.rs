@@ -6,7 +6,7 @@
 use crate::RuleId;
 
 /// What the `Agent` tool looks like to a caller at some depth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AgentTool {
     /// Present and working.
     Available,

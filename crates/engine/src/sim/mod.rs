@@ -393,8 +393,9 @@ struct Caches {
     /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
     /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
     plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
-    /// The last kind of call and its plan, compared in place before the map is asked.
-    last_plan: Option<(spawn::PlanKey, Rc<spawn::CachedPlan>)>,
+    /// The last kind of call, its caller and its plan, compared in place before the map is
+    /// asked.
+    last_plan: Option<(spawn::PlanKey, spawn::PlanCaller, Rc<spawn::CachedPlan>)>,
     /// The last report delivery built, reused for the same text delivered the same way.
     last_delivery: Option<finish::Delivered>,
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).

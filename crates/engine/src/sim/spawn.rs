@@ -4,10 +4,12 @@
 //! the cap at this moment, then the start.
 //!
 //! Rules of the plan cache: a plan is a pure function of its `PlanKey` (the call's fields,
-//! who calls, the caller's depth and whether it has `Agent`) and of what never changes
-//! during a run (definitions, settings, main's pool). A kept plan is used only for a call
-//! with an equal key, and in debug builds every use replays `rules::plan::plan` and asserts
-//! the same answer. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
+//! who calls, the caller's depth class and whether it has `Agent`) and of what never
+//! changes during a run (definitions, settings, main's pool), but for its launch's depth,
+//! which `Launch::child_depth` answers for each caller (`plan::DepthClass`: a chain of
+//! subagents shares one plan, not one per depth). A kept plan is used only for a call with
+//! an equal key, and in debug builds every use replays `rules::plan::plan` and asserts the
+//! same answer. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
 //! `actions.rs`.
 
 use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
@@ -59,7 +61,8 @@ impl Kernel<'_> {
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let caller_slot = self.agents.slot_of(caller).ok_or(None)?;
-        let planned = self.spawn_plan(caller_slot, spec, name.is_some());
+        let plan_caller = self.plan_caller(caller_slot);
+        let planned = self.spawn_plan(plan_caller, spec, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
@@ -128,7 +131,13 @@ impl Kernel<'_> {
                 caller_slot,
                 name,
                 type_index: planned.type_index,
-                depth: launch.depth,
+                // DEPTH-1, Q-10, Q-44: the plan is kept per depth class; the depth is this
+                // caller's (the plan's own when it was made for a caller at this depth).
+                depth: if plan_caller.depth == planned.caller_depth {
+                    launch.depth
+                } else {
+                    launch.child_depth(&self.rules_caller(plan_caller.class), plan_caller.depth)
+                },
                 mode: launch.mode,
                 placement_rule: launch.rule,
                 permission_mode: launch.permission_mode,
@@ -175,33 +184,36 @@ impl Kernel<'_> {
         Err(Some(reason))
     }
 
-    /// The plan of an Agent call of this kind from the agent in `caller_slot`: the last
-    /// one if the call is of the same kind, else the cached one, else a new one from
-    /// `rules::plan`. In debug builds a kept plan is checked against a fresh resolution, so
-    /// the cache can never drift from the rules unseen.
+    /// The plan of an Agent call of this kind from `caller`: the last one if the call is of
+    /// the same kind from a caller at the same depth, else the cached one, else a new one
+    /// from `rules::plan`. A plan is kept per depth class (`plan::DepthClass`), not per
+    /// depth: its launch's depth is the one of the caller it was made for, and `spawn` asks
+    /// `Launch::child_depth` for the caller at hand. In debug builds a kept plan, moved to
+    /// this caller's depth (`SpawnPlan::at_depth`), is checked against a fresh resolution,
+    /// so the cache can never drift from the rules unseen.
     #[inline(always)]
-    fn spawn_plan(&mut self, caller_slot: u32, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
-        let caller = self.plan_caller(caller_slot);
+    fn spawn_plan(&mut self, caller: PlanCaller, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
         let classifier_blocks = spec
             .classifier
             .unwrap_or(self.session.classifier)
             .launch_blocks;
-        // Cheap fields first; the type's name last (a load run's calls all match).
-        let same = |key: &PlanKey| {
+        // Cheap fields first; the type's name last (a load run's calls all match). The last
+        // call's caller is compared whole: the same depth is the same depth class.
+        let same = |key: &PlanKey, last: &PlanCaller| {
             key.fork == spec.fork
                 && key.named == named
                 && key.isolation.as_deref() == spec.isolation.as_deref()
                 && key.background == spec.background
                 && key.needs_result == spec.needs_result
                 && key.classifier_blocks == classifier_blocks
-                && key.caller == caller
+                && *last == caller
                 && key.agent.as_deref() == spec.agent.as_deref()
         };
         let kept = match &self.caches.last_plan {
-            Some((key, plan)) if same(key) => Some(plan.clone()),
+            Some((key, last, plan)) if same(key, last) => Some(plan.clone()),
             _ => None,
         };
-        let make_key = || PlanKey {
+        let make_key = |caller: CallerKey| PlanKey {
             agent: spec.agent.clone(),
             fork: spec.fork,
             named,
@@ -212,23 +224,24 @@ impl Kernel<'_> {
             caller,
         };
         let kept = kept.or_else(|| {
-            let key = make_key();
+            let key = make_key(self.caller_key(caller));
             let found = self.caches.plans.get(&key).cloned()?;
-            self.caches.last_plan = Some((key, found.clone()));
+            self.caches.last_plan = Some((key, caller, found.clone()));
             Some(found)
         });
         if let Some(plan) = kept {
             debug_assert_eq!(
-                plan.plan,
+                plan.plan
+                    .at_depth(&self.rules_caller(caller.class), caller.depth),
                 self.rules_plan(caller, spec, named, classifier_blocks),
                 "a kept spawn plan differs from the rules' resolution"
             );
             return plan;
         }
         let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
-        let key = make_key();
+        let key = make_key(self.caller_key(caller));
         self.caches.plans.insert(key.clone(), plan.clone());
-        self.caches.last_plan = Some((key, plan.clone()));
+        self.caches.last_plan = Some((key, caller, plan.clone()));
         plan
     }
 
@@ -254,6 +267,40 @@ impl Kernel<'_> {
             depth: agent.depth,
             // DEPTH-5: a subagent needs `Agent` in its own tools; main always has it.
             has_agent_tool: agent.id == MAIN || agent.profile.tools.iter().any(|t| &**t == "Agent"),
+        }
+    }
+
+    /// The caller as its plan is kept: DEPTH-1…4 through `plan::depth_class`.
+    fn caller_key(&self, caller: PlanCaller) -> CallerKey {
+        CallerKey {
+            class: caller.class,
+            depth_class: plan::depth_class(
+                &self.rules_caller(caller.class),
+                caller.depth,
+                self.session.config.depth_limit,
+            ),
+            has_agent_tool: caller.has_agent_tool,
+        }
+    }
+
+    /// The caller as `rules::spawn` sees it.
+    #[inline]
+    fn rules_caller(&self, class: CallerClass) -> spawn::Caller<'_> {
+        match class {
+            CallerClass::Main => spawn::Caller::Main,
+            CallerClass::MainAgent => {
+                let def = self
+                    .session
+                    .main_agent
+                    .map(|index| &self.session.types[index].def);
+                spawn::Caller::MainAgent {
+                    tools: def.and_then(|def| def.tools.as_deref()),
+                    disallowed: def.map_or(&[], |def| def.disallowed_tools.as_slice()),
+                }
+            }
+            CallerClass::Fork => spawn::Caller::Fork,
+            CallerClass::Teammate => spawn::Caller::Teammate,
+            CallerClass::Subagent => spawn::Caller::Subagent,
         }
     }
 
@@ -290,6 +337,7 @@ impl Kernel<'_> {
         };
         CachedPlan {
             requested,
+            caller_depth: caller.depth,
             plan: answer,
             type_index,
             tools,
@@ -313,20 +361,7 @@ impl Kernel<'_> {
             .filter(|type_def| type_def.def.scope != Scope::BuiltIn)
             .map(|type_def| rules_definition(&type_def.def.name, type_def.def.scope))
             .collect();
-        let main_agent_def = self
-            .session
-            .main_agent
-            .map(|index| &self.session.types[index].def);
-        let caller_kind = match caller.class {
-            CallerClass::Main => spawn::Caller::Main,
-            CallerClass::MainAgent => spawn::Caller::MainAgent {
-                tools: main_agent_def.and_then(|def| def.tools.as_deref()),
-                disallowed: main_agent_def.map_or(&[], |def| def.disallowed_tools.as_slice()),
-            },
-            CallerClass::Fork => spawn::Caller::Fork,
-            CallerClass::Teammate => spawn::Caller::Teammate,
-            CallerClass::Subagent => spawn::Caller::Subagent,
-        };
+        let caller_kind = self.rules_caller(caller.class);
         let input = plan::PlanInput {
             request: spawn::SpawnRequest {
                 subagent_type: spawn::call_type(spec.agent.as_deref(), spec.fork),
@@ -871,6 +906,9 @@ impl Kernel<'_> {
 pub(super) struct CachedPlan {
     /// The type as `spawn_requested` and `spawn_rejected` name it.
     requested: Rc<str>,
+    /// The depth of the caller the plan was made for: a launch's depth is that caller's
+    /// child's (`Launch::child_depth` answers for other callers of the depth class).
+    caller_depth: u32,
     /// `rules::plan::plan`'s answer.
     plan: SpawnPlan,
     /// The definition that runs (a subagent's or a teammate's type; `None` for a fork).
@@ -894,10 +932,19 @@ pub(super) enum CallerClass {
 }
 
 /// What a plan reads of its caller: who it is, its depth, whether it has `Agent`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct PlanCaller {
     class: CallerClass,
     depth: u32,
+    has_agent_tool: bool,
+}
+
+/// A caller as a plan is kept for it: its depth class, not its depth (a plan holds for
+/// every depth of one class but for its launch's depth, `plan::DepthClass`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct CallerKey {
+    class: CallerClass,
+    depth_class: plan::DepthClass,
     has_agent_tool: bool,
 }
 
@@ -913,7 +960,7 @@ pub(super) struct PlanKey {
     background: Option<bool>,
     needs_result: bool,
     classifier_blocks: bool,
-    caller: PlanCaller,
+    caller: CallerKey,
 }
 
 /// An admitted Agent call, as `launch` starts it.
