@@ -80,6 +80,18 @@ impl<T> Window<T> {
         old
     }
 
+    /// The value at `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<&T> {
+        let held = self.slot(key).and_then(|slot| self.slots[slot].as_ref());
+        match held {
+            Some(value) => Some(value),
+            None if self.others.is_empty() => None,
+            // A key below a window that was restarted lower, or held apart while far.
+            None => self.others.get(&key),
+        }
+    }
+
     /// Whether a value is held at `key`.
     pub(crate) fn contains_key(&self, key: u64) -> bool {
         match self.slot(key) {
@@ -142,6 +154,7 @@ mod tests {
                 assert_eq!(window.insert(key, round), map.insert(key, round));
             }
             assert_eq!(window.contains_key(key), map.contains_key(&key));
+            assert_eq!(window.get(key), map.get(&key));
             assert_eq!(window.len(), map.len());
         }
         let keys: Vec<u64> = map.keys().copied().collect();
