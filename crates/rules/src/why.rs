@@ -152,6 +152,8 @@ pub const REASONS: &[Why] = &[
     why("tool_called", "TOOLS-1", "*", None,
         "the subagent's pool is main's tools narrowed by two filters, and {tool} is not in it"),
     why("tool_called", "TOOLS-6", "*", None, "filter 1 removes it from every subagent"),
+    why("tool_called", "TOOLS-5", "*", None,
+        "filter 2 keeps only the background allow-list of built-ins (and every MCP tool) in a background subagent, and {tool} is not on it"),
     why("tool_called", "TOOLS-10", "*", None,
         "the session has no Task tools, so subagents get none either"),
     why("tool_called", "TOOLS-11", "*", None,

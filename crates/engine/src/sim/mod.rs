@@ -396,6 +396,8 @@ struct Caches {
     /// The last kind of call, its caller and its plan, compared in place before the map is
     /// asked.
     last_plan: Option<(spawn::PlanKey, spawn::PlanCaller, Rc<spawn::CachedPlan>)>,
+    /// Tool resolutions' steps by kind of run, for refused tool calls (`steps::removal_of`).
+    removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
     /// The last report delivery built, reused for the same text delivered the same way.
     last_delivery: Option<finish::Delivered>,
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
@@ -727,6 +729,7 @@ impl<'s> Kernel<'s> {
                 last_profile: None,
                 plans: BTreeMap::new(),
                 last_plan: None,
+                removals: BTreeMap::new(),
                 last_delivery: None,
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),

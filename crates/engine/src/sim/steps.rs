@@ -1,6 +1,6 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
-use subsim_rules::{handback, tools};
+use subsim_rules::{depth, handback, tools};
 
 use super::*;
 
@@ -411,8 +411,10 @@ impl Kernel<'_> {
 
     /// Why a run lacks `tool`: the step of its tool resolution that removed it
     /// (`filter_one`, `disallowed`, `not_in_tools`, `filter_two`) and that step's rule, or
-    /// `not_in_session` when main's pool never had it (TOOLS-1).
-    fn removal_of(&self, slot: u32, tool: &str) -> (ToolRefusal, RuleId) {
+    /// `not_in_session` when main's pool never had it (TOOLS-1). The resolution's steps are
+    /// kept per kind of run (`RemovalKey`), so repeated refused calls resolve once; in debug
+    /// builds a kept answer is checked against a fresh resolution.
+    fn removal_of(&mut self, slot: u32, tool: &str) -> (ToolRefusal, RuleId) {
         let agent = self.agents.get(slot);
         // TOOLS-10: a session without the Task tools gives nobody any of them.
         let not_in_session = if tools::TASK_TOOLS.contains(&tool) {
@@ -427,6 +429,42 @@ impl Kernel<'_> {
         let Some(index) = agent.type_index.filter(|_| !agent.fork && agent.depth > 0) else {
             return not_in_session;
         };
+        // The resolution reads the run's depth only through its `Agent` tool (DEPTH-3).
+        let (agent_tool, _) =
+            depth::agent_tool(agent.depth, self.session.config.depth_limit, false);
+        let key = RemovalKey {
+            type_index: index,
+            agent_tool,
+            background: agent.profile_mode_background(),
+            teammate: agent.teammate,
+            permission_mode: agent.permission_mode,
+        };
+        let steps = match self.caches.removals.get(&key) {
+            Some(steps) => {
+                let steps = steps.clone();
+                debug_assert_eq!(
+                    *steps,
+                    *self.removal_steps(slot, index),
+                    "a kept tool resolution differs from the rules' resolution"
+                );
+                steps
+            }
+            None => {
+                let steps = self.removal_steps(slot, index);
+                self.caches.removals.insert(key, steps.clone());
+                steps
+            }
+        };
+        steps
+            .iter()
+            .filter(|step| step.tools.iter().any(|removed| removed == tool))
+            .find_map(|step| Some((ToolRefusal::removed_by(step.kind)?, step.rule)))
+            .unwrap_or(not_in_session)
+    }
+
+    /// The steps of `tools::resolve_with` for the run in `slot`, of type `index`.
+    fn removal_steps(&self, slot: u32, index: usize) -> Rc<[tools::Step]> {
+        let agent = self.agents.get(slot);
         let def = &self.session.types[index].def;
         let placement = tools::Placement {
             depth: agent.depth,
@@ -449,14 +487,21 @@ impl Kernel<'_> {
             memory: def.memory.is_some() && self.session.auto_memory,
             ..tools::ToolRequest::new(&self.session.pool, placement, self.session.config.gates)
         };
-        let steps = match tools::resolve_with(&request) {
-            Ok(resolved) => resolved.steps,
-            Err(_) => Vec::new(),
-        };
-        steps
-            .iter()
-            .filter(|step| step.tools.iter().any(|removed| removed == tool))
-            .find_map(|step| Some((ToolRefusal::removed_by(step.kind)?, step.rule)))
-            .unwrap_or(not_in_session)
+        match tools::resolve_with(&request) {
+            Ok(resolved) => resolved.steps.into(),
+            Err(_) => Rc::from(Vec::new()),
+        }
     }
+}
+
+/// A kind of run, as its tool resolution reads it (the rest — its definition's fields,
+/// main's pool, auto memory, the gates — is fixed by the type and the run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct RemovalKey {
+    type_index: usize,
+    /// DEPTH-3: the run's `Agent` tool at its depth (the only depth fact filter 1 reads).
+    agent_tool: depth::AgentTool,
+    background: bool,
+    teammate: bool,
+    permission_mode: PermissionMode,
 }
