@@ -86,56 +86,6 @@ impl DefinitionOutcome {
     }
 }
 
-impl Scope {
-    /// The scopes a definition file or name comes from (`definition_noted.scope`): every
-    /// scope but the built-in types'.
-    pub const NOTED: [Scope; 5] = [
-        Scope::Managed,
-        Scope::Cli,
-        Scope::Project,
-        Scope::User,
-        Scope::Plugin,
-    ];
-
-    /// The scope as the rules see it (`rules::spawn::Scope`); `None` for a built-in type.
-    pub fn rules(self) -> Option<subsim_rules::spawn::Scope> {
-        use subsim_rules::spawn::Scope as Rules;
-        match self {
-            Scope::Managed => Some(Rules::Managed),
-            Scope::Cli => Some(Rules::Cli),
-            Scope::Project => Some(Rules::Project),
-            Scope::User => Some(Rules::User),
-            Scope::Plugin => Some(Rules::Plugin),
-            Scope::BuiltIn => None,
-        }
-    }
-
-    /// DEF-1: the scope's priority (`rules::spawn::Scope::priority`: the lower number
-    /// wins a name collision); a built-in type ranks below every definition (SPAWN-10).
-    pub fn priority(self) -> u8 {
-        self.rules()
-            .map_or(u8::MAX, subsim_rules::spawn::Scope::priority)
-    }
-
-    /// The scenario spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Managed => "managed",
-            Scope::Cli => "cli",
-            Scope::Project => "project",
-            Scope::User => "user",
-            Scope::Plugin => "plugin",
-            Scope::BuiltIn => "built-in",
-        }
-    }
-}
-
-impl std::fmt::Display for Scope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl std::fmt::Display for DefinitionOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -292,23 +242,9 @@ impl Default for Limits {
     }
 }
 
-/// Where a definition came from (DEF-1).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    /// Managed settings (priority 1).
-    Managed,
-    /// CLI `--agents` (2).
-    Cli,
-    /// Project `.claude/agents/` (3).
-    #[default]
-    Project,
-    /// User `~/.claude/agents/` (4).
-    User,
-    /// A plugin (5).
-    Plugin,
-    /// A built-in type.
-    BuiltIn,
-}
+/// Where a definition came from (DEF-1), or a built-in type: the rules crate's one
+/// `Scope` (`subsim_rules::scope`), which spawn resolution and hooks read too.
+pub use subsim_rules::scope::Scope;
 
 /// One agent definition (frontmatter fields plus the simulator's `behavior`).
 #[derive(Clone, Debug, Default)]

@@ -208,22 +208,9 @@ pub fn fires_on(event: HookEvent, transition: RunTransition) -> bool {
     fires(event, transition).0
 }
 
-/// Where a definition was loaded from, as HOOK-6 sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// Managed settings (deployed by an administrator).
-    Managed,
-    /// `--agents` JSON.
-    Cli,
-    /// A project `.claude/agents/` directory, or one added with `--add-dir`.
-    Project,
-    /// `~/.claude/agents/`.
-    User,
-    /// A plugin's `agents/` directory.
-    Plugin,
-    /// A built-in agent (it has no frontmatter hooks).
-    BuiltIn,
-}
+/// Where a definition was loaded from, as HOOK-6 sees it: the crate's one
+/// [`crate::scope::Scope`] (a built-in agent has no frontmatter hooks).
+pub use crate::scope::Scope;
 
 /// HOOK-6 / DEF-6: do the definition's frontmatter hooks run?
 ///

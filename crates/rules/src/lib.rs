@@ -39,6 +39,7 @@ pub mod plan;
 pub mod prompt;
 pub mod resume;
 pub mod scan;
+pub mod scope;
 pub mod session;
 pub mod spawn;
 pub mod tools;

@@ -122,35 +122,9 @@ pub const CHECK_ORDER: [Check; 8] = [
     Check::Cap,
 ];
 
-/// Where a custom definition came from (DEF-1). Built-ins are not listed: [`registered`]
-/// decides them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Scope {
-    /// Managed settings (priority 1).
-    Managed,
-    /// `--agents` JSON or the SDK `agents` option (priority 2).
-    Cli,
-    /// `.claude/agents/` of the project or an `--add-dir` directory (priority 3).
-    #[default]
-    Project,
-    /// `~/.claude/agents/` (priority 4).
-    User,
-    /// A plugin's `agents/` directory (priority 5).
-    Plugin,
-}
-
-impl Scope {
-    /// DEF-1: the priority; the lower number wins a name collision.
-    pub fn priority(self) -> u8 {
-        match self {
-            Scope::Managed => 1,
-            Scope::Cli => 2,
-            Scope::Project => 3,
-            Scope::User => 4,
-            Scope::Plugin => 5,
-        }
-    }
-}
+/// Where a definition came from (DEF-1): the crate's one [`crate::scope::Scope`]. A
+/// [`Definition`] is never [`Scope::BuiltIn`]: [`registered`] decides the built-ins.
+pub use crate::scope::Scope;
 
 /// One loaded custom definition, as spawn resolution sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -607,7 +607,7 @@ impl<'s> Kernel<'s> {
             setting: None,
             definition: main_def.as_ref().map(|def| context::MainDefinition {
                 name: main_agent_key.as_deref().unwrap_or_default(),
-                scope: (def.scope != Scope::BuiltIn).then(|| spawn::rules_scope(def.scope)),
+                scope: (def.scope != Scope::BuiltIn).then_some(def.scope),
                 prompt: def.prompt.as_deref(),
                 memory: def.memory.is_some(),
                 tools: def.tools.as_deref(),

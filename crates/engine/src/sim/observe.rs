@@ -226,7 +226,7 @@ impl Kernel<'_> {
         if frontmatter_hooks {
             let def = &self.session.types[type_index].def;
             let (runs, rule, log) = hooks::frontmatter_hooks_run(
-                hook_scope(def.scope),
+                def.scope,
                 self.trusted(def),
                 self.session.config.kind.is_interactive(),
                 &gates,
@@ -298,7 +298,7 @@ impl Kernel<'_> {
         if let Some(index) = agent.type_index {
             let def = &self.session.types[index].def;
             let (runs, _, _) = hooks::frontmatter_hooks_run(
-                hook_scope(def.scope),
+                def.scope,
                 self.trusted(def),
                 self.session.config.kind.is_interactive(),
                 &gates,
@@ -366,16 +366,5 @@ impl Kernel<'_> {
             },
             None => ".".to_string(),
         }
-    }
-}
-
-fn hook_scope(scope: Scope) -> hooks::Scope {
-    match scope {
-        Scope::Managed => hooks::Scope::Managed,
-        Scope::Cli => hooks::Scope::Cli,
-        Scope::Project => hooks::Scope::Project,
-        Scope::User => hooks::Scope::User,
-        Scope::Plugin => hooks::Scope::Plugin,
-        Scope::BuiltIn => hooks::Scope::BuiltIn,
     }
 }

@@ -666,7 +666,7 @@ impl Kernel<'_> {
         let def = &self.session.types[type_index.unwrap_or(0)].def;
         let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {
             (Some(built_in), Scope::BuiltIn) => context::AgentKind::BuiltIn(built_in),
-            (_, scope) => context::AgentKind::Custom(rules_scope(scope)),
+            (_, scope) => context::AgentKind::Custom(scope),
         };
         let tool_names: Vec<String> = tools.iter().map(|tool| tool.to_string()).collect();
         let named: Vec<String> = self
@@ -708,7 +708,7 @@ impl Kernel<'_> {
             auto_memory: self.session.auto_memory,
             mcp: context::McpInput {
                 servers: &servers,
-                scope: rules_scope(def.scope),
+                scope: def.scope,
                 source_dir: Some(&source_dir),
                 trusted_dirs: &self.session.trusted_dirs,
                 configured: &configured,
@@ -985,18 +985,13 @@ pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_
     match (scope, name.rsplit_once(':')) {
         (Scope::Plugin, Some((plugin, bare))) => spawn::Definition {
             name: bare,
-            scope: rules_scope(scope),
+            scope,
             plugin: Some(plugin),
         },
         _ => spawn::Definition {
             name,
-            scope: rules_scope(scope),
+            scope,
             plugin: None,
         },
     }
-}
-
-/// The rules crate's spelling of a definition's scope.
-pub(super) fn rules_scope(scope: Scope) -> spawn::Scope {
-    scope.rules().unwrap_or(spawn::Scope::Project)
 }
