@@ -52,6 +52,19 @@ impl Clock {
         }
     }
 
+    /// Puts a wake taken from the queue back with its own seq (the tie explorer); `time`
+    /// is now or later.
+    pub(super) fn put_back(&mut self, time: SimTime, seq: u64, wake: Wake) {
+        if matches!(wake, Wake::Arrival) {
+            self.next_arrival = Some((time, seq));
+        } else if time == self.now {
+            // Everything due now was drained by the caller, so the FIFO stays in seq order.
+            self.now_queue.push_back((seq, wake));
+        } else {
+            self.heap.push(time.0, seq, wake);
+        }
+    }
+
     /// The load generator's next arrival, kept beside the heap: there is at most one.
     #[inline]
     pub(super) fn schedule_arrival(&mut self, at: SimTime) {
@@ -63,7 +76,36 @@ impl Clock {
     /// pending arrival.
     #[inline(always)]
     pub(super) fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
-        self.pop_with_seq().map(|(time, _, wake)| (time, wake))
+        // The same-instant FIFO's front is due now, and every other queued wake is due now
+        // or later: only one due now with a smaller seq goes before it. Otherwise the
+        // earlier of the heap's head and the pending arrival is next.
+        let now = self.now;
+        let heap = self.heap.peek();
+        let arrival = self.next_arrival;
+        if let Some(&(seq, wake)) = self.now_queue.front() {
+            let before = |key: Option<(SimTime, u64)>| {
+                key.is_some_and(|(time, other)| time == now && other < seq)
+            };
+            if !before(heap.map(|(time, seq)| (SimTime(time), seq))) && !before(arrival) {
+                self.now_queue.pop_front();
+                return Some((now, wake));
+            }
+        }
+        match (heap, arrival) {
+            (Some(heap), Some((time, seq))) if (time.0, seq) < heap => {
+                self.next_arrival = None;
+                Some((time, Wake::Arrival))
+            }
+            (Some((time, _)), _) => {
+                let wake = self.heap.pop()?.2;
+                Some((SimTime(time), wake))
+            }
+            (None, Some((time, _))) => {
+                self.next_arrival = None;
+                Some((time, Wake::Arrival))
+            }
+            (None, None) => None,
+        }
     }
 
     /// Where the next wake in `(time, seq)` order is, and its key; the one place that

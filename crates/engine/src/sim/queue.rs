@@ -66,6 +66,9 @@ impl<T: Copy> TimeQueue<T> {
     }
 
     /// Queues `item` at `(time, seq)`; `time` must be ≥ the time of the latest entry taken.
+    /// The entry is built where it is pushed: built once on the stack for both branches,
+    /// it was copied into the bucket with wider loads than the stores that had just built
+    /// it, which stalled on store forwarding.
     #[inline]
     pub(super) fn push(&mut self, time: u64, seq: u64, item: T) {
         debug_assert!(
@@ -73,24 +76,28 @@ impl<T: Copy> TimeQueue<T> {
             "timer queue: {time} is before the latest entry taken ({})",
             self.last
         );
-        let entry = Entry { time, seq, item };
         self.len += 1;
         let differ = time ^ self.last;
         if differ == 0 {
-            // Usually a later seq than any queued; the tie explorer puts wakes back with
-            // their old seqs, so keep the order in any case.
-            let at = self.due.partition_point(|queued| queued.seq < seq);
-            self.due.insert(at, entry);
+            self.push_due(time, seq, item);
             return;
         }
         let bucket = 63 - differ.leading_zeros() as usize;
-        self.buckets[bucket].push(entry);
+        self.buckets[bucket].push(Entry { time, seq, item });
         self.occupied |= 1 << bucket;
         if let Some(min) = self.min.get() {
             if (time, seq) < min {
                 self.min.set(Some((time, seq)));
             }
         }
+    }
+
+    /// Queues an entry due at `last` itself. Usually a later seq than any queued; the tie
+    /// explorer puts wakes back with their old seqs, so the order is kept in any case.
+    #[inline(never)]
+    fn push_due(&mut self, time: u64, seq: u64, item: T) {
+        let at = self.due.partition_point(|queued| queued.seq < seq);
+        self.due.insert(at, Entry { time, seq, item });
     }
 
     /// The smallest `(time, seq)` queued.

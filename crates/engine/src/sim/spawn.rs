@@ -82,7 +82,9 @@ impl Kernel<'_> {
             {
                 kept_caller.id = caller_ref.id;
                 kept_caller.name.clone_from(&caller_ref.name);
-                agent_type.clone_from(&planned.requested);
+                if !Rc::ptr_eq(agent_type, &planned.requested) {
+                    agent_type.clone_from(&planned.requested);
+                }
                 kept_name.clone_from(&name);
                 *kept_background = background;
                 *fork = spec.fork;
@@ -173,7 +175,9 @@ impl Kernel<'_> {
             {
                 kept_caller.id = caller.id;
                 kept_caller.name = caller.name;
-                agent_type.clone_from(&planned.requested);
+                if !Rc::ptr_eq(agent_type, &planned.requested) {
+                    agent_type.clone_from(&planned.requested);
+                }
                 *kept_name = name;
                 *kept_reason = reason;
                 *kept_message = message;
@@ -492,13 +496,12 @@ impl Kernel<'_> {
             "kernel invariant: depth {depth} is past the limit {}",
             self.session.config.depth_limit
         );
-        let agent_profile = profile.clone();
         let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index,
             invocation_model: spec.model.as_deref().map(Rc::from),
             classifier: spec.classifier,
-            profile: agent_profile,
+            profile,
             name: name.clone(),
             depth,
             mode,
@@ -532,7 +535,7 @@ impl Kernel<'_> {
             spec.fork,
             running,
             cap_checked,
-            profile,
+            slot,
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.clock
@@ -559,7 +562,7 @@ impl Kernel<'_> {
         fork: bool,
         running: u32,
         cap_checked: bool,
-        profile: Rc<RunProfile>,
+        slot: u32,
     ) {
         emit_hot!(self, started, Some(rule), |kind| {
             if let EventKind::AgentStarted {
@@ -582,7 +585,11 @@ impl Kernel<'_> {
                 *kept_fork = fork;
                 *kept_running = running;
                 *kept_cap_checked = cap_checked;
-                *kept_profile = profile;
+                // The run's profile: load runs share one, kept from the last start.
+                let profile = &self.agents.get(slot).profile;
+                if !Rc::ptr_eq(kept_profile, profile) {
+                    kept_profile.clone_from(profile);
+                }
             }
         });
     }

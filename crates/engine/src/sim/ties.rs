@@ -48,14 +48,7 @@ impl Kernel<'_> {
         let pick = self.pick(time, &ready);
         let (_, chosen) = ready.remove(pick);
         for (seq, wake) in ready {
-            if matches!(wake, Wake::Arrival) {
-                self.clock.next_arrival = Some((time, seq));
-            } else if time == self.clock.now {
-                // Everything due now was drained above, so the FIFO stays in seq order.
-                self.clock.now_queue.push_back((seq, wake));
-            } else {
-                self.clock.heap.push(time.0, seq, wake);
-            }
+            self.clock.put_back(time, seq, wake);
         }
         Some((time, chosen))
     }
