@@ -431,24 +431,32 @@ impl Kernel<'_> {
                 // run of a definition ending in one `report` step): the delivered text is
                 // shared, not rebuilt (scanned, prefixed, copied) for each run.
                 if self.reuses_delivery(slot, report) {
-                    // Built in place from the kept delivery (`emit_now!`), nothing copied
-                    // but the shared texts' counts.
+                    // Written into the kept event (`emit_hot!`) from the kept delivery,
+                    // its shared texts copied only when they changed.
                     let last = self.caches.last_delivery.as_ref();
                     let last = last.expect("reuses_delivery found the last delivery");
-                    emit_now!(
-                        self,
-                        Some(last.rule),
-                        EventKind::ReportDelivered {
-                            agent: self.agents.get(slot).reference(),
-                            to: AgentRef {
-                                id: to_id,
-                                name: to_name.clone(),
-                            },
-                            text: last.text.clone(),
-                            scan: last.scan.clone(),
-                            review: last.review,
+                    let rule = last.rule;
+                    emit_hot!(self, delivered, Some(rule), |kind| {
+                        if let EventKind::ReportDelivered {
+                            agent,
+                            to,
+                            text,
+                            scan,
+                            review,
+                        } = kind
+                        {
+                            let from = self.agents.get(slot);
+                            agent.id = from.id;
+                            agent.name.clone_from(&from.name);
+                            to.id = to_id;
+                            to.name.clone_from(to_name);
+                            if !Rc::ptr_eq(text, &last.text) {
+                                text.clone_from(&last.text);
+                            }
+                            scan.clone_from(&last.scan);
+                            *review = last.review;
                         }
-                    );
+                    });
                     return;
                 }
                 report.to_string()

@@ -46,26 +46,6 @@ use crate::spec::{
 };
 use crate::time::SimTime;
 
-/// `emit` for the per-arrival events: `emit_now!(self, rule, EventKind::… { … })` builds
-/// the event where it lies, each field written once straight into it, and hands it to
-/// the sink (`Kernel::emit_built`) unless a safety limit has ended the trace (then the
-/// kind is not built at all). Built elsewhere and moved in — as an argument, or from a
-/// closure's captures — the event was copied after being written field by field, and
-/// those copies stalled on store forwarding (a tenth of W1's spawn).
-macro_rules! emit_now {
-    ($kernel:expr, $rule:expr, $kind:expr) => {
-        if $kernel.trace.limit.is_none() {
-            let event = Event {
-                t: $kernel.clock.now,
-                seq: $kernel.trace.seq,
-                rule: $rule,
-                kind: $kind,
-            };
-            $kernel.emit_built(&event);
-        }
-    };
-}
-
 /// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
 /// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
 /// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
@@ -426,7 +406,7 @@ struct Trace<'s> {
 }
 
 /// One kept [`Event`] for each kind a load run writes for every arrival (a request, a
-/// refusal, a start, an end, a notification). `emit_hot!` writes a new event's fields
+/// refusal, a start, an end, a notification, a report delivered as the last one was). `emit_hot!` writes a new event's fields
 /// into the kept one, in place, and hands it to the sink: an event built anew was written
 /// field by field into a temporary and then copied whole into the `Event` with wider
 /// loads, which stalled on store forwarding (the copies of `finish_run`'s two events were
@@ -439,6 +419,8 @@ struct HotEvents {
     started: Event,
     finished: Event,
     notification: Event,
+    /// A report delivered again as the last one was (`Caches::last_delivery`).
+    delivered: Event,
 }
 
 impl HotEvents {
@@ -467,7 +449,7 @@ impl HotEvents {
                 agent_type: empty.clone(),
                 name: None,
                 reason: RejectReason::ConcurrentLimit,
-                message: empty,
+                message: empty.clone(),
                 hint: None,
                 running: 0,
             }),
@@ -491,6 +473,13 @@ impl HotEvents {
                 to: nobody(),
                 from: nobody(),
                 what: Notice::Result,
+            }),
+            delivered: event(EventKind::ReportDelivered {
+                agent: nobody(),
+                to: nobody(),
+                text: empty.clone(),
+                scan: None,
+                review: None,
             }),
         }
     }
@@ -917,17 +906,6 @@ impl<'s> Kernel<'s> {
         self.trace.seq += 1;
         self.trace.last_time = self.clock.now;
         self.trace.sink.event(&event);
-        if self.trace.seq >= self.trace.limits.max_events {
-            self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
-        }
-    }
-
-    /// Hands a built event to the sink (see `emit_now!`).
-    #[inline(never)]
-    fn emit_built(&mut self, event: &Event) {
-        self.trace.seq += 1;
-        self.trace.last_time = self.clock.now;
-        self.trace.sink.event(event);
         if self.trace.seq >= self.trace.limits.max_events {
             self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
         }
