@@ -54,7 +54,7 @@ pub fn id_label(id: u32) -> String {
 pub const MAIN_LABEL: &str = "main";
 
 /// How a run ended, as the panel sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FinishKind {
     /// Finished its work (partial output counts: the run did not fail).
     Success,
@@ -466,9 +466,13 @@ pub struct Panel {
     shown_hint: bool,
     /// Entries touched since the last update, by index.
     dirty: Vec<u32>,
-    /// `(end of a 30 s window, entry index)` of finished runs with a row or `/tasks`
-    /// entry that may end then; stale pairs are skipped when met.
+    /// `(end of a 30 s window, entry index, what the window knows)` of finished runs with a
+    /// row or `/tasks` entry that may end then; stale ones are skipped when met.
     windows: Windows,
+    /// Entries changed again after their first finish (restarted, resumed, moved to the
+    /// background, dismissed or finished again), a bit per entry index: their windows
+    /// read the entry (see [`Window`]).
+    revisited: Vec<u64>,
     /// Scratch lists of one [`Panel::update`], kept so an update allocates nothing.
     scratch: Scratch,
 }
@@ -507,17 +511,29 @@ impl IdIndex {
     }
 }
 
+/// A 30 s window: when it ends, the entry's index, and the kind of the entry's first
+/// finish when that finish opened it (else `None`).
+///
+/// Rules of this memo: an entry that is not [`Panel::revisited`] is in the state its first
+/// finish left it in (not running, that kind and time, not dismissed, with rows), so
+/// whether its window ends a row or a `/tasks` line, and whether its row is shown, follow
+/// from the kind and the gates alone, and the window does not read the entry (at a
+/// million runs, each read was a cache miss: a fifth of the fan-out's time). Any later
+/// change to the entry marks it revisited first. Debug builds check the memo against the
+/// entry.
+type Window = (Micros, u32, Option<FinishKind>);
+
 /// The 30 s windows in the order they end. Finishes come in time order, so their windows
 /// are appended in order to `ordered` (O(1) each); a window that opens late (a finished
 /// run moved to the background) goes in the `late` set.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Windows {
-    ordered: VecDeque<(Micros, u32)>,
-    late: BTreeSet<(Micros, u32)>,
+    ordered: VecDeque<Window>,
+    late: BTreeSet<Window>,
 }
 
 impl Windows {
-    fn insert(&mut self, window: (Micros, u32)) {
+    fn insert(&mut self, window: Window) {
         match self.ordered.back() {
             Some(&last) if window < last => {
                 self.late.insert(window);
@@ -526,7 +542,7 @@ impl Windows {
         }
     }
 
-    fn first(&self) -> Option<(Micros, u32)> {
+    fn first(&self) -> Option<Window> {
         match (self.ordered.front(), self.late.first()) {
             (Some(&a), Some(&b)) => Some(a.min(b)),
             (Some(&a), None) => Some(a),
@@ -587,6 +603,35 @@ impl Panel {
         }
     }
 
+    /// Marks the entry at `index` as changed after its first finish (see [`Window`]).
+    fn revisit(&mut self, index: usize) {
+        let (word, bit) = (index / 64, index % 64);
+        if word >= self.revisited.len() {
+            self.revisited.resize(word + 1, 0);
+        }
+        self.revisited[word] |= 1 << bit;
+    }
+
+    /// Was the entry at `index` changed after its first finish?
+    fn revisited(&self, index: usize) -> bool {
+        self.revisited
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    /// What the window `(end, index, known)` knows without reading the entry, if anything:
+    /// whether the entry's row is shown (until `end`), and whether the window's end changes
+    /// the view (a row or a `/tasks` line leaves). See [`Window`].
+    fn known(&self, index: u32, known: Option<FinishKind>, gates: &Gates) -> Option<(bool, bool)> {
+        let kind = known?;
+        if self.revisited(index as usize) {
+            return None;
+        }
+        let success = kind == FinishKind::Success;
+        let row = !(success && gates.success_row_removed_at_once);
+        Some((row, row || (success && gates.tasks_lists_done)))
+    }
+
     fn intern(&mut self, name: &str) -> u32 {
         if let Some(&index) = self.name_index.get(name) {
             return index;
@@ -621,6 +666,7 @@ impl Panel {
         };
         match self.position(run.id) {
             Some(index) => {
+                self.revisit(index);
                 let existing = &mut self.entries[index];
                 entry.shown = existing.shown;
                 entry.dirty = existing.dirty;
@@ -643,11 +689,12 @@ impl Panel {
             return;
         };
         self.touch(index);
+        self.revisit(index);
         let entry = &mut self.entries[index];
         entry.background = true;
         if let Some((_, finished_at)) = entry.finished {
             self.windows
-                .insert((finished_at.saturating_add(RETENTION), index as u32));
+                .insert((finished_at.saturating_add(RETENTION), index as u32, None));
         }
     }
 
@@ -658,6 +705,7 @@ impl Panel {
         };
         self.touch(index);
         let entry = &mut self.entries[index];
+        let first_finish = entry.finished.is_none();
         entry.running = false;
         entry.finished = Some((kind, at));
         entry.resumed_from = None;
@@ -666,8 +714,14 @@ impl Panel {
             if kind == FinishKind::Success {
                 self.last_success = Some(at);
             }
-            self.windows
-                .insert((at.saturating_add(RETENTION), index as u32));
+            self.windows.insert((
+                at.saturating_add(RETENTION),
+                index as u32,
+                first_finish.then_some(kind),
+            ));
+        }
+        if !first_finish {
+            self.revisit(index);
         }
     }
 
@@ -675,6 +729,9 @@ impl Panel {
     /// run's mode (resumes usually run in the background, Q-14).
     pub fn on_resume(&mut self, id: u32, background: bool, at: Micros) {
         let _ = at;
+        if let Some(index) = self.position(id) {
+            self.revisit(index);
+        }
         let Some(entry) = self.entry_mut(id) else {
             return;
         };
@@ -700,6 +757,7 @@ impl Panel {
             return (false, "PANEL-3");
         }
         self.touch(index);
+        self.revisit(index);
         self.entries[index].dismissed = true;
         (true, "PANEL-3")
     }
@@ -844,13 +902,23 @@ impl Panel {
         screen_reader: bool,
         out: &mut Vec<PanelChange>,
     ) -> Option<Micros> {
-        // PANEL-2/3/4/5: windows that ended by now.
-        while let Some((end, index)) = self.windows.first() {
+        // PANEL-2/3/4/5: windows that ended by now. An entry whose row is not shown (as
+        // its window knows) has nothing to change: it is not read.
+        while let Some((end, index, known)) = self.windows.first() {
             if end > at {
                 break;
             }
             self.windows.pop_first();
-            self.touch(index as usize);
+            match self.known(index, known, gates) {
+                Some((false, _)) => {
+                    let entry = &self.entries[index as usize];
+                    debug_assert!(
+                        entry.shown.is_none() || entry.dirty,
+                        "a window's memo: the row is not shown (or the entry is dirty anyway)"
+                    );
+                }
+                _ => self.touch(index as usize),
+            }
         }
         let mut dirty = std::mem::take(&mut self.dirty);
         let Scratch {
@@ -954,8 +1022,19 @@ impl Panel {
         };
         // The next window whose end changes the view; stale ones are dropped on the way.
         let mut next = None;
-        while let Some((end, index)) = self.windows.first() {
-            if self.entries[index as usize].window_ends(end, at, gates) {
+        while let Some((end, index, known)) = self.windows.first() {
+            let ends = match self.known(index, known, gates) {
+                Some((_, ends)) => {
+                    debug_assert_eq!(
+                        ends,
+                        self.entries[index as usize].window_ends(end, at, gates),
+                        "a window's memo: whether its end changes the view"
+                    );
+                    ends
+                }
+                None => self.entries[index as usize].window_ends(end, at, gates),
+            };
+            if ends {
                 next = Some(end);
                 break;
             }
