@@ -37,8 +37,15 @@ impl Kernel<'_> {
     }
 
     /// A run started or resumed: its panel row (PANEL-1, RESUME-8) and `SubagentStart`
-    /// hooks (HOOK-1, Q-25).
+    /// hooks (HOOK-1, Q-25). Nothing to do without a panel and hooks (every load run).
+    #[inline]
     pub(super) fn observe_start(&mut self, slot: u32, transition: RunTransition) {
+        if self.panel.is_some() || self.session.hooks_present {
+            self.observe_start_of(slot, transition);
+        }
+    }
+
+    fn observe_start_of(&mut self, slot: u32, transition: RunTransition) {
         // Teammates are not subagents: the subagent panel has no row for them.
         if self.panel.is_some() && !self.agents.get(slot).teammate {
             let agent = self.agents.get(slot);
@@ -76,7 +83,14 @@ impl Kernel<'_> {
 
     /// A run ended: `SubagentStop` hooks first (frontmatter hooks are cleaned up when the
     /// run finishes, HOOK-4), then its panel row.
+    #[inline]
     pub(super) fn observe_end(&mut self, slot: u32, outcome: Outcome) {
+        if self.panel.is_some() || self.session.hooks_present {
+            self.observe_end_of(slot, outcome);
+        }
+    }
+
+    fn observe_end_of(&mut self, slot: u32, outcome: Outcome) {
         let transition = match outcome {
             Outcome::Completed | Outcome::Partial => RunTransition::Complete,
             Outcome::Failed => RunTransition::Fail,
