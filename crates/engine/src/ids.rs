@@ -66,8 +66,15 @@ impl<T> Window<T> {
             self.slots.clear();
             self.base = key;
         }
+        // The window grows only while at least about half of what it spans is held, so
+        // keys spread thin (a named agent now and then among anonymous ones) cost their
+        // own few bytes in `others`, not 8 or more bytes for every key in between.
         let offset = match key.checked_sub(self.base) {
-            Some(offset) if offset <= 4 * self.slots.len() as u64 + 4096 => offset as usize,
+            Some(offset)
+                if offset < self.slots.len() as u64 || offset <= 2 * self.held as u64 + 4096 =>
+            {
+                offset as usize
+            }
             _ => return self.others.insert(key, value),
         };
         if offset >= self.slots.len() {
@@ -162,6 +169,26 @@ mod tests {
             assert_eq!(window.remove(key), map.remove(&key));
         }
         assert_eq!(window.len(), 0);
+    }
+
+    /// Keys one in a thousand (named agents among anonymous load runs) do not grow the
+    /// window over the keys between them.
+    #[test]
+    fn thin_keys_do_not_grow_the_window() {
+        let mut window: Window<u32> = Window::default();
+        for index in 0..10_000u32 {
+            let key = u64::from(index) * 1000;
+            assert_eq!(window.insert(key, index), None);
+        }
+        assert!(
+            window.slots.len() <= 2 * window.held + 4097,
+            "{}",
+            window.slots.len()
+        );
+        for index in 0..10_000u32 {
+            assert_eq!(window.get(u64::from(index) * 1000), Some(&index));
+        }
+        assert_eq!(window.len(), 10_000);
     }
 
     #[test]
