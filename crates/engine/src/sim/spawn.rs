@@ -122,11 +122,6 @@ impl Kernel<'_> {
                 message,
             );
         }
-        let tools = match &launch.tools {
-            // FORK-5 / TOOLS-2: a fork runs with main's own tools.
-            PlanTools::Main => self.agents.get(0).profile.tools.clone(),
-            PlanTools::Resolved { .. } => planned.tools.clone(),
-        };
         self.launch(
             Start {
                 caller,
@@ -143,7 +138,6 @@ impl Kernel<'_> {
                 mode: launch.mode,
                 placement_rule: launch.rule,
                 permission_mode: launch.permission_mode,
-                tools,
                 cap_checked: launch.cap_checked.0,
                 from_load,
             },
@@ -409,6 +403,18 @@ impl Kernel<'_> {
         plan::plan(&input, &facts)
     }
 
+    /// The tools a launch of `planned` runs with (asked only when its run's profile is
+    /// made, not for every start that reuses one).
+    fn plan_tools(&self, planned: &CachedPlan) -> ToolList {
+        match &planned.plan {
+            // FORK-5 / TOOLS-2: a fork runs with main's own tools.
+            SpawnPlan::Launch(launch) if matches!(launch.tools, PlanTools::Main) => {
+                self.agents.get(0).profile.tools.clone()
+            }
+            _ => planned.tools.clone(),
+        }
+    }
+
     /// An admitted Agent call: the agent limit, the run's profile, the record, the start.
     #[inline(always)]
     fn launch(
@@ -426,7 +432,6 @@ impl Kernel<'_> {
             mode,
             placement_rule,
             permission_mode,
-            tools: tool_list,
             cap_checked,
             from_load,
         } = start;
@@ -447,13 +452,21 @@ impl Kernel<'_> {
             Some(profile) if shared => {
                 debug_assert!(Rc::ptr_eq(
                     profile,
-                    &self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list)
+                    &self.run_profile(
+                        type_index,
+                        spec,
+                        mode,
+                        depth,
+                        permission_mode,
+                        self.plan_tools(planned)
+                    )
                 ));
                 profile.clone()
             }
             _ => {
+                let tools = self.plan_tools(planned);
                 let profile =
-                    self.run_profile(type_index, spec, mode, depth, permission_mode, tool_list);
+                    self.run_profile(type_index, spec, mode, depth, permission_mode, tools);
                 if shared {
                     // Unset here: a plan's profile is set once and kept.
                     let _ = planned.profile.set(profile.clone());
@@ -978,7 +991,6 @@ struct Start {
     mode: Mode,
     placement_rule: RuleId,
     permission_mode: PermissionMode,
-    tools: ToolList,
     /// CAP-5 / CAP-10 / Q-44: the plan checked the start against the cap.
     cap_checked: bool,
     from_load: bool,
