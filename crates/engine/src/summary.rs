@@ -153,8 +153,8 @@ const NOT_TRACKED: usize = usize::MAX;
 struct RunningTypes {
     /// The id of `window[0]`.
     base: u32,
-    /// 0: not running here; `u16::MAX`: [`NOT_TRACKED`]; else the type index + 1.
-    window: VecDeque<u16>,
+    /// 0: not running here; `u8::MAX`: [`NOT_TRACKED`]; else the type index + 1.
+    window: VecDeque<u8>,
     /// Non-zero entries of `window`.
     in_window: usize,
     others: IdMap<usize>,
@@ -165,13 +165,13 @@ impl RunningTypes {
         self.in_window == 0 && self.others.is_empty()
     }
 
-    fn encode(index: usize) -> Option<u16> {
+    fn encode(index: usize) -> Option<u8> {
         if index == NOT_TRACKED {
-            Some(u16::MAX)
+            Some(u8::MAX)
         } else {
-            u16::try_from(index + 1)
+            u8::try_from(index + 1)
                 .ok()
-                .filter(|&code| code < u16::MAX)
+                .filter(|&code| code < u8::MAX)
         }
     }
 
@@ -202,7 +202,7 @@ impl RunningTypes {
         match offset.and_then(|offset| self.window.get_mut(offset)) {
             Some(code) if *code != 0 => {
                 let index = match std::mem::take(code) {
-                    u16::MAX => NOT_TRACKED,
+                    u8::MAX => NOT_TRACKED,
                     code => usize::from(code) - 1,
                 };
                 self.in_window -= 1;
