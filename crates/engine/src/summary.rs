@@ -169,9 +169,7 @@ impl RunningTypes {
         if index == NOT_TRACKED {
             Some(u8::MAX)
         } else {
-            u8::try_from(index + 1)
-                .ok()
-                .filter(|&code| code < u8::MAX)
+            u8::try_from(index + 1).ok().filter(|&code| code < u8::MAX)
         }
     }
 
