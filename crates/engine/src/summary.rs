@@ -144,7 +144,7 @@ struct LoadStats {
 const NOT_TRACKED: usize = usize::MAX;
 
 /// Running agents by id → type index. Agent ids are handed out in start order, so the
-/// running ones lie in a window of ids: a vector over that window (two bytes per id,
+/// running ones lie in a window of ids: a vector over that window (one byte per id,
 /// trimmed from the front as the oldest end) answers without hashing, and stays a few
 /// megabytes where a map of a million running agents misses the cache on every finish.
 /// Ids before the window (a resumed old agent), ids far past it and type indices that do
