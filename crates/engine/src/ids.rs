@@ -191,6 +191,30 @@ mod tests {
         assert_eq!(window.len(), 10_000);
     }
 
+    /// The other side of `thin_keys_do_not_grow_the_window`: dense keys, a key ahead by
+    /// up to twice what is held (plus 4096), and a key inside the window's span however
+    /// few are held all live in the window's vector, not in `others` (found with
+    /// cargo-mutants: the growth guard could send every key to `others` unseen).
+    #[test]
+    fn dense_and_near_keys_live_in_the_window() {
+        let mut window: Window<u32> = Window::default();
+        for index in 0..5_000u32 {
+            assert_eq!(window.insert(u64::from(index), index), None);
+        }
+        assert!(window.others.is_empty());
+        assert_eq!(window.slots.len(), 5_000);
+        assert_eq!(window.insert(14_000, 1), None);
+        assert!(window.others.is_empty());
+        for index in 1..5_000u32 {
+            assert_eq!(window.remove(u64::from(index)), Some(index));
+        }
+        assert_eq!(window.held, 2);
+        assert_eq!(window.insert(9_000, 2), None);
+        assert!(window.others.is_empty());
+        assert_eq!(window.get(9_000), Some(&2));
+        assert_eq!(window.len(), 3);
+    }
+
     #[test]
     fn ids_round_trip() {
         let mut map: IdMap<usize> = IdMap::default();

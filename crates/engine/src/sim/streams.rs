@@ -88,7 +88,11 @@ mod tests {
     #[test]
     fn cached_and_re_made_streams_draw_what_whole_streams_draw() {
         let seed = 42;
-        let agents: Vec<AgentId> = (0..200).chain([1000, 1064, 1128]).collect();
+        // Ids past 64 × 64 too: the way is `id % WAYS` (a mutant dividing instead went
+        // unseen with small ids only).
+        let agents: Vec<AgentId> = (0..200)
+            .chain([1000, 1064, 1128, 4_160, 1_000_000, 1_000_064])
+            .collect();
         let mut whole: Vec<ChaCha8Rng> = agents
             .iter()
             .map(|&id| super::super::stream(seed, u64::from(id), super::super::purpose::BEHAVIOR))
