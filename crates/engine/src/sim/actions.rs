@@ -139,12 +139,13 @@ impl Kernel<'_> {
             self.session.config.permission_mode,
             tools,
         );
+        let program = behavior.unwrap_or_else(default_behavior);
         let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index: None,
             invocation_model: None,
             classifier: None,
-            profile: profile.clone(),
+            profile: &profile,
             name: Some(name.clone()),
             depth,
             mode,
@@ -155,7 +156,7 @@ impl Kernel<'_> {
             one_shot: false,
             max_turns: None,
             from_load: false,
-            program: behavior.unwrap_or_else(default_behavior),
+            program: &program,
             report_to: MAIN,
         });
         self.agents.get_mut(0).children_running += 1;

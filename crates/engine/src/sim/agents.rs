@@ -56,7 +56,10 @@ pub(super) struct Frame {
 }
 
 /// What a new run starts with (see [`Agent::new`]); the rest of its record starts empty.
-pub(super) struct AgentStart {
+/// Its profile and program are borrowed: a reused record that already holds the same
+/// shared ones (every run of a load, of a definition in one situation) keeps them, so a
+/// start costs no reference-count increment and decrement for them (`Agent::reuse`).
+pub(super) struct AgentStart<'a> {
     pub(super) id: AgentId,
     /// The definition it runs (None for forks and main).
     pub(super) type_index: Option<usize>,
@@ -64,7 +67,7 @@ pub(super) struct AgentStart {
     pub(super) invocation_model: Option<Rc<str>>,
     /// HANDBACK-7/8: the spawn's classifier verdicts.
     pub(super) classifier: Option<crate::spec::ClassifierSpec>,
-    pub(super) profile: Rc<RunProfile>,
+    pub(super) profile: &'a Rc<RunProfile>,
     pub(super) name: Option<Rc<str>>,
     pub(super) depth: u32,
     pub(super) mode: Mode,
@@ -78,7 +81,7 @@ pub(super) struct AgentStart {
     pub(super) one_shot: bool,
     pub(super) max_turns: Option<u32>,
     pub(super) from_load: bool,
-    pub(super) program: Program,
+    pub(super) program: &'a Program,
     /// Whom its completion is reported to.
     pub(super) report_to: AgentId,
 }
@@ -142,7 +145,7 @@ impl Agent {
     /// A new run's record: what `start` says, everything else as a run begins (running,
     /// ready, first step, nothing pending). The one place an `Agent` is built.
     #[inline(always)]
-    pub(super) fn new(start: AgentStart, gen: u32) -> Agent {
+    pub(super) fn new(start: AgentStart<'_>, gen: u32) -> Agent {
         let AgentStart {
             id,
             type_index,
@@ -171,7 +174,7 @@ impl Agent {
             invocation_model,
             teammate,
             profile_background,
-            profile,
+            profile: profile.clone(),
             name,
             depth,
             mode,
@@ -182,7 +185,7 @@ impl Agent {
             from_load,
             status: Status::Running,
             user_cancelled: false,
-            program,
+            program: program.clone(),
             pc: 0,
             stack: Vec::new(),
             block: Block::Ready,
@@ -207,7 +210,7 @@ impl Agent {
     /// [`Agent::new`] builds one (the destructuring lists every field, so a field added to
     /// `Agent` must be set here too).
     #[inline(always)]
-    fn reuse(&mut self, start: AgentStart, gen: u32) {
+    fn reuse(&mut self, start: AgentStart<'_>, gen: u32) {
         let Agent {
             id,
             type_index,
@@ -255,7 +258,10 @@ impl Agent {
         *invocation_model = start.invocation_model;
         *teammate = start.teammate;
         *profile_background = start.profile_background;
-        *profile = start.profile;
+        // The same shared profile and program as the last occupant's: kept as they are.
+        if !Rc::ptr_eq(profile, start.profile) {
+            profile.clone_from(start.profile);
+        }
         *name = start.name;
         *depth = start.depth;
         *mode = start.mode;
@@ -266,7 +272,9 @@ impl Agent {
         *from_load = start.from_load;
         *status = Status::Running;
         *user_cancelled = false;
-        *program = start.program;
+        if !Rc::ptr_eq(program, start.program) {
+            program.clone_from(start.program);
+        }
         *pc = 0;
         stack.clear();
         *block = Block::Ready;
@@ -332,7 +340,7 @@ impl Agents {
     /// its generation. `start` is called once the slot is found, so the record is built
     /// in place (built elsewhere and moved in, it would be copied whole).
     #[inline(always)]
-    pub(super) fn add(&mut self, start: impl FnOnce() -> AgentStart) -> (u32, u32) {
+    pub(super) fn add<'a>(&mut self, start: impl FnOnce() -> AgentStart<'a>) -> (u32, u32) {
         let (slot, gen) = match self.free.pop() {
             Some(found) => found,
             None => (self.slots.len() as u32, 0),

@@ -795,12 +795,14 @@ impl<'s> Kernel<'s> {
             mcp_servers: kernel.session.mcp.clone(),
             teammate: false,
         };
+        let main_profile = Rc::new(main_profile);
+        let main_program = spec.main.clone();
         kernel.agents.add(|| AgentStart {
             id: MAIN,
             type_index: None,
             invocation_model: None,
             classifier: None,
-            profile: Rc::new(main_profile),
+            profile: &main_profile,
             name: None,
             depth: 0,
             mode: Mode::Foreground,
@@ -811,7 +813,7 @@ impl<'s> Kernel<'s> {
             one_shot: false,
             max_turns: None,
             from_load: false,
-            program: spec.main.clone(),
+            program: &main_program,
             report_to: MAIN,
         });
         kernel

@@ -448,7 +448,10 @@ impl Kernel<'_> {
         // profiles are shared (no per-invocation model or effort, no agent has a name:
         // CTX-6's roster), a plan keeps the one `run_profile` gave its first run.
         let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
-        let profile = match planned.profile.get() {
+        // Borrowed from the plan when it keeps one (no reference count changes hands unless
+        // the record takes a profile it does not hold already: `Agent::reuse`).
+        let made;
+        let profile: &Rc<RunProfile> = match planned.profile.get() {
             Some(profile) if shared => {
                 debug_assert!(Rc::ptr_eq(
                     profile,
@@ -461,31 +464,34 @@ impl Kernel<'_> {
                         self.plan_tools(planned)
                     )
                 ));
-                profile.clone()
+                profile
             }
             _ => {
                 let tools = self.plan_tools(planned);
-                let profile =
-                    self.run_profile(type_index, spec, mode, depth, permission_mode, tools);
+                made = self.run_profile(type_index, spec, mode, depth, permission_mode, tools);
                 if shared {
                     // Unset here: a plan's profile is set once and kept.
-                    let _ = planned.profile.set(profile.clone());
+                    let _ = planned.profile.set(made.clone());
                 }
-                profile
+                &made
             }
         };
-        let (behavior, one_shot, max_turns) = match type_index {
+        let fork_behavior;
+        let (type_behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.session.types[index];
                 (
-                    type_def.behavior.clone(),
+                    &type_def.behavior,
                     type_def.one_shot,
                     type_def.def.max_turns,
                 )
             }
-            None => (default_behavior(), false, None),
+            None => {
+                fork_behavior = default_behavior();
+                (&fork_behavior, false, None)
+            }
         };
-        let behavior = spec.behavior.clone().unwrap_or(behavior);
+        let behavior = spec.behavior.as_ref().unwrap_or(type_behavior);
         let id = self.agents.next_id;
         self.agents.next_id += 1;
         self.agents.running += 1;
@@ -548,7 +554,7 @@ impl Kernel<'_> {
             spec.fork,
             running,
             cap_checked,
-            slot,
+            profile,
         );
         self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
         self.clock
@@ -573,7 +579,7 @@ impl Kernel<'_> {
         fork: bool,
         running: u32,
         cap_checked: bool,
-        slot: u32,
+        profile: &Rc<RunProfile>,
     ) {
         emit_hot!(self, started, Some(rule), |kind| {
             if let EventKind::AgentStarted {
@@ -597,7 +603,6 @@ impl Kernel<'_> {
                 *kept_running = running;
                 *kept_cap_checked = cap_checked;
                 // The run's profile: load runs share one, kept from the last start.
-                let profile = &self.agents.get(slot).profile;
                 if !Rc::ptr_eq(kept_profile, profile) {
                     kept_profile.clone_from(profile);
                 }
@@ -869,8 +874,8 @@ impl Kernel<'_> {
         let profile = Rc::new(profile);
         let behavior = spec
             .behavior
-            .clone()
-            .unwrap_or_else(|| self.session.types[type_index].behavior.clone());
+            .as_ref()
+            .unwrap_or(&self.session.types[type_index].behavior);
         let id = self.agents.next_id;
         self.agents.next_id += 1;
         let (slot, gen) = self.agents.add(|| AgentStart {
@@ -878,7 +883,7 @@ impl Kernel<'_> {
             type_index: Some(type_index),
             invocation_model: spec.model.as_deref().map(Rc::from),
             classifier: spec.classifier,
-            profile: profile.clone(),
+            profile: &profile,
             name: name.clone(),
             depth,
             mode: Mode::Background,
