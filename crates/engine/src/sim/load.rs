@@ -267,7 +267,7 @@ impl Kernel<'_> {
         self.load.streams.current = stream.name.clone();
         let name = spec.name.as_ref().map(|name| format!("{name}-{arrival}"));
         self.load.arrival = Some(arrival);
-        let started = self.spawn(MAIN, &spec, name, true);
+        let started = self.spawn(MAIN, SpecIn::Load(&spec), name, true);
         self.load.arrival = None;
         self.load.streams.current = None;
         if started != Err(Some(RejectReason::ConcurrentLimit)) {

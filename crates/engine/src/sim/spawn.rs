@@ -9,7 +9,11 @@
 //! which `Launch::child_depth` answers for each caller (`plan::DepthClass`: a chain of
 //! subagents shares one plan, not one per depth). A kept plan is used only for a call with
 //! an equal key, and in debug builds every use replays `rules::plan::plan` and asserts the
-//! same answer. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
+//! same answer. Before any field of the key is compared, the very spec object of the
+//! last call (its address, with its owner — the load stream's shared spec or the calling
+//! step's program — held so the address stays that spec's) from an equal caller, named
+//! as it was, is taken as the same kind of call (`KeptSpec`; debug builds compare the keys
+//! too). `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
 //! `actions.rs`.
 
 use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
@@ -21,8 +25,9 @@ impl Kernel<'_> {
     // -- spawning ----------------------------------------------------------------------
 
     /// A `spawn` step: the Agent calls of one response, in order (`count` of each spec).
+    /// `specs` lie in `program` (the caller's program, which keeps them alive).
     /// `Flow::Stop` if the caller blocked on foreground children.
-    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> Flow {
+    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec], program: &Program) -> Flow {
         let caller = self.agents.get(slot).id;
         let mut foreground = 0;
         for spec in specs {
@@ -31,7 +36,8 @@ impl Kernel<'_> {
                     (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
                     (name, _) => name.clone(),
                 };
-                if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, spec, name, false) {
+                let call = SpecIn::Program(spec, program);
+                if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, call, name, false) {
                     self.agents.get_mut(child_slot).awaited = true;
                     foreground += 1;
                 }
@@ -56,13 +62,14 @@ impl Kernel<'_> {
     pub(super) fn spawn(
         &mut self,
         caller: AgentId,
-        spec: &SpawnSpec,
+        call: SpecIn<'_>,
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let spec = call.spec();
         let caller_slot = self.agents.slot_of(caller).ok_or(None)?;
         let plan_caller = self.plan_caller(caller_slot);
-        let planned = self.spawn_plan(plan_caller, spec, name.is_some());
+        let planned = self.spawn_plan(plan_caller, call, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
@@ -189,8 +196,75 @@ impl Kernel<'_> {
     /// `Launch::child_depth` for the caller at hand. In debug builds a kept plan, moved to
     /// this caller's depth (`SpawnPlan::at_depth`), is checked against a fresh resolution,
     /// so the cache can never drift from the rules unseen.
+    ///
+    /// Before any field is compared: the very spec object of the last call that used the
+    /// last plan, from a caller equal to that call's, named as it was, is the same kind of
+    /// call. The spec's owner is kept alive with its address (`KeptSpec`), so its address
+    /// cannot have been reused by another spec.
     #[inline(always)]
-    fn spawn_plan(&mut self, caller: PlanCaller, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
+    fn spawn_plan(&mut self, caller: PlanCaller, call: SpecIn<'_>, named: bool) -> Rc<CachedPlan> {
+        let spec = call.spec();
+        if let (Some(kept), Some((_, last, plan))) =
+            (&self.caches.last_spec, &self.caches.last_plan)
+        {
+            if std::ptr::eq(kept.spec, spec) && kept.named == named && *last == caller {
+                let plan = plan.clone();
+                debug_assert!(
+                    self.caches.last_plan.as_ref().is_some_and(|(key, _, _)| {
+                        *key == self.plan_key(spec, named, self.caller_key(caller))
+                    }),
+                    "the same spec object from the same caller is the same kind of call"
+                );
+                debug_assert_eq!(
+                    plan.plan
+                        .at_depth(&self.rules_caller(caller.class), caller.depth),
+                    self.rules_plan(
+                        caller,
+                        spec,
+                        named,
+                        spec.classifier
+                            .unwrap_or(self.session.classifier)
+                            .launch_blocks
+                    ),
+                    "a kept spawn plan differs from the rules' resolution"
+                );
+                return plan;
+            }
+        }
+        let plan = self.spawn_plan_by_key(caller, spec, named);
+        self.caches.last_spec = Some(KeptSpec {
+            holder: call.holder(),
+            spec: spec as *const SpawnSpec,
+            named,
+        });
+        plan
+    }
+
+    /// The kind of call `spec` makes, named or not, from a caller kept as `caller`.
+    fn plan_key(&self, spec: &SpawnSpec, named: bool, caller: CallerKey) -> PlanKey {
+        PlanKey {
+            agent: spec.agent.clone(),
+            fork: spec.fork,
+            named,
+            isolation: spec.isolation.clone(),
+            background: spec.background,
+            needs_result: spec.needs_result,
+            classifier_blocks: spec
+                .classifier
+                .unwrap_or(self.session.classifier)
+                .launch_blocks,
+            caller,
+        }
+    }
+
+    /// [`Kernel::spawn_plan`] when the spec object is not the last one: the kind of call
+    /// compared field by field with the last one's, then looked up, then made.
+    fn spawn_plan_by_key(
+        &mut self,
+        caller: PlanCaller,
+        spec: &SpawnSpec,
+        named: bool,
+    ) -> Rc<CachedPlan> {
         let classifier_blocks = spec
             .classifier
             .unwrap_or(self.session.classifier)
@@ -984,6 +1058,55 @@ pub(super) struct PlanKey {
     needs_result: bool,
     classifier_blocks: bool,
     caller: CallerKey,
+}
+
+/// The spec of an Agent call and what keeps it alive: a load stream's shared spec, or
+/// the program of the step that makes the call.
+#[derive(Clone, Copy)]
+pub(super) enum SpecIn<'a> {
+    /// A load arrival's (or its retry's) call.
+    Load(&'a Rc<SpawnSpec>),
+    /// A `spawn` step's call: the spec, inside the caller's program.
+    Program(&'a SpawnSpec, &'a Program),
+}
+
+impl<'a> SpecIn<'a> {
+    /// The call's spec.
+    #[inline(always)]
+    fn spec(self) -> &'a SpawnSpec {
+        match self {
+            SpecIn::Load(spec) => spec,
+            SpecIn::Program(spec, _) => spec,
+        }
+    }
+
+    /// A strong reference to what holds the spec.
+    fn holder(self) -> SpecHolder {
+        match self {
+            SpecIn::Load(spec) => SpecHolder::Load(spec.clone()),
+            SpecIn::Program(_, program) => SpecHolder::Program(program.clone()),
+        }
+    }
+}
+
+/// What holds a spec, kept so that the spec's memory stays allocated.
+// Held, never read: holding it is its whole purpose.
+#[allow(dead_code)]
+pub(super) enum SpecHolder {
+    Load(Rc<SpawnSpec>),
+    Program(Program),
+}
+
+/// The spec object of the last call that used `Caches::last_plan`: its address (only
+/// compared, never read through), kept valid by holding its owner, and whether the call
+/// was named. While the owner is held the address is that spec's and no other's, and a
+/// spec never changes, so the same address is the same spec fields.
+pub(super) struct KeptSpec {
+    /// Keeps the spec's memory allocated; never read.
+    #[allow(dead_code)] // held, never read: holding it is its whole purpose
+    holder: SpecHolder,
+    spec: *const SpawnSpec,
+    named: bool,
 }
 
 /// An admitted Agent call, as `launch` starts it.

@@ -86,12 +86,12 @@ impl Kernel<'_> {
                     }
                 }
                 Step::Spawn(spec) => {
-                    if self.spawn_step(slot, std::slice::from_ref(spec)) == Flow::Stop {
+                    if self.spawn_step(slot, std::slice::from_ref(spec), &program) == Flow::Stop {
                         return;
                     }
                 }
                 Step::SpawnTogether(specs) => {
-                    if self.spawn_step(slot, specs) == Flow::Stop {
+                    if self.spawn_step(slot, specs, &program) == Flow::Stop {
                         return;
                     }
                 }
@@ -163,7 +163,23 @@ impl Kernel<'_> {
     }
 
     /// The steps are done: wait for shells and children where the rules say so, else end.
+    /// A subagent with no shell and no child running has nothing to wait for, whatever
+    /// the session (NOTIFY-5, NOTIFY-6): it ends here, inline in `advance`; the rest is
+    /// [`Kernel::end_of_steps_waiting`].
+    #[inline]
     pub(super) fn end_of_steps(&mut self, slot: u32) {
+        let agent = self.agents.get(slot);
+        if agent.id != MAIN && agent.bash_running == 0 && agent.children_running == 0 {
+            self.finish(slot, Outcome::Completed, None, None);
+            return;
+        }
+        self.end_of_steps_waiting(slot);
+    }
+
+    /// [`Kernel::end_of_steps`] for main, and for a run that may wait for its shells or
+    /// its children.
+    #[inline(never)]
+    fn end_of_steps_waiting(&mut self, slot: u32) {
         let agent = self.agents.get(slot);
         if agent.id == MAIN {
             self.agents.get_mut(slot).block = Block::Idle;
