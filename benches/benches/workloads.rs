@@ -30,9 +30,10 @@ fn spec(name: &str) -> SimSpec {
         .spec
 }
 
-/// What `--format summary` does: the kernel and the statistics sink.
+/// What `--format summary` does: the kernel and the statistics sink (made for the spec,
+/// as `subsim run` makes it: a spec without `load` follows no runs per type).
 fn summary(spec: &SimSpec) -> Summary {
-    let mut summary = Summary::default();
+    let mut summary = Summary::for_spec(spec);
     Simulation::new(spec.clone()).run(&mut summary);
     summary
 }

@@ -37,7 +37,7 @@ fn main() {
         best_baseline = best_baseline.min(start.elapsed());
         for ((_, spec), best) in specs.iter().zip(&mut best) {
             let start = Instant::now();
-            let mut summary = Summary::default();
+            let mut summary = Summary::for_spec(spec);
             Simulation::new(spec.clone()).run(&mut summary);
             std::hint::black_box(&summary);
             *best = (*best).min(start.elapsed());

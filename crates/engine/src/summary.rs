@@ -54,8 +54,11 @@ pub struct Summary {
     resumes_past_cap: u64,
     running: u32,
     peak_running: u32,
-    /// ∫ running dt, in running·µs.
+    /// ∫ running dt, in running·µs, up to `area_to` (µs): the count is constant between
+    /// its changes, so the area grows only when it changes ([`Summary::set_running`]), and
+    /// [`Summary::running_area`] adds the part since.
     running_area: u128,
+    area_to: u64,
     last_t: SimTime,
     prompts_by_route: BTreeMap<&'static str, u64>,
     auto_denied: u64,
@@ -138,6 +141,10 @@ struct LoadStats {
     /// A run of another type than type 0, or a resume, came: type 0's running count is
     /// kept apart from the total's. Until then it is the total's (see `split_running`).
     split: bool,
+    /// The run has no load generator ([`Summary::for_spec`] of a spec without `load`): no
+    /// arrival will come and nothing here is reported, so runs are not followed per type.
+    /// (A [`Summary::new`] does not know, and follows them.)
+    off: bool,
 }
 
 /// `running_types` value of a resumed run, counted in the total running only.
@@ -235,6 +242,35 @@ struct TypeLoad {
     delayed_wait: Quantiles,
     /// Running count of this type (for `all`: every run, resumes included).
     running: TimeAverage,
+    /// Arrivals started at their first attempt (after the warm-up) not yet counted in the
+    /// fields above. Each is an arrival, an attempt, a 0 for `blocked` (and for `delayed`
+    /// when kept) and a wait of 0: the usual arrival of a load run is one add here, and
+    /// [`TypeLoad::settle`] counts them in bulk before anything else is counted or read,
+    /// which leaves exactly what counting them one by one left.
+    first_starts: u64,
+}
+
+impl TypeLoad {
+    /// Counts the pending `first_starts` (`mixed`: `delayed` is kept).
+    fn settle(&mut self, mixed: bool) {
+        let count = std::mem::take(&mut self.first_starts);
+        if count > 0 {
+            self.arrivals += count;
+            self.attempts += count;
+            self.blocked.add_zeros(count);
+            if mixed {
+                self.delayed.add_zeros(count);
+            }
+            self.wait.record_zeros(count);
+        }
+    }
+
+    /// A copy with the pending `first_starts` counted, for a report.
+    fn settled(&self, mixed: bool) -> TypeLoad {
+        let mut stats = self.clone();
+        stats.settle(mixed);
+        stats
+    }
 }
 
 /// A time-weighted average of a count, batched for its interval, from the warm-up on.
@@ -249,10 +285,17 @@ struct TimeAverage {
 impl TimeAverage {
     #[inline]
     fn set(&mut self, t: u64, value: u32, warmup: u64) {
-        self.advance(t, warmup);
+        // `advance` and then the new value, with the batch's observation last (so that
+        // its rare batch close is a tail call: the hot callers save no registers).
+        let from = self.last_t.max(warmup);
+        let before = self.value;
+        self.last_t = self.last_t.max(t);
         self.value = value;
         if t >= warmup {
             self.peak = self.peak.max(value);
+        }
+        if t > from {
+            self.batches.add(f64::from(before), (t - from) as f64);
         }
     }
 
@@ -300,14 +343,33 @@ impl LoadStats {
 
     /// Applies `change` to the totals, to type `index` (while there is only one type,
     /// to the totals only: [`LoadStats::type_stats`] reads them for it) and to stream
-    /// `stream` (if it is one).
+    /// `stream` (if it is one), each settled first ([`TypeLoad::settle`]).
     fn each(&mut self, index: usize, stream: usize, change: impl Fn(&mut TypeLoad)) {
+        let mixed = self.mixed;
+        let change = |stats: &mut TypeLoad| {
+            stats.settle(mixed);
+            change(stats);
+        };
         change(&mut self.all);
         if self.types.len() > 1 {
             change(&mut self.types[index].1);
         }
         if let Some((_, _, stats)) = self.streams.get_mut(stream) {
             change(stats);
+        }
+    }
+
+    /// An arrival of type `index` and stream `stream` started at its first attempt, after
+    /// the warm-up: [`LoadStats::each`] of its counts, kept pending
+    /// ([`TypeLoad::first_starts`]).
+    #[inline]
+    fn first_start(&mut self, index: usize, stream: usize) {
+        self.all.first_starts += 1;
+        if self.types.len() > 1 {
+            self.types[index].1.first_starts += 1;
+        }
+        if let Some((_, _, stats)) = self.streams.get_mut(stream) {
+            stats.first_starts += 1;
         }
     }
 
@@ -387,7 +449,23 @@ impl LoadStats {
     }
 
     /// A `spawn_requested` of the load generator for `arrival` (of `stream`, if named).
+    #[inline]
     fn requested(&mut self, arrival: u64, agent_type: &Rc<str>, stream: Option<&Rc<str>>) {
+        // The usual request: a first attempt of the single form, of the type last asked for.
+        if let (true, None, Some((known, index))) =
+            (self.waiting.is_empty(), stream, &self.request_cache)
+        {
+            if Rc::ptr_eq(known, agent_type) {
+                self.pending = Some((arrival, *index, NO_STREAM, true));
+                return;
+            }
+        }
+        self.requested_slow(arrival, agent_type, stream);
+    }
+
+    /// [`LoadStats::requested`], every case.
+    #[inline(never)]
+    fn requested_slow(&mut self, arrival: u64, agent_type: &Rc<str>, stream: Option<&Rc<str>>) {
         let first = self.waiting.is_empty() || !self.waiting.contains_key(&arrival);
         let index = Self::cached_index(
             &mut self.request_cache,
@@ -437,7 +515,7 @@ impl LoadStats {
     }
 
     /// A run started: the pending load request's, if there is one.
-    #[inline(never)]
+    #[inline]
     fn started(&mut self, t: u64, id: u32, agent_type: &Rc<str>, total_before: u32) {
         let index = Self::cached_index(
             &mut self.start_cache,
@@ -445,7 +523,20 @@ impl LoadStats {
             &self.all,
             agent_type,
         );
-        let warmup = self.warmup;
+        if index != 0 || self.split {
+            self.started_by_type(t, id, index, total_before);
+        }
+        match self.pending.take() {
+            Some((_, index, stream, true)) if t >= self.warmup => self.first_start(index, stream),
+            Some((arrival, index, stream, false)) => self.started_again(t, arrival, index, stream),
+            _ => {}
+        }
+    }
+
+    /// [`LoadStats::started`]'s per-type running count, once there is more than one type
+    /// (`index`: the started run's type).
+    #[inline(never)]
+    fn started_by_type(&mut self, t: u64, id: u32, index: usize, total_before: u32) {
         if index != 0 {
             self.split_running(t, total_before);
             self.running_types.insert(id, index);
@@ -453,25 +544,14 @@ impl LoadStats {
         if self.split {
             let running = &mut self.types[index].1.running;
             let value = running.value + 1;
-            running.set(t, value, warmup);
+            running.set(t, value, self.warmup);
         }
-        let Some((arrival, index, stream, first)) = self.pending.take() else {
-            return;
-        };
-        if first {
-            if t >= warmup {
-                let mixed = self.mixed;
-                self.each(index, stream, |stats| {
-                    stats.arrivals += 1;
-                    stats.attempts += 1;
-                    stats.blocked.add(0.0, 1.0);
-                    if mixed {
-                        stats.delayed.add(0.0, 1.0);
-                    }
-                    stats.wait.record(0);
-                });
-            }
-        } else if let Some((first_t, _, _, counted)) = self.waiting.remove(&arrival) {
+    }
+
+    /// A retry of `arrival` started.
+    #[inline(never)]
+    fn started_again(&mut self, t: u64, arrival: u64, index: usize, stream: usize) {
+        if let Some((first_t, _, _, counted)) = self.waiting.remove(&arrival) {
             if counted {
                 let wait = t.saturating_sub(first_t);
                 self.each(index, stream, |stats| {
@@ -490,13 +570,19 @@ impl LoadStats {
     }
 
     /// A run ended.
+    #[inline]
     fn finished(&mut self, t: u64, id: u32) {
         if t >= self.warmup {
             self.finished += 1;
         }
-        if !self.split {
-            return;
+        if self.split {
+            self.finished_by_type(t, id);
         }
+    }
+
+    /// [`LoadStats::finished`]'s per-type running count, once there is more than one type.
+    #[inline(never)]
+    fn finished_by_type(&mut self, t: u64, id: u32) {
         let index = if self.running_types.is_empty() {
             Some(0)
         } else {
@@ -632,9 +718,6 @@ impl Sink for Summary {
     fn event(&mut self, event: &Event) {
         self.events += 1;
         let t = event.t.as_micros();
-        // Time-weighted running: the count holds from one event to the next.
-        let elapsed = t.saturating_sub(self.last_t.as_micros());
-        self.running_area += u128::from(self.running) * u128::from(elapsed);
         self.last_t = self.last_t.max(event.t);
         match &event.kind {
             EventKind::SpawnRequested {
@@ -642,34 +725,19 @@ impl Sink for Summary {
                 agent_type,
                 stream,
                 ..
-            } => {
-                self.spawns_requested += 1;
-                self.load.pending = None;
-                if let Some(arrival) = arrival {
-                    self.load.requested(*arrival, agent_type, stream.as_ref());
-                }
-            }
+            } => self.spawn_requested(*arrival, agent_type, stream.as_ref()),
             EventKind::AgentStarted {
                 agent,
                 profile,
                 running,
                 ..
-            } => {
-                let previous_running = self.set_running(t, *running);
-                self.started += 1;
-                self.load
-                    .started(t, agent.id, &profile.agent_type, previous_running);
-            }
+            } => self.agent_started(t, agent.id, &profile.agent_type, *running),
             EventKind::AgentFinished {
                 outcome,
                 agent,
                 running,
                 ..
-            } => {
-                self.set_running(t, *running);
-                self.load.finished(t, agent.id);
-                self.finished[outcome_index(*outcome)] += 1;
-            }
+            } => self.agent_finished(t, agent.id, *outcome, *running),
             EventKind::Notification { what, .. } => {
                 self.notifications[notice_index(*what)] += 1;
             }
@@ -691,22 +759,93 @@ fn notice_index(what: Notice) -> usize {
 }
 
 impl Summary {
+    /// A `spawn_requested` ([`Sink::event`] did `events` and `last_t`).
+    #[inline(never)]
+    fn spawn_requested(
+        &mut self,
+        arrival: Option<u64>,
+        agent_type: &Rc<str>,
+        stream: Option<&Rc<str>>,
+    ) {
+        self.spawns_requested += 1;
+        self.load.pending = None;
+        if let Some(arrival) = arrival {
+            self.load.requested(arrival, agent_type, stream);
+        }
+    }
+
+    /// An `agent_started` ([`Sink::event`] did `events` and `last_t`).
+    #[inline(never)]
+    fn agent_started(&mut self, t: u64, id: u32, agent_type: &Rc<str>, running: u32) {
+        self.started += 1;
+        let load = &mut self.load;
+        if !load.off {
+            // The usual start: of type 0 (the type last started), one type only so far,
+            // and not a retry: [`LoadStats::started`] counts at most a first start then,
+            // and touches nothing `set_running` does, so the order does not matter.
+            let usual = !load.split
+                && !matches!(load.pending, Some((_, _, _, false)))
+                && matches!(&load.start_cache, Some((known, 0)) if Rc::ptr_eq(known, agent_type));
+            if !usual {
+                return self.agent_started_slow(t, id, agent_type, running);
+            }
+            if let Some((_, index, stream, _)) = load.pending.take() {
+                if t >= load.warmup {
+                    load.first_start(index, stream);
+                }
+            }
+        }
+        self.set_running(t, running);
+    }
+
+    /// [`Summary::agent_started`], every case.
+    #[inline(never)]
+    fn agent_started_slow(&mut self, t: u64, id: u32, agent_type: &Rc<str>, running: u32) {
+        // (The total's running count first: the split of the per-type counts copies it.)
+        let previous = self.set_running(t, running);
+        self.load.started(t, id, agent_type, previous);
+    }
+
+    /// An `agent_finished` ([`Sink::event`] did `events` and `last_t`).
+    #[inline(never)]
+    fn agent_finished(&mut self, t: u64, id: u32, outcome: Outcome, running: u32) {
+        self.finished[outcome_index(outcome)] += 1;
+        if self.load.split {
+            return self.agent_finished_by_type(t, id, running);
+        }
+        self.load.finished(t, id);
+        // (Last: `load.finished` reads only the per-type counts.)
+        self.set_running(t, running);
+    }
+
+    /// [`Summary::agent_finished`] once the running counts are kept per type.
+    #[inline(never)]
+    fn agent_finished_by_type(&mut self, t: u64, id: u32, running: u32) {
+        self.load.finished(t, id);
+        self.set_running(t, running);
+    }
+
     /// The running count an event carries is `running` from `t` on; returns the count
-    /// before it.
+    /// before it. `last_t` already counts the event.
     #[inline]
     fn set_running(&mut self, t: u64, running: u32) -> u32 {
         let previous = self.running;
+        self.running = running;
+        self.peak_running = self.peak_running.max(running);
         if running != previous {
+            // The count was `previous` from `area_to` to this event (the time-weighted
+            // area, one multiply per change instead of one per event).
+            let now = self.last_t.as_micros();
+            self.running_area += u128::from(previous) * u128::from(now - self.area_to);
+            self.area_to = now;
             let warmup = self.load.warmup;
             self.load.all.running.set(t, running, warmup);
         }
-        self.running = running;
-        self.peak_running = self.peak_running.max(running);
         previous
     }
 
-    /// [`Sink::event`] for the kinds it does not count itself (`self.events`, the running
-    /// area and `last_t` are already done).
+    /// [`Sink::event`] for the kinds it does not count itself (`self.events` and `last_t`
+    /// are already done).
     #[inline(never)]
     fn other_event(&mut self, event: &Event) {
         let previous_running = match event.kind.running() {
@@ -728,8 +867,10 @@ impl Summary {
                 }
             }
             EventKind::AgentResumed { running, agent, .. } => {
-                self.load
-                    .resumed(event.t.as_micros(), agent.id, previous_running);
+                if !self.load.off {
+                    self.load
+                        .resumed(event.t.as_micros(), agent.id, previous_running);
+                }
                 self.resumes += 1;
                 if self.cap.is_some_and(|cap| *running > cap) {
                     self.resumes_past_cap += 1;
@@ -799,6 +940,7 @@ impl Summary {
     /// policy tries rejected arrivals again (what makes an arrival *delayed*).
     pub fn for_spec(spec: &SimSpec) -> Summary {
         let mut summary = Summary::default();
+        summary.load.off = spec.load.is_none();
         if let Some(load) = &spec.load {
             summary.load.warmup = load.warmup.as_micros();
             let retries = |stream: &crate::spec::LoadStream| stream.retry != Retry::None;
@@ -866,13 +1008,14 @@ impl Summary {
 
     /// The load statistics (`None` when the run had no load arrivals after the warm-up).
     pub fn load_report(&self) -> Option<LoadReport> {
-        if self.load.all.arrivals == 0 {
+        if self.load.all.arrivals == 0 && self.load.all.first_starts == 0 {
             return None;
         }
         let end = self.last_t.as_micros();
         let warmup = self.load.warmup;
         let window = end.saturating_sub(warmup) as f64 / 1e6;
         let report = |stats: &TypeLoad, cap: Option<u32>| {
+            let stats = &stats.settled(self.load.mixed);
             let running = stats
                 .running
                 .estimate(end, warmup)
@@ -923,7 +1066,11 @@ impl Summary {
                 .streams
                 .iter()
                 .map(|(name, retries, stats)| {
-                    let blocking = stats.blocked.estimate().clamped(0.0, 1.0);
+                    let blocking = stats
+                        .settled(self.load.mixed)
+                        .blocked
+                        .estimate()
+                        .clamped(0.0, 1.0);
                     let stream = TypeReport {
                         delayed: if *retries {
                             blocking
@@ -1003,7 +1150,15 @@ impl Summary {
         if self.last_t.as_micros() == 0 {
             return 0.0;
         }
-        self.running_area as f64 / self.last_t.as_micros() as f64
+        self.running_area() as f64 / self.last_t.as_micros() as f64
+    }
+
+    /// ∫ running dt up to the last event, in running·µs: the same sum as adding
+    /// `running × (t − last t)` at every event, as the count holds from one event to the
+    /// next.
+    fn running_area(&self) -> u128 {
+        let since = self.last_t.as_micros() - self.area_to;
+        self.running_area + u128::from(self.running) * u128::from(since)
     }
 
     /// Cap rejections / spawn requests (0 when nothing was requested).
@@ -2184,6 +2339,257 @@ mod tests {
             text.contains("  arrivals            2 (4 attempts, retries included)"),
             "{text}"
         );
+    }
+
+    /// Random traces for the equivalence tests: load requests (first attempts and
+    /// retries, of three types and of named streams or none), starts, rejections, ends,
+    /// resumes and notifications, at times that mostly go forward (and sometimes back, as
+    /// a hand-made trace may).
+    fn random_trace(seed: u64, streams: &[Rc<str>]) -> Vec<Event> {
+        let mut state = seed | 1;
+        let mut draw = move |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let types: [Rc<str>; 3] = ["worker".into(), "lead".into(), "helper".into()];
+        let profiles: Vec<Rc<RunProfile>> = types
+            .iter()
+            .map(|agent_type| Rc::new(RunProfile::new(agent_type, "sonnet", &[])))
+            .collect();
+        let mut events = vec![session(8)];
+        let (mut millis, mut running, mut next_id, mut arrival) = (0u64, 0u32, 1u32, 0u64);
+        for _ in 0..3_000 {
+            millis = match draw(20) {
+                0 => millis.saturating_sub(draw(500)),
+                1..=9 => millis,
+                _ => millis + draw(700),
+            };
+            // Mostly the first type, through the one shared `Rc` the kernel hands out.
+            let kind = match draw(16) {
+                0 => 2,
+                1 | 2 => 1,
+                _ => 0,
+            };
+            let agent_type = if draw(30) == 0 {
+                Rc::from(&*types[kind])
+            } else {
+                types[kind].clone()
+            };
+            let event = match draw(12) {
+                0..=3 => {
+                    let retry = arrival > 0 && draw(4) == 0;
+                    if !retry {
+                        arrival += 1;
+                    }
+                    EventKind::SpawnRequested {
+                        caller: AgentRef::MAIN,
+                        agent_type,
+                        name: None,
+                        background: None,
+                        fork: false,
+                        arrival: match draw(8) {
+                            0 => None,
+                            _ if retry => Some(arrival.saturating_sub(draw(3))),
+                            _ => Some(arrival),
+                        },
+                        stream: match (streams.len() as u64, draw(6)) {
+                            (0, _) | (_, 0) => None,
+                            (count, _) => Some(streams[draw(count) as usize].clone()),
+                        },
+                    }
+                }
+                4..=6 => {
+                    running += 1;
+                    next_id += 1;
+                    EventKind::AgentStarted {
+                        agent: agent(next_id),
+                        parent: AgentRef::MAIN,
+                        depth: 1,
+                        mode: Mode::Background,
+                        fork: false,
+                        running,
+                        cap_checked: true,
+                        profile: profiles[kind].clone(),
+                    }
+                }
+                7 => EventKind::SpawnRejected {
+                    caller: AgentRef::MAIN,
+                    agent_type,
+                    name: None,
+                    reason: if draw(4) == 0 {
+                        RejectReason::ALL[draw(RejectReason::ALL.len() as u64) as usize]
+                    } else {
+                        RejectReason::ConcurrentLimit
+                    },
+                    message: "".into(),
+                    hint: None,
+                    running,
+                },
+                8..=9 => {
+                    running = running.saturating_sub(1);
+                    EventKind::AgentFinished {
+                        agent: agent(next_id.saturating_sub(draw(12) as u32)),
+                        outcome: OUTCOMES[draw(OUTCOMES.len() as u64) as usize],
+                        running,
+                        detail: None,
+                    }
+                }
+                10 => {
+                    running += 1;
+                    EventKind::AgentResumed {
+                        agent: agent(next_id.saturating_sub(draw(30) as u32)),
+                        by: AgentRef::MAIN,
+                        cap_checked: false,
+                        running,
+                        mode: Mode::Background,
+                        model: "sonnet".into(),
+                        effort: None,
+                    }
+                }
+                _ => EventKind::Notification {
+                    to: AgentRef::MAIN,
+                    from: agent(next_id),
+                    what: Notice::ALL[draw(Notice::ALL.len() as u64) as usize],
+                },
+            };
+            events.push(at(millis, event));
+        }
+        events
+    }
+
+    /// Everything a summary shows, and its running area.
+    fn shown(summary: &Summary) -> String {
+        format!(
+            "{}{}{:?}{:?}{}",
+            summary.render_text(),
+            summary.render_json(),
+            summary.load_report(),
+            summary.prompt_report(),
+            summary.running_area()
+        )
+    }
+
+    /// The running area, summed once per change of the count, is the sum of
+    /// `running × (t − last t)` over every event (the count holds from one event to the
+    /// next), on random traces whose times sometimes go back.
+    #[test]
+    fn the_running_area_is_the_sum_over_events() {
+        for seed in 1..=20u64 {
+            let events = random_trace(seed * 7_919, &[]);
+            let mut summary = Summary::new();
+            let (mut area, mut running, mut last) = (0u128, 0u32, 0u64);
+            for event in &events {
+                summary.event(event);
+                let t = event.t.as_micros();
+                area += u128::from(running) * u128::from(t.saturating_sub(last));
+                last = last.max(t);
+                if let Some(now) = event.kind.running() {
+                    running = now;
+                }
+                assert_eq!(summary.running_area(), area, "seed {seed}");
+            }
+        }
+    }
+
+    /// The fast paths (a request or a start of the type last seen, first starts counted
+    /// in bulk) leave exactly what the general paths leave: the same random traces into a
+    /// summary whose type caches are emptied before every event (so that every request
+    /// and start takes the general path) and whose pending first starts are counted after
+    /// every event (one by one, as before they were kept pending) show the same, bit for
+    /// bit; with and without a warm-up, retries, a mix of retrying and non-retrying
+    /// streams, named streams.
+    #[test]
+    fn fast_paths_show_what_the_general_paths_show() {
+        let names: [Rc<str>; 2] = ["left".into(), "right".into()];
+        for seed in 1..=24u64 {
+            let mut spec = crate::spec::SimSpec::poisson_load("t", 1.0, SimTime::from_secs(1), 10);
+            let streams: Vec<Rc<str>> = match seed % 4 {
+                0 => Vec::new(),
+                _ => names.to_vec(),
+            };
+            if let Some(load) = spec.load.as_mut() {
+                load.warmup = SimTime::from_millis(seed % 3 * 40_000);
+                let first = load.streams[0].clone();
+                load.streams.clear();
+                for (index, retry) in [Retry::Queue, Retry::None].into_iter().enumerate() {
+                    if index == 0 || !streams.is_empty() {
+                        load.streams.push(crate::spec::LoadStream {
+                            name: streams.get(index).cloned(),
+                            retry: if seed % 2 == 0 { Retry::None } else { retry },
+                            ..first.clone()
+                        });
+                    }
+                }
+            }
+            let events = random_trace(seed * 104_729, &streams);
+            let mut fast = Summary::for_spec(&spec);
+            let mut general = Summary::for_spec(&spec);
+            for event in &events {
+                fast.event(event);
+                general.load.request_cache = None;
+                general.load.start_cache = None;
+                general.event(event);
+                // What a first start counted before `first_starts` (not `settle`).
+                let mixed = general.load.mixed;
+                let count_now = |stats: &mut TypeLoad| {
+                    for _ in 0..std::mem::take(&mut stats.first_starts) {
+                        stats.arrivals += 1;
+                        stats.attempts += 1;
+                        stats.blocked.add(0.0, 1.0);
+                        if mixed {
+                            stats.delayed.add(0.0, 1.0);
+                        }
+                        stats.wait.record(0);
+                    }
+                };
+                count_now(&mut general.load.all);
+                general
+                    .load
+                    .types
+                    .iter_mut()
+                    .for_each(|(_, stats)| count_now(stats));
+                general
+                    .load
+                    .streams
+                    .iter_mut()
+                    .for_each(|(_, _, stats)| count_now(stats));
+            }
+            assert!(fast.load_report().is_some(), "seed {seed}");
+            assert_eq!(shown(&fast), shown(&general), "seed {seed}");
+        }
+    }
+
+    /// A summary made for a spec without `load` follows no runs per type, and shows what
+    /// a summary that does not know shows.
+    #[test]
+    fn without_load_the_per_type_bookkeeping_is_skipped_unseen() {
+        let spec = crate::spec::SimSpec::minimal("no load");
+        assert!(spec.load.is_none());
+        for seed in 1..=12u64 {
+            let events: Vec<Event> = random_trace(seed * 15_485_863, &[])
+                .into_iter()
+                .map(|mut event| {
+                    if let EventKind::SpawnRequested { arrival, .. } = &mut event.kind {
+                        *arrival = None;
+                    }
+                    event
+                })
+                .collect();
+            let mut off = Summary::for_spec(&spec);
+            let mut new = Summary::new();
+            for event in &events {
+                off.event(event);
+                new.event(event);
+            }
+            assert!(off.load.off && !off.load.split && off.load.types.is_empty());
+            assert!(
+                new.load.split,
+                "seed {seed}: the trace has runs of several types"
+            );
+            assert_eq!(shown(&off), shown(&new), "seed {seed}");
+        }
     }
 
     #[test]
