@@ -9,6 +9,16 @@ use crate::event::Event;
 pub trait Sink {
     /// One event.
     fn event(&mut self, event: &Event);
+
+    /// Not an event: the run of agent `id` will soon take a step (and may end). A sink
+    /// that keeps state per run may read that state now and return anything read from it
+    /// (the engine does this for several runs at once, when there are many, so that their
+    /// cache misses overlap). Changes nothing; the default reads nothing.
+    #[inline]
+    fn preload(&self, id: u32) -> u64 {
+        let _ = id;
+        0
+    }
 }
 
 /// Discards everything.
@@ -50,5 +60,9 @@ impl Sink for Tee<'_> {
     fn event(&mut self, event: &Event) {
         self.first.event(event);
         self.second.event(event);
+    }
+
+    fn preload(&self, id: u32) -> u64 {
+        self.first.preload(id) ^ self.second.preload(id)
     }
 }

@@ -202,6 +202,14 @@ impl RunningTypes {
         self.in_window += 1;
     }
 
+    /// Reads where `id`'s type is kept ([`Sink::preload`]).
+    #[inline]
+    fn preload(&self, id: u32) -> u64 {
+        id.checked_sub(self.base)
+            .and_then(|offset| self.window.get(offset as usize))
+            .map_or(0, |&code| u64::from(code))
+    }
+
     fn remove(&mut self, id: u32) -> Option<usize> {
         let offset = id.checked_sub(self.base).map(|offset| offset as usize);
         match offset.and_then(|offset| self.window.get_mut(offset)) {
@@ -711,6 +719,10 @@ impl WaitStats {
 }
 
 impl Sink for Summary {
+    fn preload(&self, id: u32) -> u64 {
+        self.load.running_types.preload(id)
+    }
+
     /// The kinds every run has many of (a load run: a request, a start, an end and a
     /// notification per arrival) are counted here, each read once and in a few
     /// instructions; every other kind goes to `Summary::other_event`, out of line, so
@@ -1818,8 +1830,14 @@ mod tests {
             }
             assert_eq!(fast.is_empty(), model.is_empty());
         }
+        for (&id, &index) in &model {
+            // The preload hint reads the id's code in the window (0 outside it).
+            let code = fast.preload(id);
+            assert!(code == 0 || code == u64::from(RunningTypes::encode(index).unwrap()));
+        }
         for (id, index) in model {
             assert_eq!(fast.remove(id), Some(index));
+            assert_eq!(fast.preload(id), 0);
         }
         assert!(fast.is_empty());
     }

@@ -73,6 +73,7 @@ macro_rules! emit_hot {
 
 mod actions;
 mod agents;
+mod ahead;
 mod clock;
 mod finish;
 mod load;
@@ -855,6 +856,10 @@ impl<'s> Kernel<'s> {
         } else {
             self.clock.pop_next()
         } {
+            // The runs the timer queue gives next, loaded together (`ahead.rs`).
+            if !self.clock.heap.ahead().is_empty() {
+                self.load_ahead();
+            }
             if self.trace.limit.is_some() || self.clock.stop_at.is_some_and(|stop| time > stop) {
                 break;
             }

@@ -10,6 +10,11 @@
 //! a few times), sequentially through memory, where a binary heap of a million timers
 //! misses the cache on most of its ~20 levels per pop. The order taken is exactly the
 //! `(time, seq)` order a binary heap gives (seqs are unique).
+//!
+//! A refill also knows what comes next: every entry of the bucket it moves down is taken
+//! before any entry left in a higher bucket. When that bucket is small and the queue
+//! large, its items are gathered for the caller ([`TimeQueue::ahead`]) before they are
+//! taken (the kernel loads their runs' data together, `ahead.rs`).
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -38,7 +43,26 @@ pub(super) struct TimeQueue<T> {
     /// The smallest key in `buckets`, once looked for (a scan of the smallest non-empty
     /// bucket, which the next refill then moves down).
     min: Cell<Option<(u64, u64)>>,
+    /// The latest time of an item gathered in `ahead`: entries due by then were gathered
+    /// already (or pushed since), so each entry is gathered at most once.
+    ahead_to: u64,
+    /// Items that will be taken soon ([`TimeQueue::ahead`]).
+    ahead: Vec<T>,
 }
+
+/// A refill gathers the items of the bucket it moves down in [`TimeQueue::ahead`] when the
+/// bucket holds at most this many entries: the next items taken, few enough
+/// that what the kernel loads for them (a few cache lines each) stays in the first-level
+/// cache until they are taken, and enough to keep tens of misses in flight. Buckets
+/// nearer `last` are smaller (their ranges of time halve), so every entry of a spread-out
+/// queue passes through such a bucket before it is due.
+const AHEAD_MAX: usize = 64;
+
+/// … and when the queue holds at least this many entries. With fewer, the data of the
+/// runs they wake (a few hundred bytes each) fits in a core's second-level cache and
+/// loading it ahead gains nothing; W1 keeps about 20 wakes queued, so its refills skip
+/// this at the cost of one comparison.
+const AHEAD_MIN_LEN: usize = 4096;
 
 impl<T: Copy> Default for TimeQueue<T> {
     fn default() -> Self {
@@ -49,6 +73,8 @@ impl<T: Copy> Default for TimeQueue<T> {
             last: 0,
             len: 0,
             min: Cell::new(None),
+            ahead_to: 0,
+            ahead: Vec::new(),
         }
     }
 }
@@ -117,6 +143,23 @@ impl<T: Copy> TimeQueue<T> {
         Some(min)
     }
 
+    /// Gathers in `ahead` the items of `moving` (the bucket a refill moves down) that were
+    /// not gathered before, in place of what it held (so it holds [`AHEAD_MAX`] at most,
+    /// whether the caller clears it or not).
+    #[cold]
+    #[inline(never)]
+    fn gather_ahead(&mut self, moving: &[Entry<T>]) {
+        self.ahead.clear();
+        let mut to = self.ahead_to;
+        for entry in moving {
+            if entry.time > self.ahead_to {
+                self.ahead.push(entry.item);
+                to = to.max(entry.time);
+            }
+        }
+        self.ahead_to = to;
+    }
+
     /// The smallest key of the smallest non-empty bucket (`due` being empty). Every entry
     /// there is smaller than every entry in a higher bucket.
     fn scan(&self) -> (u64, u64) {
@@ -142,8 +185,23 @@ impl<T: Copy> TimeQueue<T> {
         Some((entry.time, entry.seq, entry.item))
     }
 
+    /// Items that will be taken soon, gathered by the latest refill (see [`AHEAD_MAX`]);
+    /// empty after [`TimeQueue::clear_ahead`] and while the queue is small. The order
+    /// taken does not depend on them.
+    #[inline]
+    pub(super) fn ahead(&self) -> &[T] {
+        &self.ahead
+    }
+
+    /// Forgets the items of [`TimeQueue::ahead`] (each is gathered once).
+    #[inline]
+    pub(super) fn clear_ahead(&mut self) {
+        self.ahead.clear();
+    }
+
     /// Moves the smallest non-empty bucket down, around its smallest time, which becomes
-    /// `last`: its entries due then go to `due` (in seq order), the others lower.
+    /// `last`: its entries due then go to `due` (in seq order), the others lower. The
+    /// items of a small bucket of a large queue are gathered in `ahead` (see [`AHEAD_MAX`]).
     #[inline(never)]
     fn refill(&mut self) {
         let (time, _) = match self.min.take() {
@@ -154,6 +212,9 @@ impl<T: Copy> TimeQueue<T> {
         self.occupied &= !(1 << source);
         self.last = time;
         let mut moving = std::mem::take(&mut self.buckets[source]);
+        if self.len >= AHEAD_MIN_LEN && moving.len() <= AHEAD_MAX {
+            self.gather_ahead(&moving);
+        }
         for entry in moving.drain(..) {
             let differ = entry.time ^ time;
             if differ == 0 {
@@ -235,5 +296,54 @@ mod tests {
             assert_eq!(queue.pop(), None);
             assert_eq!(queue.peek(), None);
         }
+    }
+
+    /// A queue large enough to gather items ahead (timers spread as a fan-out's are, and
+    /// more pushed while it drains): it gives the order a queue whose gathered items are
+    /// never read gives, every item gathered is gathered once and taken later, and most
+    /// items are gathered.
+    #[test]
+    fn hands_the_next_items_ahead_once_and_keeps_the_order() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut queue: TimeQueue<u64> = TimeQueue::new();
+        let mut plain: TimeQueue<u64> = TimeQueue::new();
+        let count = 3 * AHEAD_MIN_LEN as u64;
+        for seq in 0..count {
+            let time = next(&mut state) % 10_000_000;
+            queue.push(time, seq, seq);
+            plain.push(time, seq, seq);
+        }
+        let mut handed = std::collections::BTreeSet::new();
+        let mut taken = std::collections::BTreeSet::new();
+        let mut seq = count;
+        while let Some((time, _, item)) = queue.pop() {
+            for &item in queue.ahead() {
+                assert!(handed.insert(item), "item {item} handed ahead twice");
+                assert!(
+                    !taken.contains(&item),
+                    "item {item} handed after it was taken"
+                );
+            }
+            queue.clear_ahead();
+            let expected = plain.pop().map(|(_, _, item)| item);
+            assert_eq!(Some(item), expected);
+            taken.insert(item);
+            // Now and then a new timer, as a run that goes on would set.
+            if item % 5 == 0 && seq < 2 * count {
+                let later = time + next(&mut state) % 1_000_000;
+                queue.push(later, seq, seq);
+                plain.push(later, seq, seq);
+                seq += 1;
+            }
+        }
+        assert_eq!(plain.pop(), None);
+        assert!(plain.ahead().len() <= AHEAD_MAX);
+        assert!(handed.is_subset(&taken));
+        // Items are gathered only while the queue is large: most of the first `count`.
+        assert!(
+            handed.len() as u64 > count / 2,
+            "{} of {count} handed",
+            handed.len()
+        );
     }
 }

@@ -1,0 +1,62 @@
+//! Loading ahead: what the runs about to wake will read, loaded before they wake, all
+//! together, so that their cache misses overlap instead of following one another.
+//!
+//! With many runs live (a fan-out of a million workers), the workers' timers end in random
+//! order, so every structure a run's wake and end read — its record in the slab, its panel
+//! entry and the panel's id index, the summary's running-type window — is a cache (and TLB)
+//! miss, and each one waits for the one before: the wake reads the record, then the end
+//! finds the panel entry, then the summary its window. The timer queue knows the next
+//! runs to wake (`queue.rs`: a refill from a small bucket moves exactly the entries that
+//! come next), and hands them here; reading one word of each of those structures for all
+//! of them, in passes with no load depending on another of its pass, lets the processor
+//! have tens of misses in flight at once. Nothing here writes, and no output depends on it:
+//! the loads are kept alive only by [`std::hint::black_box`]. (`_mm_prefetch` would do the
+//! same with fewer loads, but it is `unsafe`, which the workspace forbids.)
+
+use super::*;
+
+impl Kernel<'_> {
+    /// Loads what the wakes the timer queue gathered ([`queue::TimeQueue::ahead`]) will
+    /// read, and forgets them.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn load_ahead(&mut self) {
+        load(
+            &self.agents,
+            &self.panel,
+            &*self.trace.sink,
+            self.clock.heap.ahead(),
+        );
+        self.clock.heap.clear_ahead();
+    }
+}
+
+/// Loads what the wakes in `wakes` (the next the timer queue gives) will read: each
+/// run's record, then (their ids being at hand now) its panel entry's index, then the
+/// entry, and the sink's state of the run. Each pass is a set of independent loads.
+fn load(agents: &Agents, panel: &Option<observe::PanelState>, sink: &dyn Sink, wakes: &[Wake]) {
+    let slots = || {
+        wakes.iter().filter_map(|wake| match *wake {
+            Wake::Step { slot, .. } => Some(slot),
+            _ => None,
+        })
+    };
+    let mut read = 0u64;
+    for slot in slots() {
+        read ^= agents.preload(slot);
+    }
+    // Each pass after the first reads the ids the first loaded.
+    let ids = || slots().filter_map(|slot| agents.at(slot).map(|agent| agent.id));
+    if let Some(state) = panel {
+        for id in ids() {
+            read ^= u64::from(state.panel.preload_index(id));
+        }
+        for id in ids() {
+            read ^= state.panel.preload(id);
+        }
+    }
+    for id in ids() {
+        read ^= sink.preload(id);
+    }
+    std::hint::black_box(read);
+}
