@@ -19,10 +19,11 @@ pub(super) struct Delivered {
     review: Option<ReviewOutcome>,
 }
 
-/// What is left of a run's end once its launcher's end, if it caused one, is done.
+/// What is left of a run's end once its launcher's end, if it caused one, is done. The
+/// run's waiters stay in its record until then (nothing adds one to a run that is not
+/// running), so this fits in registers.
 struct FinishRest {
     slot: u32,
-    waiters: Vec<AgentId>,
     from_load: bool,
 }
 
@@ -109,13 +110,12 @@ impl Kernel<'_> {
         let teammate = agent.teammate;
         // The run's id and name, kept apart: events build their references from them.
         let (own_id, own_name) = (agent.id, agent.name.clone());
-        let (mode, fork, report_to, awaited, resumed, waiters, from_load) = (
+        let (mode, fork, report_to, awaited, resumed, from_load) = (
             agent.mode,
             agent.fork,
             agent.report_to,
             agent.awaited,
             agent.resumed,
-            std::mem::take(&mut agent.waiters),
             agent.from_load,
         );
         // CAP-8: a teammate held no slot.
@@ -210,26 +210,21 @@ impl Kernel<'_> {
             Some(caller_slot) => self.after_child_finished(caller_slot),
             None => None,
         };
-        let rest = FinishRest {
-            slot,
-            waiters,
-            from_load,
-        };
+        let rest = FinishRest { slot, from_load };
         Some((rest, cascade))
     }
 
     /// The rest of a run's end (see [`Kernel::finish`]): its waiters wake, a freed slot
     /// lets a waiting load retry go, an anonymous load run is forgotten.
     fn finish_rest(&mut self, rest: FinishRest) {
-        let FinishRest {
-            slot,
-            waiters,
-            from_load,
-        } = rest;
-        for waiter in waiters {
-            if let Some(waiter_slot) = self.agents.slot_of(waiter) {
-                if self.agents.get(waiter_slot).block == Block::Agent {
-                    self.wake_now(waiter_slot);
+        let FinishRest { slot, from_load } = rest;
+        if !self.agents.get(slot).waiters.is_empty() {
+            let waiters = std::mem::take(&mut self.agents.get_mut(slot).waiters);
+            for waiter in waiters {
+                if let Some(waiter_slot) = self.agents.slot_of(waiter) {
+                    if self.agents.get(waiter_slot).block == Block::Agent {
+                        self.wake_now(waiter_slot);
+                    }
                 }
             }
         }

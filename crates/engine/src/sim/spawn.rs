@@ -131,7 +131,7 @@ impl Kernel<'_> {
         }
         self.launch(
             Start {
-                caller,
+                caller: caller_ref,
                 caller_slot,
                 name,
                 type_index: planned.type_index,
@@ -606,7 +606,7 @@ impl Kernel<'_> {
             max_turns,
             from_load,
             program: behavior,
-            report_to: caller,
+            report_to: caller.id,
         });
         self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
@@ -614,14 +614,16 @@ impl Kernel<'_> {
             // RESUME-12: the conversation knows which agent this name reached first.
             self.agents.reached.entry(name.clone()).or_insert(id);
         }
-        // Names never change, so the caller's reference is the one it had at the call.
-        let parent_name = self.agents.get(caller_slot).name.clone();
+        let AgentRef {
+            id: parent_id,
+            name: parent_name,
+        } = caller;
         let running = self.agents.running;
         self.emit_started(
             placement_rule,
             id,
             name,
-            caller,
+            parent_id,
             parent_name,
             depth,
             mode,
@@ -1111,7 +1113,8 @@ pub(super) struct KeptSpec {
 
 /// An admitted Agent call, as `launch` starts it.
 struct Start {
-    caller: AgentId,
+    /// The caller's id and name (names never change: the one it had at the call).
+    caller: AgentRef,
     caller_slot: u32,
     name: Option<Rc<str>>,
     type_index: Option<usize>,
