@@ -19,8 +19,8 @@ pub(super) struct Streams {
     /// Arrival → its stream, for rejected arrivals that will try again (kept only with two
     /// or more streams; with one, every arrival is stream 0's).
     waiting: BTreeMap<u64, u32>,
-    /// The name of the stream whose call is being made (its `spawn_requested` carries it).
-    current: Option<Rc<str>>,
+    /// The stream whose call is being made (its `spawn_requested` carries its name).
+    current: Option<usize>,
 }
 
 /// One stream's generator.
@@ -92,9 +92,11 @@ impl Streams {
         }
     }
 
-    /// The stream whose call is being made, if it has a name (`spawn_requested.stream`).
-    pub(super) fn current(&self) -> Option<Rc<str>> {
-        self.current.clone()
+    /// The name of the stream whose call is being made, if it has one
+    /// (`spawn_requested.stream`).
+    #[inline]
+    pub(super) fn current(&self) -> Option<&Rc<str>> {
+        self.list.get(self.current?)?.name.as_ref()
     }
 
     /// The earliest pending arrival of any stream.
@@ -223,7 +225,8 @@ impl Kernel<'_> {
         let now = self.clock.now;
         let horizon = self.trace.limits.max_time;
         for index in 0..self.load.streams.list.len() {
-            while self.load.streams.list[index].next == Some(now) {
+            let mut due = self.load.streams.list[index].next == Some(now);
+            while due {
                 self.load.streams.list[index].made += 1;
                 self.load.arrivals += 1;
                 let arrival = self.load.arrivals;
@@ -232,7 +235,9 @@ impl Kernel<'_> {
                     return;
                 }
                 let stream = &mut self.load.streams.list[index];
-                stream.next = stream.after(now, horizon);
+                let next = stream.after(now, horizon);
+                stream.next = next;
+                due = next == Some(now);
             }
         }
         if let Some(next) = self.load.streams.earliest() {
@@ -264,7 +269,7 @@ impl Kernel<'_> {
         let stream = &self.load.streams.list[index];
         let spec = stream.spawn.clone();
         let policy = stream.retry;
-        self.load.streams.current = stream.name.clone();
+        self.load.streams.current = Some(index);
         let name = spec.name.as_ref().map(|name| format!("{name}-{arrival}"));
         self.load.arrival = Some(arrival);
         let started = self.spawn(MAIN, SpecIn::Load(&spec), name, true);

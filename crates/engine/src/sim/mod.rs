@@ -851,6 +851,14 @@ impl<'s> Kernel<'s> {
             self.clock.schedule(at, Wake::Action(index as u32));
         }
         self.start_load();
+        // Neither `stop_at` nor `max_time` changes during the run: one comparison with the
+        // earlier of the two per wake, and the two told apart only past it.
+        let bound = self
+            .clock
+            .stop_at
+            .map_or(self.trace.limits.max_time, |stop| {
+                stop.min(self.trace.limits.max_time)
+            });
         while let Some((time, wake)) = if self.ties.is_some() {
             self.pop_chosen()
         } else {
@@ -860,10 +868,13 @@ impl<'s> Kernel<'s> {
             if !self.clock.heap.ahead().is_empty() {
                 self.load_ahead();
             }
-            if self.trace.limit.is_some() || self.clock.stop_at.is_some_and(|stop| time > stop) {
+            if self.trace.limit.is_some() {
                 break;
             }
-            if time > self.trace.limits.max_time {
+            if time > bound {
+                if self.clock.stop_at.is_some_and(|stop| time > stop) {
+                    break;
+                }
                 if !self.only_panel_ticks_left(wake) {
                     self.hit_limit(Limit::MaxTime, self.trace.limits.max_time.as_micros());
                 }

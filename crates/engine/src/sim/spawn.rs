@@ -96,14 +96,24 @@ impl Kernel<'_> {
                 *kept_background = background;
                 *fork = spec.fork;
                 *arrival = self.load.arrival;
-                *stream = self.load.streams.current();
+                // Written only when it changes (a load run's calls all carry one).
+                let current = self.load.streams.current();
+                if stream.as_ref().map(Rc::as_ptr) != current.map(Rc::as_ptr) {
+                    *stream = current.cloned();
+                }
             }
         });
         let launch = match &planned.plan {
             SpawnPlan::Launch(launch) => launch,
             SpawnPlan::Reject { reason, rule, .. } => {
-                let message = planned.message.clone();
-                return self.reject_spawn(&planned, caller_ref, name, *reason, rule, message);
+                return self.reject_spawn(
+                    &planned,
+                    caller_ref,
+                    name,
+                    *reason,
+                    rule,
+                    RefusalText::Plan,
+                );
             }
         };
         if let Launched::Teammate(_) = launch.launched {
@@ -119,14 +129,13 @@ impl Kernel<'_> {
         if !admission.admitted {
             // The message is the documented text exactly; the count is the event's `running`
             // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
-            let message = self.caches.limit_message.clone();
             return self.reject_spawn(
                 &planned,
                 caller_ref,
                 name,
                 RejectReason::ConcurrentLimit,
                 admission.rule,
-                message,
+                RefusalText::Limit,
             );
         }
         self.launch(
@@ -161,8 +170,13 @@ impl Kernel<'_> {
         name: Option<Rc<str>>,
         reason: RejectReason,
         rule: RuleId,
-        message: Rc<str>,
+        text: RefusalText,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
+        // The shared text, taken only when the kept event does not hold it already.
+        let message = match text {
+            RefusalText::Plan => &planned.message,
+            RefusalText::Limit => &self.caches.limit_message,
+        };
         emit_hot!(self, rejected, Some(rule), |kind| {
             if let EventKind::SpawnRejected {
                 caller: kept_caller,
@@ -181,7 +195,9 @@ impl Kernel<'_> {
                 }
                 *kept_name = name;
                 *kept_reason = reason;
-                *kept_message = message;
+                if !Rc::ptr_eq(kept_message, message) {
+                    kept_message.clone_from(message);
+                }
                 *hint = cap::hint(reason);
                 *running = self.agents.running;
             }
@@ -1109,6 +1125,15 @@ pub(super) struct KeptSpec {
     holder: SpecHolder,
     spec: *const SpawnSpec,
     named: bool,
+}
+
+/// Which text a refused Agent call carries (`spawn_rejected.message`).
+#[derive(Clone, Copy)]
+enum RefusalText {
+    /// The plan's refusal (`CachedPlan::message`).
+    Plan,
+    /// CAP-2's message at the cap (`Caches::limit_message`).
+    Limit,
 }
 
 /// An admitted Agent call, as `launch` starts it.
