@@ -6,6 +6,12 @@
 use crate::event::Event;
 
 /// Receives the trace, one event at a time, in order.
+///
+/// The kinds the kernel writes for nearly every load arrival come through a method of
+/// their own (the kernel knows the kind it writes), each [`Sink::event`] unless a sink
+/// says otherwise: a sink that handles kinds differently needs no match on the kind (an
+/// indirect jump, mispredicted whenever the kinds' order changes) for them. A method is
+/// only ever given an event of its kind; `event` is given every other event.
 pub trait Sink {
     /// One event.
     fn event(&mut self, event: &Event);
@@ -18,6 +24,42 @@ pub trait Sink {
     fn preload(&self, id: u32) -> u64 {
         let _ = id;
         0
+    }
+
+    /// A `spawn_requested`.
+    #[inline]
+    fn spawn_requested(&mut self, event: &Event) {
+        self.event(event);
+    }
+
+    /// A `spawn_rejected`.
+    #[inline]
+    fn spawn_rejected(&mut self, event: &Event) {
+        self.event(event);
+    }
+
+    /// An `agent_started`.
+    #[inline]
+    fn agent_started(&mut self, event: &Event) {
+        self.event(event);
+    }
+
+    /// An `agent_finished`.
+    #[inline]
+    fn agent_finished(&mut self, event: &Event) {
+        self.event(event);
+    }
+
+    /// A `notification`.
+    #[inline]
+    fn notification(&mut self, event: &Event) {
+        self.event(event);
+    }
+
+    /// A `report_delivered`.
+    #[inline]
+    fn report_delivered(&mut self, event: &Event) {
+        self.event(event);
     }
 }
 
@@ -64,5 +106,35 @@ impl Sink for Tee<'_> {
 
     fn preload(&self, id: u32) -> u64 {
         self.first.preload(id) ^ self.second.preload(id)
+    }
+
+    fn spawn_requested(&mut self, event: &Event) {
+        self.first.spawn_requested(event);
+        self.second.spawn_requested(event);
+    }
+
+    fn spawn_rejected(&mut self, event: &Event) {
+        self.first.spawn_rejected(event);
+        self.second.spawn_rejected(event);
+    }
+
+    fn agent_started(&mut self, event: &Event) {
+        self.first.agent_started(event);
+        self.second.agent_started(event);
+    }
+
+    fn agent_finished(&mut self, event: &Event) {
+        self.first.agent_finished(event);
+        self.second.agent_finished(event);
+    }
+
+    fn notification(&mut self, event: &Event) {
+        self.first.notification(event);
+        self.second.notification(event);
+    }
+
+    fn report_delivered(&mut self, event: &Event) {
+        self.first.report_delivered(event);
+        self.second.report_delivered(event);
     }
 }

@@ -16,6 +16,8 @@ pub const EXACT_SAMPLES: usize = 4_096;
 
 /// The largest whole number up to which every whole number is an `f64` (2^53).
 const EXACT_WHOLE: f64 = 9_007_199_254_740_992.0;
+/// [`EXACT_WHOLE`] as an integer.
+const EXACT_WHOLE_U64: u64 = 1 << 53;
 
 /// A mean with its 95 % confidence interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -104,35 +106,57 @@ impl BatchMeans {
     }
 
     /// `count` observations of 0 with weight 1: exactly what `count` calls of
-    /// `add(0.0, 1.0)` leave, in a few operations per batch instead of per observation.
+    /// `add(0.0, 1.0)` leave, in a few operations instead of a few per observation.
     ///
     /// Adding `0.0 · 1.0` to a weighted sum changes it only once (a `−0.0` becomes `0.0`),
-    /// and adding `1.0` `n` times to a weight that is a whole number is adding `n`, exactly,
-    /// while the result stays at most 2^53; a weight that is not a whole number, or larger,
-    /// takes the observations one by one.
-    pub fn add_zeros(&mut self, mut count: u64) {
+    /// and adding `1.0` `n` times to a weight that is a whole number in [−2^53, 2^53 − n]
+    /// is adding `n`, exactly (every sum on the way is a whole number of at most 53
+    /// bits); other weights take the observations one by one.
+    #[inline]
+    pub fn add_zeros(&mut self, count: u64) {
+        if count < self.batch_size - self.current_count && self.zeros_fit(count) {
+            self.add_zeros_within(count);
+        } else {
+            self.add_zeros_across(count);
+        }
+    }
+
+    /// Whether `count` zeros can be added in bulk: both weights are whole numbers that
+    /// stay at most 2^53.
+    #[inline]
+    fn zeros_fit(&self, count: u64) -> bool {
+        let whole = |weight: f64| {
+            count <= EXACT_WHOLE_U64
+                && weight >= -EXACT_WHOLE
+                && weight <= EXACT_WHOLE - count as f64
+                && weight == (weight as i64) as f64
+        };
+        whole(self.total.1) && whole(self.current.1)
+    }
+
+    /// `count` zeros that close no batch, whose weights [fit](BatchMeans::zeros_fit).
+    #[inline]
+    fn add_zeros_within(&mut self, count: u64) {
+        self.total.0 += 0.0;
+        self.current.0 += 0.0;
+        self.total.1 += count as f64;
+        self.current.1 += count as f64;
+        self.current_count += count;
+    }
+
+    /// [`BatchMeans::add_zeros`] that closes batches on the way (or whose weights do not
+    /// fit): in bulk up to each batch's last observation, which is added alone.
+    #[cold]
+    fn add_zeros_across(&mut self, mut count: u64) {
         while count > 0 {
-            let step = count.min(self.batch_size - self.current_count);
-            // (`as u64` saturates and drops a fraction: equal back only for a whole number
-            // in range; `fract` would be a call to libm's `trunc`.)
-            let whole = |weight: f64| {
-                weight + step as f64 <= EXACT_WHOLE && weight == (weight as u64) as f64
-            };
-            if whole(self.total.1) && whole(self.current.1) {
-                self.total.0 += 0.0;
-                self.current.0 += 0.0;
-                self.total.1 += step as f64;
-                self.current.1 += step as f64;
-                self.current_count += step;
-                if self.current_count == self.batch_size {
-                    self.close_batch();
-                }
+            let step = count.min(self.batch_size - self.current_count - 1);
+            if step > 0 && self.zeros_fit(step) {
+                self.add_zeros_within(step);
+                count -= step;
             } else {
-                for _ in 0..step {
-                    self.add(0.0, 1.0);
-                }
+                self.add(0.0, 1.0);
+                count -= 1;
             }
-            count -= step;
         }
     }
 

@@ -723,40 +723,112 @@ impl Sink for Summary {
         self.load.running_types.preload(id)
     }
 
-    /// The kinds every run has many of (a load run: a request, a start, an end and a
-    /// notification per arrival) are counted here, each read once and in a few
-    /// instructions; every other kind goes to `Summary::other_event`, out of line, so
-    /// that this function stays small (its prologue and epilogue ran on every event).
+    /// Every kind: the ones every run has many of (a load run: a request, a start, an end
+    /// and a notification per arrival) through their own methods, every other kind
+    /// through `Summary::other_event`, out of line, so that this function stays a bare
+    /// dispatch (no registers saved on every event).
     fn event(&mut self, event: &Event) {
-        self.events += 1;
-        let t = event.t.as_micros();
-        self.last_t = self.last_t.max(event.t);
         match &event.kind {
-            EventKind::SpawnRequested {
-                arrival,
-                agent_type,
-                stream,
-                ..
-            } => self.spawn_requested(*arrival, agent_type, stream.as_ref()),
-            EventKind::AgentStarted {
-                agent,
-                profile,
-                running,
-                ..
-            } => self.agent_started(t, agent.id, &profile.agent_type, *running),
-            EventKind::AgentFinished {
-                outcome,
-                agent,
-                running,
-                ..
-            } => self.agent_finished(t, agent.id, *outcome, *running),
-            EventKind::Notification { what, .. } => {
-                self.notifications[notice_index(*what)] += 1;
+            EventKind::SpawnRequested { .. } => self.spawn_requested(event),
+            EventKind::AgentStarted { .. } => self.agent_started(event),
+            EventKind::AgentFinished { .. } => self.agent_finished(event),
+            EventKind::Notification { .. } => self.notification(event),
+            _ => {
+                self.count(event);
+                self.other_event(event);
             }
-            _ => self.other_event(event),
         }
     }
+
+    #[inline(never)]
+    fn spawn_requested(&mut self, event: &Event) {
+        let EventKind::SpawnRequested {
+            arrival,
+            agent_type,
+            stream,
+            ..
+        } = &event.kind
+        else {
+            return self.event(event);
+        };
+        self.count(event);
+        self.spawns_requested += 1;
+        self.load.pending = None;
+        if let Some(arrival) = arrival {
+            self.load.requested(*arrival, agent_type, stream.as_ref());
+        }
+    }
+
+    #[inline(never)]
+    fn agent_started(&mut self, event: &Event) {
+        let EventKind::AgentStarted {
+            agent,
+            profile,
+            running,
+            ..
+        } = &event.kind
+        else {
+            return self.event(event);
+        };
+        self.count(event);
+        let t = event.t.as_micros();
+        self.on_agent_started(t, agent.id, &profile.agent_type, *running);
+    }
+
+    #[inline(never)]
+    fn agent_finished(&mut self, event: &Event) {
+        let EventKind::AgentFinished {
+            outcome,
+            agent,
+            running,
+            ..
+        } = &event.kind
+        else {
+            return self.event(event);
+        };
+        self.count(event);
+        let t = event.t.as_micros();
+        self.on_agent_finished(t, agent.id, *outcome, *running);
+    }
+
+    #[inline(never)]
+    fn spawn_rejected(&mut self, event: &Event) {
+        // A load run's usual refusal (the others, as `other_event` counts them).
+        let EventKind::SpawnRejected {
+            reason: RejectReason::ConcurrentLimit,
+            running,
+            ..
+        } = &event.kind
+        else {
+            return self.event(event);
+        };
+        self.count(event);
+        let t = event.t.as_micros();
+        self.set_running(t, *running);
+        self.rejected[CONCURRENT_LIMIT] += 1;
+        if self.load.pending.is_some() {
+            self.load.rejected(t, true);
+        }
+    }
+
+    fn report_delivered(&mut self, event: &Event) {
+        self.count(event);
+        self.other_event(event);
+    }
+
+    #[inline(never)]
+    fn notification(&mut self, event: &Event) {
+        let EventKind::Notification { what, .. } = &event.kind else {
+            return self.event(event);
+        };
+        self.count(event);
+        self.notifications[notice_index(*what)] += 1;
+    }
 }
+
+/// `RejectReason::ConcurrentLimit`'s index in [`RejectReason::ALL`] (a unit test checks
+/// it).
+const CONCURRENT_LIMIT: usize = 0;
 
 /// `outcome`'s index in [`OUTCOMES`] (the declaration order; a unit test checks it).
 #[inline]
@@ -771,24 +843,16 @@ fn notice_index(what: Notice) -> usize {
 }
 
 impl Summary {
-    /// A `spawn_requested` ([`Sink::event`] did `events` and `last_t`).
-    #[inline(never)]
-    fn spawn_requested(
-        &mut self,
-        arrival: Option<u64>,
-        agent_type: &Rc<str>,
-        stream: Option<&Rc<str>>,
-    ) {
-        self.spawns_requested += 1;
-        self.load.pending = None;
-        if let Some(arrival) = arrival {
-            self.load.requested(arrival, agent_type, stream);
-        }
+    /// Every event: counted, and the makespan.
+    #[inline]
+    fn count(&mut self, event: &Event) {
+        self.events += 1;
+        self.last_t = self.last_t.max(event.t);
     }
 
-    /// An `agent_started` ([`Sink::event`] did `events` and `last_t`).
-    #[inline(never)]
-    fn agent_started(&mut self, t: u64, id: u32, agent_type: &Rc<str>, running: u32) {
+    /// An `agent_started` (counted).
+    #[inline]
+    fn on_agent_started(&mut self, t: u64, id: u32, agent_type: &Rc<str>, running: u32) {
         self.started += 1;
         let load = &mut self.load;
         if !load.off {
@@ -818,9 +882,9 @@ impl Summary {
         self.load.started(t, id, agent_type, previous);
     }
 
-    /// An `agent_finished` ([`Sink::event`] did `events` and `last_t`).
-    #[inline(never)]
-    fn agent_finished(&mut self, t: u64, id: u32, outcome: Outcome, running: u32) {
+    /// An `agent_finished` (counted).
+    #[inline]
+    fn on_agent_finished(&mut self, t: u64, id: u32, outcome: Outcome, running: u32) {
         self.finished[outcome_index(outcome)] += 1;
         if self.load.split {
             return self.agent_finished_by_type(t, id, running);
@@ -856,8 +920,7 @@ impl Summary {
         previous
     }
 
-    /// [`Sink::event`] for the kinds it does not count itself (`self.events` and `last_t`
-    /// are already done).
+    /// [`Sink::event`] for the kinds without a method of their own (`count` is done).
     #[inline(never)]
     fn other_event(&mut self, event: &Event) {
         let previous_running = match event.kind.running() {
@@ -1789,6 +1852,10 @@ mod tests {
         for (index, what) in Notice::ALL.iter().enumerate() {
             assert_eq!(notice_index(*what), index, "{what:?}");
         }
+        assert_eq!(
+            RejectReason::ALL[CONCURRENT_LIMIT],
+            RejectReason::ConcurrentLimit
+        );
     }
 
     #[test]
@@ -2477,6 +2544,20 @@ mod tests {
         events
     }
 
+    /// Hands `event` to `sink` as the kernel does: the kinds with a [`Sink`] method of
+    /// their own through it.
+    fn hand(sink: &mut dyn Sink, event: &Event) {
+        match &event.kind {
+            EventKind::SpawnRequested { .. } => sink.spawn_requested(event),
+            EventKind::SpawnRejected { .. } => sink.spawn_rejected(event),
+            EventKind::AgentStarted { .. } => sink.agent_started(event),
+            EventKind::AgentFinished { .. } => sink.agent_finished(event),
+            EventKind::Notification { .. } => sink.notification(event),
+            EventKind::ReportDelivered { .. } => sink.report_delivered(event),
+            _ => sink.event(event),
+        }
+    }
+
     /// Everything a summary shows, and its running area.
     fn shown(summary: &Summary) -> String {
         format!(
@@ -2498,8 +2579,12 @@ mod tests {
             let events = random_trace(seed * 7_919, &[]);
             let mut summary = Summary::new();
             let (mut area, mut running, mut last) = (0u128, 0u32, 0u64);
-            for event in &events {
-                summary.event(event);
+            for (index, event) in events.iter().enumerate() {
+                if index % 2 == 0 {
+                    hand(&mut summary, event);
+                } else {
+                    summary.event(event);
+                }
                 let t = event.t.as_micros();
                 area += u128::from(running) * u128::from(t.saturating_sub(last));
                 last = last.max(t);
@@ -2511,9 +2596,10 @@ mod tests {
         }
     }
 
-    /// The fast paths (a request or a start of the type last seen, first starts counted
-    /// in bulk) leave exactly what the general paths leave: the same random traces into a
-    /// summary whose type caches are emptied before every event (so that every request
+    /// The fast paths (the kinds' own methods, as the kernel calls them; a request or a
+    /// start of the type last seen; first starts counted in bulk) leave exactly what the
+    /// general paths leave: the same random traces into a summary through `event` only,
+    /// whose type caches are emptied before every event (so that every request
     /// and start takes the general path) and whose pending first starts are counted after
     /// every event (one by one, as before they were kept pending) show the same, bit for
     /// bit; with and without a warm-up, retries, a mix of retrying and non-retrying
@@ -2545,7 +2631,7 @@ mod tests {
             let mut fast = Summary::for_spec(&spec);
             let mut general = Summary::for_spec(&spec);
             for event in &events {
-                fast.event(event);
+                hand(&mut fast, event);
                 general.load.request_cache = None;
                 general.load.start_cache = None;
                 general.event(event);
@@ -2598,7 +2684,7 @@ mod tests {
             let mut off = Summary::for_spec(&spec);
             let mut new = Summary::new();
             for event in &events {
-                off.event(event);
+                hand(&mut off, event);
                 new.event(event);
             }
             assert!(off.load.off && !off.load.split && off.load.types.is_empty());

@@ -46,6 +46,28 @@ use crate::spec::{
 };
 use crate::time::SimTime;
 
+/// Hands a kept event of `trace.hot` to the sink through the [`Sink`] method of its kind.
+macro_rules! sink_hot {
+    ($sink:expr, requested, $event:expr) => {
+        $sink.spawn_requested($event)
+    };
+    ($sink:expr, rejected, $event:expr) => {
+        $sink.spawn_rejected($event)
+    };
+    ($sink:expr, started, $event:expr) => {
+        $sink.agent_started($event)
+    };
+    ($sink:expr, finished, $event:expr) => {
+        $sink.agent_finished($event)
+    };
+    ($sink:expr, notification, $event:expr) => {
+        $sink.notification($event)
+    };
+    ($sink:expr, delivered, $event:expr) => {
+        $sink.report_delivered($event)
+    };
+}
+
 /// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
 /// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
 /// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
@@ -63,7 +85,7 @@ macro_rules! emit_hot {
             $fill
             $kernel.trace.seq += 1;
             $kernel.trace.last_time = now;
-            $kernel.trace.sink.event(&$kernel.trace.hot.$which);
+            sink_hot!($kernel.trace.sink, $which, &$kernel.trace.hot.$which);
             if $kernel.trace.seq >= $kernel.trace.limits.max_events {
                 $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
             }
