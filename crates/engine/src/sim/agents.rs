@@ -316,6 +316,78 @@ impl Agent {
     }
 }
 
+/// Reads `$record`'s fields given as `field => value read` (the fields of a
+/// `$Type`), but only those [`spread`] picks from their offsets: one in each cache line
+/// the fields lie in, whatever the layout the compiler chose. The choice is made at
+/// compile time; the other reads are not compiled. Returns the values read, mixed.
+macro_rules! read_spread {
+    ($record:ident: $Type:ty; $($field:ident => $read:expr),+ $(,)?) => {{
+        const COUNT: usize = [$(stringify!($field)),+].len();
+        const PICKED: [bool; COUNT] = spread([$(std::mem::offset_of!($Type, $field)),+]);
+        let mut mixed = 0u64;
+        let mut index = 0;
+        $(
+            if PICKED[index] {
+                mixed ^= $read;
+            }
+            index += 1;
+        )+
+        let _ = index;
+        mixed
+    }};
+}
+
+/// Of fields at `offsets` (bytes into a record), which to read so that every cache line
+/// holding one of them is loaded: the lowest, then again and again the highest within 64
+/// bytes above the last one picked (or, when there is none, the next one above it). Any
+/// line between two picks no more than 64 bytes apart holds one of them, so with the
+/// record at any address each line a field lies in is read (a field itself never
+/// straddles two lines: the record is 8-aligned and so is every field of 8 bytes).
+pub(super) const fn spread<const N: usize>(offsets: [usize; N]) -> [bool; N] {
+    let mut picked = [false; N];
+    if N == 0 {
+        return picked;
+    }
+    let mut current = 0;
+    let mut index = 1;
+    while index < N {
+        if offsets[index] < offsets[current] {
+            current = index;
+        }
+        index += 1;
+    }
+    picked[current] = true;
+    loop {
+        let mut next = N;
+        let mut index = 0;
+        while index < N {
+            let offset = offsets[index];
+            if offset > offsets[current]
+                && offset <= offsets[current] + 64
+                && (next == N || offset > offsets[next])
+            {
+                next = index;
+            }
+            index += 1;
+        }
+        if next == N {
+            let mut index = 0;
+            while index < N {
+                let offset = offsets[index];
+                if offset > offsets[current] && (next == N || offset < offsets[next]) {
+                    next = index;
+                }
+                index += 1;
+            }
+        }
+        if next == N {
+            return picked;
+        }
+        picked[next] = true;
+        current = next;
+    }
+}
+
 /// The agent slab (main in slot 0) and its indexes.
 pub(super) struct Agents {
     /// The records by slot; a vacant one (released) is skipped by every accessor.
@@ -384,35 +456,36 @@ impl Agents {
             .filter(|agent| !agent.vacant)
     }
 
-    /// Reads the fields of the record in `slot` that a wake and an end of its run read
-    /// (which, as the record is laid out today, puts every cache line of it in the cache),
-    /// and returns them mixed together; see `ahead.rs`. Changes nothing.
+    /// Reads the record in `slot` where a wake and an end of its run will (see `ahead.rs`):
+    /// of the fields they read, one in each cache line those fields lie in (chosen from
+    /// the record's layout at compile time, [`spread`]), so that loading a record ahead
+    /// costs a few instructions and all its lines. Returns what it read, mixed; changes
+    /// nothing.
     #[inline]
     pub(super) fn preload(&self, slot: u32) -> u64 {
         let Some(agent) = self.slots.get(slot as usize) else {
             return 0;
         };
-        let words = [
-            u64::from(agent.vacant),
-            u64::from(agent.gen),
-            u64::from(agent.status == Status::Running),
-            u64::from(agent.block == Block::Ready),
-            agent.pc as u64,
-            agent.stack.len() as u64,
-            Rc::as_ptr(&agent.program) as *const Step as usize as u64,
-            Rc::as_ptr(&agent.profile) as usize as u64,
-            agent.type_index.unwrap_or(0) as u64,
-            u64::from(agent.id),
-            u64::from(agent.report_to),
-            u64::from(agent.report.is_some()),
-            u64::from(agent.name.is_some()),
-            agent.waiters.len() as u64,
-            u64::from(agent.children_running),
-            u64::from(agent.turns),
-            agent.rng_words,
-            agent.finished_at.as_micros(),
-        ];
-        words.iter().fold(0, |mixed, word| mixed ^ word)
+        read_spread!(agent: Agent;
+            vacant => u64::from(agent.vacant),
+            gen => u64::from(agent.gen),
+            status => u64::from(agent.status == Status::Running),
+            block => u64::from(agent.block == Block::Ready),
+            pc => agent.pc as u64,
+            stack => agent.stack.len() as u64,
+            program => Rc::as_ptr(&agent.program) as *const Step as usize as u64,
+            profile => Rc::as_ptr(&agent.profile) as usize as u64,
+            type_index => agent.type_index.unwrap_or(0) as u64,
+            id => u64::from(agent.id),
+            report_to => u64::from(agent.report_to),
+            report => u64::from(agent.report.is_some()),
+            name => u64::from(agent.name.is_some()),
+            waiters => agent.waiters.len() as u64,
+            children_running => u64::from(agent.children_running),
+            turns => u64::from(agent.turns),
+            rng_words => agent.rng_words,
+            finished_at => agent.finished_at.as_micros(),
+        )
     }
 
     /// Every record with its slot, in slot order.
@@ -516,5 +589,53 @@ impl Agents {
             self.by_id.remove(u64::from(id));
         }
         self.free.push((slot, gen.wrapping_add(1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `spread` picks the lowest offset, then the highest within 64 bytes of the last
+    /// pick (or the next one up past a wider gap), in any order of the offsets given.
+    #[test]
+    fn spread_picks_one_field_per_64_bytes() {
+        assert_eq!(
+            spread([0, 8, 60, 100, 130, 240]),
+            [true, false, true, true, true, true]
+        );
+        assert_eq!(spread([64, 0, 32, 16]), [true, true, false, false]);
+        assert_eq!(spread([200, 8]), [true, true]);
+        assert_eq!(spread([5]), [true]);
+        assert_eq!(spread::<0>([]), []);
+    }
+
+    /// Whatever the layout, the fields `Agents::preload` reads leave no gap over 64
+    /// bytes that holds one it skips: every cache line of the record's wake fields is read.
+    #[test]
+    fn spread_covers_every_line_of_its_fields() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2_000 {
+            let mut offsets = [0usize; 12];
+            for offset in &mut offsets {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *offset = (state % 400) as usize;
+            }
+            let picked = spread(offsets);
+            for base in 0..64 {
+                let line = |offset: usize| (base + offset) / 64;
+                for &offset in &offsets {
+                    assert!(
+                        offsets
+                            .iter()
+                            .zip(&picked)
+                            .any(|(&other, &read)| read && line(other) == line(offset)),
+                        "{offsets:?} at {base}: the line of {offset} is not read"
+                    );
+                }
+            }
+        }
     }
 }
