@@ -29,6 +29,11 @@ impl Kernel<'_> {
         None
     }
 
+    /// Runs the run in `slot` until it blocks or ends. The steps every run takes (`work`,
+    /// `sleep`, `report`) are handled here; every other kind in [`Kernel::other_step`],
+    /// out of line: with all of them inline, the loop's entry spilled a dozen hoisted
+    /// addresses to the stack on every call.
+    #[inline(never)]
     pub(super) fn advance(&mut self, slot: u32) {
         loop {
             if self.trace.limit.is_some() {
@@ -55,19 +60,7 @@ impl Kernel<'_> {
                     agent.turns += 1;
                     if let Some(max_turns) = agent.max_turns {
                         if agent.turns > max_turns {
-                            // RESUME-4: partial from v2.1.246; before, an ordinary result.
-                            let partial = self.session.config.gates.max_turns_partial;
-                            let outcome = if partial {
-                                Outcome::Partial
-                            } else {
-                                Outcome::Completed
-                            };
-                            self.finish(
-                                slot,
-                                outcome,
-                                Some("RESUME-4"),
-                                Some(format!("stopped at maxTurns ({max_turns})")),
-                            );
+                            self.stop_at_max_turns(slot, max_turns);
                             return;
                         }
                     }
@@ -80,78 +73,92 @@ impl Kernel<'_> {
                     self.sleep(slot, micros);
                     return;
                 }
-                Step::Tool(call) => {
-                    if self.tool_call(slot, call) == Flow::Stop {
-                        return;
-                    }
-                }
-                Step::Spawn(spec) => {
-                    if self.spawn_step(slot, std::slice::from_ref(spec), &program) == Flow::Stop {
-                        return;
-                    }
-                }
-                Step::SpawnTogether(specs) => {
-                    if self.spawn_step(slot, specs, &program) == Flow::Stop {
-                        return;
-                    }
-                }
-                Step::Send(send) => {
-                    let caller = self.agents.get(slot).id;
-                    if self.send(caller, &send.to, send.behavior.clone()) == Flow::Stop {
-                        return;
-                    }
-                }
-                Step::Stop(target) => {
-                    let caller = self.agents.get(slot).id;
-                    self.task_stop(caller, target);
-                }
-                Step::WaitFor(target) => {
-                    if self.wait_for(slot, target) == Flow::Stop {
-                        return;
-                    }
-                }
-                Step::BashBackground(dist) => {
-                    let micros = self.sample(slot, dist);
-                    let agent = self.agents.get_mut(slot);
-                    agent.bash_running += 1;
-                    let (id, run) = (agent.id, agent.run);
-                    let at = self.clock.now.plus(micros);
-                    self.clock.schedule(at, Wake::BashDone { agent: id, run });
-                }
                 Step::Report(text) => {
                     // NOTIFY-1: the run's single text result is its last report.
                     self.agents.get_mut(slot).report = Some(text.clone());
                 }
-                Step::Fail(_) if slot == 0 => {
-                    // The scenario crate rejects `fail` in `main`; a spec built in code gets
-                    // a visible no-op rather than a silent stall.
-                    let why = "the main conversation's API errors are not simulated; use fail in a subagent's behavior";
-                    self.emit(
-                        None,
-                        EventKind::ActionIgnored {
-                            action: IgnoredAction::Fail,
-                            why: Rc::from(why),
-                        },
-                    );
-                }
-                Step::Fail(fail) => {
-                    if self.fail(slot, fail) == Flow::Stop {
+                _ => {
+                    if self.other_step(slot, &program, pc) == Flow::Stop {
                         return;
-                    }
-                }
-                Step::AskProgress(target) => self.ask_progress(slot, target),
-                Step::Repeat { times, steps } => {
-                    if *times > 0 && !steps.is_empty() {
-                        let frame = Frame {
-                            program: steps.clone(),
-                            pc: 0,
-                            remaining: *times,
-                        };
-                        self.agents.get_mut(slot).stack.push(frame);
                     }
                 }
             }
         }
+    }
+
+    /// RESUME-4: a run past its `maxTurns` stops; partial from v2.1.246, before that an
+    /// ordinary result.
+    #[cold]
+    #[inline(never)]
+    fn stop_at_max_turns(&mut self, slot: u32, max_turns: u32) {
+        let partial = self.session.config.gates.max_turns_partial;
+        let outcome = if partial {
+            Outcome::Partial
+        } else {
+            Outcome::Completed
+        };
+        self.finish(
+            slot,
+            outcome,
+            Some("RESUME-4"),
+            Some(format!("stopped at maxTurns ({max_turns})")),
+        );
+    }
+
+    /// A step of `program` at `pc` other than `work`, `sleep` and `report` (see
+    /// [`Kernel::advance`]). `Flow::Stop` if the run blocked or ended.
+    #[inline(never)]
+    fn other_step(&mut self, slot: u32, program: &Program, pc: usize) -> Flow {
+        match &program[pc] {
+            Step::Work(_) | Step::Sleep(_) | Step::Report(_) => {
+                unreachable!("advance takes work, sleep and report steps itself")
+            }
+            Step::Tool(call) => return self.tool_call(slot, call),
+            Step::Spawn(spec) => return self.spawn_step(slot, std::slice::from_ref(spec), program),
+            Step::SpawnTogether(specs) => return self.spawn_step(slot, specs, program),
+            Step::Send(send) => {
+                let caller = self.agents.get(slot).id;
+                return self.send(caller, &send.to, send.behavior.clone());
+            }
+            Step::Stop(target) => {
+                let caller = self.agents.get(slot).id;
+                self.task_stop(caller, target);
+            }
+            Step::WaitFor(target) => return self.wait_for(slot, target),
+            Step::BashBackground(dist) => {
+                let micros = self.sample(slot, dist);
+                let agent = self.agents.get_mut(slot);
+                agent.bash_running += 1;
+                let (id, run) = (agent.id, agent.run);
+                let at = self.clock.now.plus(micros);
+                self.clock.schedule(at, Wake::BashDone { agent: id, run });
+            }
+            Step::Fail(_) if slot == 0 => {
+                // The scenario crate rejects `fail` in `main`; a spec built in code gets
+                // a visible no-op rather than a silent stall.
+                let why = "the main conversation's API errors are not simulated; use fail in a subagent's behavior";
+                self.emit(
+                    None,
+                    EventKind::ActionIgnored {
+                        action: IgnoredAction::Fail,
+                        why: Rc::from(why),
+                    },
+                );
+            }
+            Step::Fail(fail) => return self.fail(slot, fail),
+            Step::AskProgress(target) => self.ask_progress(slot, target),
+            Step::Repeat { times, steps } => {
+                if *times > 0 && !steps.is_empty() {
+                    let frame = Frame {
+                        program: steps.clone(),
+                        pc: 0,
+                        remaining: *times,
+                    };
+                    self.agents.get_mut(slot).stack.push(frame);
+                }
+            }
+        }
+        Flow::Continue
     }
 
     pub(super) fn sleep(&mut self, slot: u32, micros: u64) {
