@@ -63,8 +63,9 @@ pub struct Summary {
     prompts_by_route: BTreeMap<&'static str, u64>,
     auto_denied: u64,
     withdrawn: u64,
-    /// Prompt number → where it was shown, while it waits for an answer.
-    pending_routes: crate::ids::Window<&'static str>,
+    /// Prompt number → where it was shown and its type's index in `prompt_types`, while
+    /// it waits for an answer (one window for both: one insert and one remove a prompt).
+    pending: crate::ids::Window<(&'static str, usize)>,
     /// Where a prompt was shown → the waits of its answered prompts, µs.
     waits: BTreeMap<&'static str, Vec<u64>>,
     finished: [u64; OUTCOMES.len()],
@@ -79,8 +80,9 @@ pub struct Summary {
     prompt_queue: TimeAverage,
     /// Per type of the asking agent, in order of first prompt: waits and queue length.
     prompt_types: Vec<(Rc<str>, PromptStats)>,
-    /// Prompt number → its type's index in `prompt_types`, while it waits for an answer.
-    pending_types: crate::ids::Window<usize>,
+    /// The type of the last prompt, with its index in `prompt_types`: the kernel hands
+    /// out the same `Rc` again and again, so a pointer compare finds it.
+    prompt_type_cache: Option<(Rc<str>, usize)>,
 }
 
 /// One agent type's prompts: waits of the answered ones (shown at or after the warm-up),
@@ -963,17 +965,17 @@ impl Summary {
                 } else {
                     let route = routed_to.map_or("unrouted", RoutedTo::as_str);
                     *self.prompts_by_route.entry(route).or_default() += 1;
-                    self.pending_routes.insert(*prompt, route);
-                    self.prompt_queue_changed(event.t);
                     let index = self.prompt_type(agent_type);
-                    self.pending_types.insert(*prompt, index);
+                    self.pending.insert(*prompt, (route, index));
+                    self.prompt_queue_changed(event.t);
                     self.prompt_type_queue(index, event.t, 1);
                 }
             }
             EventKind::PermissionAnswered {
                 waited_us, prompt, ..
             } => {
-                let route = self.pending_routes.remove(*prompt).unwrap_or("unrouted");
+                let pending = self.pending.remove(*prompt);
+                let route = pending.map_or("unrouted", |(route, _)| route);
                 self.waits.entry(route).or_default().push(*waited_us);
                 let shown_at = event.t.as_micros().saturating_sub(*waited_us);
                 let counted = shown_at >= self.load.warmup;
@@ -981,7 +983,7 @@ impl Summary {
                     self.prompt_waits.record(*waited_us);
                 }
                 self.prompt_queue_changed(event.t);
-                if let Some(index) = self.pending_types.remove(*prompt) {
+                if let Some((_, index)) = pending {
                     if counted {
                         self.prompt_types[index].1.waits.record(*waited_us);
                     }
@@ -989,10 +991,10 @@ impl Summary {
                 }
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
-                self.pending_routes.remove(*prompt);
+                let pending = self.pending.remove(*prompt);
                 self.withdrawn += 1;
                 self.prompt_queue_changed(event.t);
-                if let Some(index) = self.pending_types.remove(*prompt) {
+                if let Some((_, index)) = pending {
                     self.prompt_type_queue(index, event.t, -1);
                 }
             }
@@ -1035,6 +1037,19 @@ impl Summary {
 
     /// The index of `agent_type` in `prompt_types`, added if new.
     fn prompt_type(&mut self, agent_type: &Rc<str>) -> usize {
+        if let Some((known, index)) = &self.prompt_type_cache {
+            if Rc::ptr_eq(known, agent_type) {
+                return *index;
+            }
+        }
+        let index = self.prompt_type_slow(agent_type);
+        self.prompt_type_cache = Some((agent_type.clone(), index));
+        index
+    }
+
+    /// [`Summary::prompt_type`] by name.
+    #[cold]
+    fn prompt_type_slow(&mut self, agent_type: &Rc<str>) -> usize {
         match self
             .prompt_types
             .iter()
@@ -1076,7 +1091,7 @@ impl Summary {
     }
 
     fn prompt_queue_changed(&mut self, t: SimTime) {
-        let length = self.pending_routes.len() as u32;
+        let length = self.pending.len() as u32;
         self.prompt_queue
             .set(t.as_micros(), length, self.load.warmup);
     }
@@ -2105,6 +2120,57 @@ mod tests {
         ]);
         assert_eq!(summary.resumes(), (3, 1));
         assert_eq!(summary.peak_running(), 3);
+    }
+
+    /// The prompt type found through the kept `Rc` is the one found by name: a shared
+    /// `Rc`, a fresh one of the same name and another type, interleaved.
+    #[test]
+    fn prompt_types_found_by_pointer_or_by_name_agree() {
+        let shared: Rc<str> = Rc::from("worker");
+        let other: Rc<str> = Rc::from("lead");
+        let mut events = vec![session(20)];
+        for prompt in 1..=30u64 {
+            let agent_type = match prompt % 5 {
+                0 => Rc::from("worker"),
+                1 | 3 => other.clone(),
+                _ => shared.clone(),
+            };
+            events.push(at(
+                prompt * 1_000,
+                EventKind::PermissionRequested {
+                    agent: agent(1),
+                    agent_type,
+                    tool: "Bash".into(),
+                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
+                    auto_denied: false,
+                    prompt,
+                },
+            ));
+        }
+        for prompt in 1..=30u64 {
+            events.push(at(
+                40_000 + prompt * 1_000,
+                EventKind::PermissionAnswered {
+                    agent: agent(1),
+                    tool: "Bash".into(),
+                    answer: Answer::Approve,
+                    waited_us: 40_000_000,
+                    prompt,
+                },
+            ));
+        }
+        let by_type = summarize(&events).prompt_report_by_type();
+        let counts: Vec<(&str, u64, u32)> = by_type
+            .iter()
+            .map(|report| {
+                (
+                    report.agent_type.as_str(),
+                    report.waits.count,
+                    report.queue_peak,
+                )
+            })
+            .collect();
+        assert_eq!(counts, [("lead", 12, 12), ("worker", 18, 18)]);
     }
 
     #[test]
