@@ -642,18 +642,12 @@ impl Panel {
         index
     }
 
-    /// Reads where the panel's index keeps `id` and returns it (a hint for an engine
-    /// that calls [`Panel::on_finish`] for many runs in random order: reading ahead for
-    /// several of them at once overlaps their cache misses). Changes nothing.
-    pub fn preload_index(&self, id: u32) -> u32 {
-        self.index.dense.get(id as usize).copied().unwrap_or(0)
-    }
-
-    /// Reads `id`'s entry — the fields [`Panel::on_finish`] and [`Panel::update`] use —
-    /// and returns them mixed together; a hint like [`Panel::preload_index`], best called
-    /// after it. Changes nothing.
-    pub fn preload(&self, id: u32) -> u64 {
-        let Some(entry) = self.position(id).and_then(|index| self.entries.get(index)) else {
+    /// Reads the entry at `index` (as [`Panel::on_start`] returned it) — the fields
+    /// [`Panel::on_finish_at`] and [`Panel::update`] use — and returns them mixed
+    /// together: a hint for an engine that ends many runs in random order, which can read
+    /// ahead for several at once so that their cache misses overlap. Changes nothing.
+    pub fn preload_entry(&self, index: u32) -> u64 {
+        let Some(entry) = self.entries.get(index as usize) else {
             return 0;
         };
         u64::from(entry.id)
@@ -670,8 +664,9 @@ impl Panel {
 
     /// A run starts. Foreground runs are recorded too, so their background descendants can
     /// be placed in the tree, but get no row. An id seen before is started afresh
-    /// (under the same launcher: an agent id is never another agent's).
-    pub fn on_start(&mut self, run: Started<'_>, at: Micros) {
+    /// (under the same launcher: an agent id is never another agent's). Returns where the
+    /// run's entry is kept, for [`Panel::on_finish_at`].
+    pub fn on_start(&mut self, run: Started<'_>, at: Micros) -> u32 {
         let _ = at;
         let model = self.intern(run.model);
         let effort = run.effort.map(|effort| self.intern(effort));
@@ -698,12 +693,14 @@ impl Panel {
                 entry.dirty = existing.dirty;
                 *existing = entry;
                 self.touch(index);
+                index as u32
             }
             None => {
                 let index = self.entries.len();
                 self.index.insert(run.id, index as u32);
                 self.entries.push(entry);
                 self.touch(index);
+                index as u32
             }
         }
     }
@@ -726,9 +723,26 @@ impl Panel {
 
     /// A run ends. Unknown ids are ignored.
     pub fn on_finish(&mut self, id: u32, kind: FinishKind, at: Micros) {
-        let Some(index) = self.position(id) else {
-            return;
-        };
+        if let Some(index) = self.position(id) {
+            self.finish_entry(index, kind, at);
+        }
+    }
+
+    /// [`Panel::on_finish`] for the run whose entry [`Panel::on_start`] said is at
+    /// `index`: its id is not looked up (at a million runs ending in random order, the
+    /// id index was a cache miss of its own). An `index` that does not hold `id` is
+    /// looked up by `id` instead.
+    pub fn on_finish_at(&mut self, index: u32, id: u32, kind: FinishKind, at: Micros) {
+        match self.entries.get(index as usize) {
+            Some(entry) if entry.id == id => {
+                debug_assert_eq!(self.position(id), Some(index as usize));
+                self.finish_entry(index as usize, kind, at);
+            }
+            _ => self.on_finish(id, kind, at),
+        }
+    }
+
+    fn finish_entry(&mut self, index: usize, kind: FinishKind, at: Micros) {
         self.touch(index);
         let entry = &mut self.entries[index];
         let first_finish = entry.finished.is_none();
@@ -1856,26 +1870,44 @@ mod tests {
         assert_eq!(quiet.next_change(S, &old, true), None);
     }
 
-    /// The preload hints read an entry (a known id gives its index + 1 and the entry's
-    /// fields; an unknown one, 0) and change nothing.
+    /// `on_start` says where the entry is; `on_finish_at` there is `on_finish` (also when
+    /// the index is wrong: the id decides); the preload hint reads an entry and changes
+    /// nothing.
     #[test]
-    fn preloads_read_and_change_nothing() {
-        let mut panel = Panel::new();
-        panel.on_start(bg(3, "a"), 0);
-        panel.on_start(bg(1_000_000, "far"), 0);
-        panel.on_finish(3, FinishKind::Success, S);
-        let before = panel.clone();
-        assert_eq!(panel.preload_index(3), 1);
-        assert_eq!(panel.preload_index(4), 0);
+    fn finish_at_the_index_start_gave() {
+        let g = gates(292);
+        let mut by_id = Panel::new();
+        let mut at_index = Panel::new();
+        for (id, name) in [(3, "a"), (1_000_000, "far"), (4, "b")] {
+            assert_eq!(
+                by_id.on_start(bg(id, name), 0),
+                at_index.on_start(bg(id, name), 0)
+            );
+        }
         assert_eq!(
-            panel.preload_index(1_000_000),
+            at_index.on_start(bg(3, "a"), S),
             0,
-            "a sparse id has no dense slot"
+            "an id seen before keeps its entry"
         );
-        assert_ne!(panel.preload(3), 0);
-        assert_ne!(panel.preload(1_000_000), 0);
-        assert_eq!(panel.preload(4), 0);
-        assert_eq!(panel, before);
+        by_id.on_start(bg(3, "a"), S);
+        let before = at_index.clone();
+        assert_ne!(at_index.preload_entry(1), 0);
+        assert_eq!(at_index.preload_entry(7), 0);
+        assert_eq!(at_index, before);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        by_id.update(S, &g, false, &mut a);
+        at_index.update(S, &g, false, &mut b);
+        by_id.on_finish(1_000_000, FinishKind::Success, 2 * S);
+        at_index.on_finish_at(1, 1_000_000, FinishKind::Success, 2 * S);
+        by_id.on_finish(4, FinishKind::Failure, 2 * S);
+        at_index.on_finish_at(0, 4, FinishKind::Failure, 2 * S);
+        by_id.on_finish(3, FinishKind::Stopped, 3 * S);
+        at_index.on_finish_at(9, 3, FinishKind::Stopped, 3 * S);
+        assert_eq!(at_index, by_id);
+        by_id.update(3 * S, &g, false, &mut a);
+        at_index.update(3 * S, &g, false, &mut b);
+        assert_eq!(a, b);
+        assert!(!a.is_empty());
     }
 
     #[test]

@@ -137,9 +137,15 @@ pub(super) struct Agent {
     /// is re-made from the seed and the id at this position when it is not cached).
     pub(super) rng_words: u64,
     pub(super) finished_at: SimTime,
+    /// Where the panel keeps this run's entry (`Panel::on_start`'s answer), or
+    /// [`NO_PANEL_ENTRY`].
+    pub(super) panel_entry: u32,
     /// The slot is free: the record is what its last occupant left, found by nothing.
     vacant: bool,
 }
+
+/// `Agent::panel_entry` of a run the panel has no entry for (yet).
+pub(super) const NO_PANEL_ENTRY: u32 = u32::MAX;
 
 impl Agent {
     /// A new run's record: what `start` says, everything else as a run begins (running,
@@ -202,6 +208,7 @@ impl Agent {
             turns: 0,
             rng_words: 0,
             finished_at: SimTime::ZERO,
+            panel_entry: NO_PANEL_ENTRY,
             vacant: false,
         }
     }
@@ -248,6 +255,7 @@ impl Agent {
             turns,
             rng_words,
             finished_at,
+            panel_entry,
             vacant,
         } = self;
         *id = start.id;
@@ -291,6 +299,7 @@ impl Agent {
         *turns = 0;
         *rng_words = 0;
         *finished_at = SimTime::ZERO;
+        *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
     }
 
@@ -485,6 +494,7 @@ impl Agents {
             turns => u64::from(agent.turns),
             rng_words => agent.rng_words,
             finished_at => agent.finished_at.as_micros(),
+            panel_entry => u64::from(agent.panel_entry),
         )
     }
 

@@ -3,7 +3,7 @@
 //!
 //! With many runs live (a fan-out of a million workers), the workers' timers end in random
 //! order, so every structure a run's wake and end read — its record in the slab, its panel
-//! entry and the panel's id index, the summary's running-type window — is a cache (and TLB)
+//! entry, the summary's running-type window — is a cache (and TLB)
 //! miss, and each one waits for the one before: the wake reads the record, then the end
 //! finds the panel entry, then the summary its window. The timer queue knows the next
 //! runs to wake (`queue.rs`: a refill from a small bucket moves exactly the entries that
@@ -32,8 +32,8 @@ impl Kernel<'_> {
 }
 
 /// Loads what the wakes in `wakes` (the next the timer queue gives) will read: each
-/// run's record, then (their ids being at hand now) its panel entry's index, then the
-/// entry, and the sink's state of the run. Each pass is a set of independent loads.
+/// run's record, then (what it holds being at hand now) its panel entry, and the sink's
+/// state of the run. Each pass is a set of independent loads.
 fn load(agents: &Agents, panel: &Option<observe::PanelState>, sink: &dyn Sink, wakes: &[Wake]) {
     let slots = || {
         wakes.iter().filter_map(|wake| match *wake {
@@ -45,16 +45,16 @@ fn load(agents: &Agents, panel: &Option<observe::PanelState>, sink: &dyn Sink, w
     for slot in slots() {
         read ^= agents.preload(slot);
     }
-    // Each pass after the first reads the ids the first loaded.
-    let ids = || slots().filter_map(|slot| agents.at(slot).map(|agent| agent.id));
+    // The passes after the first read what the first loaded: the panel entry's index and
+    // the id.
     if let Some(state) = panel {
-        for id in ids() {
-            read ^= u64::from(state.panel.preload_index(id));
-        }
-        for id in ids() {
-            read ^= state.panel.preload(id);
+        for slot in slots() {
+            if let Some(agent) = agents.at(slot) {
+                read ^= state.panel.preload_entry(agent.panel_entry);
+            }
         }
     }
+    let ids = || slots().filter_map(|slot| agents.at(slot).map(|agent| agent.id));
     for id in ids() {
         read ^= sink.preload(id);
     }

@@ -62,7 +62,7 @@ impl Kernel<'_> {
                 let profile = agent.profile.clone();
                 let fork = agent.fork;
                 if let Some(state) = self.panel.as_mut() {
-                    state.panel.on_start(
+                    let entry = state.panel.on_start(
                         Started {
                             id,
                             parent,
@@ -74,6 +74,7 @@ impl Kernel<'_> {
                         },
                         self.clock.now.as_micros(),
                     );
+                    self.agents.get_mut(slot).panel_entry = entry;
                 }
             }
             self.panel_update_near(Some(slot));
@@ -103,9 +104,15 @@ impl Kernel<'_> {
                 RunTransition::Fail => FinishKind::Failure,
                 _ => FinishKind::Stopped,
             };
-            let id = self.agents.get(slot).id;
+            let agent = self.agents.get(slot);
+            let (id, entry) = (agent.id, agent.panel_entry);
             if let Some(state) = self.panel.as_mut() {
-                state.panel.on_finish(id, kind, self.clock.now.as_micros());
+                // The entry where `on_start` put it, not looked up by id.
+                let now = self.clock.now.as_micros();
+                match entry {
+                    agents::NO_PANEL_ENTRY => state.panel.on_finish(id, kind, now),
+                    entry => state.panel.on_finish_at(entry, id, kind, now),
+                }
             }
             self.panel_update_near(Some(slot));
         }
