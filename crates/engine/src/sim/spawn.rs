@@ -301,18 +301,8 @@ impl Kernel<'_> {
             Some((key, last, plan)) if same(key, last) => Some(plan.clone()),
             _ => None,
         };
-        let make_key = |caller: CallerKey| PlanKey {
-            agent: spec.agent.clone(),
-            fork: spec.fork,
-            named,
-            isolation: spec.isolation.clone(),
-            background: spec.background,
-            needs_result: spec.needs_result,
-            classifier_blocks,
-            caller,
-        };
         let kept = kept.or_else(|| {
-            let key = make_key(self.caller_key(caller));
+            let key = self.plan_key(spec, named, self.caller_key(caller));
             let found = self.caches.plans.get(&key).cloned()?;
             self.caches.last_plan = Some((key, caller, found.clone()));
             Some(found)
@@ -327,7 +317,7 @@ impl Kernel<'_> {
             return plan;
         }
         let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
-        let key = make_key(self.caller_key(caller));
+        let key = self.plan_key(spec, named, self.caller_key(caller));
         self.caches.plans.insert(key.clone(), plan.clone());
         self.caches.last_plan = Some((key, caller, plan.clone()));
         plan
