@@ -86,18 +86,29 @@ pub(super) struct AgentStart<'a> {
     pub(super) report_to: AgentId,
 }
 
+/// What few runs have, kept out of the record (boxed on first use) so that the record
+/// of every run is smaller: the `repeat` bodies being run, the agents waiting for it, a
+/// per-invocation model.
+#[derive(Default)]
+pub(super) struct Rare {
+    /// `repeat` bodies being run, innermost last.
+    pub(super) stack: Vec<Frame>,
+    /// `wait: {for: agent}` callers waiting for this run.
+    pub(super) waiters: Vec<AgentId>,
+    /// RESUME-14: the per-invocation model of the spawn.
+    pub(super) invocation_model: Option<Rc<str>>,
+}
+
 pub(super) struct Agent {
     pub(super) id: AgentId,
-    /// The definition it runs (None for forks and main).
-    pub(super) type_index: Option<usize>,
+    /// The definition it runs (None for forks and main); see [`Agent::type_index`].
+    type_slot: Option<u32>,
     /// NOTIFY-1: the run's last report text.
     pub(super) report: Option<Rc<str>>,
     /// ERR-1: continuation requests made for this run.
     pub(super) continuations: u32,
     /// HANDBACK-7/8: the classifier's verdicts for this run, if the spawn set them.
     pub(super) classifier: Option<crate::spec::ClassifierSpec>,
-    /// RESUME-14: the per-invocation model of the spawn.
-    pub(super) invocation_model: Option<Rc<str>>,
     /// An agent-team teammate (SPAWN-11): its own limits, no slot (CAP-8).
     pub(super) teammate: bool,
     /// Its tool set was resolved for the background (filter 2 applied).
@@ -115,10 +126,11 @@ pub(super) struct Agent {
     pub(super) from_load: bool,
     pub(super) status: Status,
     pub(super) user_cancelled: bool,
-    /// The run's own program and position; `stack` holds `repeat` bodies.
+    /// The run's own program and position; `rare.stack` holds `repeat` bodies.
     pub(super) program: Program,
-    pub(super) pc: usize,
-    pub(super) stack: Vec<Frame>,
+    pub(super) pc: u32,
+    /// The `repeat` frames and waiters, if it ever had any.
+    pub(super) rare: Option<Box<Rare>>,
     pub(super) block: Block,
     pub(super) gen: u32,
     pub(super) foreground_pending: u32,
@@ -129,7 +141,6 @@ pub(super) struct Agent {
     pub(super) children_running: u32,
     pub(super) bash_running: u32,
     pub(super) inbox: u32,
-    pub(super) waiters: Vec<AgentId>,
     pub(super) report_to: AgentId,
     pub(super) resumed: bool,
     pub(super) turns: u32,
@@ -173,11 +184,10 @@ impl Agent {
         } = start;
         Agent {
             id,
-            type_index,
+            type_slot: type_index.map(|index| index as u32),
             report: None,
             continuations: 0,
             classifier,
-            invocation_model,
             teammate,
             profile_background,
             profile: profile.clone(),
@@ -193,7 +203,12 @@ impl Agent {
             user_cancelled: false,
             program: program.clone(),
             pc: 0,
-            stack: Vec::new(),
+            rare: invocation_model.map(|model| {
+                Box::new(Rare {
+                    invocation_model: Some(model),
+                    ..Rare::default()
+                })
+            }),
             block: Block::Ready,
             gen,
             foreground_pending: 0,
@@ -202,7 +217,6 @@ impl Agent {
             children_running: 0,
             bash_running: 0,
             inbox: 0,
-            waiters: Vec::new(),
             report_to,
             resumed: false,
             turns: 0,
@@ -220,11 +234,10 @@ impl Agent {
     fn reuse(&mut self, start: AgentStart<'_>, gen: u32) {
         let Agent {
             id,
-            type_index,
+            type_slot,
             report,
             continuations,
             classifier,
-            invocation_model,
             teammate,
             profile_background,
             profile,
@@ -240,7 +253,7 @@ impl Agent {
             user_cancelled,
             program,
             pc,
-            stack,
+            rare,
             block,
             gen: record_gen,
             foreground_pending,
@@ -249,7 +262,6 @@ impl Agent {
             children_running,
             bash_running,
             inbox,
-            waiters,
             report_to,
             resumed,
             turns,
@@ -259,11 +271,10 @@ impl Agent {
             vacant,
         } = self;
         *id = start.id;
-        *type_index = start.type_index;
+        *type_slot = start.type_index.map(|index| index as u32);
         *report = None;
         *continuations = 0;
         *classifier = start.classifier;
-        *invocation_model = start.invocation_model;
         *teammate = start.teammate;
         *profile_background = start.profile_background;
         // The same shared profile and program as the last occupant's: kept as they are.
@@ -284,7 +295,20 @@ impl Agent {
             program.clone_from(start.program);
         }
         *pc = 0;
-        stack.clear();
+        match (rare.as_deref_mut(), start.invocation_model) {
+            (Some(rare), model) => {
+                rare.stack.clear();
+                rare.waiters.clear();
+                rare.invocation_model = model;
+            }
+            (None, None) => {}
+            (None, Some(model)) => {
+                *rare = Some(Box::new(Rare {
+                    invocation_model: Some(model),
+                    ..Rare::default()
+                }));
+            }
+        }
         *block = Block::Ready;
         *record_gen = gen;
         *foreground_pending = 0;
@@ -293,7 +317,6 @@ impl Agent {
         *children_running = 0;
         *bash_running = 0;
         *inbox = 0;
-        waiters.clear();
         *report_to = start.report_to;
         *resumed = false;
         *turns = 0;
@@ -301,6 +324,65 @@ impl Agent {
         *finished_at = SimTime::ZERO;
         *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
+    }
+
+    /// The definition it runs (None for forks and main).
+    #[inline]
+    pub(super) fn type_index(&self) -> Option<usize> {
+        self.type_slot.map(|index| index as usize)
+    }
+
+    /// RESUME-14: the per-invocation model of the spawn.
+    #[inline]
+    pub(super) fn invocation_model(&self) -> Option<&Rc<str>> {
+        self.rare
+            .as_deref()
+            .and_then(|rare| rare.invocation_model.as_ref())
+    }
+
+    /// The `repeat` frames being run, innermost last.
+    #[inline]
+    pub(super) fn stack(&self) -> &[Frame] {
+        self.rare.as_deref().map_or(&[], |rare| &rare.stack)
+    }
+
+    /// The innermost `repeat` frame being run.
+    #[inline]
+    pub(super) fn stack_last_mut(&mut self) -> Option<&mut Frame> {
+        self.rare
+            .as_deref_mut()
+            .and_then(|rare| rare.stack.last_mut())
+    }
+
+    /// Drops every `repeat` frame.
+    #[inline]
+    pub(super) fn clear_stack(&mut self) {
+        if let Some(rare) = self.rare.as_deref_mut() {
+            rare.stack.clear();
+        }
+    }
+
+    /// The rarely used part of the record, made on first use.
+    #[inline]
+    pub(super) fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
+    /// Whether an agent waits for this run (`wait: {for: agent}`).
+    #[inline]
+    pub(super) fn has_waiters(&self) -> bool {
+        self.rare
+            .as_deref()
+            .is_some_and(|rare| !rare.waiters.is_empty())
+    }
+
+    /// The agents waiting for this run, taken (none wait any more).
+    #[inline]
+    pub(super) fn take_waiters(&mut self) -> Vec<AgentId> {
+        self.rare
+            .as_deref_mut()
+            .map(|rare| std::mem::take(&mut rare.waiters))
+            .unwrap_or_default()
     }
 
     /// Whether its tool set was resolved for the background (TOOLS-6: a resumed run keeps
@@ -480,16 +562,15 @@ impl Agents {
             gen => u64::from(agent.gen),
             status => u64::from(agent.status == Status::Running),
             block => u64::from(agent.block == Block::Ready),
-            pc => agent.pc as u64,
-            stack => agent.stack.len() as u64,
+            pc => u64::from(agent.pc),
+            rare => u64::from(agent.rare.is_some()),
             program => Rc::as_ptr(&agent.program) as *const Step as usize as u64,
             profile => Rc::as_ptr(&agent.profile) as usize as u64,
-            type_index => agent.type_index.unwrap_or(0) as u64,
+            type_slot => u64::from(agent.type_slot.unwrap_or(0)),
             id => u64::from(agent.id),
             report_to => u64::from(agent.report_to),
             report => u64::from(agent.report.is_some()),
             name => u64::from(agent.name.is_some()),
-            waiters => agent.waiters.len() as u64,
             children_running => u64::from(agent.children_running),
             turns => u64::from(agent.turns),
             rng_words => agent.rng_words,
@@ -605,6 +686,15 @@ impl Agents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The record's size, pinned: W2 holds a million of them at once, and every byte more
+    /// is pages to fault in and TLB entries to miss (it was 248 bytes before the rarely
+    /// used `repeat` stack, waiters and per-invocation model were boxed into `Rare` and
+    /// the type index and pc made 32-bit).
+    #[test]
+    fn agent_record_size_is_pinned() {
+        assert_eq!(std::mem::size_of::<Agent>(), 184);
+    }
 
     /// `spread` picks the lowest offset, then the highest within 64 bytes of the last
     /// pick (or the next one up past a wider gap), in any order of the offsets given.

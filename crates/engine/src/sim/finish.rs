@@ -100,8 +100,8 @@ impl Kernel<'_> {
         agent.status = Status::Finished(outcome);
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
-        agent.stack.clear();
-        agent.pc = agent.program.len();
+        agent.clear_stack();
+        agent.pc = agent.program.len() as u32;
         // A run that ends is no longer blocked on anything it launched, and its shells no
         // longer report to it.
         agent.foreground_pending = 0;
@@ -218,8 +218,8 @@ impl Kernel<'_> {
     /// lets a waiting load retry go, an anonymous load run is forgotten.
     fn finish_rest(&mut self, rest: FinishRest) {
         let FinishRest { slot, from_load } = rest;
-        if !self.agents.get(slot).waiters.is_empty() {
-            let waiters = std::mem::take(&mut self.agents.get_mut(slot).waiters);
+        if self.agents.get(slot).has_waiters() {
+            let waiters = self.agents.get_mut(slot).take_waiters();
             for waiter in waiters {
                 if let Some(waiter_slot) = self.agents.slot_of(waiter) {
                     if self.agents.get(waiter_slot).block == Block::Agent {
@@ -359,7 +359,7 @@ impl Kernel<'_> {
                 }
                 // Cut again: the same step runs again at once.
                 agent.pc = agent.pc.saturating_sub(1);
-                if let Some(frame) = agent.stack.last_mut() {
+                if let Some(frame) = agent.stack_last_mut() {
                     frame.pc = frame.pc.saturating_sub(1);
                     agent.pc += 1;
                 }

@@ -20,7 +20,11 @@ impl Kernel<'_> {
                 }
                 let waiter = self.agents.get(slot).id;
                 if let Some(target_slot) = self.agents.slot_of(id) {
-                    self.agents.get_mut(target_slot).waiters.push(waiter);
+                    self.agents
+                        .get_mut(target_slot)
+                        .rare_mut()
+                        .waiters
+                        .push(waiter);
                 }
                 self.agents.get_mut(slot).block = Block::Agent;
                 Flow::Stop
@@ -174,10 +178,10 @@ impl Kernel<'_> {
         // and runs without a per-invocation model keep the model they ran on.
         let resumed_model = {
             let agent = self.agents.get(slot);
-            match (&agent.invocation_model, agent.fork) {
+            match (agent.invocation_model(), agent.fork) {
                 (Some(invocation), false) => {
                     let invocation = invocation.clone();
-                    self.run_model(agent.type_index, Some(&invocation), false, true)
+                    self.run_model(agent.type_index(), Some(&invocation), false, true)
                         .0
                 }
                 _ => agent.profile.model.clone(),
@@ -195,7 +199,7 @@ impl Kernel<'_> {
         agent.mode = mode;
         agent.program = program;
         agent.pc = 0;
-        agent.stack.clear();
+        agent.clear_stack();
         agent.block = Block::Ready;
         agent.gen = agent.gen.wrapping_add(1);
         if redirect {

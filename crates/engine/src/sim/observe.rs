@@ -221,7 +221,7 @@ impl Kernel<'_> {
 
     fn lifecycle_hooks_of(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
         let agent = self.agents.get(slot);
-        let Some(type_index) = agent.type_index else {
+        let Some(type_index) = agent.type_index() else {
             return;
         };
         let frontmatter_hooks = !self.session.types[type_index].def.hooks.is_empty();
@@ -300,7 +300,7 @@ impl Kernel<'_> {
     /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
     pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
         let agent = self.agents.get(slot);
-        let own: &[HookSpec] = match agent.type_index {
+        let own: &[HookSpec] = match agent.type_index() {
             Some(index) => &self.session.types[index].def.hooks,
             None => &[],
         };
@@ -316,7 +316,7 @@ impl Kernel<'_> {
                 fired.push((hook.clone(), HookSource::Session, "HOOK-1"));
             }
         }
-        if let Some(index) = agent.type_index {
+        if let Some(index) = agent.type_index() {
             let def = &self.session.types[index].def;
             let (runs, _, _) = hooks::frontmatter_hooks_run(
                 def.scope,

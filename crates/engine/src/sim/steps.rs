@@ -8,21 +8,23 @@ impl Kernel<'_> {
     // -- the step interpreter ----------------------------------------------------------
 
     pub(super) fn next_step(agent: &mut Agent) -> Option<(Program, usize)> {
-        while let Some(frame) = agent.stack.last_mut() {
-            if frame.pc < frame.program.len() {
-                let pc = frame.pc;
-                frame.pc += 1;
-                return Some((frame.program.clone(), pc));
+        if let Some(rare) = agent.rare.as_deref_mut() {
+            while let Some(frame) = rare.stack.last_mut() {
+                if frame.pc < frame.program.len() {
+                    let pc = frame.pc;
+                    frame.pc += 1;
+                    return Some((frame.program.clone(), pc));
+                }
+                if frame.remaining > 1 {
+                    frame.remaining -= 1;
+                    frame.pc = 0;
+                    continue;
+                }
+                rare.stack.pop();
             }
-            if frame.remaining > 1 {
-                frame.remaining -= 1;
-                frame.pc = 0;
-                continue;
-            }
-            agent.stack.pop();
         }
-        if agent.pc < agent.program.len() {
-            let pc = agent.pc;
+        let pc = agent.pc as usize;
+        if pc < agent.program.len() {
             agent.pc += 1;
             return Some((agent.program.clone(), pc));
         }
@@ -154,7 +156,7 @@ impl Kernel<'_> {
                         pc: 0,
                         remaining: *times,
                     };
-                    self.agents.get_mut(slot).stack.push(frame);
+                    self.agents.get_mut(slot).rare_mut().stack.push(frame);
                 }
             }
         }
@@ -449,7 +451,10 @@ impl Kernel<'_> {
             // MAIN-1: main runs with its agent's tool restrictions.
             return (ToolRefusal::NotInTools, "MAIN-1");
         }
-        let Some(index) = agent.type_index.filter(|_| !agent.fork && agent.depth > 0) else {
+        let Some(index) = agent
+            .type_index()
+            .filter(|_| !agent.fork && agent.depth > 0)
+        else {
             return not_in_session;
         };
         // The resolution reads the run's depth only through its `Agent` tool (DEPTH-3).

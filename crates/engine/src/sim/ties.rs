@@ -103,7 +103,7 @@ impl Kernel<'_> {
 
 /// The step `next_step` would take, without taking it.
 fn peek_step(agent: &Agent) -> Option<&Step> {
-    for frame in agent.stack.iter().rev() {
+    for frame in agent.stack().iter().rev() {
         if frame.pc < frame.program.len() {
             return frame.program.get(frame.pc);
         }
@@ -111,5 +111,5 @@ fn peek_step(agent: &Agent) -> Option<&Step> {
             return frame.program.first();
         }
     }
-    agent.program.get(agent.pc)
+    agent.program.get(agent.pc as usize)
 }
