@@ -12,6 +12,10 @@ use subsim_engine::sink::Discard;
 use subsim_engine::summary::Summary;
 use subsim_engine::Simulation;
 
+/// The `subsim` binary's allocator (crates/cli/src/main.rs says why), so that this measures what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn w1(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1");
     group.sample_size(10);

@@ -18,6 +18,10 @@ use subsim_engine::spec::SimSpec;
 use subsim_engine::summary::Summary;
 use subsim_engine::Simulation;
 
+/// The `subsim` binary's allocator (crates/cli/src/main.rs says why), so that this measures what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn workloads_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads")
 }

@@ -10,6 +10,10 @@ use subsim_benches::baseline_w1;
 use subsim_engine::summary::Summary;
 use subsim_engine::Simulation;
 
+/// The `subsim` binary's allocator (crates/cli/src/main.rs says why), so that this measures what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let rounds = match args.first().and_then(|first| first.parse::<usize>().ok()) {

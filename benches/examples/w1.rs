@@ -6,6 +6,10 @@ use subsim_benches::{baseline_w1, baseline_w1_tuned, w1_spec};
 use subsim_engine::sink::Discard;
 use subsim_engine::Simulation;
 
+/// The `subsim` binary's allocator (crates/cli/src/main.rs says why), so that this measures what it does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let n: u64 = std::env::args()
         .nth(1)

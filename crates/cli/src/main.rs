@@ -30,6 +30,15 @@ use clap::Parser as _;
 
 use crate::args::{Cli, Command};
 
+/// The binary's allocator is mimalloc, not the system's malloc: it backs its large regions
+/// with transparent huge pages (`madvise`, which glibc's malloc does not do), so a run with a
+/// million agents pays a few hundred page faults instead of ~85,000 and far fewer TLB misses
+/// (issue #7, W2; docs/PERFORMANCE.md, "Fifth pass: kmem"). Only this binary and the benches
+/// choose it; the library crates use whatever allocator their user has. The benches and
+/// examples in `benches/` set the same one, so that they measure what this binary does.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// How a command ended, when it did not fail outright.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
