@@ -813,9 +813,13 @@ impl Sink for Summary {
         }
     }
 
+    #[inline(never)]
     fn report_delivered(&mut self, event: &Event) {
+        // A delivery carries no running count and no statistic of its own: counted only.
+        if !matches!(event.kind, EventKind::ReportDelivered { .. }) {
+            return self.event(event);
+        }
         self.count(event);
-        self.other_event(event);
     }
 
     #[inline(never)]

@@ -2,6 +2,7 @@
 
 use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::notify::Notice;
+use subsim_rules::version::Gates;
 use subsim_rules::{errors, handback, scan};
 
 use super::*;
@@ -12,11 +13,25 @@ use crate::spec::FailSpec;
 #[derive(Clone)]
 pub(super) struct Delivered {
     report: Rc<str>,
+    /// The inputs of `handback::review` that vary by run (`Kernel::handback_key`): with
+    /// the same report text they decide everything the delivery writes.
+    key: HandbackKey,
+    /// What the review put in front of the report (checked again in debug builds).
+    #[cfg(debug_assertions)]
     prefix: Option<&'static str>,
     text: Rc<str>,
     scan: Option<Rc<str>>,
     rule: RuleId,
     review: Option<ReviewOutcome>,
+}
+
+/// What `handback::review` is given for a run besides the session's gates, which do not
+/// change: the classifier's verdict, the run's permission mode, whether it is a fork.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct HandbackKey {
+    verdict: ReviewOutcome,
+    mode: PermissionMode,
+    fork: bool,
 }
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done. The
@@ -459,45 +474,22 @@ impl Kernel<'_> {
             (None, Outcome::Failed, Some(detail)) => detail.to_string(),
             (None, _, _) => return,
         };
+        let key = self.handback_key(slot);
+        let (text, scan_note, rule, review) =
+            build_delivery(&body, key, &self.session.config.gates);
         let agent = self.agents.get(slot);
-        let gates = self.session.config.gates;
-        let scanned = scan::scan(&body, &gates);
-        let scan_note = (!scanned.changes.is_empty()).then(|| {
-            scanned
-                .changes
-                .iter()
-                .map(|change| match change {
-                    scan::ScanChange::Backslash { pattern, line, .. } => {
-                        format!("backslash before {} on line {line}", pattern.name())
-                    }
-                    scan::ScanChange::Marker { .. } => "marker line prepended".to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        });
-        let (delivery, review) = self.handback_of(slot);
-        let mut text = String::new();
-        text.push_str(scan::header());
-        text.push('\n');
-        if let Some(prefix) = delivery.prefix {
-            text.push_str(prefix);
-            text.push('\n');
-        }
-        text.push_str(&scanned.text);
-        let rule = delivery_rule(
-            (!scanned.changes.is_empty()).then_some(scanned.rule),
-            delivery,
-        );
         let reference = agent.reference();
-        let text: Rc<str> = Rc::from(text.as_str());
-        let scan_note: Option<Rc<str>> = scan_note.map(|note| Rc::from(note.as_str()));
+        let text: Rc<str> = Rc::from(text);
+        let scan_note: Option<Rc<str>> = scan_note.map(Rc::from);
         if let (Some(report), false) = (
             &agent.report,
             outcome == Outcome::Failed && detail.is_some(),
         ) {
             self.caches.last_delivery = Some(Delivered {
                 report: report.clone(),
-                prefix: delivery.prefix,
+                key,
+                #[cfg(debug_assertions)]
+                prefix: handback_of(key, &self.session.config.gates).0.prefix,
                 text: text.clone(),
                 scan: scan_note.clone(),
                 rule,
@@ -520,34 +512,88 @@ impl Kernel<'_> {
     }
 
     /// HANDBACK-8 / SCAN: whether the delivery of `report` by the run in `slot` is the last
-    /// one built (`Caches::last_delivery`): the same text delivered with the same review
-    /// prefix — everything a delivery writes depends only on those (and on the session,
-    /// which does not change).
+    /// one built (`Caches::last_delivery`): the same text, and the same inputs to the
+    /// review (`handback_key`) — everything a delivery writes depends only on those (and
+    /// on the session, which does not change). So the review is decided once per distinct
+    /// input, not per delivery; debug builds decide it again and compare.
     fn reuses_delivery(&self, slot: u32, report: &Rc<str>) -> bool {
         let Some(last) = self.caches.last_delivery.as_ref() else {
             return false;
         };
-        if !Rc::ptr_eq(&last.report, report) {
+        if !Rc::ptr_eq(&last.report, report) || self.handback_key(slot) != last.key {
             return false;
         }
-        let (delivery, review) = self.handback_of(slot);
-        let rule_now = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
-        delivery.prefix == last.prefix && review == last.review && rule_now == last.rule
+        #[cfg(debug_assertions)]
+        {
+            // The review decided again (it allocates nothing): the same prefix, verdict and
+            // rule as the kept delivery's.
+            let (delivery, review) =
+                handback_of(self.handback_key(slot), &self.session.config.gates);
+            let rule = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
+            debug_assert_eq!(
+                (delivery.prefix, review, rule),
+                (last.prefix, last.review, last.rule),
+                "a reused delivery differs from the one its inputs give"
+            );
+        }
+        true
     }
-    /// HANDBACK-8/9: how the report of the run in `slot` is handed over (`handback::review`
-    /// with the run's classifier verdict and permission mode), and the verdict the trace
-    /// names when a review ran.
-    fn handback_of(&self, slot: u32) -> (handback::Delivery, Option<ReviewOutcome>) {
+
+    /// The inputs of `handback::review` for the run in `slot` that are not the session's.
+    #[inline]
+    fn handback_key(&self, slot: u32) -> HandbackKey {
         let agent = self.agents.get(slot);
-        let verdict = agent.classifier.unwrap_or(self.session.classifier).review;
-        let delivery = handback::review(
-            verdict,
-            agent.profile.permission_mode,
-            agent.fork,
-            &self.session.config.gates,
-        );
-        (delivery, delivery.reviewed.then_some(verdict))
+        HandbackKey {
+            verdict: agent.classifier.unwrap_or(self.session.classifier).review,
+            mode: agent.profile.permission_mode,
+            fork: agent.fork,
+        }
     }
+}
+
+/// NOTIFY-13, SCAN, HANDBACK-8/9: what the recipient of `body` reads — the delivered text,
+/// the scan's note when it changed the text, the event's rule, and the review verdict the
+/// trace names when a review ran — for a run whose review inputs are `key`.
+fn build_delivery(
+    body: &str,
+    key: HandbackKey,
+    gates: &Gates,
+) -> (String, Option<String>, RuleId, Option<ReviewOutcome>) {
+    let scanned = scan::scan(body, gates);
+    let scan_note = (!scanned.changes.is_empty()).then(|| {
+        scanned
+            .changes
+            .iter()
+            .map(|change| match change {
+                scan::ScanChange::Backslash { pattern, line, .. } => {
+                    format!("backslash before {} on line {line}", pattern.name())
+                }
+                scan::ScanChange::Marker { .. } => "marker line prepended".to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    });
+    let (delivery, review) = handback_of(key, gates);
+    let mut text = String::new();
+    text.push_str(scan::header());
+    text.push('\n');
+    if let Some(prefix) = delivery.prefix {
+        text.push_str(prefix);
+        text.push('\n');
+    }
+    text.push_str(&scanned.text);
+    let rule = delivery_rule(
+        (!scanned.changes.is_empty()).then_some(scanned.rule),
+        delivery,
+    );
+    (text, scan_note, rule, review)
+}
+
+/// HANDBACK-8/9: how a report is handed over (`handback::review` with the run's classifier
+/// verdict and permission mode), and the verdict the trace names when a review ran.
+fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<ReviewOutcome>) {
+    let delivery = handback::review(key.verdict, key.mode, key.fork, gates);
+    (delivery, delivery.reviewed.then_some(key.verdict))
 }
 
 /// The rule of a `report_delivered`: the scan's when it changed the text (SCAN-3/4), else
