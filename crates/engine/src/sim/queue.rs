@@ -1,5 +1,14 @@
 //! The kernel's timer queue: wakes keyed by `(time, seq)`, taken earliest first — a
-//! monotone radix heap.
+//! sorted array while it is small, a monotone radix heap while it is large.
+//!
+//! Most sessions keep a few tens of timers queued (about one per running run, and the
+//! cap is 20 by default). There the radix heap below refilled for nearly every entry
+//! taken (its buckets near `last` hold one or two entries each): a scan for the minimum
+//! and a move, with branches on the times that were mispredicted, a sixth of W1's
+//! cycles. A sorted array (`Sorted`) costs a branch-free count of the larger keys and a
+//! move of a few hundred bytes per push, and a pop from its end. Past [`SMALL_MAX`]
+//! entries the queue moves them into the radix heap, and back below [`SMALL_MIN`]; the
+//! order taken is the same `(time, seq)` order either way.
 //!
 //! The kernel never schedules a wake before the last one it took (virtual time never goes
 //! back), so the queue can bucket each entry by the highest bit in which its time differs
@@ -27,10 +36,72 @@ struct Entry<T> {
     item: T,
 }
 
+impl<T> Entry<T> {
+    /// `(time, seq)` as one number: compared without a branch.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
+    }
+}
+
+/// The entries of a small queue in key order (`Entry::key`), the least last: a push
+/// counts the entries with larger keys and moves the others up by one (a few hundred
+/// bytes at most), a pop takes the last.
+#[derive(Clone, Debug)]
+struct Sorted<T> {
+    entries: Vec<Entry<T>>,
+}
+
+impl<T: Copy> Sorted<T> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Entry<T>> {
+        self.entries.last()
+    }
+
+    /// Adds `entry` in its place.
+    #[inline]
+    fn push(&mut self, entry: Entry<T>) {
+        let key = entry.key();
+        // The number of entries with larger keys, counted: a few tens of comparisons with
+        // no branch, where a binary search branches on each one and, a timer landing at
+        // a random place among the others, is mispredicted half the time.
+        let at = self
+            .entries
+            .iter()
+            .filter(|queued| queued.key() > key)
+            .count();
+        self.entries.insert(at, entry);
+    }
+
+    /// Takes the entry with the least key.
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<T>> {
+        self.entries.pop()
+    }
+}
+
+/// The queue moves its entries from the sorted array into the radix heap when a push
+/// finds this many in the array (a push costs a comparison per entry queued) …
+const SMALL_MAX: usize = 64;
+
+/// … and back when a pop leaves fewer than this many in the radix heap (a quarter of
+/// [`SMALL_MAX`], so that a queue whose length hovers near one bound does not move its
+/// entries back and forth).
+const SMALL_MIN: usize = SMALL_MAX / 4;
+
 /// Items keyed by `(time, seq)`, taken smallest first. Pushed times must not be before the
 /// time of the latest entry taken ([`TimeQueue::pop`]).
 #[derive(Clone, Debug)]
 pub(super) struct TimeQueue<T> {
+    /// The entries while the queue is small (`radix` false); empty otherwise.
+    small: Sorted<T>,
+    /// The entries are in the radix heap (`due` and `buckets`), not in `small`.
+    radix: bool,
     /// Bucket 0, the entries due at `last`, in `seq` order (taken from the front).
     due: VecDeque<Entry<T>>,
     /// Buckets 1…64 (at 0…63), in any order.
@@ -67,6 +138,10 @@ const AHEAD_MIN_LEN: usize = 4096;
 impl<T: Copy> Default for TimeQueue<T> {
     fn default() -> Self {
         TimeQueue {
+            small: Sorted {
+                entries: Vec::new(),
+            },
+            radix: false,
             due: VecDeque::new(),
             buckets: std::array::from_fn(|_| Vec::new()),
             occupied: 0,
@@ -102,6 +177,20 @@ impl<T: Copy> TimeQueue<T> {
             "timer queue: {time} is before the latest entry taken ({})",
             self.last
         );
+        if !self.radix {
+            if self.small.len() < SMALL_MAX {
+                self.len += 1;
+                self.small.push(Entry { time, seq, item });
+                return;
+            }
+            self.move_to_radix();
+        }
+        self.push_radix(time, seq, item);
+    }
+
+    /// [`TimeQueue::push`] into the radix heap.
+    #[inline]
+    fn push_radix(&mut self, time: u64, seq: u64, item: T) {
         self.len += 1;
         let differ = time ^ self.last;
         if differ == 0 {
@@ -129,6 +218,9 @@ impl<T: Copy> TimeQueue<T> {
     /// The smallest `(time, seq)` queued.
     #[inline]
     pub(super) fn peek(&self) -> Option<(u64, u64)> {
+        if !self.radix {
+            return self.small.peek().map(|entry| (entry.time, entry.seq));
+        }
         if let Some(front) = self.due.front() {
             return Some((front.time, front.seq));
         }
@@ -174,6 +266,16 @@ impl<T: Copy> TimeQueue<T> {
     /// Takes the entry with the smallest `(time, seq)`.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<(u64, u64, T)> {
+        if !self.radix {
+            let entry = self.small.pop()?;
+            self.len -= 1;
+            self.last = entry.time;
+            return Some((entry.time, entry.seq, entry.item));
+        }
+        if self.len <= SMALL_MIN {
+            self.move_to_small();
+            return self.pop();
+        }
         if self.due.is_empty() {
             if self.occupied == 0 {
                 return None;
@@ -183,6 +285,44 @@ impl<T: Copy> TimeQueue<T> {
         let entry = self.due.pop_front()?;
         self.len -= 1;
         Some((entry.time, entry.seq, entry.item))
+    }
+
+    /// Moves every entry of the sorted array into the radix heap (the queue grew past
+    /// [`SMALL_MAX`]). Every entry's time is ≥ `last`, the time of the latest taken.
+    #[cold]
+    #[inline(never)]
+    fn move_to_radix(&mut self) {
+        debug_assert!(!self.radix && self.occupied == 0 && self.due.is_empty());
+        self.radix = true;
+        self.min.set(None);
+        let len = self.len;
+        self.len = 0;
+        for entry in std::mem::take(&mut self.small.entries) {
+            self.push_radix(entry.time, entry.seq, entry.item);
+        }
+        debug_assert_eq!(self.len, len);
+    }
+
+    /// Moves every entry of the radix heap into the sorted array (the queue shrank below
+    /// [`SMALL_MIN`]).
+    #[cold]
+    #[inline(never)]
+    fn move_to_small(&mut self) {
+        debug_assert!(self.radix && self.small.len() == 0);
+        let mut entries = std::mem::take(&mut self.small.entries);
+        entries.extend(self.due.drain(..));
+        let mut occupied = self.occupied;
+        while occupied != 0 {
+            let bucket = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            entries.append(&mut self.buckets[bucket]);
+        }
+        debug_assert_eq!(entries.len(), self.len);
+        self.occupied = 0;
+        self.min.set(None);
+        entries.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.key()));
+        self.small.entries = entries;
+        self.radix = false;
     }
 
     /// Items that will be taken soon, gathered by the latest refill (see [`AHEAD_MAX`]);
@@ -296,6 +436,63 @@ mod tests {
             assert_eq!(queue.pop(), None);
             assert_eq!(queue.peek(), None);
         }
+    }
+
+    /// A queue whose length swings across both bounds again and again (into the radix
+    /// heap past `SMALL_MAX`, back into the sorted array below `SMALL_MIN`), with
+    /// same-instant pushes and entries put back with their old seqs: it gives the binary
+    /// heap's order throughout.
+    #[test]
+    fn keeps_the_order_across_the_moves_between_its_two_heaps() {
+        let mut state = 0x51_7cc1_b727_220au64;
+        let mut queue: TimeQueue<u32> = TimeQueue::new();
+        let mut heap: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::new();
+        let (mut seq, mut now, mut moves) = (0u64, 0u64, 0u32);
+        let mut was_radix = false;
+        for round in 0..12u32 {
+            let target = if round % 2 == 0 {
+                3 * SMALL_MAX
+            } else {
+                SMALL_MIN / 2
+            };
+            while (heap.len() < target) == (round % 2 == 0) {
+                let grow = round % 2 == 0;
+                if grow || next(&mut state).is_multiple_of(4) {
+                    seq += 1;
+                    let time = match next(&mut state) % 4 {
+                        0 => now,
+                        _ => now + next(&mut state) % 5_000_000,
+                    };
+                    queue.push(time, seq, round);
+                    heap.push(Reverse((time, seq, round)));
+                }
+                if !grow || next(&mut state).is_multiple_of(3) {
+                    let taken = queue.pop();
+                    assert_eq!(taken, heap.pop().map(|Reverse(entry)| entry));
+                    if let Some((time, taken_seq, item)) = taken {
+                        now = time;
+                        if next(&mut state).is_multiple_of(9) {
+                            queue.push(time, taken_seq, item);
+                            heap.push(Reverse((time, taken_seq, item)));
+                        }
+                    }
+                }
+                assert_eq!(queue.peek(), heap.peek().map(|Reverse((t, s, _))| (*t, *s)));
+                assert_eq!(queue.len(), heap.len());
+                if queue.radix != was_radix {
+                    moves += 1;
+                    was_radix = queue.radix;
+                }
+            }
+        }
+        assert!(
+            moves >= 10,
+            "the queue moved between its heaps {moves} times"
+        );
+        while let Some(Reverse(entry)) = heap.pop() {
+            assert_eq!(queue.pop(), Some(entry));
+        }
+        assert_eq!(queue.pop(), None);
     }
 
     /// A queue large enough to gather items ahead (timers spread as a fan-out's are, and
