@@ -136,22 +136,29 @@ pub struct Started<'a> {
     pub effort: Option<&'a str>,
 }
 
+/// What the panel keeps of one run, in 32 bytes (a test pins it), so that two share a
+/// cache line and a million take 32 MB: what is rarely set or only read by
+/// [`Panel::view`] (the run's name, the model and effort level) is kept beside the
+/// entries, and the optional parts are split into a value and a flag (see
+/// [`Entry::parent`], [`Entry::finished`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
+    /// When the latest finish was, if `finished_kind` is set (else 0).
+    finished_at: Micros,
     id: u32,
-    parent: Option<u32>,
-    /// The name, if the run has one (else the row shows [`id_label`]; nothing is
-    /// formatted or allocated per start for an unnamed run).
-    name: Option<Box<str>>,
+    /// The launcher's id, if `has_parent` (else 0).
+    parent_id: u32,
+    /// The model and effort level, as an index into [`Panel::styles`].
+    style: u32,
+    has_parent: bool,
+    /// The run has a name, kept in [`Panel::run_names`] (else the row shows [`id_label`];
+    /// nothing is formatted or allocated per start for an unnamed run).
+    named: bool,
     fork: bool,
     background: bool,
-    /// The model, as an index into [`Panel::names`].
-    model: u32,
-    /// The effort level, as an index into [`Panel::names`].
-    effort: Option<u32>,
     running: bool,
-    /// The latest finish.
-    finished: Option<(FinishKind, Micros)>,
+    /// The kind of the latest finish.
+    finished_kind: Option<FinishKind>,
     /// RESUME-8: how the previous run ended, while a resumed run is going.
     resumed_from: Option<FinishKind>,
     /// PANEL-3: the latest finished row was cleared with `x`.
@@ -163,12 +170,14 @@ struct Entry {
 }
 
 impl Entry {
-    /// The label shown: the name, or the id.
-    fn label(&self) -> String {
-        match &self.name {
-            Some(name) => name.to_string(),
-            None => id_label(self.id),
-        }
+    /// The launcher's id; `None` for the main conversation.
+    fn parent(&self) -> Option<u32> {
+        self.has_parent.then_some(self.parent_id)
+    }
+
+    /// The latest finish: its kind and time.
+    fn finished(&self) -> Option<(FinishKind, Micros)> {
+        self.finished_kind.map(|kind| (kind, self.finished_at))
     }
 
     /// only background runs and forks get rows.
@@ -192,7 +201,7 @@ impl Entry {
         if self.running {
             return Some(self.running_status(gates));
         }
-        let (kind, finished_at) = self.finished?;
+        let (kind, finished_at) = self.finished()?;
         if self.dismissed || at >= finished_at.saturating_add(RETENTION) {
             return None;
         }
@@ -206,7 +215,7 @@ impl Entry {
     /// The rule behind this entry's row appearing: a resume (RESUME-8), a fork (PANEL-4)
     /// or a background run (PANEL-1).
     fn added_rule(&self) -> RuleId {
-        if self.finished.is_some() {
+        if self.finished_kind.is_some() {
             "RESUME-8"
         } else if self.fork {
             "PANEL-4"
@@ -217,7 +226,7 @@ impl Entry {
 
     /// Why this entry's row is gone at `at`.
     fn removal(&self, at: Micros) -> (RemovalReason, RuleId) {
-        let Some((kind, finished_at)) = self.finished else {
+        let Some((kind, finished_at)) = self.finished() else {
             return (RemovalReason::Expired, "PANEL-3");
         };
         let rule_for = |success_rule: RuleId| {
@@ -241,7 +250,7 @@ impl Entry {
     /// Does the view change at `end` because this run's 30 s window (rows, PANEL-2/3/4;
     /// `/tasks`, PANEL-5) ends then, given the view at `at` (before `end`)?
     fn window_ends(&self, end: Micros, at: Micros, gates: &Gates) -> bool {
-        match self.finished {
+        match self.finished() {
             Some((kind, finished_at))
                 if !self.running
                     && self.has_rows()
@@ -453,10 +462,19 @@ pub struct Panel {
     entries: Vec<Entry>,
     /// Agent id → index in `entries` (looked up, never iterated).
     index: IdIndex,
-    /// Model and effort names, interned (a run stores an index).
+    /// Model and effort names, interned (a style stores an index).
     names: Vec<String>,
     /// Name → index in `names`.
     name_index: BTreeMap<String, u32>,
+    /// The `(model, effort)` pairs of runs, as indexes into `names`, interned (an entry
+    /// stores an index).
+    styles: Vec<(u32, Option<u32>)>,
+    /// Pair → index in `styles`.
+    style_index: BTreeMap<(u32, Option<u32>), u32>,
+    /// The style of the latest start (most starts repeat it: no lookup for them).
+    last_style: Option<u32>,
+    /// The names of named runs, by agent id (see [`Entry::named`]).
+    run_names: HashMap<u32, Box<str>>,
     /// PANEL-2: the latest successful finish of a run that had a row.
     last_success: Option<Micros>,
     /// What [`Panel::update`] showed last: fork rows shown (PANEL-1's main row is shown
@@ -632,6 +650,44 @@ impl Panel {
         Some((row, row || (success && gates.tasks_lists_done)))
     }
 
+    /// The index in [`Panel::styles`] of a run's model and effort level.
+    fn style(&mut self, model: &str, effort: Option<&str>) -> u32 {
+        if let Some(last) = self.last_style {
+            let (last_model, last_effort) = self.styles[last as usize];
+            if self.names[last_model as usize] == model
+                && last_effort.map(|effort| self.names[effort as usize].as_str()) == effort
+            {
+                return last;
+            }
+        }
+        let model = self.intern(model);
+        let effort = effort.map(|effort| self.intern(effort));
+        let style = match self.style_index.get(&(model, effort)) {
+            Some(&style) => style,
+            None => {
+                let style = self.styles.len() as u32;
+                self.styles.push((model, effort));
+                self.style_index.insert((model, effort), style);
+                style
+            }
+        };
+        self.last_style = Some(style);
+        style
+    }
+
+    /// The label an entry's row shows: the run's name, or its id.
+    fn label(&self, entry: &Entry) -> String {
+        let name = if entry.named {
+            self.run_names.get(&entry.id)
+        } else {
+            None
+        };
+        match name {
+            Some(name) => name.to_string(),
+            None => id_label(entry.id),
+        }
+    }
+
     fn intern(&mut self, name: &str) -> u32 {
         if let Some(&index) = self.name_index.get(name) {
             return index;
@@ -656,10 +712,10 @@ impl Panel {
             ^ u64::from(entry.fork)
             ^ u64::from(entry.dismissed)
             ^ u64::from(entry.dirty)
-            ^ u64::from(entry.finished.is_some())
+            ^ u64::from(entry.finished_kind.is_some())
             ^ u64::from(entry.resumed_from.is_some())
             ^ u64::from(entry.shown.is_some())
-            ^ u64::from(entry.model)
+            ^ u64::from(entry.style)
     }
 
     /// A run starts. Foreground runs are recorded too, so their background descendants can
@@ -668,23 +724,32 @@ impl Panel {
     /// run's entry is kept, for [`Panel::on_finish_at`].
     pub fn on_start(&mut self, run: Started<'_>, at: Micros) -> u32 {
         let _ = at;
-        let model = self.intern(run.model);
-        let effort = run.effort.map(|effort| self.intern(effort));
+        let style = self.style(run.model, run.effort);
         let mut entry = Entry {
+            finished_at: 0,
             id: run.id,
-            parent: run.parent,
-            name: run.name.map(Box::from),
+            parent_id: run.parent.unwrap_or(0),
+            style,
+            has_parent: run.parent.is_some(),
+            named: run.name.is_some(),
             fork: run.fork,
             background: run.background,
-            model,
-            effort,
             running: true,
-            finished: None,
+            finished_kind: None,
             resumed_from: None,
             dismissed: false,
             shown: None,
             dirty: false,
         };
+        match run.name {
+            Some(name) => {
+                self.run_names.insert(run.id, Box::from(name));
+            }
+            None if !self.run_names.is_empty() => {
+                self.run_names.remove(&run.id);
+            }
+            None => {}
+        }
         match self.position(run.id) {
             Some(index) => {
                 self.revisit(index);
@@ -715,7 +780,7 @@ impl Panel {
         self.revisit(index);
         let entry = &mut self.entries[index];
         entry.background = true;
-        if let Some((_, finished_at)) = entry.finished {
+        if let Some((_, finished_at)) = entry.finished() {
             self.windows
                 .insert((finished_at.saturating_add(RETENTION), index as u32, None));
         }
@@ -745,9 +810,10 @@ impl Panel {
     fn finish_entry(&mut self, index: usize, kind: FinishKind, at: Micros) {
         self.touch(index);
         let entry = &mut self.entries[index];
-        let first_finish = entry.finished.is_none();
+        let first_finish = entry.finished_kind.is_none();
         entry.running = false;
-        entry.finished = Some((kind, at));
+        entry.finished_kind = Some(kind);
+        entry.finished_at = at;
         entry.resumed_from = None;
         entry.dismissed = false;
         if entry.has_rows() {
@@ -775,7 +841,7 @@ impl Panel {
         let Some(entry) = self.entry_mut(id) else {
             return;
         };
-        entry.resumed_from = entry.finished.map(|(kind, _)| kind);
+        entry.resumed_from = entry.finished_kind;
         entry.running = true;
         entry.background = background;
         entry.dismissed = false;
@@ -813,7 +879,7 @@ impl Panel {
         let mut chain = Vec::new();
         // Past a few links, a set answers "seen before?" (a cycle guard) in O(1).
         let mut seen: Option<std::collections::HashSet<u32>> = None;
-        let mut current = self.entry(id).and_then(|entry| entry.parent);
+        let mut current = self.entry(id).and_then(Entry::parent);
         while let Some(parent) = current {
             let repeated = match &seen {
                 Some(seen) => seen.contains(&parent),
@@ -828,7 +894,7 @@ impl Panel {
             } else if chain.len() > 16 {
                 seen = Some(chain.iter().copied().collect());
             }
-            current = self.entry(parent).and_then(|entry| entry.parent);
+            current = self.entry(parent).and_then(Entry::parent);
         }
         chain
     }
@@ -891,7 +957,7 @@ impl Panel {
             let (entry, status) = visible[index];
             rows.push(Row {
                 id: RowId::Agent(entry.id),
-                label: entry.label(),
+                label: self.label(entry),
                 depth: depths[index],
                 level,
                 status,
@@ -1112,14 +1178,14 @@ impl Panel {
     fn tasks(&self, at: Micros, gates: &Gates) -> Vec<TaskLine> {
         let line = |entry: &Entry, status: Status| TaskLine {
             id: entry.id,
-            label: entry.label(),
+            label: self.label(entry),
             status,
             running: entry.running,
             model: gates
                 .tasks_show_model
-                .then(|| self.names[entry.model as usize].clone()),
-            effort: entry
-                .effort
+                .then(|| self.names[self.styles[entry.style as usize].0 as usize].clone()),
+            effort: self.styles[entry.style as usize]
+                .1
                 .filter(|_| gates.tasks_show_model)
                 .map(|effort| self.names[effort as usize].clone()),
         };
@@ -1132,7 +1198,7 @@ impl Panel {
         // PANEL-5: done work below running work for 30 s (v2.1.208+, Q-23); failed and
         // stopped runs leave the list.
         let mut done: Vec<(Micros, &Entry)> = listed
-            .filter_map(|entry| match entry.finished {
+            .filter_map(|entry| match entry.finished() {
                 Some((FinishKind::Success, finished_at))
                     if !entry.running
                         && gates.tasks_lists_done
@@ -1155,7 +1221,7 @@ impl Panel {
         let mut candidates: Vec<Micros> = self
             .entries
             .iter()
-            .filter_map(|entry| entry.finished)
+            .filter_map(Entry::finished)
             .map(|(_, finished_at)| finished_at.saturating_add(RETENTION))
             .chain(
                 self.last_success
@@ -1446,6 +1512,12 @@ mod tests {
     use super::*;
     use crate::Version;
 
+    /// Two entries share a cache line, a million take 32 MB (issue #7, W2's footprint).
+    #[test]
+    fn an_entry_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
+
     const S: Micros = 1_000_000;
 
     fn gates(patch: u32) -> Gates {
@@ -1545,7 +1617,7 @@ mod tests {
                         _ => {
                             // An id started again keeps its launcher (agent ids are not reused
                             // for another agent).
-                            if let Some(parent) = panel.entry(id).map(|entry| entry.parent) {
+                            if let Some(parent) = panel.entry(id).map(Entry::parent) {
                                 panel.on_start(run(id, parent, "again", draw(2) == 0, true), now);
                             }
                         }
