@@ -223,6 +223,104 @@ impl BatchMeans {
     }
 }
 
+/// [`BatchMeans`] of observations that are each 0 or 1 with weight 1 (the share of events
+/// with some property, e.g. arrivals that the cap blocked), kept as whole counts: an
+/// observation is a few integer adds, and any number of zeros at once about as many.
+///
+/// Every sum `BatchMeans` keeps for such observations is a whole number no larger than
+/// the number of observations, so while there are at most 2^53 of them (more than a run
+/// can make: one per arrival) its `f64` sums are exact and equal these counts, and
+/// [`ShareMeans::batch_means`] gives bit for bit the `BatchMeans` the same observations
+/// leave.
+#[derive(Clone, Debug)]
+pub struct ShareMeans {
+    /// Observations per complete batch.
+    batch_size: u64,
+    /// Complete batches: (ones, observations).
+    batches: Vec<(u64, u64)>,
+    /// The batch being filled: (ones, observations).
+    current: (u64, u64),
+    /// Over everything: (ones, observations).
+    total: (u64, u64),
+}
+
+impl Default for ShareMeans {
+    fn default() -> ShareMeans {
+        ShareMeans {
+            batch_size: 1,
+            batches: Vec::new(),
+            current: (0, 0),
+            total: (0, 0),
+        }
+    }
+}
+
+impl ShareMeans {
+    /// One observation: 1 if `one`, else 0 (`BatchMeans::add(0.0 or 1.0, 1.0)`).
+    #[inline]
+    pub fn add(&mut self, one: bool) {
+        self.total.0 += u64::from(one);
+        self.total.1 += 1;
+        self.current.0 += u64::from(one);
+        self.current.1 += 1;
+        if self.current.1 == self.batch_size {
+            self.close_batch();
+        }
+    }
+
+    /// `count` observations of 0 (`BatchMeans::add_zeros`).
+    #[inline]
+    pub fn add_zeros(&mut self, mut count: u64) {
+        self.total.1 += count;
+        loop {
+            let room = self.batch_size - self.current.1;
+            if count < room {
+                self.current.1 += count;
+                return;
+            }
+            // The batch's last observation closes it, as one by one.
+            self.current.1 += room;
+            count -= room;
+            self.close_batch();
+        }
+    }
+
+    #[cold]
+    fn close_batch(&mut self) {
+        self.batches.push(self.current);
+        self.current = (0, 0);
+        if self.batches.len() == MAX_BATCHES {
+            self.batches = self
+                .batches
+                .chunks(2)
+                .map(|pair| (pair[0].0 + pair[1].0, pair[0].1 + pair[1].1))
+                .collect();
+            self.batch_size *= 2;
+        }
+    }
+
+    /// The [`BatchMeans`] of the same observations.
+    pub fn batch_means(&self) -> BatchMeans {
+        debug_assert!(
+            self.total.1 <= EXACT_WHOLE_U64,
+            "more observations than f64 counts exactly"
+        );
+        let pair = |(ones, count): (u64, u64)| (ones as f64, count as f64);
+        BatchMeans {
+            batch_size: self.batch_size,
+            batches: self.batches.iter().copied().map(pair).collect(),
+            current: pair(self.current),
+            current_count: self.current.1,
+            total: pair(self.total),
+        }
+    }
+
+    /// The share and its 95 % interval ([`BatchMeans::estimate`]).
+    pub fn estimate(&self) -> Estimate {
+        self.batch_means().estimate()
+    }
+}
+
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (a table to 30, then the
 /// Cornish–Fisher expansion, accurate to 1e-4 there).
 pub fn t_975(df: usize) -> f64 {
@@ -416,6 +514,45 @@ mod tests {
             state ^= state >> 7;
             state ^= state << 17;
             state % bound
+        }
+    }
+
+    #[test]
+    fn share_means_leave_what_batch_means_leave() {
+        // Bit for bit (the debug form prints every f64 exactly), on random mixes of ones,
+        // single zeros and zeros in bulk across many batch closes and merges.
+        for seed in 1..=16u64 {
+            let mut draw = draws(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut share = ShareMeans::default();
+            let mut means = BatchMeans::default();
+            for _ in 0..3_000 {
+                match draw(4) {
+                    0 => {
+                        let count = if draw(2) == 0 { draw(5) } else { draw(2_000) };
+                        share.add_zeros(count);
+                        for _ in 0..count {
+                            means.add(0.0, 1.0);
+                        }
+                    }
+                    1 => {
+                        share.add(true);
+                        means.add(1.0, 1.0);
+                    }
+                    _ => {
+                        share.add(false);
+                        means.add(0.0, 1.0);
+                    }
+                }
+                assert_eq!(
+                    format!("{:?}", share.batch_means()),
+                    format!("{means:?}"),
+                    "seed {seed}"
+                );
+            }
+            assert_eq!(
+                format!("{:?}", share.estimate()),
+                format!("{:?}", means.estimate())
+            );
         }
     }
 

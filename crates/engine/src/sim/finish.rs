@@ -457,13 +457,13 @@ impl Kernel<'_> {
                         {
                             let from = self.agents.get(slot);
                             agent.id = from.id;
-                            agent.name.clone_from(&from.name);
+                            share(&mut agent.name, &from.name);
                             to.id = to_id;
-                            to.name.clone_from(to_name);
+                            share(&mut to.name, to_name);
                             if !Rc::ptr_eq(text, &last.text) {
                                 text.clone_from(&last.text);
                             }
-                            scan.clone_from(&last.scan);
+                            share(scan, &last.scan);
                             *review = last.review;
                         }
                     });
@@ -594,6 +594,20 @@ fn build_delivery(
 fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<ReviewOutcome>) {
     let delivery = handback::review(key.verdict, key.mode, key.fork, gates);
     (delivery, delivery.reviewed.then_some(key.verdict))
+}
+
+/// `*kept = shared.clone()`, skipped when `kept` already holds the same text (both `None`,
+/// or the same `Rc`): a field of a kept event is rewritten only when it changed.
+#[inline]
+fn share(kept: &mut Option<Rc<str>>, shared: &Option<Rc<str>>) {
+    let same = match (&*kept, shared) {
+        (None, None) => true,
+        (Some(kept), Some(shared)) => Rc::ptr_eq(kept, shared),
+        _ => false,
+    };
+    if !same {
+        kept.clone_from(shared);
+    }
 }
 
 /// The rule of a `report_delivered`: the scan's when it changed the text (SCAN-3/4), else
