@@ -32,7 +32,7 @@ pub(super) struct Clock {
     pub(super) heap: queue::TimeQueue<Wake>,
     /// Wakes scheduled for the current instant, in seq order. Together with `heap` they
     /// form one (time, seq)-ordered queue: `pop_next` takes the smaller head of the two.
-    pub(super) now_queue: VecDeque<(u64, Wake)>,
+    pub(super) now_queue: NowQueue,
     /// The load generator's pending arrival `(time, seq)`.
     pub(super) next_arrival: Option<(SimTime, u64)>,
     /// `run_until`: stop before the first wake after this instant.
@@ -146,10 +146,108 @@ impl Clock {
     }
 }
 
+/// The same-instant FIFO: a vector read from `head`. A start's first step passes through
+/// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic cost
+/// twice the instructions. It is emptied, keeping its memory, whenever everything in it
+/// has been read, and its read part is dropped once that is most of it, so that wakes
+/// that keep scheduling more at one instant hold only what is unread.
+#[derive(Default)]
+pub(super) struct NowQueue {
+    items: Vec<(u64, Wake)>,
+    /// The next item to read.
+    head: usize,
+}
+
+impl NowQueue {
+    /// Drop the read part when it is at least this long and at least half the vector.
+    const COMPACT_AT: usize = 1024;
+
+    #[inline(always)]
+    pub(super) fn push_back(&mut self, item: (u64, Wake)) {
+        self.items.push(item);
+    }
+
+    #[inline(always)]
+    pub(super) fn front(&self) -> Option<&(u64, Wake)> {
+        self.items.get(self.head)
+    }
+
+    #[inline(always)]
+    pub(super) fn pop_front(&mut self) -> Option<(u64, Wake)> {
+        let item = *self.items.get(self.head)?;
+        self.head += 1;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        } else if self.head >= Self::COMPACT_AT && self.head * 2 >= self.items.len() {
+            self.compact();
+        }
+        Some(item)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.items.drain(..self.head);
+        self.head = 0;
+    }
+}
+
 /// Which of the kernel's three wake sources holds the next wake.
 #[derive(Clone, Copy)]
 pub(super) enum Source {
     Heap,
     Now,
     Arrival,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes and pops interleaved — draining it now and then, and long stretches where
+    /// every pop is followed by pushes (the read part compacted) — give a `VecDeque`'s
+    /// FIFO order, and the vector never holds much more than what is unread.
+    #[test]
+    fn now_queue_is_a_fifo_that_holds_what_is_unread() {
+        let mut queue = NowQueue::default();
+        let mut plain: VecDeque<(u64, Wake)> = VecDeque::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let (mut seq, mut compactions) = (0u64, 0u32);
+        for round in 0..40_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // One or two pushes per pop (a queue that never empties), drained every 5,000.
+            let pushes = match (round % 5_000 == 4_999, state % 8) {
+                (true, _) => 0,
+                (false, 0) => 2,
+                (false, _) => 1,
+            };
+            for _ in 0..pushes {
+                seq += 1;
+                let wake = Wake::Step {
+                    slot: seq as u32,
+                    gen: 0,
+                };
+                queue.push_back((seq, wake));
+                plain.push_back((seq, wake));
+            }
+            let drain = round % 5_000 == 4_999;
+            let head = queue.head;
+            loop {
+                assert_eq!(queue.front(), plain.front());
+                assert_eq!(queue.pop_front(), plain.pop_front());
+                if !drain || plain.is_empty() {
+                    break;
+                }
+            }
+            if !plain.is_empty() && queue.head < head {
+                compactions += 1;
+            }
+            assert!(queue.items.len() - queue.head == plain.len());
+            assert!(queue.head < NowQueue::COMPACT_AT || queue.head * 2 < queue.items.len());
+        }
+        assert!(compactions > 0, "the read part was never dropped");
+    }
 }

@@ -715,7 +715,7 @@ impl<'s> Kernel<'s> {
                 now: SimTime::ZERO,
                 seq: 0,
                 heap: queue::TimeQueue::new(),
-                now_queue: VecDeque::new(),
+                now_queue: clock::NowQueue::default(),
                 next_arrival: None,
                 stop_at: None,
             },

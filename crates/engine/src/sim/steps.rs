@@ -4,16 +4,28 @@ use subsim_rules::{depth, handback, tools};
 
 use super::*;
 
+/// Where a run's next step lies (see [`Kernel::next_step`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum StepIn {
+    /// The run's own program.
+    Own,
+    /// Its innermost `repeat` frame.
+    Frame,
+}
+
 impl Kernel<'_> {
     // -- the step interpreter ----------------------------------------------------------
 
-    pub(super) fn next_step(agent: &mut Agent) -> Option<(Program, usize)> {
+    /// Moves the run in `agent` to its next step: where that step lies (its own program or
+    /// its innermost `repeat` frame, see [`Kernel::program_at`]) and its index there;
+    /// `None` when its steps are done.
+    pub(super) fn next_step(agent: &mut Agent) -> Option<(StepIn, usize)> {
         if let Some(rare) = agent.rare.as_deref_mut() {
             while let Some(frame) = rare.stack.last_mut() {
                 if frame.pc < frame.program.len() {
                     let pc = frame.pc;
                     frame.pc += 1;
-                    return Some((frame.program.clone(), pc));
+                    return Some((StepIn::Frame, pc));
                 }
                 if frame.remaining > 1 {
                     frame.remaining -= 1;
@@ -26,9 +38,23 @@ impl Kernel<'_> {
         let pc = agent.pc as usize;
         if pc < agent.program.len() {
             agent.pc += 1;
-            return Some((agent.program.clone(), pc));
+            return Some((StepIn::Own, pc));
         }
         None
+    }
+
+    /// The program a step given by [`Kernel::next_step`] lies in: borrowed, so that taking
+    /// a step costs no reference-count increment and decrement of its program (only the
+    /// step kinds [`Kernel::other_step`] takes, which may outlive the borrow, clone it).
+    #[inline]
+    pub(super) fn program_at(agent: &Agent, at: StepIn) -> &Program {
+        match at {
+            StepIn::Own => &agent.program,
+            StepIn::Frame => match agent.stack().last() {
+                Some(frame) => &frame.program,
+                None => unreachable!("next_step took the step from the innermost frame"),
+            },
+        }
     }
 
     /// Runs the run in `slot` until it blocks or ends. The steps every run takes (`work`,
@@ -45,7 +71,7 @@ impl Kernel<'_> {
             if agent.status != Status::Running || agent.block != Block::Ready {
                 return;
             }
-            let Some((program, pc)) = Self::next_step(agent) else {
+            let Some((at, pc)) = Self::next_step(agent) else {
                 self.end_of_steps(slot);
                 return;
             };
@@ -56,9 +82,10 @@ impl Kernel<'_> {
                 return;
             }
             self.trace.steps_left -= 1;
-            match &program[pc] {
+            let agent = self.agents.get_mut(slot);
+            match &Self::program_at(agent, at)[pc] {
                 Step::Work(dist) => {
-                    let agent = self.agents.get_mut(slot);
+                    let dist = *dist;
                     agent.turns += 1;
                     if let Some(max_turns) = agent.max_turns {
                         if agent.turns > max_turns {
@@ -66,20 +93,22 @@ impl Kernel<'_> {
                             return;
                         }
                     }
-                    let micros = self.sample(slot, dist);
+                    let micros = self.sample(slot, &dist);
                     self.sleep(slot, micros);
                     return;
                 }
                 Step::Sleep(dist) => {
-                    let micros = self.sample(slot, dist);
+                    let dist = *dist;
+                    let micros = self.sample(slot, &dist);
                     self.sleep(slot, micros);
                     return;
                 }
                 Step::Report(text) => {
                     // NOTIFY-1: the run's single text result is its last report.
-                    self.agents.get_mut(slot).report = Some(text.clone());
+                    agent.report = Some(text.clone());
                 }
                 _ => {
+                    let program = Self::program_at(agent, at).clone();
                     if self.other_step(slot, &program, pc) == Flow::Stop {
                         return;
                     }
