@@ -50,6 +50,10 @@ impl Kernel<'_> {
     /// an explicit stack, not recursion, so a chain of any depth ends in constant stack
     /// space. Everything happens in the order the recursive walk had: each run's end up
     /// to its launcher's, then each run's wake-ups and release, innermost first.
+    ///
+    /// The first run's `finish_run` and `finish_rest` are inlined here (a run's end costs
+    /// no calls of its own parts); a cascade is [`Kernel::finish_cascade`], out of line.
+    #[inline(never)]
     pub(super) fn finish(
         &mut self,
         slot: u32,
@@ -60,10 +64,17 @@ impl Kernel<'_> {
         let Some((rest, cascade)) = self.finish_run(slot, outcome, rule, detail) else {
             return;
         };
-        let Some(mut launcher) = cascade else {
-            self.finish_rest(rest);
-            return;
-        };
+        match cascade {
+            None => self.finish_rest(rest),
+            Some(launcher) => self.finish_cascade(rest, launcher),
+        }
+    }
+
+    /// [`Kernel::finish`] when the run's end ends its launcher (NOTIFY-6): the chain up
+    /// the tree, then each run's rest, innermost first.
+    #[cold]
+    #[inline(never)]
+    fn finish_cascade(&mut self, rest: FinishRest, mut launcher: u32) {
         let mut pending = vec![rest];
         while let Some((rest, cascade)) =
             self.finish_run(launcher, Outcome::Completed, Some("NOTIFY-6"), None)
@@ -81,6 +92,7 @@ impl Kernel<'_> {
 
     /// The first part of a run's end, up to its launcher's bookkeeping. Returns what is
     /// left to do, and the launcher that ends now because of it (NOTIFY-6), if any.
+    #[inline(always)]
     fn finish_run(
         &mut self,
         slot: u32,
@@ -231,6 +243,7 @@ impl Kernel<'_> {
 
     /// The rest of a run's end (see [`Kernel::finish`]): its waiters wake, a freed slot
     /// lets a waiting load retry go, an anonymous load run is forgotten.
+    #[inline(always)]
     fn finish_rest(&mut self, rest: FinishRest) {
         let FinishRest { slot, from_load } = rest;
         if self.agents.get(slot).has_waiters() {

@@ -987,9 +987,13 @@ impl<'s> Kernel<'s> {
                 if agent.gen != gen || agent.status != Status::Running {
                     return;
                 }
-                if agent.block == Block::Timer {
-                    agent.block = Block::Ready;
+                match agent.block {
+                    Block::Timer => agent.block = Block::Ready,
+                    Block::Ready => {}
+                    _ => return,
                 }
+                // `Kernel::may_step` holds: the run loop checked the trace's limit before
+                // this wake, and the run is running and ready.
                 self.advance(slot);
             }
             Wake::Arrival => self.arrival(),

@@ -59,6 +59,9 @@ impl Kernel<'_> {
     /// One Agent tool call: `spawn_requested`, then the call's plan (Q-11's checks up to
     /// the cap, `rules::plan`), then the cap at this moment, then the start. Every Agent
     /// call goes through here — steps, load arrivals and their retries, forks, teammates.
+    /// Inlined into its two callers (`load_spawn`, `spawn_step`): a load arrival's call
+    /// costs one frame, not two.
+    #[inline(always)]
     pub(super) fn spawn(
         &mut self,
         caller: AgentId,

@@ -57,20 +57,27 @@ impl Kernel<'_> {
         }
     }
 
-    /// Runs the run in `slot` until it blocks or ends. The steps every run takes (`work`,
-    /// `sleep`, `report`) are handled here; every other kind in [`Kernel::other_step`],
-    /// out of line: with all of them inline, the loop's entry spilled a dozen hoisted
-    /// addresses to the stack on every call.
+    /// Whether the run in `slot` may take a step now: the trace is not at a limit, and
+    /// the run is running and not blocked (see [`Kernel::advance`]).
+    #[inline(always)]
+    fn may_step(&self, slot: u32) -> bool {
+        let agent = self.agents.get(slot);
+        self.trace.limit.is_none() && agent.status == Status::Running && agent.block == Block::Ready
+    }
+
+    /// Runs the run in `slot` until it blocks or ends; the caller has checked
+    /// [`Kernel::may_step`]. The steps every run takes (`work`, `sleep`, `report`) are
+    /// handled here; every other kind in [`Kernel::other_step`], out of line: with all of
+    /// them inline, the loop's entry spilled a dozen hoisted addresses to the stack on
+    /// every call. A `report` step changes nothing `may_step` reads, so the step after it
+    /// is taken in the same turn of the loop without asking again (a run whose last step
+    /// is its report ends there); after any other step kind that lets the run go on, the
+    /// loop asks again.
     #[inline(never)]
     pub(super) fn advance(&mut self, slot: u32) {
+        debug_assert!(self.may_step(slot), "advance on a run that may not step");
         loop {
-            if self.trace.limit.is_some() {
-                return;
-            }
             let agent = self.agents.get_mut(slot);
-            if agent.status != Status::Running || agent.block != Block::Ready {
-                return;
-            }
             let Some((at, pc)) = Self::next_step(agent) else {
                 self.end_of_steps(slot);
                 return;
@@ -104,12 +111,13 @@ impl Kernel<'_> {
                     return;
                 }
                 Step::Report(text) => {
-                    // NOTIFY-1: the run's single text result is its last report.
+                    // NOTIFY-1: the run's single text result is its last report. Nothing
+                    // `may_step` reads has changed: on to the next step.
                     agent.report = Some(text.clone());
                 }
                 _ => {
                     let program = Self::program_at(agent, at).clone();
-                    if self.other_step(slot, &program, pc) == Flow::Stop {
+                    if self.other_step(slot, &program, pc) == Flow::Stop || !self.may_step(slot) {
                         return;
                     }
                 }
