@@ -77,7 +77,13 @@ impl<T> Window<T> {
             }
             _ => return self.others.insert(key, value),
         };
-        if offset >= self.slots.len() {
+        if offset == self.slots.len() {
+            // The common case: the next key, at the end.
+            self.slots.push_back(Some(value));
+            self.held += 1;
+            return None;
+        }
+        if offset > self.slots.len() {
             self.slots.resize_with(offset + 1, || None);
         }
         let old = self.slots[offset].replace(value);

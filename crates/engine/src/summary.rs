@@ -30,6 +30,29 @@ const OUTCOMES: [Outcome; 5] = [
     Outcome::Cancelled,
 ];
 
+/// Where a prompt can be shown, as tables and JSON name it, in their (alphabetical)
+/// order: counted by index, not looked up by name per prompt.
+const ROUTES: [&str; 3] = ["main", "terminal", "unrouted"];
+
+/// Where a prompt was shown, as [`ROUTES`]'s index (an enum, so that a waiting prompt's
+/// entry in `Summary::pending` takes 8 bytes).
+#[derive(Clone, Copy, Debug)]
+enum Shown {
+    Main = 0,
+    Terminal = 1,
+    Unrouted = 2,
+}
+
+/// Where a prompt was shown.
+#[inline]
+fn route_index(routed_to: Option<RoutedTo>) -> Shown {
+    match routed_to {
+        Some(RoutedTo::Main) => Shown::Main,
+        Some(RoutedTo::Terminal) => Shown::Terminal,
+        None => Shown::Unrouted,
+    }
+}
+
 /// Aggregate statistics of one run.
 ///
 /// ```
@@ -60,14 +83,16 @@ pub struct Summary {
     running_area: u128,
     area_to: u64,
     last_t: SimTime,
-    prompts_by_route: BTreeMap<&'static str, u64>,
+    /// Prompts shown, by where ([`ROUTES`]'s index; a route none was shown at has 0).
+    prompts_by_route: [u64; ROUTES.len()],
     auto_denied: u64,
     withdrawn: u64,
     /// Prompt number → where it was shown and its type's index in `prompt_types`, while
     /// it waits for an answer (one window for both: one insert and one remove a prompt).
-    pending: crate::ids::Window<(&'static str, usize)>,
-    /// Where a prompt was shown → the waits of its answered prompts, µs.
-    waits: BTreeMap<&'static str, Vec<u64>>,
+    pending: crate::ids::Window<(Shown, u32)>,
+    /// Where a prompt was shown ([`ROUTES`]'s index) → the waits of its answered prompts,
+    /// µs (empty: none answered there).
+    waits: [Vec<u64>; ROUTES.len()],
     finished: [u64; OUTCOMES.len()],
     /// Notifications by `what`, at [`Notice::ALL`]'s index.
     notifications: [u64; Notice::ALL.len()],
@@ -83,6 +108,12 @@ pub struct Summary {
     /// The type of the last prompt, with its index in `prompt_types`: the kernel hands
     /// out the same `Rc` again and again, so a pointer compare finds it.
     prompt_type_cache: Option<(Rc<str>, usize)>,
+    /// Whether `prompt_types` keep their statistics apart from the totals. Until then
+    /// there is at most one type, every prompt shown was of it and every answer and
+    /// withdrawal found its prompt, so its waits and queue are `prompt_waits` and
+    /// `prompt_queue` exactly: they are recorded once, and copied to the type when that
+    /// stops being true ([`Summary::prompt_types_apart`]).
+    types_apart: bool,
 }
 
 /// One agent type's prompts: waits of the answered ones (shown at or after the warm-up),
@@ -727,14 +758,15 @@ impl WaitStats {
         }
         let count = waits.len() as u64;
         let total: u128 = waits.iter().map(|&wait| u128::from(wait)).sum();
-        let mut sorted = waits.to_vec();
-        sorted.sort_unstable();
-        // Nearest rank: the smallest value with at least 95% of the waits at or below it.
+        // Nearest rank: the smallest value with at least 95% of the waits at or below it,
+        // the value a sort would put at `rank - 1` (selected, not sorted: linear time).
         let rank = (waits.len() * 95).div_ceil(100);
+        let mut copy = waits.to_vec();
+        let (_, p95, _) = copy.select_nth_unstable(rank - 1);
         WaitStats {
             count,
             mean_us: (total / u128::from(count)) as u64,
-            p95_us: sorted[rank - 1],
+            p95_us: *p95,
         }
     }
 }
@@ -986,27 +1018,38 @@ impl Summary {
                 if *auto_denied {
                     self.auto_denied += 1;
                 } else {
-                    let route = routed_to.map_or("unrouted", RoutedTo::as_str);
-                    *self.prompts_by_route.entry(route).or_default() += 1;
+                    let route = route_index(*routed_to);
+                    self.prompts_by_route[route as usize] += 1;
                     let index = self.prompt_type(agent_type);
-                    self.pending.insert(*prompt, (route, index));
+                    let entry = (route, index as u32);
+                    let replaced = self.pending.insert(*prompt, entry).is_some();
+                    if replaced && !self.types_apart {
+                        // The queue keeps its length, the type's count grows.
+                        self.prompt_types_apart();
+                    }
                     self.prompt_queue_changed(event.t);
-                    self.prompt_type_queue(index, event.t, 1);
+                    if self.types_apart {
+                        self.prompt_type_queue(index, event.t, 1);
+                    }
                 }
             }
             EventKind::PermissionAnswered {
                 waited_us, prompt, ..
             } => {
                 let pending = self.pending.remove(*prompt);
-                let route = pending.map_or("unrouted", |(route, _)| route);
-                self.waits.entry(route).or_default().push(*waited_us);
+                if pending.is_none() && !self.types_apart {
+                    self.prompt_types_apart();
+                }
+                let route = pending.map_or(route_index(None), |(route, _)| route);
+                self.waits[route as usize].push(*waited_us);
                 let shown_at = event.t.as_micros().saturating_sub(*waited_us);
                 let counted = shown_at >= self.load.warmup;
                 if counted {
                     self.prompt_waits.record(*waited_us);
                 }
                 self.prompt_queue_changed(event.t);
-                if let Some((_, index)) = pending {
+                if let Some((_, index)) = pending.filter(|_| self.types_apart) {
+                    let index = index as usize;
                     if counted {
                         self.prompt_types[index].1.waits.record(*waited_us);
                     }
@@ -1015,9 +1058,13 @@ impl Summary {
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
                 let pending = self.pending.remove(*prompt);
+                if pending.is_none() && !self.types_apart {
+                    self.prompt_types_apart();
+                }
                 self.withdrawn += 1;
                 self.prompt_queue_changed(event.t);
-                if let Some((_, index)) = pending {
+                if let Some((_, index)) = pending.filter(|_| self.types_apart) {
+                    let index = index as usize;
                     self.prompt_type_queue(index, event.t, -1);
                 }
             }
@@ -1080,10 +1127,26 @@ impl Summary {
         {
             Some(index) => index,
             None => {
+                if !self.prompt_types.is_empty() && !self.types_apart {
+                    // A second type: the first keeps its own statistics from now on.
+                    self.prompt_types_apart();
+                }
                 self.prompt_types
                     .push((agent_type.clone(), PromptStats::default()));
                 self.prompt_types.len() - 1
             }
+        }
+    }
+
+    /// The prompt types' statistics are kept apart from the totals from now on: the only
+    /// type so far (if any) starts from the totals, which were its statistics until now.
+    #[cold]
+    #[inline(never)]
+    fn prompt_types_apart(&mut self) {
+        self.types_apart = true;
+        if let Some((_, stats)) = self.prompt_types.first_mut() {
+            stats.waits = self.prompt_waits.clone();
+            stats.queue = self.prompt_queue.clone();
         }
     }
 
@@ -1101,14 +1164,21 @@ impl Summary {
         let end = self.last_t.as_micros();
         self.prompt_types
             .iter()
-            .map(|(agent_type, stats)| PromptTypeReport {
-                agent_type: agent_type.to_string(),
-                waits: seconds(stats.waits.distribution()),
-                queue: stats
-                    .queue
-                    .estimate(end, self.load.warmup)
-                    .clamped(0.0, f64::INFINITY),
-                queue_peak: stats.queue.peak,
+            .map(|(agent_type, stats)| {
+                // The only type, of every prompt: its statistics are the totals.
+                let (waits, queue) = if self.types_apart {
+                    (&stats.waits, &stats.queue)
+                } else {
+                    (&self.prompt_waits, &self.prompt_queue)
+                };
+                PromptTypeReport {
+                    agent_type: agent_type.to_string(),
+                    waits: seconds(waits.distribution()),
+                    queue: queue
+                        .estimate(end, self.load.warmup)
+                        .clamped(0.0, f64::INFINITY),
+                    queue_peak: queue.peak,
+                }
             })
             .collect()
     }
@@ -1283,8 +1353,26 @@ impl Summary {
     }
 
     /// Prompts shown, by where they were shown (`main`, `terminal`).
-    pub fn prompts_by_route(&self) -> &BTreeMap<&'static str, u64> {
-        &self.prompts_by_route
+    pub fn prompts_by_route(&self) -> BTreeMap<&'static str, u64> {
+        self.routes_shown().collect()
+    }
+
+    /// [`Summary::prompts_by_route`] in order, without the routes no prompt was shown at.
+    fn routes_shown(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        ROUTES
+            .into_iter()
+            .zip(self.prompts_by_route)
+            .filter(|(_, count)| *count > 0)
+    }
+
+    /// The answered prompts' waits by route in order, without the routes none was
+    /// answered at.
+    fn routes_waited(&self) -> impl Iterator<Item = (&'static str, &[u64])> + '_ {
+        ROUTES
+            .into_iter()
+            .zip(&self.waits)
+            .filter(|(_, waits)| !waits.is_empty())
+            .map(|(route, waits)| (route, &waits[..]))
     }
 
     /// Prompts auto-denied without being shown (PERM-5).
@@ -1295,7 +1383,11 @@ impl Summary {
     /// Wait statistics of the answered prompts that were shown at `route` (`main`: in the
     /// main session).
     pub fn waits(&self, route: &str) -> WaitStats {
-        WaitStats::of(self.waits.get(route).map_or(&[][..], |waits| &waits[..]))
+        let waits = ROUTES
+            .iter()
+            .position(|known| *known == route)
+            .map_or(&[][..], |index| &self.waits[index][..]);
+        WaitStats::of(waits)
     }
 
     /// Runs that ended with `outcome`.
@@ -1397,10 +1489,9 @@ impl Summary {
                 stream_rows(&mut row, "    ", stats, *retries);
             }
         }
-        let shown: u64 = self.prompts_by_route.values().sum();
+        let shown: u64 = self.prompts_by_route.iter().sum();
         let routes = self
-            .prompts_by_route
-            .iter()
+            .routes_shown()
             .map(|(route, count)| format!("{route} {count}"))
             .collect::<Vec<_>>()
             .join(", ");
@@ -1416,9 +1507,9 @@ impl Summary {
         if self.withdrawn > 0 {
             row("  withdrawn", self.withdrawn.to_string());
         }
-        for (route, waits) in &self.waits {
+        for (route, waits) in self.routes_waited() {
             let stats = WaitStats::of(waits);
-            let label = match *route {
+            let label = match route {
                 "main" => "  wait, main session".to_string(),
                 other => format!("  wait, {other}"),
             };
@@ -1544,14 +1635,14 @@ impl Summary {
         json.close();
         json.key("prompts").open();
         json.key("shown").open();
-        for (route, count) in &self.prompts_by_route {
-            json.key(route).u64(*count);
+        for (route, count) in self.routes_shown() {
+            json.key(route).u64(count);
         }
         json.close();
         json.key("auto_denied").u64(self.auto_denied);
         json.key("withdrawn").u64(self.withdrawn);
         json.key("wait").open();
-        for (route, waits) in &self.waits {
+        for (route, waits) in self.routes_waited() {
             let stats = WaitStats::of(waits);
             json.key(route).open();
             json.key("answered").u64(stats.count);
@@ -2373,6 +2464,80 @@ mod tests {
         let text = summary.render_text();
         assert!(text.contains("  type reviewer"), "{text}");
         assert!(text.contains("    prompt queue"), "{text}");
+    }
+
+    /// While every prompt is of one type, that type's statistics are the totals, kept
+    /// once; a second type, or an answer to a prompt never shown, copies them to the first
+    /// type, which goes on apart: its figures are those of the events of its own prompts.
+    #[test]
+    fn one_prompt_type_shares_the_totals_until_a_second_comes() {
+        let request = |millis: u64, prompt: u64, agent_type: &str| {
+            at(
+                millis,
+                EventKind::PermissionRequested {
+                    agent: agent(prompt as u32),
+                    agent_type: Rc::from(agent_type),
+                    tool: "Bash".into(),
+                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
+                    auto_denied: false,
+                    prompt,
+                },
+            )
+        };
+        let answer = |millis: u64, prompt: u64, waited_ms: u64| {
+            at(
+                millis,
+                EventKind::PermissionAnswered {
+                    agent: agent(prompt as u32),
+                    tool: "Bash".into(),
+                    answer: Answer::Approve,
+                    waited_us: waited_ms * 1_000,
+                    prompt,
+                },
+            )
+        };
+        let one_type = vec![
+            session(20),
+            request(0, 1, "reviewer"),
+            request(0, 2, "reviewer"),
+            answer(1_000, 1, 1_000),
+            answer(3_000, 2, 3_000),
+        ];
+        let summary = summarize(&one_type);
+        let (waits, queue, peak) = summary.prompt_report();
+        let by_type = summary.prompt_report_by_type();
+        assert_eq!(by_type.len(), 1);
+        assert_eq!(by_type[0].waits, waits);
+        // (The type's interval is clamped at 0, the total's is not.)
+        let clamped = queue.clamped(0.0, f64::INFINITY);
+        assert_eq!((by_type[0].queue, by_type[0].queue_peak), (clamped, peak));
+        assert_eq!((waits.count, peak), (2, 2));
+        // A second type after the first one's two answers: the reviewer's figures stay its
+        // own (2 waits, mean 2 s; 2 waiting in [0, 1) s, 1 in [1, 3), none in [3, 5)).
+        let mut two_types = one_type.clone();
+        two_types.push(request(4_000, 3, "main"));
+        two_types.push(answer(5_000, 3, 1_000));
+        let summary = summarize(&two_types);
+        let by_type = summary.prompt_report_by_type();
+        let (reviewer, main) = (&by_type[0], &by_type[1]);
+        assert_eq!((reviewer.waits.count, main.waits.count), (2, 1));
+        assert_eq!(reviewer.waits.mean.mean, 2.0);
+        assert_eq!((reviewer.queue_peak, main.queue_peak), (2, 1));
+        assert!(
+            (reviewer.queue.mean - 0.8).abs() < 1e-9,
+            "{:?}",
+            reviewer.queue
+        );
+        assert!((main.queue.mean - 0.2).abs() < 1e-9, "{:?}", main.queue);
+        assert_eq!(summary.prompt_report().0.count, 3);
+        // An answer to a prompt never shown counts in the totals only.
+        let mut unknown = one_type.clone();
+        unknown.push(answer(5_000, 9, 4_000));
+        let summary = summarize(&unknown);
+        let by_type = summary.prompt_report_by_type();
+        assert_eq!(summary.prompt_report().0.count, 3);
+        assert_eq!(by_type[0].waits.count, 2);
+        assert_eq!(by_type[0].waits.max, 3.0);
     }
 
     #[test]

@@ -298,7 +298,13 @@ impl Kernel<'_> {
     /// HOOK-1 / HOOK-4: `PreToolUse` / `PostToolUse` hooks for a tool call, matched on the
     /// tool's name.
     /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
+    #[inline]
     pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
+        // Most sessions have no hooks at all: two tests per call, not a look at the run.
+        self.session.hooks_present && self.tool_hooks_of(slot, tool, event)
+    }
+
+    fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
         let agent = self.agents.get(slot);
         let own: &[HookSpec] = match agent.type_index() {
             Some(index) => &self.session.types[index].def.hooks,
