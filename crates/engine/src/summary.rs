@@ -2393,33 +2393,40 @@ mod tests {
         );
     }
 
+    /// Prompt `prompt` of agent `a<prompt>` (of `agent_type`) shown at `millis`, routed to
+    /// main.
+    fn prompt_request(millis: u64, prompt: u64, agent_type: &str) -> Event {
+        at(
+            millis,
+            EventKind::PermissionRequested {
+                agent: agent(prompt as u32),
+                agent_type: Rc::from(agent_type),
+                tool: "Bash".into(),
+                routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
+                auto_denied: false,
+                prompt,
+            },
+        )
+    }
+
+    /// Prompt `prompt` approved at `millis` after `waited_ms`.
+    fn prompt_answer(millis: u64, prompt: u64, waited_ms: u64) -> Event {
+        at(
+            millis,
+            EventKind::PermissionAnswered {
+                agent: agent(prompt as u32),
+                tool: "Bash".into(),
+                answer: Answer::Approve,
+                waited_us: waited_ms * 1_000,
+                prompt,
+            },
+        )
+    }
+
     #[test]
     fn prompt_waits_and_queue_per_agent_type() {
-        let request = |millis: u64, prompt: u64, agent_type: &str| {
-            at(
-                millis,
-                EventKind::PermissionRequested {
-                    agent: agent(prompt as u32),
-                    agent_type: Rc::from(agent_type),
-                    tool: "Bash".into(),
-                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
-                    auto_denied: false,
-                    prompt,
-                },
-            )
-        };
-        let answer = |millis: u64, prompt: u64, waited_ms: u64| {
-            at(
-                millis,
-                EventKind::PermissionAnswered {
-                    agent: agent(prompt as u32),
-                    tool: "Bash".into(),
-                    answer: Answer::Approve,
-                    waited_us: waited_ms * 1_000,
-                    prompt,
-                },
-            )
-        };
+        let request = prompt_request;
+        let answer = prompt_answer;
         let events = vec![
             session(20),
             request(0, 1, "reviewer"),
@@ -2471,31 +2478,8 @@ mod tests {
     /// type, which goes on apart: its figures are those of the events of its own prompts.
     #[test]
     fn one_prompt_type_shares_the_totals_until_a_second_comes() {
-        let request = |millis: u64, prompt: u64, agent_type: &str| {
-            at(
-                millis,
-                EventKind::PermissionRequested {
-                    agent: agent(prompt as u32),
-                    agent_type: Rc::from(agent_type),
-                    tool: "Bash".into(),
-                    routed_to: Some(subsim_rules::prompt::RoutedTo::Main),
-                    auto_denied: false,
-                    prompt,
-                },
-            )
-        };
-        let answer = |millis: u64, prompt: u64, waited_ms: u64| {
-            at(
-                millis,
-                EventKind::PermissionAnswered {
-                    agent: agent(prompt as u32),
-                    tool: "Bash".into(),
-                    answer: Answer::Approve,
-                    waited_us: waited_ms * 1_000,
-                    prompt,
-                },
-            )
-        };
+        let request = prompt_request;
+        let answer = prompt_answer;
         let one_type = vec![
             session(20),
             request(0, 1, "reviewer"),
