@@ -105,14 +105,6 @@ impl<T> Window<T> {
         }
     }
 
-    /// Whether a value is held at `key`.
-    pub(crate) fn contains_key(&self, key: u64) -> bool {
-        match self.slot(key) {
-            Some(slot) => self.slots[slot].is_some(),
-            None => self.others.contains_key(&key),
-        }
-    }
-
     /// Takes the value at `key`.
     pub(crate) fn remove(&mut self, key: u64) -> Option<T> {
         let Some(slot) = self.slot(key) else {
@@ -127,6 +119,19 @@ impl<T> Window<T> {
             self.base += 1;
         }
         Some(value)
+    }
+
+    /// The smallest key held.
+    pub(crate) fn first_key(&self) -> Option<u64> {
+        // `slots` never starts with an empty slot (`insert` restarts the window at its key
+        // when it holds nothing, `remove` drops the empty slots at the front), so while it
+        // holds a value its first key is `base`.
+        let window = (self.held > 0).then_some(self.base);
+        let apart = self.others.keys().next().copied();
+        match (window, apart) {
+            (Some(window), Some(apart)) => Some(window.min(apart)),
+            (window, apart) => window.or(apart),
+        }
     }
 
     /// Where `key` is in `slots`, if it is in the window's range.
@@ -166,9 +171,9 @@ mod tests {
             } else {
                 assert_eq!(window.insert(key, round), map.insert(key, round));
             }
-            assert_eq!(window.contains_key(key), map.contains_key(&key));
             assert_eq!(window.get(key), map.get(&key));
             assert_eq!(window.len(), map.len());
+            assert_eq!(window.first_key(), map.keys().next().copied());
         }
         let keys: Vec<u64> = map.keys().copied().collect();
         for key in keys {

@@ -112,7 +112,7 @@ impl Kernel<'_> {
                     Some("Q-38"),
                     EventKind::PermissionWithdrawn {
                         agent: reference,
-                        tool: pending.tool,
+                        tool: pending.call().name.clone(),
                         prompt: number,
                     },
                 );

@@ -285,12 +285,27 @@ struct TypeDef {
     behavior: Program,
 }
 
+/// A prompt shown and not yet answered: 32 bytes, so that tens of thousands waiting at
+/// once (issue #7, W4) are few cache lines and pages. The call asked about is the `tool`
+/// step at `pc` of `program` ([`PendingPrompt::call`]), not a copy of its name, input and
+/// duration (72 bytes).
 struct PendingPrompt {
+    /// The program holding the call (the run's own, or a `repeat` body).
+    program: Program,
+    /// The index of the `tool` step in `program`.
+    pc: u32,
     slot: u32,
-    tool: Rc<str>,
-    input: Option<Rc<str>>,
     asked_at: SimTime,
-    duration: Option<Dist>,
+}
+
+impl PendingPrompt {
+    /// The tool call the prompt asks about.
+    fn call(&self) -> &ToolCall {
+        match &self.program[self.pc as usize] {
+            Step::Tool(call) => call,
+            _ => unreachable!("a pending prompt points at the tool step that asked it"),
+        }
+    }
 }
 
 /// The kernel: its named parts, and the two hooks a run can be driven through. Each part
@@ -362,9 +377,10 @@ struct Person {
     answers: Vec<crate::spec::AnswerRule>,
     think: Dist,
     actions: Vec<crate::spec::UserAction>,
+    /// Prompts shown and not yet answered, by number. Numbers are handed out in the
+    /// order prompts are shown, so the next one the person answers is the first held
+    /// that is not `busy` (no queue apart: `Window::first_key`).
     prompts: crate::ids::Window<PendingPrompt>,
-    /// Prompts waiting for the person, in the order they are shown.
-    queue: VecDeque<u64>,
     /// The prompt the person is thinking about.
     busy: Option<u64>,
     next_prompt: u64,
@@ -726,7 +742,6 @@ impl<'s> Kernel<'s> {
                 think: spec.user.think,
                 actions: spec.user.actions.clone(),
                 prompts: crate::ids::Window::default(),
-                queue: VecDeque::new(),
                 busy: None,
                 next_prompt: 1,
                 grants: Vec::new(),

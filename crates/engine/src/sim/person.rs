@@ -10,14 +10,12 @@ impl Kernel<'_> {
         if self.person.busy.is_some() {
             return;
         }
-        while let Some(number) = self.person.queue.pop_front() {
-            if self.person.prompts.contains_key(number) {
-                let think = self.person.think.sample(&mut self.person.rng);
-                self.person.busy = Some(number);
-                let at = self.clock.now.plus(think);
-                self.clock.schedule(at, Wake::Answer(number));
-                return;
-            }
+        // Not busy: every prompt held waits, and the first shown is the first number.
+        if let Some(number) = self.person.prompts.first_key() {
+            let think = self.person.think.sample(&mut self.person.rng);
+            self.person.busy = Some(number);
+            let at = self.clock.now.plus(think);
+            self.clock.schedule(at, Wake::Answer(number));
         }
     }
 
@@ -30,6 +28,7 @@ impl Kernel<'_> {
             return;
         };
         let reference = self.agents.get(pending.slot).reference();
+        let call = pending.call();
         let answer = self
             .person
             .answers
@@ -38,10 +37,7 @@ impl Kernel<'_> {
                 rule.agent
                     .as_deref()
                     .is_none_or(|agent| reference.is(agent))
-                    && rule
-                        .tool
-                        .as_deref()
-                        .is_none_or(|tool| tool == &*pending.tool)
+                    && rule.tool.as_deref().is_none_or(|tool| tool == &*call.name)
                     && rule.prompt.is_none_or(|prompt| prompt == number)
             })
             .map_or(self.person.answer, |rule| rule.answer);
@@ -55,17 +51,16 @@ impl Kernel<'_> {
             Some(rule),
             EventKind::PermissionAnswered {
                 agent: reference.clone(),
-                tool: pending.tool.clone(),
+                tool: call.name.clone(),
                 answer,
                 waited_us: waited,
                 prompt: number,
             },
         );
-        if answer == Answer::ApproveSession
-            && !self.person.grants.iter().any(|t| **t == *pending.tool)
+        if answer == Answer::ApproveSession && !self.person.grants.iter().any(|t| **t == *call.name)
         {
             // PERM-6: the grant applies session-wide, main included.
-            self.person.grants.push(pending.tool.to_string());
+            self.person.grants.push(call.name.to_string());
         }
         let allowed = answer != Answer::Deny;
         let reason = (!allowed).then_some(ToolRefusal::Denied);
@@ -73,24 +68,24 @@ impl Kernel<'_> {
             Some(if allowed { "PERM-3" } else { "PERM-4" }),
             EventKind::ToolCalled {
                 agent: reference,
-                tool: pending.tool.clone(),
+                tool: call.name.clone(),
                 allowed,
                 reason,
-                input: pending.input.clone(),
+                input: call.input.clone(),
                 permission_rule: None,
             },
         );
         if allowed {
             let _ = self.tool_hooks(
                 pending.slot,
-                &pending.tool,
+                &call.name,
                 subsim_rules::hooks::HookEvent::PostToolUse,
             );
         }
         let agent = self.agents.get_mut(pending.slot);
         agent.block = Block::Ready;
         // PERM-4: Esc denies the call only; the run goes on.
-        let blocked = allowed && self.tool_runs(pending.slot, pending.duration) == Flow::Stop;
+        let blocked = allowed && self.tool_runs(pending.slot, call.duration) == Flow::Stop;
         if !blocked {
             self.wake_now(pending.slot);
         }

@@ -152,7 +152,7 @@ impl Kernel<'_> {
             Step::Work(_) | Step::Sleep(_) | Step::Report(_) => {
                 unreachable!("advance takes work, sleep and report steps itself")
             }
-            Step::Tool(call) => return self.tool_call(slot, call),
+            Step::Tool(call) => return self.tool_call(slot, call, program, pc),
             Step::Spawn(spec) => return self.spawn_step(slot, std::slice::from_ref(spec), program),
             Step::SpawnTogether(specs) => return self.spawn_step(slot, specs, program),
             Step::Send(send) => {
@@ -264,8 +264,14 @@ impl Kernel<'_> {
         self.finish(slot, Outcome::Completed, None, None);
     }
 
-    /// A `tool` step. `Flow::Stop` if the run blocked.
-    pub(super) fn tool_call(&mut self, slot: u32, call: &ToolCall) -> Flow {
+    /// A `tool` step: `call`, at `pc` of `program`. `Flow::Stop` if the run blocked.
+    pub(super) fn tool_call(
+        &mut self,
+        slot: u32,
+        call: &ToolCall,
+        program: &Program,
+        pc: usize,
+    ) -> Flow {
         let agent = self.agents.get(slot);
         let reference = agent.reference();
         let tool: Rc<str> = call.name.clone();
@@ -415,23 +421,21 @@ impl Kernel<'_> {
                         self.emit(
                             Some(rule),
                             EventKind::PermissionRequested {
-                                agent: reference.clone(),
-                                agent_type: agent_type.clone(),
-                                tool: tool.clone(),
+                                agent: reference,
+                                agent_type,
+                                tool,
                                 routed_to: route.routed_to(),
                                 auto_denied: false,
                                 prompt: number,
                             },
                         );
                         let pending = PendingPrompt {
+                            program: program.clone(),
+                            pc: pc as u32,
                             slot,
-                            tool,
-                            input,
                             asked_at: self.clock.now,
-                            duration: call.duration,
                         };
                         self.person.prompts.insert(number, pending);
-                        self.person.queue.push_back(number);
                         let agent = self.agents.get_mut(slot);
                         agent.block = Block::Prompt(number);
                         self.person_next();
