@@ -464,10 +464,14 @@ pub(super) const fn spread<const N: usize>(offsets: [usize; N]) -> [bool; N] {
     }
 }
 
-/// The agent slab (main in slot 0) and its indexes.
-/// The number of records from which the slab grows fourfold ([`Agents::new_slot`]).
-const BIG_SLAB: usize = 1 << 16;
+/// The number of records from which the slab grows fourfold, and to at least
+/// [`SLAB_RESERVE`] records ([`Agents::new_slot`]).
+const BIG_SLAB: usize = 1 << 10;
 
+/// The least capacity of a slab grown past [`BIG_SLAB`] records: 262,144 records.
+const SLAB_RESERVE: usize = 1 << 18;
+
+/// The agent slab (main in slot 0) and its indexes.
 pub(super) struct Agents {
     /// The records by slot; a vacant one (released) is skipped by every accessor.
     slots: Vec<Agent>,
@@ -507,18 +511,23 @@ impl Agents {
         (slot, gen)
     }
 
-    /// The slot a new record goes in (the end of the slab). A full slab of [`BIG_SLAB`]
-    /// records or more is first grown to four times its size, not two: each growth copies
-    /// every record into memory touched for the first time, so quadrupling copies a third
-    /// of the records doubling does (issue #7, W2: a million agents were 210 MB copied, and
-    /// as much fresh memory faulted in, on the way). Capacity past the last record is
-    /// never written, so it takes no memory. Out of line: inside `add`, the check cost W1
-    /// 45 instructions per arrival in the path that reuses a slot.
+    /// The slot a new record goes in (the end of the slab). Up to [`BIG_SLAB`] records
+    /// the slab doubles, as any vector. A full slab of [`BIG_SLAB`] records or more is
+    /// first grown to four times its size and to at least [`SLAB_RESERVE`] records: each
+    /// growth copies every record into memory touched for the first time, so quadrupling
+    /// copies a third of the records doubling does (issue #7, W2: a million agents were
+    /// 210 MB copied, and as much fresh memory faulted in, on the way), and a run that
+    /// holds a thousand agents at once is a load test that will likely hold many more
+    /// (issue #7, W4: on the way to its 80,000 agents waiting on prompts, doubling to
+    /// 65,536 records copied 26 MB into fresh memory, 42 MB of its 73 MB peak RSS with the
+    /// 16 MB of records). Capacity past the last record is never written, so it takes no
+    /// memory, only address space (52 MB at [`SLAB_RESERVE`]). Out of line: inside `add`,
+    /// the check cost W1 45 instructions per arrival in the path that reuses a slot.
     #[inline(never)]
     fn new_slot(&mut self) -> u32 {
         let len = self.slots.len();
         if len == self.slots.capacity() && len >= BIG_SLAB {
-            self.slots.reserve_exact(3 * len);
+            self.slots.reserve_exact((4 * len).max(SLAB_RESERVE) - len);
         }
         len as u32
     }
