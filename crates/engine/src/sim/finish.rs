@@ -437,8 +437,26 @@ impl Kernel<'_> {
     }
 
     /// NOTIFY-13, SCAN, HANDBACK-8: the text the recipient reads of a finished run's report.
-    /// Runs without a report and without an error to name deliver no text event.
-    pub(super) fn deliver_report(
+    /// Runs without a report and without an error to name deliver no text event: that is
+    /// decided here, inline in `finish`, so that such a run (every run of W1) makes no call.
+    #[inline(always)]
+    fn deliver_report(
+        &mut self,
+        slot: u32,
+        to_id: AgentId,
+        to_name: &Option<Rc<str>>,
+        outcome: Outcome,
+        detail: Option<&str>,
+    ) {
+        let failed_with_detail = outcome == Outcome::Failed && detail.is_some();
+        if self.agents.get(slot).report.is_some() || failed_with_detail {
+            self.deliver_text(slot, to_id, to_name, outcome, detail);
+        }
+    }
+
+    /// [`Kernel::deliver_report`] of a run with a report or an error to name.
+    #[inline(never)]
+    fn deliver_text(
         &mut self,
         slot: u32,
         to_id: AgentId,
