@@ -376,6 +376,9 @@ struct Person {
     /// `user.answers`: per-prompt answers, first match wins.
     answers: Vec<crate::spec::AnswerRule>,
     think: Dist,
+    /// The sampler of `think` when it is `exp(…)`: its own, as the kernel's
+    /// (`Caches::exp`) serves the runs' draws in between (see `dist::ExpCache`).
+    think_exp: crate::dist::ExpCache,
     actions: Vec<crate::spec::UserAction>,
     /// Prompts shown and not yet answered, by number. Numbers are handed out in the
     /// order prompts are shown, so the next one the person answers is the first held
@@ -423,6 +426,9 @@ struct Caches {
     removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
     /// The last report delivery built, reused for the same text delivered the same way.
     last_delivery: Option<finish::Delivered>,
+    /// The last tool list and tool name a tool call was checked with, and whether the
+    /// list has the tool (`steps::has_tool`).
+    last_tool_check: Option<(ToolList, Rc<str>, bool)>,
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
     exp: crate::dist::ExpCache,
     /// The runs' behaviour streams being drawn from (see `streams.rs`).
@@ -740,6 +746,7 @@ impl<'s> Kernel<'s> {
                 answer: spec.user.answer,
                 answers: spec.user.answers.clone(),
                 think: spec.user.think,
+                think_exp: crate::dist::ExpCache::default(),
                 actions: spec.user.actions.clone(),
                 prompts: crate::ids::Window::default(),
                 busy: None,
@@ -763,6 +770,7 @@ impl<'s> Kernel<'s> {
                 last_spec: None,
                 removals: BTreeMap::new(),
                 last_delivery: None,
+                last_tool_check: None,
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),
                 limit_message: Rc::from(messages::CONCURRENT_LIMIT),

@@ -12,7 +12,8 @@ impl Kernel<'_> {
         }
         // Not busy: every prompt held waits, and the first shown is the first number.
         if let Some(number) = self.person.prompts.first_key() {
-            let think = self.person.think.sample(&mut self.person.rng);
+            let person = &mut self.person;
+            let think = person.think_exp.sample(&person.think, &mut person.rng);
             self.person.busy = Some(number);
             let at = self.clock.now.plus(think);
             self.clock.schedule(at, Wake::Answer(number));

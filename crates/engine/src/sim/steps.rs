@@ -4,6 +4,28 @@ use subsim_rules::{depth, handback, tools};
 
 use super::*;
 
+/// TOOLS-4: whether the run's `tools` have `tool`. A run makes the same call with the
+/// same shared list and name again and again (every run of a load): the last answer is
+/// `kept` with the list and the name, and reused while both are the same objects (kept
+/// alive by it, so no other object takes their address), without comparing names. In
+/// debug builds a kept answer is checked against a fresh one.
+#[inline]
+fn has_tool(
+    kept: &mut Option<(ToolList, Rc<str>, bool)>,
+    tools: &ToolList,
+    tool: &Rc<str>,
+) -> bool {
+    if let Some((kept_tools, kept_tool, given)) = kept {
+        if Rc::ptr_eq(kept_tools, tools) && Rc::ptr_eq(kept_tool, tool) {
+            debug_assert_eq!(*given, tools.iter().any(|t| **t == **tool));
+            return *given;
+        }
+    }
+    let given = tools.iter().any(|t| **t == **tool);
+    *kept = Some((tools.clone(), tool.clone(), given));
+    given
+}
+
 /// Where a run's next step lies (see [`Kernel::next_step`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum StepIn {
@@ -276,7 +298,11 @@ impl Kernel<'_> {
         let reference = agent.reference();
         let tool: Rc<str> = call.name.clone();
         let input: Option<Rc<str>> = call.input.clone();
-        if !agent.profile.tools.iter().any(|t| **t == *call.name) {
+        if !has_tool(
+            &mut self.caches.last_tool_check,
+            &agent.profile.tools,
+            &call.name,
+        ) {
             // TOOLS-4: a tool the run was not given cannot be called; the trace says which
             // step of the resolution removed it, and by which rule.
             let (reason, rule) = self.removal_of(slot, &call.name);
@@ -573,4 +599,27 @@ pub(super) struct RemovalKey {
     background: bool,
     teammate: bool,
     permission_mode: PermissionMode,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept answer is the same as a fresh one for the same list and name, and a list
+    /// or a name that is another object (even with the same text) is checked afresh.
+    #[test]
+    fn has_tool_keeps_the_answer_of_the_same_list_and_name() {
+        let tools: ToolList = vec![Rc::from("Agent"), Rc::from("Bash")].into();
+        let bash: Rc<str> = Rc::from("Bash");
+        let edit: Rc<str> = Rc::from("Edit");
+        let mut kept = None;
+        assert!(has_tool(&mut kept, &tools, &bash));
+        assert!(has_tool(&mut kept, &tools, &bash));
+        assert!(!has_tool(&mut kept, &tools, &edit));
+        assert!(!has_tool(&mut kept, &tools, &edit));
+        let other: ToolList = vec![Rc::from("Edit")].into();
+        assert!(has_tool(&mut kept, &other, &edit));
+        assert!(!has_tool(&mut kept, &other, &bash));
+        assert!(has_tool(&mut kept, &tools, &Rc::from("Bash")));
+    }
 }
