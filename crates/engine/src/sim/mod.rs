@@ -68,12 +68,49 @@ macro_rules! sink_hot {
     };
 }
 
+/// Sets a kept event's shared string to `value`: nothing to do when it holds the same
+/// one already (the usual case: a load run's calls share their tool's name and input).
+#[inline]
+fn keep(kept: &mut Rc<str>, value: &Rc<str>) {
+    if !Rc::ptr_eq(kept, value) {
+        *kept = value.clone();
+    }
+}
+
+/// [`keep`] for an optional shared string.
+#[inline]
+fn keep_option(kept: &mut Option<Rc<str>>, value: &Option<Rc<str>>) {
+    match (kept.as_mut(), value) {
+        (Some(kept), Some(value)) => keep(kept, value),
+        (None, None) => {}
+        _ => *kept = value.clone(),
+    }
+}
+
 /// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
 /// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
 /// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
 /// hands the event to the sink — unless a safety limit has ended the trace (then the
 /// block does not run).
 macro_rules! emit_hot {
+    // A prompt's events (`HotEvents::prompt`), which have no `Sink` method of their own.
+    ($kernel:expr, prompt.$which:ident, $rule:expr, |$kind:ident| $fill:block) => {
+        if $kernel.trace.limit.is_none() {
+            let now = $kernel.clock.now;
+            let event = &mut $kernel.trace.hot.prompt.$which;
+            event.t = now;
+            event.seq = $kernel.trace.seq;
+            event.rule = $rule;
+            let $kind = &mut event.kind;
+            $fill
+            $kernel.trace.seq += 1;
+            $kernel.trace.last_time = now;
+            $kernel.trace.sink.event(&$kernel.trace.hot.prompt.$which);
+            if $kernel.trace.seq >= $kernel.trace.limits.max_events {
+                $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
+            }
+        }
+    };
     ($kernel:expr, $which:ident, $rule:expr, |$kind:ident| $fill:block) => {
         if $kernel.trace.limit.is_none() {
             let now = $kernel.clock.now;
@@ -455,7 +492,8 @@ struct Trace<'s> {
 }
 
 /// One kept [`Event`] for each kind a load run writes for every arrival (a request, a
-/// refusal, a start, an end, a notification, a report delivered as the last one was). `emit_hot!` writes a new event's fields
+/// refusal, a start, an end, a notification, a report delivered as the last one was; and
+/// a prompt's request, answer and tool call). `emit_hot!` writes a new event's fields
 /// into the kept one, in place, and hands it to the sink: an event built anew was written
 /// field by field into a temporary and then copied whole into the `Event` with wider
 /// loads, which stalled on store forwarding (the copies of `finish_run`'s two events were
@@ -470,6 +508,19 @@ struct HotEvents {
     notification: Event,
     /// A report delivered again as the last one was (`Caches::last_delivery`).
     delivered: Event,
+    /// The events of a prompt shown and answered (issue #7, W4), kept apart (boxed): a run
+    /// without prompts carries one pointer more, not three more events.
+    prompt: Box<PromptEvents>,
+}
+
+/// The kept events of a prompt (see [`HotEvents`]).
+struct PromptEvents {
+    /// A prompt shown to the person (`permission_requested`, not auto-denied).
+    prompted: Event,
+    /// A prompt answered (`permission_answered`).
+    answered: Event,
+    /// A tool call answered by the person (`tool_called`).
+    tool_called: Event,
 }
 
 impl HotEvents {
@@ -529,6 +580,31 @@ impl HotEvents {
                 text: empty.clone(),
                 scan: None,
                 review: None,
+            }),
+            prompt: Box::new(PromptEvents {
+                prompted: event(EventKind::PermissionRequested {
+                    agent: nobody(),
+                    agent_type: empty.clone(),
+                    tool: empty.clone(),
+                    routed_to: None,
+                    auto_denied: false,
+                    prompt: 0,
+                }),
+                answered: event(EventKind::PermissionAnswered {
+                    agent: nobody(),
+                    tool: empty.clone(),
+                    answer: Answer::Approve,
+                    waited_us: 0,
+                    prompt: 0,
+                }),
+                tool_called: event(EventKind::ToolCalled {
+                    agent: nobody(),
+                    tool: empty.clone(),
+                    allowed: false,
+                    reason: None,
+                    input: None,
+                    permission_rule: None,
+                }),
             }),
         }
     }

@@ -17,9 +17,14 @@ impl Kernel<'_> {
             self.person.busy = Some(number);
             let at = self.clock.now.plus(think);
             self.clock.schedule(at, Wake::Answer(number));
+            self.load_answer_ahead(number);
         }
     }
 
+    /// The person answers prompt `number` (its `Wake::Answer`). Out of line: only runs with
+    /// prompts take it, and inlined it made `dispatch` too large to be inlined into the
+    /// run loop (+49 instructions per W1 arrival).
+    #[inline(never)]
     pub(super) fn answer(&mut self, number: u64) {
         if self.person.busy == Some(number) {
             self.person.busy = None;
@@ -48,16 +53,23 @@ impl Kernel<'_> {
             Answer::Deny => "PERM-4",
             Answer::Approve => "PERM-3",
         };
-        self.emit(
-            Some(rule),
-            EventKind::PermissionAnswered {
-                agent: reference.clone(),
-                tool: call.name.clone(),
-                answer,
-                waited_us: waited,
-                prompt: number,
-            },
-        );
+        emit_hot!(self, prompt.answered, Some(rule), |kind| {
+            if let EventKind::PermissionAnswered {
+                agent,
+                tool,
+                answer: kept_answer,
+                waited_us,
+                prompt,
+            } = kind
+            {
+                agent.id = reference.id;
+                agent.name.clone_from(&reference.name);
+                keep(tool, &call.name);
+                *kept_answer = answer;
+                *waited_us = waited;
+                *prompt = number;
+            }
+        });
         if answer == Answer::ApproveSession && !self.person.grants.iter().any(|t| **t == *call.name)
         {
             // PERM-6: the grant applies session-wide, main included.
@@ -65,17 +77,26 @@ impl Kernel<'_> {
         }
         let allowed = answer != Answer::Deny;
         let reason = (!allowed).then_some(ToolRefusal::Denied);
-        self.emit(
-            Some(if allowed { "PERM-3" } else { "PERM-4" }),
-            EventKind::ToolCalled {
-                agent: reference,
-                tool: call.name.clone(),
-                allowed,
-                reason,
-                input: call.input.clone(),
-                permission_rule: None,
-            },
-        );
+        let rule = if allowed { "PERM-3" } else { "PERM-4" };
+        emit_hot!(self, prompt.tool_called, Some(rule), |kind| {
+            if let EventKind::ToolCalled {
+                agent,
+                tool,
+                allowed: kept_allowed,
+                reason: kept_reason,
+                input,
+                permission_rule,
+            } = kind
+            {
+                agent.id = reference.id;
+                agent.name = reference.name;
+                keep(tool, &call.name);
+                *kept_allowed = allowed;
+                *kept_reason = reason;
+                keep_option(input, &call.input);
+                *permission_rule = None;
+            }
+        });
         if allowed {
             let _ = self.tool_hooks(
                 pending.slot,

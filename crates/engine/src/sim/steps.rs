@@ -444,17 +444,26 @@ impl Kernel<'_> {
                         Flow::Continue
                     }
                     Route::Terminal(rule) | Route::Main(rule) => {
-                        self.emit(
-                            Some(rule),
-                            EventKind::PermissionRequested {
-                                agent: reference,
-                                agent_type,
-                                tool,
-                                routed_to: route.routed_to(),
-                                auto_denied: false,
-                                prompt: number,
-                            },
-                        );
+                        let route = route.routed_to();
+                        emit_hot!(self, prompt.prompted, Some(rule), |kind| {
+                            if let EventKind::PermissionRequested {
+                                agent,
+                                agent_type: kept_type,
+                                tool: kept_tool,
+                                routed_to,
+                                auto_denied,
+                                prompt,
+                            } = kind
+                            {
+                                agent.id = reference.id;
+                                agent.name = reference.name;
+                                keep(kept_type, &agent_type);
+                                keep(kept_tool, &tool);
+                                *routed_to = route;
+                                *auto_denied = false;
+                                *prompt = number;
+                            }
+                        });
                         let pending = PendingPrompt {
                             program: program.clone(),
                             pc: pc as u32,
