@@ -108,11 +108,13 @@ impl Kernel<'_> {
             let reference = agent.reference();
             // a pending prompt is withdrawn when its run ends.
             if let Some(pending) = self.person.prompts.remove(number) {
+                let program = PendingPrompt::program(self.agents.get(slot));
+                let tool = pending.call(program).name.clone();
                 self.emit(
                     Some("Q-38"),
                     EventKind::PermissionWithdrawn {
                         agent: reference,
-                        tool: pending.call().name.clone(),
+                        tool,
                         prompt: number,
                     },
                 );

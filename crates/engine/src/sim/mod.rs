@@ -322,23 +322,44 @@ struct TypeDef {
     behavior: Program,
 }
 
-/// A prompt shown and not yet answered: 32 bytes, so that tens of thousands waiting at
-/// once (issue #7, W4) are few cache lines and pages. The call asked about is the `tool`
-/// step at `pc` of `program` ([`PendingPrompt::call`]), not a copy of its name, input and
-/// duration (72 bytes).
+/// A prompt shown and not yet answered: 16 bytes, `Option` included, so that tens of
+/// thousands waiting at once (issue #7, W4) are few cache lines and pages (a copy of the
+/// call's name, input and duration was 72 bytes; the call's program and index, 32). The
+/// call asked about is the `tool` step its run took last: a run blocked on a prompt takes
+/// no step until the prompt is answered or withdrawn, so the step is still in the program
+/// [`PendingPrompt::program`] finds.
 struct PendingPrompt {
-    /// The program holding the call (the run's own, or a `repeat` body).
-    program: Program,
-    /// The index of the `tool` step in `program`.
-    pc: u32,
     slot: u32,
+    /// The index of the `tool` step in its program, plus one (so that an `Option` of it
+    /// needs no tag of its own).
+    step: std::num::NonZeroU32,
     asked_at: SimTime,
 }
 
 impl PendingPrompt {
-    /// The tool call the prompt asks about.
-    fn call(&self) -> &ToolCall {
-        match &self.program[self.pc as usize] {
+    /// A prompt of the run in `slot`, asking about the `tool` step at `pc` of its program.
+    fn new(slot: u32, pc: usize, asked_at: SimTime) -> PendingPrompt {
+        PendingPrompt {
+            slot,
+            step: std::num::NonZeroU32::MIN.saturating_add(pc as u32),
+            asked_at,
+        }
+    }
+
+    /// The program `agent` took its last step from: its innermost `repeat` body, or its
+    /// own program when it runs none (`Kernel::next_step` takes a step of its own program
+    /// only once no frame is left).
+    fn program(agent: &Agent) -> &Program {
+        match agent.stack().last() {
+            Some(frame) => &frame.program,
+            None => &agent.program,
+        }
+    }
+
+    /// The tool call the prompt asks about, in `program` (its run's,
+    /// [`PendingPrompt::program`]).
+    fn call<'p>(&self, program: &'p Program) -> &'p ToolCall {
+        match &program[self.step.get() as usize - 1] {
             Step::Tool(call) => call,
             _ => unreachable!("a pending prompt points at the tool step that asked it"),
         }

@@ -33,8 +33,10 @@ impl Kernel<'_> {
             self.person_next();
             return;
         };
-        let reference = self.agents.get(pending.slot).reference();
-        let call = pending.call();
+        let agent = self.agents.get(pending.slot);
+        let reference = agent.reference();
+        let program = PendingPrompt::program(agent).clone();
+        let call = pending.call(&program);
         let answer = self
             .person
             .answers
@@ -112,5 +114,17 @@ impl Kernel<'_> {
             self.wake_now(pending.slot);
         }
         self.person_next();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A waiting prompt's size, pinned: W4 holds 80,000 of them at once in the prompts
+    /// window, an `Option` each.
+    #[test]
+    fn pending_prompt_size_is_pinned() {
+        assert_eq!(std::mem::size_of::<Option<PendingPrompt>>(), 16);
     }
 }

@@ -464,12 +464,11 @@ impl Kernel<'_> {
                                 *prompt = number;
                             }
                         });
-                        let pending = PendingPrompt {
-                            program: program.clone(),
-                            pc: pc as u32,
-                            slot,
-                            asked_at: self.clock.now,
-                        };
+                        debug_assert!(
+                            Rc::ptr_eq(program, PendingPrompt::program(self.agents.get(slot))),
+                            "the answer finds the call in the program the run took it from"
+                        );
+                        let pending = PendingPrompt::new(slot, pc, self.clock.now);
                         self.person.prompts.insert(number, pending);
                         let agent = self.agents.get_mut(slot);
                         agent.block = Block::Prompt(number);
