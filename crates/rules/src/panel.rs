@@ -1400,6 +1400,19 @@ pub fn session_has_panel(kind: SessionKind) -> (bool, RuleId) {
     (kind.is_interactive(), "PANEL-1")
 }
 
+/// PANEL-3 / Q-21, for an engine that keeps no [`Panel`] in a session that has one (a load
+/// run's, whose rows nobody reads): is the row of a run that failed or was stopped at
+/// `finished_at` still in the panel at `at`? Only a background run or a fork has a row
+/// (`has_rows`, Q-21), and it is kept for the half-open window `finished_at ≤ at <
+/// finished_at + 30 s`. Without a panel model `x` clears nothing, so it cannot have been
+/// dismissed. Where a [`Panel`] is kept, ask [`Panel::has_row`] instead.
+pub fn failed_row_kept(has_rows: bool, finished_at: Micros, at: Micros) -> (bool, RuleId) {
+    (
+        has_rows && at < finished_at.saturating_add(RETENTION),
+        "PANEL-3",
+    )
+}
+
 /// PANEL-7: what `x` does on `row`, given whether its agent is running and whether its
 /// transcript was opened with `Enter`.
 pub fn x_key(row: RowId, running: bool, transcript_open: bool) -> (XAction, RuleId) {
@@ -1822,6 +1835,22 @@ mod tests {
         success.on_finish(1, FinishKind::Success, S);
         assert_eq!(success.on_dismiss(1, S, &g), (false, "PANEL-3"));
         assert_eq!(success.on_dismiss(1, S, &gates(231)), (true, "PANEL-3"));
+    }
+
+    #[test]
+    fn failed_row_kept_agrees_with_has_row_at_the_window_s_edges() {
+        let g = gates(292);
+        let mut panel = Panel::new();
+        panel.on_start(bg(1, "r"), 0);
+        panel.on_finish(1, FinishKind::Stopped, S);
+        for at in [S, S + RETENTION - 1, S + RETENTION, S + RETENTION + 1] {
+            assert_eq!(
+                failed_row_kept(true, S, at),
+                (panel.has_row(1, at, &g), "PANEL-3"),
+                "{at}"
+            );
+        }
+        assert!(!failed_row_kept(false, S, S).0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! RESUME — what a SendMessage does with the agent it names: deliver to a running one
-//! (Q-8, NOTIFY-9), resume a finished one (CAP-7), or refuse (RESUME-3/5/10/12).
+//! (Q-8, NOTIFY-9), resume a finished one (CAP-7), or refuse (RESUME-3/5/10/12); and what
+//! the person typing into a finished agent's transcript does (RESUME-11, Q-7).
 
 use crate::{Gates, RuleId};
 
@@ -96,6 +97,79 @@ pub fn send(to: &Addressee, gates: &Gates) -> Send {
     Send::Resumed(crate::cap::Unchecked::Resume.rule())
 }
 
+/// Where a finished agent's row is when the person types into its transcript (RESUME-11
+/// asks whether the row is "still in the subagent panel").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypedRow {
+    /// The row is in the panel now ([`crate::panel::Panel::has_row`]).
+    InPanel,
+    /// The session has a panel, but the row is not in it: its 30 s are up (half-open, Q-23's
+    /// decision), it was cleared with `x` (PANEL-3), or the run never had one.
+    Gone,
+    /// The session keeps no panel at all: `-p` and SDK sessions (PANEL-1,
+    /// [`crate::panel::session_has_panel`]).
+    NoPanel,
+}
+
+/// Why typing into a user-stopped agent's transcript did not resume it (RESUME-11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypedRefusal {
+    /// The version predates RESUME-11's gate.
+    NeedsVersion,
+    /// The row is no longer in the panel.
+    RowGone,
+    /// The session has no panel to type from.
+    NoPanel,
+}
+
+impl TypedRefusal {
+    /// The `action_ignored.why` text. The version is read from the gate table, not written
+    /// here.
+    pub fn why(self) -> String {
+        match self {
+            TypedRefusal::NeedsVersion => {
+                let since = crate::gates_table::gate("type_to_resume")
+                    .map_or("2.1.191", |gate| gate.version);
+                format!("typing to resume needs v{since}+")
+            }
+            TypedRefusal::RowGone => {
+                "its row is no longer in the panel (kept 30 s unless cleared with x, PANEL-3)"
+                    .to_owned()
+            }
+            TypedRefusal::NoPanel => {
+                "a -p or SDK session has no subagent panel to type from (PANEL-1)".to_owned()
+            }
+        }
+    }
+}
+
+/// What typing into a finished agent's transcript does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Typed {
+    /// The agent runs again under the same id, without a cap check: RESUME-11 for a run the
+    /// person stopped, Q-7 for any other.
+    Resumed(RuleId),
+    /// Nothing runs (`action_ignored`), with the reason and the rule.
+    Refused(TypedRefusal, RuleId),
+}
+
+/// RESUME-11 / Q-7: the person types into the transcript of a finished agent. One the person
+/// did not stop resumes. One the person stopped (`cancelled`) resumes only from
+/// v2.1.191 and only while its row is still in the subagent panel (`row`).
+pub fn type_to_finished(cancelled: bool, row: TypedRow, gates: &Gates) -> Typed {
+    if !cancelled {
+        return Typed::Resumed("Q-7");
+    }
+    if !gates.type_to_resume {
+        return Typed::Refused(TypedRefusal::NeedsVersion, "RESUME-11");
+    }
+    match row {
+        TypedRow::InPanel => Typed::Resumed("RESUME-11"),
+        TypedRow::Gone => Typed::Refused(TypedRefusal::RowGone, "RESUME-11"),
+        TypedRow::NoPanel => Typed::Refused(TypedRefusal::NoPanel, "RESUME-11"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +263,47 @@ mod tests {
             ..finished()
         };
         assert_eq!(send(&reused, &old), Send::Resumed("CAP-7"));
+    }
+
+    #[test]
+    fn typing_resumes_a_stopped_agent_only_while_its_row_is_in_the_panel() {
+        let gates = Gates::for_version(Version::NEWEST);
+        let old = Gates::for_version(Version::v2_1(190));
+        let rows = [
+            (false, TypedRow::Gone, &gates, Typed::Resumed("Q-7")),
+            (false, TypedRow::NoPanel, &old, Typed::Resumed("Q-7")),
+            (true, TypedRow::InPanel, &gates, Typed::Resumed("RESUME-11")),
+            (
+                true,
+                TypedRow::Gone,
+                &gates,
+                Typed::Refused(TypedRefusal::RowGone, "RESUME-11"),
+            ),
+            (
+                true,
+                TypedRow::NoPanel,
+                &gates,
+                Typed::Refused(TypedRefusal::NoPanel, "RESUME-11"),
+            ),
+            (
+                true,
+                TypedRow::InPanel,
+                &old,
+                Typed::Refused(TypedRefusal::NeedsVersion, "RESUME-11"),
+            ),
+        ];
+        for (cancelled, row, gates, expected) in rows {
+            assert_eq!(type_to_finished(cancelled, row, gates), expected, "{row:?}");
+        }
+    }
+
+    #[test]
+    fn the_version_in_the_refusal_is_the_gate_s() {
+        assert_eq!(
+            TypedRefusal::NeedsVersion.why(),
+            "typing to resume needs v2.1.191+"
+        );
+        assert!(Gates::for_version(Version::v2_1(191)).type_to_resume);
+        assert!(!Gates::for_version(Version::v2_1(190)).type_to_resume);
     }
 }

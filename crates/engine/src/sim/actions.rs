@@ -208,36 +208,54 @@ impl Kernel<'_> {
             return;
         }
         let agent = self.agents.get(slot);
-        let in_panel = self
-            .clock
-            .now
-            .as_micros()
-            .saturating_sub(agent.finished_at.as_micros())
-            <= 30_000_000;
-        if agent.user_cancelled && !(self.session.config.gates.type_to_resume && in_panel) {
-            let why = if self.session.config.gates.type_to_resume {
-                "its row has left the panel (30 s, PANEL-3)"
-            } else {
-                "typing to resume needs v2.1.191+"
-            };
-            self.emit(
-                Some("RESUME-11"),
-                EventKind::ActionIgnored {
-                    action: IgnoredAction::TypeTo,
-                    why: Rc::from(why),
-                },
-            );
-            return;
-        }
         let was_cancelled = agent.user_cancelled;
+        let gates = self.session.config.gates;
+        let rule = match subsim_rules::resume::type_to_finished(
+            was_cancelled,
+            self.typed_row(slot),
+            &gates,
+        ) {
+            subsim_rules::resume::Typed::Resumed(rule) => rule,
+            subsim_rules::resume::Typed::Refused(refusal, rule) => {
+                self.emit(
+                    Some(rule),
+                    EventKind::ActionIgnored {
+                        action: IgnoredAction::TypeTo,
+                        why: Rc::from(refusal.why().as_str()),
+                    },
+                );
+                return;
+            }
+        };
         // after the person resumes it, Claude may message it again.
         self.agents.get_mut(slot).user_cancelled = false;
         // a resume the person starts bypasses the cap like Claude's.
-        self.resume(
-            slot,
-            MAIN,
-            behavior,
-            if was_cancelled { "RESUME-11" } else { "Q-7" },
-        );
+        self.resume(slot, MAIN, behavior, rule);
+    }
+
+    /// RESUME-11 asks whether the finished run in `slot` still has its row in the subagent
+    /// panel: the panel model answers ([`subsim_rules::panel::Panel::has_row`]: 30 s
+    /// half-open, cleared by `x`, none for foreground runs); a load run keeps no panel model
+    /// and asks [`subsim_rules::panel::failed_row_kept`]; `-p` and SDK sessions have no panel
+    /// (PANEL-1).
+    fn typed_row(&self, slot: u32) -> subsim_rules::resume::TypedRow {
+        use subsim_rules::resume::TypedRow;
+        let agent = self.agents.get(slot);
+        let now = self.clock.now.as_micros();
+        let in_panel = match &self.panel {
+            Some(state) => state
+                .panel
+                .has_row(agent.id, now, &self.session.config.gates),
+            None if subsim_rules::panel::session_has_panel(self.session.config.kind).0 => {
+                let has_rows = !agent.teammate && (agent.mode == Mode::Background || agent.fork);
+                subsim_rules::panel::failed_row_kept(has_rows, agent.finished_at.as_micros(), now).0
+            }
+            None => return TypedRow::NoPanel,
+        };
+        if in_panel {
+            TypedRow::InPanel
+        } else {
+            TypedRow::Gone
+        }
     }
 }
