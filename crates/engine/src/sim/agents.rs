@@ -152,6 +152,9 @@ pub(super) struct Agent {
     pub(super) panel_entry: u32,
     /// The slot is free: the record is what its last occupant left, found by nothing.
     vacant: bool,
+    /// `Agents::by_id` holds it (every run but an anonymous load run that has done
+    /// nothing that hands its id out: see [`Agents::index`]).
+    indexed: bool,
 }
 
 /// `Agent::panel_entry` of a run the panel has no entry for (yet).
@@ -219,6 +222,7 @@ impl Agent {
             finished_at: SimTime::ZERO,
             panel_entry: NO_PANEL_ENTRY,
             vacant: false,
+            indexed: false,
         }
     }
 
@@ -265,6 +269,7 @@ impl Agent {
             finished_at,
             panel_entry,
             vacant,
+            indexed,
         } = self;
         *id = start.id;
         *type_slot = start.type_index.map(|index| index as u32);
@@ -311,6 +316,7 @@ impl Agent {
         *finished_at = SimTime::ZERO;
         *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
+        *indexed = false;
     }
 
     /// The definition it runs (None for forks and main).
@@ -375,12 +381,6 @@ impl Agent {
     #[inline]
     pub(super) fn profile_mode_background(&self) -> bool {
         self.profile_background
-    }
-
-    /// An anonymous load agent: kept out of the id map, released when it ends.
-    #[inline]
-    pub(super) fn unindexed(&self) -> bool {
-        self.from_load && self.name.is_none()
     }
 
     #[inline]
@@ -478,9 +478,15 @@ pub(super) struct Agents {
     /// Vacant slots with their next generation.
     pub(super) free: Vec<(u32, u32)>,
     pub(super) by_id: IdMap,
-    /// Running anonymous load agents, which `by_id` does not index (nothing can name them
-    /// but their id, and they are released when they end).
+    /// Running records `by_id` does not hold: anonymous load runs that have not handed
+    /// their id out (see [`Agents::index`]).
     pub(super) unindexed: u32,
+    /// Every run is indexed from its start: set once a text names by id an agent `by_id`
+    /// does not hold while some are unindexed ([`Agents::lookup`]).
+    index_all: bool,
+    /// Whole-slab scans made (at most one a run: [`Agents::index_every_run`]); kept for
+    /// the test that no per-event path scans the slab.
+    pub(super) scans: u32,
     pub(super) next_id: AgentId,
     /// Subagents running now (what the cap counts).
     pub(super) running: u32,
@@ -502,7 +508,7 @@ impl Agents {
         };
         let start = start();
         let id = start.id;
-        let unindexed = start.from_load && start.name.is_none();
+        let unindexed = start.from_load && start.name.is_none() && !self.index_all;
         match self.slots.get_mut(slot as usize) {
             Some(record) => record.reuse(start, gen),
             None => self.slots.push(Agent::new(start, gen)),
@@ -539,6 +545,8 @@ impl Agents {
             free: Vec::new(),
             by_id: IdMap::default(),
             unindexed: 0,
+            index_all: false,
+            scans: 0,
             next_id: 1,
             running: 0,
             names: BTreeMap::new(),
@@ -606,23 +614,73 @@ impl Agents {
         self.slots.len()
     }
 
+    /// The slot of the agent `id`, if it is held and indexed: one lookup in `by_id`,
+    /// never a scan of the slab. A run `by_id` does not hold is an anonymous load run
+    /// that has not handed its id out ([`Agents::index`]): nothing holds its id to look
+    /// it up with, but for a text that names it, which [`Agents::lookup`] resolves (debug
+    /// builds check that no caller asks for one).
     #[inline]
     pub(super) fn slot_of(&self, id: AgentId) -> Option<u32> {
+        let found = self.find(id);
+        debug_assert!(
+            found.is_some() || self.unindexed == 0 || !self.holds(id),
+            "kernel invariant: agent {id} was looked up by id before it was indexed"
+        );
+        found
+    }
+
+    /// [`Agents::slot_of`] without its debug check (for [`Agents::reference`], which an
+    /// unindexed run answers the same either way).
+    #[inline]
+    fn find(&self, id: AgentId) -> Option<u32> {
         if id == MAIN {
             return Some(0);
         }
-        if let Some(slot) = self.by_id.get(u64::from(id)) {
-            return Some(*slot);
-        }
-        // Anonymous load agents are not in the map (see `insert`); the few that are running
-        // are found by a scan of the slab.
-        if self.unindexed == 0 {
-            return None;
-        }
+        self.by_id.get(u64::from(id)).copied()
+    }
+
+    /// Whether a record for `id` is held, indexed or not (a scan: debug checks only).
+    fn holds(&self, id: AgentId) -> bool {
         self.slots
             .iter()
-            .position(|agent| !agent.vacant && agent.id == id)
-            .map(|slot| slot as u32)
+            .any(|agent| !agent.vacant && agent.id == id)
+    }
+
+    /// Indexes the run in `slot` if `by_id` does not hold it yet. An anonymous load run
+    /// (W1's million arrivals) is kept out of `by_id` for speed while nothing can ask for
+    /// it by id; the kernel calls this before such a run takes a step that hands its id
+    /// out — any step but `work`, `sleep`, `report`, `tool`, `fail` and `repeat`: a
+    /// spawn (its children report to it), a send, a stop, a wait, a shell — so every id
+    /// held anywhere is found by [`Agents::slot_of`] in one lookup (issue #7: with a scan
+    /// of the slab for the rest, a load of workers that each spawn a helper cost O(n²),
+    /// 24 s for 80k arrivals).
+    #[inline]
+    pub(super) fn index(&mut self, slot: u32) {
+        let agent = &mut self.slots[slot as usize];
+        debug_assert!(!agent.vacant, "slot holds an agent");
+        if agent.indexed {
+            return;
+        }
+        agent.indexed = true;
+        let id = agent.id;
+        self.unindexed -= 1;
+        self.by_id.insert(u64::from(id), slot);
+    }
+
+    /// Indexes every run held and every run started from now on: the one scan of the
+    /// slab, made at most once a run, when a text names by id an agent `by_id` does not
+    /// hold while some runs are unindexed ([`Agents::lookup`]).
+    #[cold]
+    #[inline(never)]
+    fn index_every_run(&mut self) {
+        self.index_all = true;
+        self.scans += 1;
+        for slot in 0..self.slots.len() {
+            if !self.slots[slot].vacant {
+                self.index(slot as u32);
+            }
+        }
+        debug_assert_eq!(self.unindexed, 0);
     }
 
     #[inline]
@@ -641,7 +699,8 @@ impl Agents {
 
     #[inline]
     pub(super) fn reference(&self, id: AgentId) -> AgentRef {
-        match self.slot_of(id) {
+        // An unindexed run is anonymous: not finding it gives the same answer.
+        match self.find(id) {
             Some(slot) => self.get(slot).reference(),
             None => AgentRef { id, name: None },
         }
@@ -654,8 +713,10 @@ impl Agents {
     }
 
     /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
-    /// agent that holds it now).
-    pub(super) fn lookup(&self, text: &str) -> Option<AgentId> {
+    /// agent that holds it now). An id `by_id` does not hold while some runs are not
+    /// indexed may be one of them: then every run is indexed, once a run
+    /// ([`Agents::index_every_run`]), and the id looked up again.
+    pub(super) fn lookup(&mut self, text: &str) -> Option<AgentId> {
         if text == "main" {
             return Some(MAIN);
         }
@@ -663,7 +724,10 @@ impl Agents {
             return Some(*id);
         }
         let id = text.strip_prefix('a')?.parse::<AgentId>().ok()?;
-        self.slot_of(id).map(|_| id)
+        if self.find(id).is_none() && self.unindexed > 0 {
+            self.index_every_run();
+        }
+        self.find(id).map(|_| id)
     }
 
     /// Records where the agent `id` that was just written into `slot` lives.
@@ -672,6 +736,7 @@ impl Agents {
         if unindexed {
             self.unindexed += 1;
         } else {
+            self.slots[slot as usize].indexed = true;
             self.by_id.insert(u64::from(id), slot);
         }
     }
@@ -686,11 +751,11 @@ impl Agents {
             return;
         }
         agent.vacant = true;
-        let (id, gen, unindexed) = (agent.id, agent.gen, agent.unindexed());
-        if unindexed {
-            self.unindexed -= 1;
-        } else {
+        let (id, gen, indexed) = (agent.id, agent.gen, agent.indexed);
+        if indexed {
             self.by_id.remove(u64::from(id));
+        } else {
+            self.unindexed -= 1;
         }
         self.free.push((slot, gen.wrapping_add(1)));
     }
@@ -699,6 +764,162 @@ impl Agents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Adds a run to `agents`: an anonymous load run when `from_load`, else main's
+    /// kind of record (indexed from its start).
+    fn add_run(agents: &mut Agents, from_load: bool) -> (AgentId, u32) {
+        let profile = Rc::new(RunProfile::new("worker", "sonnet", &[]));
+        let program: Program = Rc::from(Vec::new());
+        let id = agents.next_id;
+        agents.next_id += 1;
+        let (slot, _) = agents.add(|| AgentStart {
+            id,
+            type_index: None,
+            invocation_model: None,
+            classifier: None,
+            profile: &profile,
+            name: None,
+            depth: 1,
+            mode: Mode::Background,
+            fork: false,
+            teammate: false,
+            profile_background: true,
+            permission_mode: PermissionMode::Default,
+            one_shot: false,
+            max_turns: None,
+            from_load,
+            program: &program,
+            report_to: MAIN,
+        });
+        (id, slot)
+    }
+
+    /// Issue #7 (kreview defect 1): `slot_of` scanned the slab for anonymous load runs, so
+    /// a load of workers that each spawn a helper cost O(n²) (80k arrivals: 24 s). An
+    /// unindexed run is not found by id (`find` is one lookup, no scan) until it is
+    /// indexed, and `index` makes it found, once, and `release` forgets it either way.
+    #[test]
+    fn a_load_run_is_found_by_id_only_once_indexed_never_by_a_scan() {
+        let mut agents = Agents::new();
+        let (main, _) = add_run(&mut agents, false);
+        assert_eq!(main, 1);
+        let (worker, worker_slot) = add_run(&mut agents, true);
+        let (other, other_slot) = add_run(&mut agents, true);
+        assert_eq!(agents.unindexed, 2);
+        assert_eq!(agents.find(worker), None);
+        agents.index(worker_slot);
+        agents.index(worker_slot);
+        assert_eq!(agents.unindexed, 1);
+        assert_eq!(agents.slot_of(worker), Some(worker_slot));
+        assert_eq!(agents.find(other), None);
+        agents.release(worker_slot);
+        agents.release(other_slot);
+        assert_eq!(agents.unindexed, 0);
+        assert_eq!(agents.slot_of(worker), None);
+        // The next run in the slot starts unindexed again.
+        let (next, next_slot) = add_run(&mut agents, true);
+        assert!(next_slot == worker_slot || next_slot == other_slot);
+        assert_eq!(agents.find(next), None);
+        assert_eq!(agents.scans, 0);
+    }
+
+    /// Debug builds catch a caller that asks `slot_of` for a run it was never handed
+    /// (the run was not indexed before it handed its id out): what used to be a scan.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "looked up by id before it was indexed")]
+    fn slot_of_an_unindexed_run_is_a_caller_bug_in_debug_builds() {
+        let mut agents = Agents::new();
+        add_run(&mut agents, false);
+        let (worker, _) = add_run(&mut agents, true);
+        let _ = agents.slot_of(worker);
+    }
+
+    /// A text naming an unindexed run by id (`stop: a3`) indexes every run, with one scan
+    /// for the whole run: later lookups and later runs need none.
+    #[test]
+    fn a_text_naming_a_load_run_indexes_every_run_once() {
+        let mut agents = Agents::new();
+        add_run(&mut agents, false);
+        let (first, first_slot) = add_run(&mut agents, true);
+        let (second, second_slot) = add_run(&mut agents, true);
+        assert_eq!(agents.lookup(&format!("a{first}")), Some(first));
+        assert_eq!(agents.scans, 1);
+        assert_eq!(agents.unindexed, 0);
+        assert_eq!(agents.slot_of(second), Some(second_slot));
+        assert_eq!(agents.lookup(&format!("a{second}")), Some(second));
+        let (third, third_slot) = add_run(&mut agents, true);
+        assert_eq!(agents.slot_of(third), Some(third_slot));
+        assert_eq!(agents.lookup("a999"), None);
+        agents.release(first_slot);
+        assert_eq!(agents.lookup(&format!("a{first}")), None);
+        assert_eq!(agents.scans, 1);
+    }
+
+    /// A load of workers that each spawn a helper (W5's shape), then run a shell, wait for
+    /// their children and report: every worker is indexed before it hands its id out, so
+    /// no lookup the run makes scans the slab (debug builds check each one) and no text
+    /// lookup forced the one scan. Mid-run, every worker with a child running is found by
+    /// its id in one lookup.
+    #[test]
+    fn load_workers_that_spawn_are_found_without_a_scan_of_the_slab() {
+        let mut spec = SimSpec::poisson_load("w5", 50.0, SimTime::from_secs(1), 400);
+        spec.session.ultracode = true;
+        let helper = Rc::from(vec![
+            Step::Work(Dist::fixed(20_000_000)),
+            Step::Report(Rc::from("done")),
+        ]);
+        let worker: Program = Rc::from(vec![
+            Step::Spawn(SpawnSpec {
+                agent: Some("general-purpose".into()),
+                count: 1,
+                background: Some(true),
+                behavior: Some(helper),
+                ..SpawnSpec::default()
+            }),
+            Step::BashBackground(Dist::fixed(1_000_000)),
+            Step::WaitFor(WaitTarget::Children),
+            Step::Report(Rc::from("done")),
+        ]);
+        spec.agents
+            .get_mut("worker")
+            .expect("poisson_load's worker")
+            .behavior = Some(worker);
+        // Mid-run (at 5 s): every worker with a helper running is found by its id.
+        let mut sink = |_: &crate::event::Event| {};
+        let mut kernel = Kernel::new(spec.clone(), &mut sink);
+        kernel.clock.stop_at = Some(SimTime::from_secs(5));
+        kernel.run();
+        let mut waiting = 0;
+        for (slot, agent) in kernel.agents.iter() {
+            if agent.from_load && agent.children_running > 0 {
+                waiting += 1;
+                assert_eq!(kernel.agents.find(agent.id), Some(slot));
+            }
+        }
+        assert!(
+            waiting > 100,
+            "{waiting} workers wait for their helpers at 5 s"
+        );
+        drop(kernel);
+        // To the end: no scan, nothing left unindexed, every worker and helper finished.
+        let mut finished = 0;
+        let mut sink = |event: &crate::event::Event| {
+            if event.kind.name() == "agent_finished" {
+                finished += 1;
+            }
+        };
+        let mut kernel = Kernel::new(spec, &mut sink);
+        kernel.run();
+        assert!(kernel.trace.limit.is_none());
+        assert_eq!(kernel.agents.scans, 0);
+        assert_eq!(kernel.agents.unindexed, 0);
+        // Main and the 400 helpers (not load runs: their records stay); the workers,
+        // indexed once they spawned, were forgotten when they ended.
+        assert_eq!(kernel.agents.by_id.len(), 401);
+        drop(kernel);
+        assert_eq!(finished, 800);
+    }
 
     /// The record's size, pinned: W2 holds a million of them at once, and every byte more
     /// is pages to fault in and TLB entries to miss (it was 248 bytes before the rarely

@@ -28,7 +28,6 @@ impl Kernel<'_> {
     /// `specs` lie in `program` (the caller's program, which keeps them alive).
     /// `Flow::Stop` if the caller blocked on foreground children.
     pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec], program: &Program) -> Flow {
-        let caller = self.agents.get(slot).id;
         let mut foreground = 0;
         for spec in specs {
             for index in 0..spec.count.max(1) {
@@ -37,7 +36,7 @@ impl Kernel<'_> {
                     (name, _) => name.clone(),
                 };
                 let call = SpecIn::Program(spec, program);
-                if let Ok((child_slot, Mode::Foreground)) = self.spawn(caller, call, name, false) {
+                if let Ok((child_slot, Mode::Foreground)) = self.spawn(slot, call, name, false) {
                     self.agents.get_mut(child_slot).awaited = true;
                     foreground += 1;
                 }
@@ -60,17 +59,17 @@ impl Kernel<'_> {
     /// the cap, `rules::plan`), then the cap at this moment, then the start. Every Agent
     /// call goes through here — steps, load arrivals and their retries, forks, teammates.
     /// Inlined into its two callers (`load_spawn`, `spawn_step`): a load arrival's call
-    /// costs one frame, not two.
+    /// costs one frame, not two. `caller_slot` is the caller's slot (main's is 0), which
+    /// both have: the caller is not looked up by id.
     #[inline(always)]
     pub(super) fn spawn(
         &mut self,
-        caller: AgentId,
+        caller_slot: u32,
         call: SpecIn<'_>,
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let spec = call.spec();
-        let caller_slot = self.agents.slot_of(caller).ok_or(None)?;
         let plan_caller = self.plan_caller(caller_slot);
         let planned = self.spawn_plan(plan_caller, call, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.

@@ -170,6 +170,15 @@ impl Kernel<'_> {
     /// [`Kernel::advance`]). `Flow::Stop` if the run blocked or ended.
     #[inline(never)]
     fn other_step(&mut self, slot: u32, program: &Program, pc: usize) -> Flow {
+        // Every step kind but these may hand the run's id out (its children report to it,
+        // a shell's end or a wait comes back to it by id): an anonymous load run is
+        // indexed first, so it is found by id without a scan (`Agents::index`).
+        if !matches!(
+            &program[pc],
+            Step::Tool(_) | Step::Fail(_) | Step::Repeat { .. }
+        ) {
+            self.agents.index(slot);
+        }
         match &program[pc] {
             Step::Work(_) | Step::Sleep(_) | Step::Report(_) => {
                 unreachable!("advance takes work, sleep and report steps itself")
