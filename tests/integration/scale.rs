@@ -146,6 +146,56 @@ fn burst_without_a_cap_stops_at_max_running() {
     assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
 }
 
+/// REVIEW defect 2: rejected calls waiting on `backoff(…)` hold no slot and were not
+/// bounded (nor `queue`'s, 4.76 GB for `burst(4e9)`). `max_held` (default 1,500,000)
+/// counts them with the agent records; here set low. A retry that fires is no longer held,
+/// so the count is of calls waiting at once, not of rejections.
+#[test]
+fn backoff_retries_waiting_stop_at_max_held() {
+    assert_eq!(subsim_engine::spec::Limits::default().max_held, 1_500_000);
+    let (kinds, report) = kinds(
+        "name: burst\n\
+         session:\n  env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"4\"}\n  \
+         limits: {max_held: 50}\n\
+         load:\n  arrivals: burst(100000)\n  count: 100000\n  retry: backoff(1h)\n  \
+         spawn: {behavior: [{work: 1s}]}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!((limit.limit.as_str(), limit.value), ("max_held", 50));
+    assert!(limit.to_string().contains("waiting to retry"), "{limit}");
+    let started = kinds.iter().filter(|kind| *kind == "agent_started").count();
+    let rejected = kinds
+        .iter()
+        .filter(|kind| *kind == "spawn_rejected")
+        .count();
+    // Main and 4 running are 5 records, 45 calls wait, the 46th rejection stops the run.
+    assert_eq!((started, rejected), (4, 46));
+    assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
+}
+
+/// The same load below `max_held` is untouched: retries that fire free their place, and
+/// ended anonymous runs leave their records to be reused, so a long run that never holds
+/// many at once never reaches it.
+#[test]
+fn retries_and_reused_records_under_max_held_run_to_the_end() {
+    let (kinds, report) = kinds(
+        "name: trickle\n\
+         session:\n  env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1\"}\n  \
+         limits: {max_held: 40}\n\
+         load:\n  arrivals: poisson(8/s)\n  count: 2000\n  retry: queue\n  \
+         spawn: {behavior: [{work: 100ms}]}\n",
+    );
+    assert!(report.limit.is_none(), "{:?}", report.limit);
+    let started = kinds.iter().filter(|kind| *kind == "agent_started").count();
+    let rejected = kinds
+        .iter()
+        .filter(|kind| *kind == "spawn_rejected")
+        .count();
+    assert_eq!(started, 2000);
+    // Many calls waited (and were counted, then let go), never 40 at once.
+    assert!(rejected > 1000, "{rejected}");
+}
+
 /// Issue 10 §4.6: named load arrivals under `ultracode` rebuilt every run's context
 /// (CTX-6's roster of every name in use) at each start: O(n²). The profile is shared
 /// again; every arrival still starts with the roster piece, named `job-i`.

@@ -298,9 +298,8 @@ fn check_file(
             .filter(|_| !limit_expected)
             .map(|limit| {
                 format!(
-                    "the run was stopped by its safety limit `{}` ({}) at {}; raise \
-                 `session.limits.{}`, or expect a `limit_reached` event",
-                    limit.limit, limit.value, report.end, limit.limit
+                    "{}; or expect a `limit_reached` event",
+                    crate::output::limit_message(limit, report.end)
                 )
             });
         result.runs.push(SeedRun {

@@ -121,8 +121,31 @@ impl<W: Write> Write for Escaping<W> {
     }
 }
 
+/// The one message for a run a safety limit stopped (`run`, `check`, `sweep`): when it
+/// stopped, then `LimitHit`'s explanation, which names the key to raise and shows the bound
+/// as it is written in `session.limits` (`max_time` as a duration, not in µs).
+pub fn limit_message(limit: &subsim_engine::LimitHit, end: subsim_engine::SimTime) -> String {
+    format!(
+        "the run was stopped by its safety limit `{}` at {end}: {limit}",
+        limit.limit
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn limit_message_shows_max_time_as_a_duration_and_the_key_to_raise() {
+        let limit = subsim_engine::LimitHit {
+            limit: subsim_engine::event::Limit::MaxTime,
+            value: 20_000_000,
+        };
+        let text = limit_message(&limit, subsim_engine::SimTime::from_secs(20));
+        assert!(text.contains("(20s)"), "{text}");
+        assert!(!text.contains("20000000"), "{text}");
+        assert!(text.contains("session.limits.max_time"), "{text}");
+        assert!(text.contains("at 00:00:20.000"), "{text}");
+    }
+
     use super::*;
 
     #[test]

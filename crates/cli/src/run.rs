@@ -159,9 +159,8 @@ fn finish_with(
                 None => "above".to_string(),
             };
             eprintln!(
-                "subsim: the run was stopped by its safety limit `{}` ({}) at {}; the output up \
-                 to that point is kept {kept}. Raise `session.limits.{}` to let it go on.",
-                limit.limit, limit.value, report.end, limit.limit
+                "subsim: {}. The output up to that point is kept {kept}.",
+                crate::output::limit_message(limit, report.end)
             );
             Ok(Status::LimitHit)
         }

@@ -526,12 +526,7 @@ fn run_point(
         .with_seed(seed)
         .run(&mut summary);
     if let Some(limit) = &report.limit {
-        anyhow::bail!(
-            "a run stopped at its safety limit `{}` ({}); raise `session.limits.{}`",
-            limit.limit,
-            limit.value,
-            limit.limit
-        );
+        anyhow::bail!("{}", crate::output::limit_message(limit, report.end));
     }
     let Some(load) = summary.load_report() else {
         anyhow::bail!("the scenario has no `load` arrivals to measure (after its warm-up)");

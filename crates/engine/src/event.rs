@@ -224,6 +224,8 @@ vocabulary! {
         MaxSteps => "max_steps",
         /// Runs running at once.
         MaxRunning => "max_running",
+        /// Agent records and waiting calls held at once.
+        MaxHeld => "max_held",
     }
 }
 

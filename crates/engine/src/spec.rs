@@ -218,6 +218,14 @@ pub struct Limits {
     /// with what is running, so this bounds it when the cap does not (`ultracode`, a raised
     /// cap): about 0.3 KB per running agent.
     pub max_running: u64,
+    /// Most agent records and waiting calls the kernel holds at once: every agent record
+    /// it has had to make room for (running, waiting, or finished and kept for a resume, as
+    /// a named agent or a teammate is; a record an anonymous load run leaves is reused),
+    /// plus every rejected load call waiting to be retried. What the kernel keeps grows
+    /// with these whatever the cap and `max_running` say (teammates take no slot, a
+    /// finished named agent stays resumable, a queued retry holds no slot), so this bounds
+    /// its memory: a few hundred bytes each.
+    pub max_held: u64,
 }
 
 impl Limits {
@@ -230,7 +238,8 @@ impl Limits {
 
 impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
-    /// a billion steps (10 × the events), a million subagents running at once.
+    /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
+    /// agent records and waiting calls held.
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -238,6 +247,7 @@ impl Default for Limits {
             max_agents: 20_000_000,
             max_steps: None,
             max_running: 1_000_000,
+            max_held: 1_500_000,
         }
     }
 }

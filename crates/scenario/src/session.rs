@@ -47,12 +47,13 @@ const SESSION_KEYS: [&str; 25] = [
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
-const LIMIT_KEYS: [&str; 5] = [
+const LIMIT_KEYS: [&str; 6] = [
     "max_events",
     "max_time",
     "max_agents",
     "max_steps",
     "max_running",
+    "max_held",
 ];
 const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
 /// How a `cli` entry's JSON reached Claude Code (DEF-7, DEF-8).
@@ -532,6 +533,11 @@ fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     if let Some(value) = fields.get("max_running") {
         if let Some(max) = ctx.integer(value, "`max_running`", 1) {
             limits.max_running = max;
+        }
+    }
+    if let Some(value) = fields.get("max_held") {
+        if let Some(max) = ctx.integer(value, "`max_held`", 1) {
+            limits.max_held = max;
         }
     }
     limits

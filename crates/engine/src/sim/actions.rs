@@ -120,6 +120,9 @@ impl Kernel<'_> {
             self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
             return;
         }
+        if self.agents.free.is_empty() && self.held_full() {
+            return;
+        }
         let id = self.agents.next_id;
         self.agents.next_id += 1;
         self.agents.running += 1;

@@ -564,6 +564,12 @@ impl Agents {
         len as u32
     }
 
+    /// Records in the slab, vacant ones included: the most held at once so far, since a
+    /// vacant slot is reused before the slab grows (`max_held`).
+    pub(super) fn records(&self) -> usize {
+        self.slots.len()
+    }
+
     /// An empty slab.
     pub(super) fn new() -> Agents {
         Agents {

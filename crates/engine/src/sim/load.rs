@@ -247,6 +247,7 @@ impl Kernel<'_> {
 
     /// A rejected arrival tries again (`Wake::Retry`).
     pub(super) fn retry(&mut self, arrival: u64) {
+        self.load.retries_held -= 1;
         let index = if self.load.streams.list.len() == 1 {
             Some(0)
         } else {
@@ -277,6 +278,13 @@ impl Kernel<'_> {
         self.load.streams.current = None;
         if started != Err(Some(RejectReason::ConcurrentLimit)) {
             return;
+        }
+        if policy != Retry::None {
+            // The call waits to be retried: one more thing held (`max_held`).
+            if self.held_full() {
+                return;
+            }
+            self.load.retries_held += 1;
         }
         match policy {
             Retry::None => return,

@@ -184,6 +184,15 @@ impl std::fmt::Display for LimitHit {
                  `session.limits` if the run is meant to be that wide",
                 self.value
             ),
+            Limit::MaxHeld => write!(
+                f,
+                "the run reached session.limits.max_held ({} agent records and waiting calls \
+                 held at once: agents running, waiting or kept for a resume, such as named \
+                 agents and teammates, and load calls waiting to retry; it bounds memory \
+                 whatever the cap says); raise it in the scenario's `session.limits` if the \
+                 run is meant to hold that many",
+                self.value
+            ),
             limit => write!(
                 f,
                 "the run reached session.limits.{limit} ({}); raise it in the scenario's \
@@ -459,6 +468,9 @@ struct LoadGen {
     /// Rejected load calls waiting for a slot to free (`retry: after_completion`), oldest
     /// first, by arrival index (so a named call keeps its `NAME-i`).
     retry_waiting: VecDeque<u64>,
+    /// Rejected load calls waiting to be retried, by any policy: in `retry_waiting`, or
+    /// due as a `Wake::Retry` (`max_held` counts them).
+    retries_held: u64,
     /// The arrival whose call is being made (its `spawn_requested` carries it).
     arrival: Option<u64>,
     /// The behaviour stream every load run shares.
@@ -855,6 +867,7 @@ impl<'s> Kernel<'s> {
                 streams: load::Streams::new(spec.load.as_ref(), seed),
                 arrivals: 0,
                 retry_waiting: VecDeque::new(),
+                retries_held: 0,
                 arrival: None,
                 rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
                 retry_rng: stream(seed, 0, purpose::RETRY),
@@ -1074,6 +1087,21 @@ impl<'s> Kernel<'s> {
         if self.trace.seq >= self.trace.limits.max_events {
             self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
         }
+    }
+
+    /// `max_held`: whether one more agent record or waiting call would pass the limit; if
+    /// so the run stops there (`limit_reached`) and this answers `true`. A new agent needs
+    /// a new record only when no vacant slot is left (`agents.free` empty), so that is when
+    /// a start calls this; the slab's records (the most held at once so far: the slab
+    /// never shrinks) plus the waiting calls are what the kernel holds.
+    #[inline(always)]
+    fn held_full(&mut self) -> bool {
+        let held = (self.agents.records() as u64).saturating_add(self.load.retries_held);
+        if held >= self.trace.limits.max_held {
+            self.hit_limit(Limit::MaxHeld, self.trace.limits.max_held);
+            return true;
+        }
+        false
     }
 
     #[cold]

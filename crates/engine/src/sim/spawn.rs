@@ -124,6 +124,10 @@ impl Kernel<'_> {
                 self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
                 return Err(None);
             }
+            // A teammate takes no slot, but a record: `max_held` bounds them.
+            if self.agents.free.is_empty() && self.held_full() {
+                return Err(None);
+            }
             return Ok(self.start_teammate(caller_slot, caller_ref, &planned, name, spec));
         }
         // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
@@ -523,6 +527,9 @@ impl Kernel<'_> {
         }
         if u64::from(self.agents.running) >= self.trace.limits.max_running {
             self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
+            return Err(None);
+        }
+        if self.agents.free.is_empty() && self.held_full() {
             return Err(None);
         }
         // Started. The run's profile (type, model, effort, tools, context) is shared by
