@@ -1,8 +1,8 @@
 //! The workloads of issue #7, from their YAML files in `benches/workloads/`, each in the
 //! same group as the plain heap-loop baseline (`baseline_w1`, 1,000,000 arrivals) so the
 //! ratios come from one run: W1, W1r, W2 (10k, 100k, 1M workers), W3 (1k, 10k, 100k
-//! deep), W4, the runaway, and the JSONL trace of W1 written by the release binary, as a
-//! user runs it.
+//! deep), W4, W5 (20k and 200k load workers that each spawn a helper), the runaway, and
+//! the JSONL trace of W1 written by the release binary, as a user runs it.
 //!
 //! `cargo build --release --bin subsim && cargo bench -p subsim-benches --bench workloads`
 //! — see docs/PERFORMANCE.md. Filter with a name: `… --bench workloads -- w2`.
@@ -58,7 +58,8 @@ fn workloads(c: &mut Criterion) {
         b.iter(|| black_box(baseline_w1(1_000_000, 1)))
     });
     for name in [
-        "w1", "w1r", "w2-10k", "w2-100k", "w2-1m", "w3-1k", "w3-10k", "w3-100k", "w4", "runaway",
+        "w1", "w1r", "w2-10k", "w2-100k", "w2-1m", "w3-1k", "w3-10k", "w3-100k", "w4", "w5-20k",
+        "w5-200k", "runaway",
     ] {
         let spec = spec(name);
         group.bench_function(name, |b| b.iter(|| black_box(summary(&spec))));
