@@ -273,7 +273,7 @@ impl Kernel<'_> {
         self.load.streams.current = Some(index);
         let name = spec.name.as_ref().map(|name| format!("{name}-{arrival}"));
         self.load.arrival = Some(arrival);
-        let started = self.spawn(0, SpecIn::Load(&spec), name, true);
+        let started = self.spawn(0, &spec, name, true);
         self.load.arrival = None;
         self.load.streams.current = None;
         if started != Err(Some(RejectReason::ConcurrentLimit)) {

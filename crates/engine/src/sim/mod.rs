@@ -149,7 +149,6 @@ pub use ties::TieBreak;
 
 use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
 use clock::{Clock, Wake};
-use spawn::SpecIn;
 
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -489,9 +488,6 @@ struct Caches {
     /// The last kind of call, its caller and its plan, compared in place before the map is
     /// asked.
     last_plan: Option<(spawn::PlanKey, spawn::PlanCaller, Rc<spawn::CachedPlan>)>,
-    /// The spec object of the last call that used `last_plan`, kept alive (see
-    /// `spawn::KeptSpec`): the same spec object again is the same kind of call.
-    last_spec: Option<spawn::KeptSpec>,
     /// Tool resolutions' steps by kind of run, for refused tool calls (`steps::removal_of`).
     removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
     /// The last report delivery built, reused for the same text delivered the same way.
@@ -877,7 +873,6 @@ impl<'s> Kernel<'s> {
                 last_profile: None,
                 plans: BTreeMap::new(),
                 last_plan: None,
-                last_spec: None,
                 removals: BTreeMap::new(),
                 last_delivery: None,
                 last_tool_check: None,

@@ -9,11 +9,10 @@
 //! which `Launch::child_depth` answers for each caller (`plan::DepthClass`: a chain of
 //! subagents shares one plan, not one per depth). A kept plan is used only for a call with
 //! an equal key, and in debug builds every use replays `rules::plan::plan` and asserts the
-//! same answer. Before any field of the key is compared, the very spec object of the
-//! last call (its address, with its owner — the load stream's shared spec or the calling
-//! step's program — held so the address stays that spec's) from an equal caller, named
-//! as it was, is taken as the same kind of call (`KeptSpec`; debug builds compare the keys
-//! too). `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork in
+//! same answer. The last plan is kept with its key and caller, and a call is first
+//! compared with it field by field (cheap fields first), then looked up by key: a plan
+//! is never chosen by the address of the spec that asked for it. `/subtask` is not an
+//! Agent call (CAP-6, FORK-9) and starts its fork in
 //! `actions.rs`.
 
 use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
@@ -25,9 +24,8 @@ impl Kernel<'_> {
     // -- spawning ----------------------------------------------------------------------
 
     /// A `spawn` step: the Agent calls of one response, in order (`count` of each spec).
-    /// `specs` lie in `program` (the caller's program, which keeps them alive).
     /// `Flow::Stop` if the caller blocked on foreground children.
-    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec], program: &Program) -> Flow {
+    pub(super) fn spawn_step(&mut self, slot: u32, specs: &[SpawnSpec]) -> Flow {
         let mut foreground = 0;
         for spec in specs {
             for index in 0..spec.count.max(1) {
@@ -35,8 +33,7 @@ impl Kernel<'_> {
                     (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
                     (name, _) => name.clone(),
                 };
-                let call = SpecIn::Program(spec, program);
-                if let Ok((child_slot, Mode::Foreground)) = self.spawn(slot, call, name, false) {
+                if let Ok((child_slot, Mode::Foreground)) = self.spawn(slot, spec, name, false) {
                     self.agents.get_mut(child_slot).awaited = true;
                     foreground += 1;
                 }
@@ -65,13 +62,12 @@ impl Kernel<'_> {
     pub(super) fn spawn(
         &mut self,
         caller_slot: u32,
-        call: SpecIn<'_>,
+        spec: &SpawnSpec,
         name: Option<String>,
         from_load: bool,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let spec = call.spec();
         let plan_caller = self.plan_caller(caller_slot);
-        let planned = self.spawn_plan(plan_caller, call, name.is_some());
+        let planned = self.spawn_plan(plan_caller, spec, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
@@ -217,49 +213,63 @@ impl Kernel<'_> {
     /// depth: its launch's depth is the one of the caller it was made for, and `spawn` asks
     /// `Launch::child_depth` for the caller at hand. In debug builds a kept plan, moved to
     /// this caller's depth (`SpawnPlan::at_depth`), is checked against a fresh resolution,
-    /// so the cache can never drift from the rules unseen.
-    ///
-    /// Before any field is compared: the very spec object of the last call that used the
-    /// last plan, from a caller equal to that call's, named as it was, is the same kind of
-    /// call. The spec's owner is kept alive with its address (`KeptSpec`), so its address
-    /// cannot have been reused by another spec.
+    /// so the cache can never drift from the rules unseen. The kind of call is compared by
+    /// value (`PlanKey`'s fields), never by the spec's address.
     #[inline(always)]
-    fn spawn_plan(&mut self, caller: PlanCaller, call: SpecIn<'_>, named: bool) -> Rc<CachedPlan> {
-        let spec = call.spec();
-        if let (Some(kept), Some((_, last, plan))) =
-            (&self.caches.last_spec, &self.caches.last_plan)
-        {
-            if std::ptr::eq(kept.spec, spec) && kept.named == named && *last == caller {
+    fn spawn_plan(&mut self, caller: PlanCaller, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
+        let classifier_blocks = spec
+            .classifier
+            .map_or(self.session.classifier.launch_blocks, |c| c.launch_blocks);
+        if let Some((key, last, plan)) = &self.caches.last_plan {
+            if *last == caller && key.is_of(spec, named, classifier_blocks) {
                 let plan = plan.clone();
-                debug_assert!(
-                    self.caches.last_plan.as_ref().is_some_and(|(key, _, _)| {
-                        *key == self.plan_key(spec, named, self.caller_key(caller))
-                    }),
-                    "the same spec object from the same caller is the same kind of call"
-                );
-                debug_assert_eq!(
-                    plan.plan
-                        .at_depth(&self.rules_caller(caller.class), caller.depth),
-                    self.rules_plan(
-                        caller,
-                        spec,
-                        named,
-                        spec.classifier
-                            .unwrap_or(self.session.classifier)
-                            .launch_blocks
-                    ),
-                    "a kept spawn plan differs from the rules' resolution"
-                );
+                self.debug_replay(&plan, caller, spec, named, classifier_blocks);
                 return plan;
             }
         }
-        let plan = self.spawn_plan_by_key(caller, spec, named);
-        self.caches.last_spec = Some(KeptSpec {
-            holder: call.holder(),
-            spec: spec as *const SpawnSpec,
-            named,
-        });
+        self.spawn_plan_by_key(caller, spec, named, classifier_blocks)
+    }
+
+    /// [`Kernel::spawn_plan`] when the call is not of the last call's kind: looked up by
+    /// its key, else made. Kept out of line so that the last plan's check stays small.
+    #[inline(never)]
+    fn spawn_plan_by_key(
+        &mut self,
+        caller: PlanCaller,
+        spec: &SpawnSpec,
+        named: bool,
+        classifier_blocks: bool,
+    ) -> Rc<CachedPlan> {
+        let key = self.plan_key(spec, named, self.caller_key(caller));
+        if let Some(plan) = self.caches.plans.get(&key).cloned() {
+            self.caches.last_plan = Some((key, caller, plan.clone()));
+            self.debug_replay(&plan, caller, spec, named, classifier_blocks);
+            return plan;
+        }
+        let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
+        self.caches.plans.insert(key.clone(), plan.clone());
+        self.caches.last_plan = Some((key, caller, plan.clone()));
         plan
+    }
+
+    /// Debug builds: a kept plan, moved to this caller's depth, must equal the full
+    /// resolution by `rules::plan` (issue #7: a cache can never diverge unseen).
+    #[inline(always)]
+    fn debug_replay(
+        &self,
+        plan: &CachedPlan,
+        caller: PlanCaller,
+        spec: &SpawnSpec,
+        named: bool,
+        classifier_blocks: bool,
+    ) {
+        debug_assert_eq!(
+            plan.plan
+                .at_depth(&self.rules_caller(caller.class), caller.depth),
+            self.rules_plan(caller, spec, named, classifier_blocks),
+            "a kept spawn plan differs from the rules' resolution"
+        );
+        let _ = (plan, caller, spec, named, classifier_blocks);
     }
 
     /// The kind of call `spec` makes, named or not, from a caller kept as `caller`.
@@ -277,56 +287,6 @@ impl Kernel<'_> {
                 .launch_blocks,
             caller,
         }
-    }
-
-    /// [`Kernel::spawn_plan`] when the spec object is not the last one: the kind of call
-    /// compared field by field with the last one's, then looked up, then made.
-    fn spawn_plan_by_key(
-        &mut self,
-        caller: PlanCaller,
-        spec: &SpawnSpec,
-        named: bool,
-    ) -> Rc<CachedPlan> {
-        let classifier_blocks = spec
-            .classifier
-            .unwrap_or(self.session.classifier)
-            .launch_blocks;
-        // Cheap fields first; the type's name last (a load run's calls all match). The last
-        // call's caller is compared whole: the same depth is the same depth class.
-        let same = |key: &PlanKey, last: &PlanCaller| {
-            key.fork == spec.fork
-                && key.named == named
-                && key.isolation.as_deref() == spec.isolation.as_deref()
-                && key.background == spec.background
-                && key.needs_result == spec.needs_result
-                && key.classifier_blocks == classifier_blocks
-                && *last == caller
-                && key.agent.as_deref() == spec.agent.as_deref()
-        };
-        let kept = match &self.caches.last_plan {
-            Some((key, last, plan)) if same(key, last) => Some(plan.clone()),
-            _ => None,
-        };
-        let kept = kept.or_else(|| {
-            let key = self.plan_key(spec, named, self.caller_key(caller));
-            let found = self.caches.plans.get(&key).cloned()?;
-            self.caches.last_plan = Some((key, caller, found.clone()));
-            Some(found)
-        });
-        if let Some(plan) = kept {
-            debug_assert_eq!(
-                plan.plan
-                    .at_depth(&self.rules_caller(caller.class), caller.depth),
-                self.rules_plan(caller, spec, named, classifier_blocks),
-                "a kept spawn plan differs from the rules' resolution"
-            );
-            return plan;
-        }
-        let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
-        let key = self.plan_key(spec, named, self.caller_key(caller));
-        self.caches.plans.insert(key.clone(), plan.clone());
-        self.caches.last_plan = Some((key, caller, plan.clone()));
-        plan
     }
 
     /// What a plan reads of its caller.
@@ -1077,53 +1037,20 @@ pub(super) struct PlanKey {
     caller: CallerKey,
 }
 
-/// The spec of an Agent call and what keeps it alive: a load stream's shared spec, or
-/// the program of the step that makes the call.
-#[derive(Clone, Copy)]
-pub(super) enum SpecIn<'a> {
-    /// A load arrival's (or its retry's) call.
-    Load(&'a Rc<SpawnSpec>),
-    /// A `spawn` step's call: the spec, inside the caller's program.
-    Program(&'a SpawnSpec, &'a Program),
-}
-
-impl<'a> SpecIn<'a> {
-    /// The call's spec.
+impl PlanKey {
+    /// Is `spec`, named or not, with these classifier verdicts, a call of this kind (the
+    /// caller aside)? Compared by value: cheap fields first, the type's name last (a load
+    /// run's calls all match).
     #[inline(always)]
-    fn spec(self) -> &'a SpawnSpec {
-        match self {
-            SpecIn::Load(spec) => spec,
-            SpecIn::Program(spec, _) => spec,
-        }
+    fn is_of(&self, spec: &SpawnSpec, named: bool, classifier_blocks: bool) -> bool {
+        self.fork == spec.fork
+            && self.named == named
+            && self.background == spec.background
+            && self.needs_result == spec.needs_result
+            && self.classifier_blocks == classifier_blocks
+            && self.isolation.as_deref() == spec.isolation.as_deref()
+            && self.agent.as_deref() == spec.agent.as_deref()
     }
-
-    /// A strong reference to what holds the spec.
-    fn holder(self) -> SpecHolder {
-        match self {
-            SpecIn::Load(spec) => SpecHolder::Load(spec.clone()),
-            SpecIn::Program(_, program) => SpecHolder::Program(program.clone()),
-        }
-    }
-}
-
-/// What holds a spec, kept so that the spec's memory stays allocated.
-// Held, never read: holding it is its whole purpose.
-#[allow(dead_code)]
-pub(super) enum SpecHolder {
-    Load(Rc<SpawnSpec>),
-    Program(Program),
-}
-
-/// The spec object of the last call that used `Caches::last_plan`: its address (only
-/// compared, never read through), kept valid by holding its owner, and whether the call
-/// was named. While the owner is held the address is that spec's and no other's, and a
-/// spec never changes, so the same address is the same spec fields.
-pub(super) struct KeptSpec {
-    /// Keeps the spec's memory allocated; never read.
-    #[allow(dead_code)] // held, never read: holding it is its whole purpose
-    holder: SpecHolder,
-    spec: *const SpawnSpec,
-    named: bool,
 }
 
 /// Which text a refused Agent call carries (`spawn_rejected.message`).

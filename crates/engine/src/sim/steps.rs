@@ -184,8 +184,8 @@ impl Kernel<'_> {
                 unreachable!("advance takes work, sleep and report steps itself")
             }
             Step::Tool(call) => return self.tool_call(slot, call, program, pc),
-            Step::Spawn(spec) => return self.spawn_step(slot, std::slice::from_ref(spec), program),
-            Step::SpawnTogether(specs) => return self.spawn_step(slot, specs, program),
+            Step::Spawn(spec) => return self.spawn_step(slot, std::slice::from_ref(spec)),
+            Step::SpawnTogether(specs) => return self.spawn_step(slot, specs),
             Step::Send(send) => {
                 let caller = self.agents.get(slot).id;
                 return self.send(caller, &send.to, send.behavior.clone());
