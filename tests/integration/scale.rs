@@ -196,6 +196,40 @@ fn retries_and_reused_records_under_max_held_run_to_the_end() {
     assert!(rejected > 1000, "{rejected}");
 }
 
+/// REVIEW defect 3: a zero-time `repeat` ran 22 s before `max_steps` (a billion) stopped
+/// it. `max_instant_steps` stops steps taken at one instant, counted in blocks: fewer than
+/// a block at each instant never stops a run, however long; more than two blocks at one
+/// instant always does.
+#[test]
+fn steps_at_one_instant_stop_at_max_instant_steps() {
+    assert_eq!(
+        subsim_engine::spec::Limits::default().max_instant_steps,
+        50_000_000
+    );
+    // 8 steps at each instant (a 1 s turn, then 7 zero-time ones), 1000 times.
+    let (_, report) = kinds(
+        "name: paced\n\
+         session:\n  limits: {max_instant_steps: 10}\n\
+         main:\n  - repeat: {times: 1000, steps: [{work: 1s}, \
+         {repeat: {times: 7, steps: [{work: 0s}]}}]}\n",
+    );
+    assert!(report.limit.is_none(), "{:?}", report.limit);
+    // 21 steps at one instant.
+    let (kinds, report) = kinds(
+        "name: loop\n\
+         session:\n  limits: {max_instant_steps: 10}\n\
+         main:\n  - repeat: {times: 1000, steps: [{work: 1s}, \
+         {repeat: {times: 20, steps: [{work: 0s}]}}]}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!(
+        (limit.limit.as_str(), limit.value),
+        ("max_instant_steps", 10)
+    );
+    assert!(limit.to_string().contains("work: 0s"), "{limit}");
+    assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
+}
+
 /// Issue 10 §4.6: named load arrivals under `ultracode` rebuilt every run's context
 /// (CTX-6's roster of every name in use) at each start: O(n²). The profile is shared
 /// again; every arrival still starts with the roster piece, named `job-i`.

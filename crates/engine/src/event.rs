@@ -226,6 +226,8 @@ vocabulary! {
         MaxRunning => "max_running",
         /// Agent records and waiting calls held at once.
         MaxHeld => "max_held",
+        /// Steps taken at one instant.
+        MaxInstantSteps => "max_instant_steps",
     }
 }
 

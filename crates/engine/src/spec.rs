@@ -226,6 +226,12 @@ pub struct Limits {
     /// finished named agent stays resumable, a queued retry holds no slot), so this bounds
     /// its memory: a few hundred bytes each.
     pub max_held: u64,
+    /// Most steps taken at one instant of virtual time. A zero-time loop (a `repeat` of
+    /// `work: 0s`) never lets the clock advance; this stops it long before `max_steps`.
+    /// Counted in blocks of this many steps: a run stops once a
+    /// whole block was taken without the clock moving, so after at most twice this many
+    /// steps at one instant.
+    pub max_instant_steps: u64,
 }
 
 impl Limits {
@@ -239,7 +245,7 @@ impl Limits {
 impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
     /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
-    /// agent records and waiting calls held.
+    /// agent records and waiting calls held, 50 million steps at one instant.
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -248,6 +254,7 @@ impl Default for Limits {
             max_steps: None,
             max_running: 1_000_000,
             max_held: 1_500_000,
+            max_instant_steps: 50_000_000,
         }
     }
 }

@@ -47,13 +47,14 @@ const SESSION_KEYS: [&str; 25] = [
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
-const LIMIT_KEYS: [&str; 6] = [
+const LIMIT_KEYS: [&str; 7] = [
     "max_events",
     "max_time",
     "max_agents",
     "max_steps",
     "max_running",
     "max_held",
+    "max_instant_steps",
 ];
 const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
 /// How a `cli` entry's JSON reached Claude Code (DEF-7, DEF-8).
@@ -538,6 +539,11 @@ fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     if let Some(value) = fields.get("max_held") {
         if let Some(max) = ctx.integer(value, "`max_held`", 1) {
             limits.max_held = max;
+        }
+    }
+    if let Some(value) = fields.get("max_instant_steps") {
+        if let Some(max) = ctx.integer(value, "`max_instant_steps`", 1) {
+            limits.max_instant_steps = max;
         }
     }
     limits

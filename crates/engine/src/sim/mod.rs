@@ -183,6 +183,15 @@ impl std::fmt::Display for LimitHit {
                  `session.limits` if the run is meant to be that wide",
                 self.value
             ),
+            Limit::MaxInstantSteps => write!(
+                f,
+                "the run reached session.limits.max_instant_steps ({} steps taken at one \
+                 instant without the clock moving, checked in blocks of that many): steps \
+                 that take no time, such as a `repeat` of `work: 0s`, never let time pass; \
+                 raise it in the scenario's `session.limits` if the run is meant to do that \
+                 much at one instant",
+                self.value
+            ),
             Limit::MaxHeld => write!(
                 f,
                 "the run reached session.limits.max_held ({} agent records and waiting calls \
@@ -514,8 +523,15 @@ struct Trace<'s> {
     /// The safety limit that stopped the run, once one has.
     limit: Option<LimitHit>,
     limits: crate::spec::Limits,
-    /// Steps left before `max_steps` (`Limits::steps`) stops the run.
+    /// Steps left in the current block (`Kernel::next_step_block`): at most
+    /// `max_instant_steps`, and together with `steps_after` what `max_steps`
+    /// (`Limits::steps`) leaves. Only this is counted per step.
     steps_left: u64,
+    /// Steps `max_steps` leaves after the current block.
+    steps_after: u64,
+    /// When the current block began, and whether it is a whole `max_instant_steps`.
+    block_start: SimTime,
+    block_whole: bool,
     /// The events every arrival makes, kept built (see [`HotEvents`]).
     hot: HotEvents,
 }
@@ -887,7 +903,10 @@ impl<'s> Kernel<'s> {
                 last_time: SimTime::ZERO,
                 limit: None,
                 limits,
-                steps_left: limits.steps(),
+                steps_left: 0,
+                steps_after: limits.steps(),
+                block_start: SimTime::ZERO,
+                block_whole: false,
                 hot: HotEvents::new(),
             },
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
@@ -1082,6 +1101,31 @@ impl<'s> Kernel<'s> {
         if self.trace.seq >= self.trace.limits.max_events {
             self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
         }
+    }
+
+    /// The step budget's current block is spent: the next one, or the run stops. A whole
+    /// block of `max_instant_steps` taken without the clock moving stops it at
+    /// `max_instant_steps` (so a run stops after at most twice that many steps at one
+    /// instant); none left of `max_steps` stops it there (exactly, as blocks are spent
+    /// whole). Out of line and run once per block: a step only counts down `steps_left`.
+    #[cold]
+    #[inline(never)]
+    fn next_step_block(&mut self) -> bool {
+        let limits = self.trace.limits;
+        if self.trace.steps_after == 0 {
+            self.hit_limit(Limit::MaxSteps, limits.steps());
+            return false;
+        }
+        if self.trace.block_whole && self.trace.block_start == self.clock.now {
+            self.hit_limit(Limit::MaxInstantSteps, limits.max_instant_steps);
+            return false;
+        }
+        let block = self.trace.steps_after.min(limits.max_instant_steps);
+        self.trace.steps_after -= block;
+        self.trace.steps_left = block;
+        self.trace.block_start = self.clock.now;
+        self.trace.block_whole = block == limits.max_instant_steps;
+        true
     }
 
     /// `max_held`: whether one more agent record or waiting call would pass the limit; if

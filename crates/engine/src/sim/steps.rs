@@ -106,8 +106,7 @@ impl Kernel<'_> {
             };
             // Steps that take no time and write nothing would loop forever at one instant
             // without reaching `max_events` or `max_time`: every step counts.
-            if self.trace.steps_left == 0 {
-                self.hit_limit(Limit::MaxSteps, self.trace.limits.steps());
+            if self.trace.steps_left == 0 && !self.next_step_block() {
                 return;
             }
             self.trace.steps_left -= 1;
