@@ -220,7 +220,7 @@ vocabulary! {
         MaxTime => "max_time",
         /// The number of agents started.
         MaxAgents => "max_agents",
-        /// Steps run at one instant.
+        /// Steps run in all.
         MaxSteps => "max_steps",
         /// Runs running at once.
         MaxRunning => "max_running",
@@ -228,6 +228,17 @@ vocabulary! {
         MaxHeld => "max_held",
         /// Steps taken at one instant.
         MaxInstantSteps => "max_instant_steps",
+    }
+}
+
+impl Limit {
+    /// The bound `value` of this limit as a person writes it in `session.limits`: a
+    /// duration for `max_time` (whose trace value is in µs), a number for the others.
+    pub fn bound_text(self, value: u64) -> String {
+        match self {
+            Limit::MaxTime => crate::time::human_duration(value),
+            _ => value.to_string(),
+        }
     }
 }
 
@@ -1371,6 +1382,21 @@ impl Event {
         if let Some(rule) = self.rule {
             visit("rule", Field::Str(rule));
         }
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::Limit;
+
+    /// Regression: the summary's "stopped by" row printed `max_time` in µs
+    /// (`2592000000000`) where `session.limits` and the narration write a duration.
+    #[test]
+    fn a_bound_is_written_as_session_limits_writes_it() {
+        assert_eq!(Limit::MaxTime.bound_text(20_000_000), "20s");
+        assert_eq!(Limit::MaxTime.bound_text(3_600_000_000), "1h");
+        assert_eq!(Limit::MaxEvents.bound_text(20_000_000), "20000000");
+        assert_eq!(Limit::MaxHeld.bound_text(1_500_000), "1500000");
     }
 }
 

@@ -13,7 +13,7 @@ use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
 use subsim_rules::RejectReason;
 
-use crate::event::{Event, EventKind, Outcome};
+use crate::event::{Event, EventKind, Limit, Outcome};
 use crate::ids::IdMap;
 use crate::render::jsonl::write_string;
 use crate::sink::Sink;
@@ -96,7 +96,7 @@ pub struct Summary {
     finished: [u64; OUTCOMES.len()],
     /// Notifications by `what`, at [`Notice::ALL`]'s index.
     notifications: [u64; Notice::ALL.len()],
-    limit: Option<(&'static str, u64)>,
+    limit: Option<(Limit, u64)>,
     /// The load generator's arrivals.
     load: LoadStats,
     /// Waits of answered prompts, every route (from the warm-up on).
@@ -1069,7 +1069,7 @@ impl Summary {
                 }
             }
             EventKind::LimitReached { limit, value } => {
-                self.limit = Some((limit.as_str(), *value));
+                self.limit = Some((*limit, *value));
             }
             // Requests, starts, ends and notifications are counted in `event`.
             _ => {}
@@ -1410,7 +1410,7 @@ impl Summary {
 
     /// The safety limit that ended the run, if one did.
     pub fn limit(&self) -> Option<(&'static str, u64)> {
-        self.limit
+        self.limit.map(|(limit, value)| (limit.as_str(), value))
     }
 
     /// An aligned two-column table for people.
@@ -1587,7 +1587,10 @@ impl Summary {
             },
         );
         if let Some((limit, value)) = self.limit {
-            row("stopped by", format!("safety limit {limit} = {value}"));
+            row(
+                "stopped by",
+                format!("safety limit {limit} = {}", limit.bound_text(value)),
+            );
         }
         let width = rows
             .iter()
@@ -1719,7 +1722,7 @@ impl Summary {
         match self.limit {
             Some((limit, value)) => {
                 json.key("limit").open();
-                json.key("name").string(limit);
+                json.key("name").string(limit.as_str());
                 json.key("value").u64(value);
                 json.close();
             }

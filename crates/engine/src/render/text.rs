@@ -28,7 +28,7 @@ use subsim_rules::prompt::RoutedTo;
 use subsim_rules::RejectReason;
 
 use crate::event::{
-    id_string, AgentRef, Event, EventKind, Field, Limit, StopSource, ToolRefusal, WaitingFor,
+    id_string, AgentRef, Event, EventKind, Field, StopSource, ToolRefusal, WaitingFor,
 };
 use crate::sink::Sink;
 use crate::spec::{Answer, DefinitionOutcome};
@@ -810,11 +810,7 @@ impl Narrator {
                 "person".to_string()
             }
             EventKind::LimitReached { limit, value } => {
-                let bound = if *limit == Limit::MaxTime {
-                    human_duration(*value)
-                } else {
-                    value.to_string()
-                };
+                let bound = limit.bound_text(*value);
                 let _ = write!(
                     what,
                     "safety limit reached: {limit} = {bound}; the run stops here"
