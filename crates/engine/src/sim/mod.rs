@@ -42,7 +42,8 @@ use crate::event::{
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
-    LoadSpec, LoadUntil, Program, Retry, Scope, SimSpec, SpawnSpec, Step, ToolCall, WaitTarget,
+    CallKind, LoadSpec, LoadUntil, Program, Retry, Scope, SendSpec, SimSpec, SpawnSpec, Step,
+    ToolCall, WaitTarget,
 };
 use crate::time::SimTime;
 
@@ -496,7 +497,7 @@ struct Caches {
     plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
     /// The last kind of call, its caller and its plan, compared in place before the map is
     /// asked.
-    last_plan: Option<(spawn::PlanKey, spawn::PlanCaller, Rc<spawn::CachedPlan>)>,
+    last_plan: Option<spawn::LastPlan>,
     /// Tool resolutions' steps by kind of run, for refused tool calls (`steps::removal_of`).
     removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
     /// The last report delivery built, reused for the same text delivered the same way.
@@ -726,6 +727,8 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
+        // The kinds of Agent call, numbered once (`SpawnSpec::call_kind`).
+        spawn::number_calls(&mut spec);
         let (config, notes) = SessionConfig::resolve(
             spec.session.version,
             spec.session.kind,

@@ -215,19 +215,39 @@ impl Kernel<'_> {
     /// this caller's depth (`SpawnPlan::at_depth`), is checked against a fresh resolution,
     /// so the cache can never drift from the rules unseen. The kind of call is compared by
     /// value (`PlanKey`'s fields), never by the spec's address.
+    ///
+    /// A call the kernel numbered (`SpawnSpec::call_kind`, `number_calls`) is of the last
+    /// call's kind when the two numbers are equal: the numbers were given by the same
+    /// fields' values. A call not numbered is compared field by field.
     #[inline(always)]
     fn spawn_plan(&mut self, caller: PlanCaller, spec: &SpawnSpec, named: bool) -> Rc<CachedPlan> {
-        let classifier_blocks = spec
-            .classifier
-            .map_or(self.session.classifier.launch_blocks, |c| c.launch_blocks);
-        if let Some((key, last, plan)) = &self.caches.last_plan {
-            if *last == caller && key.is_of(spec, named, classifier_blocks) {
-                let plan = plan.clone();
-                self.debug_replay(&plan, caller, spec, named, classifier_blocks);
+        if let Some(last) = &self.caches.last_plan {
+            if last.caller == caller
+                && last.key.named == named
+                && if spec.call_kind.is_numbered() {
+                    last.kind == spec.call_kind
+                } else {
+                    last.key.is_of(spec, named, self.classifier_blocks(spec))
+                }
+            {
+                debug_assert!(
+                    last.key.is_of(spec, named, self.classifier_blocks(spec)),
+                    "calls numbered alike are of one kind"
+                );
+                let plan = last.plan.clone();
+                self.debug_replay(&plan, caller, spec, named, self.classifier_blocks(spec));
                 return plan;
             }
         }
-        self.spawn_plan_by_key(caller, spec, named, classifier_blocks)
+        self.spawn_plan_by_key(caller, spec, named, self.classifier_blocks(spec))
+    }
+
+    /// HANDBACK-7: whether the classifier blocks this call's launch (its own verdicts, else
+    /// the session's).
+    #[inline(always)]
+    fn classifier_blocks(&self, spec: &SpawnSpec) -> bool {
+        spec.classifier
+            .map_or(self.session.classifier.launch_blocks, |c| c.launch_blocks)
     }
 
     /// [`Kernel::spawn_plan`] when the call is not of the last call's kind: looked up by
@@ -241,14 +261,25 @@ impl Kernel<'_> {
         classifier_blocks: bool,
     ) -> Rc<CachedPlan> {
         let key = self.plan_key(spec, named, self.caller_key(caller));
+        let kind = spec.call_kind;
         if let Some(plan) = self.caches.plans.get(&key).cloned() {
-            self.caches.last_plan = Some((key, caller, plan.clone()));
+            self.caches.last_plan = Some(LastPlan {
+                key,
+                kind,
+                caller,
+                plan: plan.clone(),
+            });
             self.debug_replay(&plan, caller, spec, named, classifier_blocks);
             return plan;
         }
         let plan = Rc::new(self.compute_plan(caller, spec, named, classifier_blocks));
         self.caches.plans.insert(key.clone(), plan.clone());
-        self.caches.last_plan = Some((key, caller, plan.clone()));
+        self.caches.last_plan = Some(LastPlan {
+            key,
+            kind,
+            caller,
+            plan: plan.clone(),
+        });
         plan
     }
 
@@ -281,10 +312,7 @@ impl Kernel<'_> {
             isolation: spec.isolation.clone(),
             background: spec.background,
             needs_result: spec.needs_result,
-            classifier_blocks: spec
-                .classifier
-                .unwrap_or(self.session.classifier)
-                .launch_blocks,
+            classifier_blocks: self.classifier_blocks(spec),
             caller,
         }
     }
@@ -1053,6 +1081,127 @@ impl PlanKey {
     }
 }
 
+/// The last kind of Agent call, its number, its caller and its plan, compared in place
+/// before `Caches::plans` is asked.
+pub(super) struct LastPlan {
+    key: PlanKey,
+    /// The call's `SpawnSpec::call_kind` (not numbered when the call was not).
+    kind: CallKind,
+    caller: PlanCaller,
+    plan: Rc<CachedPlan>,
+}
+
+/// What numbers the kinds of Agent call of one run (`SpawnSpec::call_kind`): every
+/// `PlanKey` field a spec sets, by value, to its number (from 1).
+struct CallKinds {
+    numbers: BTreeMap<CallFields, u32>,
+    /// The session's classifier verdict before launch (a call without its own).
+    session_blocks: bool,
+}
+
+/// A call's own `PlanKey` fields (the name and the caller are the call's, not the spec's).
+type CallFields = (
+    Option<String>,
+    bool,
+    Option<String>,
+    Option<bool>,
+    bool,
+    bool,
+);
+
+/// Numbers every Agent call the kernel's copy of `spec` can make — main's program, the
+/// definitions' behaviours, the load's calls, the person's `/subtask` and resume steps,
+/// and every program nested in them — by the values of its `PlanKey` fields: calls with
+/// equal fields get one number, calls that differ in any get different ones. Whatever
+/// number a spec held before is replaced. Programs are rebuilt with the numbered specs.
+pub(super) fn number_calls(spec: &mut SimSpec) {
+    let mut kinds = CallKinds {
+        numbers: BTreeMap::new(),
+        session_blocks: spec.session.classifier.launch_blocks,
+    };
+    spec.main = kinds.program(&spec.main);
+    for def in spec.agents.values_mut() {
+        if let Some(behavior) = &mut def.behavior {
+            *behavior = kinds.program(behavior);
+        }
+    }
+    if let Some(load) = &mut spec.load {
+        for stream in &mut load.streams {
+            kinds.number(&mut stream.spawn);
+        }
+    }
+    for action in &mut spec.user.actions {
+        match &mut action.kind {
+            ActionKind::Subtask { behavior, .. } | ActionKind::TypeTo { behavior, .. } => {
+                if let Some(behavior) = behavior {
+                    *behavior = kinds.program(behavior);
+                }
+            }
+            ActionKind::Stop(_)
+            | ActionKind::CtrlB
+            | ActionKind::Clear
+            | ActionKind::Dismiss(_) => {}
+        }
+    }
+}
+
+impl CallKinds {
+    /// `program` with its calls numbered, nested programs included.
+    fn program(&mut self, program: &Program) -> Program {
+        program.iter().map(|step| self.step(step)).collect()
+    }
+
+    fn step(&mut self, step: &Step) -> Step {
+        match step {
+            Step::Spawn(spec) => {
+                let mut spec = spec.clone();
+                self.number(&mut spec);
+                Step::Spawn(spec)
+            }
+            Step::SpawnTogether(specs) => Step::SpawnTogether(
+                specs
+                    .iter()
+                    .map(|spec| {
+                        let mut spec = spec.clone();
+                        self.number(&mut spec);
+                        spec
+                    })
+                    .collect(),
+            ),
+            Step::Send(send) => Step::Send(SendSpec {
+                behavior: send
+                    .behavior
+                    .as_ref()
+                    .map(|behavior| self.program(behavior)),
+                ..send.clone()
+            }),
+            Step::Repeat { times, steps } => Step::Repeat {
+                times: *times,
+                steps: self.program(steps),
+            },
+            other => other.clone(),
+        }
+    }
+
+    /// Numbers `spec` and the calls of its behaviour.
+    fn number(&mut self, spec: &mut SpawnSpec) {
+        if let Some(behavior) = &spec.behavior {
+            spec.behavior = Some(self.program(behavior));
+        }
+        let fields = (
+            spec.agent.clone(),
+            spec.fork,
+            spec.isolation.clone(),
+            spec.background,
+            spec.needs_result,
+            spec.classifier
+                .map_or(self.session_blocks, |c| c.launch_blocks),
+        );
+        let next = self.numbers.len() as u32 + 1;
+        spec.call_kind = CallKind(*self.numbers.entry(fields).or_insert(next));
+    }
+}
+
 /// Which text a refused Agent call carries (`spawn_rejected.message`).
 #[derive(Clone, Copy)]
 enum RefusalText {
@@ -1092,5 +1241,160 @@ pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_
             scope,
             plugin: None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::ClassifierSpec;
+
+    /// The numbers `number_calls` gives the calls of `program`, in step order (a
+    /// `spawn: [...]` step's calls in list order, nested programs after their step).
+    fn numbers(program: &Program, out: &mut Vec<u32>) {
+        for step in program.iter() {
+            match step {
+                Step::Spawn(spec) => {
+                    out.push(spec.call_kind.0);
+                    if let Some(behavior) = &spec.behavior {
+                        numbers(behavior, out);
+                    }
+                }
+                Step::SpawnTogether(specs) => {
+                    out.extend(specs.iter().map(|spec| spec.call_kind.0));
+                }
+                Step::Repeat { steps, .. } => numbers(steps, out),
+                Step::Send(send) => numbers(send.behavior.as_ref().expect("a behaviour"), out),
+                _ => {}
+            }
+        }
+    }
+
+    /// Calls whose `PlanKey` fields are equal share a number; a difference in any one of
+    /// them (the type, fork, isolation, background, the need for the result, the
+    /// classifier's verdict, the session's verdict standing in for a call without one)
+    /// gives another; the name, the count and the behaviour do not count; calls nested in
+    /// a behaviour, a `repeat`, a `send` and a load stream are numbered too, and a number a
+    /// spec held before is replaced.
+    #[test]
+    fn calls_are_numbered_by_the_values_of_their_key_fields() {
+        let worker = || SpawnSpec {
+            agent: Some("worker".into()),
+            count: 1,
+            ..SpawnSpec::default()
+        };
+        let blocking = ClassifierSpec {
+            launch_blocks: true,
+            ..ClassifierSpec::default()
+        };
+        let variants = [
+            SpawnSpec {
+                agent: Some("other".into()),
+                ..worker()
+            },
+            SpawnSpec {
+                fork: true,
+                ..worker()
+            },
+            SpawnSpec {
+                isolation: Some("worktree".into()),
+                ..worker()
+            },
+            SpawnSpec {
+                background: Some(true),
+                ..worker()
+            },
+            SpawnSpec {
+                background: Some(false),
+                ..worker()
+            },
+            SpawnSpec {
+                needs_result: true,
+                ..worker()
+            },
+            SpawnSpec {
+                classifier: Some(blocking),
+                ..worker()
+            },
+        ];
+        let same = [
+            SpawnSpec {
+                name: Some("named".into()),
+                count: 3,
+                model: Some("haiku".into()),
+                call_kind: CallKind(99),
+                ..worker()
+            },
+            SpawnSpec {
+                // The session's verdict (false) written out is the same call.
+                classifier: Some(ClassifierSpec::default()),
+                behavior: Some(Rc::from(vec![Step::Spawn(worker())])),
+                ..worker()
+            },
+        ];
+        let mut main: Vec<Step> = vec![Step::Spawn(worker())];
+        main.extend(variants.iter().cloned().map(Step::Spawn));
+        main.extend(same.iter().cloned().map(Step::Spawn));
+        main.push(Step::Repeat {
+            times: 2,
+            steps: Rc::from(vec![Step::SpawnTogether(Rc::from(vec![
+                worker(),
+                variants[0].clone(),
+            ]))]),
+        });
+        main.push(Step::Send(SendSpec {
+            to: "a1".into(),
+            behavior: Some(Rc::from(vec![Step::Spawn(variants[1].clone())])),
+            ..SendSpec::default()
+        }));
+        let mut spec = SimSpec::poisson_load("numbered", 20.0, SimTime::from_secs(1), 10);
+        spec.main = Rc::from(main);
+        number_calls(&mut spec);
+        let mut got = Vec::new();
+        numbers(&spec.main, &mut got);
+        let w = got[0];
+        assert!(w != 0, "numbered");
+        let distinct: Vec<u32> = got[1..=variants.len()].to_vec();
+        let mut sorted = distinct.clone();
+        sorted.push(w);
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), variants.len() + 1, "{got:?}");
+        let rest = &got[variants.len() + 1..];
+        // `same`'s two calls, the call nested in the second one's behaviour, the repeat's
+        // two, the send's one.
+        assert_eq!(rest, [w, w, w, w, distinct[0], distinct[1]], "{got:?}");
+        let load = spec.load.as_ref().expect("a load");
+        assert_eq!(load.streams[0].spawn.call_kind.0, w);
+    }
+
+    /// With the session's classifier blocking launches, a call that says it does not is
+    /// another kind than one that says nothing.
+    #[test]
+    fn a_call_without_a_verdict_takes_the_sessions() {
+        let mut spec = SimSpec::minimal("verdicts");
+        spec.session.classifier.launch_blocks = true;
+        let plain = SpawnSpec {
+            count: 1,
+            ..SpawnSpec::default()
+        };
+        let allowing = SpawnSpec {
+            classifier: Some(ClassifierSpec::default()),
+            ..plain.clone()
+        };
+        let blocking = SpawnSpec {
+            classifier: Some(spec.session.classifier),
+            ..plain.clone()
+        };
+        spec.main = Rc::from(vec![
+            Step::Spawn(plain),
+            Step::Spawn(allowing),
+            Step::Spawn(blocking),
+        ]);
+        number_calls(&mut spec);
+        let mut got = Vec::new();
+        numbers(&spec.main, &mut got);
+        assert_eq!(got[0], got[2]);
+        assert_ne!(got[0], got[1]);
     }
 }
