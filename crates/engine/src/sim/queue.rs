@@ -50,6 +50,11 @@ impl<T> Entry<T> {
 #[derive(Clone, Debug)]
 struct Sorted<T> {
     entries: Vec<Entry<T>>,
+    /// At least the largest seq queued (the largest pushed into the array or moved into
+    /// it). A push with a larger seq — every push of the kernel's clock, whose seqs only
+    /// grow; not a wake the tie explorer puts back — finds the larger keys by their times
+    /// alone (see [`Sorted::push`]).
+    newest: u64,
 }
 
 impl<T: Copy> Sorted<T> {
@@ -66,15 +71,26 @@ impl<T: Copy> Sorted<T> {
     /// Adds `entry` in its place.
     #[inline]
     fn push(&mut self, entry: Entry<T>) {
-        let key = entry.key();
         // The number of entries with larger keys, counted: a few tens of comparisons with
         // no branch, where a binary search branches on each one and, a timer landing at
         // a random place among the others, is mispredicted half the time.
-        let at = self
-            .entries
-            .iter()
-            .filter(|queued| queued.key() > key)
-            .count();
+        let at = if entry.seq > self.newest {
+            // Every queued seq is smaller than this one: a queued key is larger exactly
+            // when its time is (at an equal time the smaller seq comes first), so one
+            // 64-bit comparison per entry does, not a 128-bit one.
+            self.newest = entry.seq;
+            let time = entry.time;
+            self.entries
+                .iter()
+                .filter(|queued| queued.time > time)
+                .count()
+        } else {
+            let key = entry.key();
+            self.entries
+                .iter()
+                .filter(|queued| queued.key() > key)
+                .count()
+        };
         self.entries.insert(at, entry);
     }
 
@@ -140,6 +156,7 @@ impl<T: Copy> Default for TimeQueue<T> {
         TimeQueue {
             small: Sorted {
                 entries: Vec::new(),
+                newest: 0,
             },
             radix: false,
             due: VecDeque::new(),
@@ -321,6 +338,8 @@ impl<T: Copy> TimeQueue<T> {
         self.occupied = 0;
         self.min.set(None);
         entries.sort_unstable_by_key(|entry| std::cmp::Reverse(entry.key()));
+        let newest = entries.iter().map(|entry| entry.seq).max().unwrap_or(0);
+        self.small.newest = self.small.newest.max(newest);
         self.small.entries = entries;
         self.radix = false;
     }
