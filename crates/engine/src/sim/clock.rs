@@ -73,39 +73,30 @@ impl Clock {
     }
 
     /// The next wake in (time, seq) order, from the heap, the same-instant FIFO and the
-    /// pending arrival.
+    /// pending arrival. The three heads are compared as packed keys ([`key`]): every
+    /// queued wake is due now or later, so the same-instant FIFO's front (due now) goes
+    /// first unless a wake of the heap or the arrival is due now with a smaller seq, which
+    /// is exactly when its key is the smaller.
     #[inline(always)]
     pub(super) fn pop_next(&mut self) -> Option<(SimTime, Wake)> {
-        // The same-instant FIFO's front is due now, and every other queued wake is due now
-        // or later: only one due now with a smaller seq goes before it. Otherwise the
-        // earlier of the heap's head and the pending arrival is next.
-        let now = self.now;
-        let heap = self.heap.peek();
-        let arrival = self.next_arrival;
+        let heap = self.heap.peek_key();
+        let arrival = self.next_arrival.map_or(NONE, |(time, seq)| key(time, seq));
         if let Some(&(seq, wake)) = self.now_queue.front() {
-            let before = |key: Option<(SimTime, u64)>| {
-                key.is_some_and(|(time, other)| time == now && other < seq)
-            };
-            if !before(heap.map(|(time, seq)| (SimTime(time), seq))) && !before(arrival) {
+            let front = key(self.now, seq);
+            if front < heap && front < arrival {
                 self.now_queue.pop_front();
-                return Some((now, wake));
+                return Some((self.now, wake));
             }
         }
-        match (heap, arrival) {
-            (Some(heap), Some((time, seq))) if (time.0, seq) < heap => {
-                self.next_arrival = None;
-                Some((time, Wake::Arrival))
-            }
-            (Some((time, _)), _) => {
-                let wake = self.heap.pop()?.2;
-                Some((SimTime(time), wake))
-            }
-            (None, Some((time, _))) => {
-                self.next_arrival = None;
-                Some((time, Wake::Arrival))
-            }
-            (None, None) => None,
+        if arrival < heap {
+            let (time, _) = self.next_arrival.take()?;
+            return Some((time, Wake::Arrival));
         }
+        if heap == NONE {
+            return None;
+        }
+        let (time, _, wake) = self.heap.pop()?;
+        Some((SimTime(time), wake))
     }
 
     /// Where the next wake in `(time, seq)` order is, and its key; the one place that
@@ -145,6 +136,16 @@ impl Clock {
         Some((time, seq, wake))
     }
 }
+
+/// `(time, seq)` as one number, ordered as the pair: compared without a branch.
+#[inline(always)]
+pub(super) fn key(time: SimTime, seq: u64) -> u128 {
+    (u128::from(time.0) << 64) | u128::from(seq)
+}
+
+/// The key of an empty source: larger than every wake's, as no seq reaches `u64::MAX` (one
+/// is handed out per wake scheduled).
+pub(super) const NONE: u128 = u128::MAX;
 
 /// The same-instant FIFO: a vector read from `head`. A start's first step passes through
 /// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic cost

@@ -220,13 +220,16 @@ impl Kernel<'_> {
         }
     }
 
-    /// Every arrival due now, stream by stream; then the next arrival is scheduled.
+    /// Every arrival due now, stream by stream; then the next arrival is scheduled. The
+    /// earliest next arrival is found on the way (an arrival changes only its own
+    /// stream's next one).
     pub(super) fn arrival(&mut self) {
         let now = self.clock.now;
         let horizon = self.trace.limits.max_time;
+        let mut earliest: Option<SimTime> = None;
         for index in 0..self.load.streams.list.len() {
-            let mut due = self.load.streams.list[index].next == Some(now);
-            while due {
+            let mut next = self.load.streams.list[index].next;
+            while next == Some(now) {
                 self.load.streams.list[index].made += 1;
                 self.load.arrivals += 1;
                 let arrival = self.load.arrivals;
@@ -235,12 +238,16 @@ impl Kernel<'_> {
                     return;
                 }
                 let stream = &mut self.load.streams.list[index];
-                let next = stream.after(now, horizon);
+                next = stream.after(now, horizon);
                 stream.next = next;
-                due = next == Some(now);
             }
+            earliest = match (earliest, next) {
+                (Some(earliest), Some(next)) => Some(earliest.min(next)),
+                (earliest, next) => earliest.or(next),
+            };
         }
-        if let Some(next) = self.load.streams.earliest() {
+        debug_assert_eq!(earliest, self.load.streams.earliest());
+        if let Some(next) = earliest {
             self.clock.schedule_arrival(next);
         }
     }

@@ -232,6 +232,18 @@ impl<T: Copy> TimeQueue<T> {
         self.due.insert(at, Entry { time, seq, item });
     }
 
+    /// The smallest `(time, seq)` queued as one number (`Entry::key`), `u128::MAX` when
+    /// the queue is empty.
+    #[inline(always)]
+    pub(super) fn peek_key(&self) -> u128 {
+        if !self.radix {
+            return self.small.peek().map_or(u128::MAX, Entry::key);
+        }
+        self.peek().map_or(u128::MAX, |(time, seq)| {
+            (u128::from(time) << 64) | u128::from(seq)
+        })
+    }
+
     /// The smallest `(time, seq)` queued.
     #[inline]
     pub(super) fn peek(&self) -> Option<(u64, u64)> {
