@@ -9,19 +9,25 @@ use super::*;
 use crate::spec::FailSpec;
 
 /// The last report delivery built (see `Kernel::reuses_delivery`), holding its report text
-/// so that pointer equality means equal text.
+/// so that pointer equality means equal text. What it delivered (the text, the scan's note
+/// and the review verdict) is in the kept `report_delivered` event (`HotEvents::delivered`),
+/// which nothing else writes: a delivery again writes only who from and who to.
 #[derive(Clone)]
 pub(super) struct Delivered {
     report: Rc<str>,
     /// The inputs of `handback::review` that vary by run (`Kernel::handback_key`): with
     /// the same report text they decide everything the delivery writes.
     key: HandbackKey,
-    /// What the review put in front of the report (checked again in debug builds).
+    rule: RuleId,
+    /// What the review put in front of the report, the text, the scan's note and the
+    /// verdict (checked again in debug builds).
     #[cfg(debug_assertions)]
     prefix: Option<&'static str>,
+    #[cfg(debug_assertions)]
     text: Rc<str>,
+    #[cfg(debug_assertions)]
     scan: Option<Rc<str>>,
-    rule: RuleId,
+    #[cfg(debug_assertions)]
     review: Option<ReviewOutcome>,
 }
 
@@ -441,6 +447,9 @@ impl Kernel<'_> {
     /// NOTIFY-13, SCAN, HANDBACK-8: the text the recipient reads of a finished run's report.
     /// Runs without a report and without an error to name deliver no text event: that is
     /// decided here, inline in `finish`, so that such a run (every run of W1) makes no call.
+    /// A report delivered as the last one was (`Kernel::reuses_delivery`: every run of a
+    /// definition ending in one `report` step) is written here too, into the kept event;
+    /// every other delivery is built out of line ([`Kernel::deliver_text`]).
     #[inline(always)]
     fn deliver_report(
         &mut self,
@@ -451,12 +460,53 @@ impl Kernel<'_> {
         detail: Option<&str>,
     ) {
         let failed_with_detail = outcome == Outcome::Failed && detail.is_some();
-        if self.agents.get(slot).report.is_some() || failed_with_detail {
-            self.deliver_text(slot, to_id, to_name, outcome, detail);
+        match &self.agents.get(slot).report {
+            Some(report) if !failed_with_detail => {
+                if self.reuses_delivery(slot, report) {
+                    self.deliver_again(slot, to_id, to_name);
+                } else {
+                    self.deliver_text(slot, to_id, to_name, outcome, detail);
+                }
+            }
+            None if !failed_with_detail => {}
+            _ => self.deliver_text(slot, to_id, to_name, outcome, detail),
         }
     }
 
-    /// [`Kernel::deliver_report`] of a run with a report or an error to name.
+    /// The delivery of the run in `slot`'s report, the same text delivered the same way
+    /// as the last one (`Caches::last_delivery`): the delivered text is shared, not
+    /// rebuilt (scanned, prefixed, copied). The kept event (`emit_hot!`) holds the last
+    /// delivery's text, note and verdict already: only who from and who to are written.
+    #[inline(always)]
+    fn deliver_again(&mut self, slot: u32, to_id: AgentId, to_name: &Option<Rc<str>>) {
+        let last = self.caches.last_delivery.as_ref();
+        let last = last.expect("reuses_delivery found the last delivery");
+        emit_hot!(self, delivered, Some(last.rule), |kind| {
+            if let EventKind::ReportDelivered { agent, to, .. } = kind {
+                let from = self.agents.get(slot);
+                agent.id = from.id;
+                share(&mut agent.name, &from.name);
+                to.id = to_id;
+                share(&mut to.name, to_name);
+            }
+            #[cfg(debug_assertions)]
+            if let EventKind::ReportDelivered {
+                text, scan, review, ..
+            } = kind
+            {
+                debug_assert!(
+                    Rc::ptr_eq(text, &last.text)
+                        && scan.as_deref() == last.scan.as_deref()
+                        && *review == last.review,
+                    "the kept report_delivered is not the last delivery's"
+                );
+            }
+        });
+    }
+
+    /// [`Kernel::deliver_report`] of a run with an error to name, or with a report not
+    /// delivered as the last one was.
+    #[cold]
     #[inline(never)]
     fn deliver_text(
         &mut self,
@@ -469,41 +519,7 @@ impl Kernel<'_> {
         let agent = self.agents.get(slot);
         let body = match (&agent.report, outcome, detail) {
             (Some(report), Outcome::Failed, Some(detail)) => format!("{detail}\n{report}"),
-            (Some(report), _, _) => {
-                // The same report text delivered the same way as the previous one (every
-                // run of a definition ending in one `report` step): the delivered text is
-                // shared, not rebuilt (scanned, prefixed, copied) for each run.
-                if self.reuses_delivery(slot, report) {
-                    // Written into the kept event (`emit_hot!`) from the kept delivery,
-                    // its shared texts copied only when they changed.
-                    let last = self.caches.last_delivery.as_ref();
-                    let last = last.expect("reuses_delivery found the last delivery");
-                    let rule = last.rule;
-                    emit_hot!(self, delivered, Some(rule), |kind| {
-                        if let EventKind::ReportDelivered {
-                            agent,
-                            to,
-                            text,
-                            scan,
-                            review,
-                        } = kind
-                        {
-                            let from = self.agents.get(slot);
-                            agent.id = from.id;
-                            share(&mut agent.name, &from.name);
-                            to.id = to_id;
-                            share(&mut to.name, to_name);
-                            if !Rc::ptr_eq(text, &last.text) {
-                                text.clone_from(&last.text);
-                            }
-                            share(scan, &last.scan);
-                            *review = last.review;
-                        }
-                    });
-                    return;
-                }
-                report.to_string()
-            }
+            (Some(report), _, _) => report.to_string(),
             (None, Outcome::Failed, Some(detail)) => detail.to_string(),
             (None, _, _) => return,
         };
@@ -514,34 +530,58 @@ impl Kernel<'_> {
         let reference = agent.reference();
         let text: Rc<str> = Rc::from(text);
         let scan_note: Option<Rc<str>> = scan_note.map(Rc::from);
-        if let (Some(report), false) = (
-            &agent.report,
-            outcome == Outcome::Failed && detail.is_some(),
-        ) {
-            self.caches.last_delivery = Some(Delivered {
-                report: report.clone(),
-                key,
-                #[cfg(debug_assertions)]
-                prefix: handback_of(key, &self.session.config.gates).0.prefix,
-                text: text.clone(),
-                scan: scan_note.clone(),
-                rule,
-                review,
-            });
-        }
-        self.emit(
-            Some(rule),
-            EventKind::ReportDelivered {
-                agent: reference,
-                to: AgentRef {
-                    id: to_id,
-                    name: to_name.clone(),
-                },
-                text,
-                scan: scan_note,
-                review,
-            },
-        );
+        let reused = match &agent.report {
+            Some(report) if !(outcome == Outcome::Failed && detail.is_some()) => report,
+            _ => {
+                self.emit(
+                    Some(rule),
+                    EventKind::ReportDelivered {
+                        agent: reference,
+                        to: AgentRef {
+                            id: to_id,
+                            name: to_name.clone(),
+                        },
+                        text,
+                        scan: scan_note,
+                        review,
+                    },
+                );
+                return;
+            }
+        };
+        // Kept for the next run that delivers the same report the same way: written into
+        // the kept event, which `deliver_again` then leaves as it is but for who from and
+        // who to.
+        self.caches.last_delivery = Some(Delivered {
+            report: reused.clone(),
+            key,
+            rule,
+            #[cfg(debug_assertions)]
+            prefix: handback_of(key, &self.session.config.gates).0.prefix,
+            #[cfg(debug_assertions)]
+            text: text.clone(),
+            #[cfg(debug_assertions)]
+            scan: scan_note.clone(),
+            #[cfg(debug_assertions)]
+            review,
+        });
+        emit_hot!(self, delivered, Some(rule), |kind| {
+            if let EventKind::ReportDelivered {
+                agent,
+                to,
+                text: kept_text,
+                scan,
+                review: kept_review,
+            } = kind
+            {
+                *agent = reference;
+                to.id = to_id;
+                to.name.clone_from(to_name);
+                *kept_text = text;
+                *scan = scan_note;
+                *kept_review = review;
+            }
+        });
     }
 
     /// HANDBACK-8 / SCAN: whether the delivery of `report` by the run in `slot` is the last
@@ -549,6 +589,7 @@ impl Kernel<'_> {
     /// review (`handback_key`) — everything a delivery writes depends only on those (and
     /// on the session, which does not change). So the review is decided once per distinct
     /// input, not per delivery; debug builds decide it again and compare.
+    #[inline(always)]
     fn reuses_delivery(&self, slot: u32, report: &Rc<str>) -> bool {
         let Some(last) = self.caches.last_delivery.as_ref() else {
             return false;
