@@ -105,12 +105,16 @@ impl Kernel<'_> {
                 return;
             };
             // Steps that take no time and write nothing would loop forever at one instant
-            // without reaching `max_events` or `max_time`: every step counts.
-            if self.trace.steps_left == 0 && !self.next_step_block() {
+            // without reaching `max_events` or `max_time`: every step counts. (The run's
+            // record is looked up again only after a new block of steps was granted.)
+            let agent = if self.trace.steps_left != 0 {
+                agent
+            } else if self.next_step_block() {
+                self.agents.get_mut(slot)
+            } else {
                 return;
-            }
+            };
             self.trace.steps_left -= 1;
-            let agent = self.agents.get_mut(slot);
             match &Self::program_at(agent, at)[pc] {
                 Step::Work(dist) => {
                     let dist = *dist;
