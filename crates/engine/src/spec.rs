@@ -362,7 +362,12 @@ pub fn default_resume_behavior() -> Program {
 }
 
 /// One step of a script.
+///
+/// `repr(u8)`: the kind is a byte in front, so the step interpreter tells the kinds apart
+/// with one compare (left to the compiler, the kind was encoded in a spare value of a
+/// `spawn` step's field and decoded with half a dozen instructions per step).
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum Step {
     /// `work`: one agentic turn of that duration (counts toward `maxTurns`).
     Work(Dist),
