@@ -83,6 +83,18 @@ pub fn gate(field: &str) -> Option<&'static GateInfo> {
     GATES.iter().find(|gate| gate.field == field)
 }
 
+/// The first version of an on-from gate (`2.1.281` for `agents_file_path`), for messages
+/// that name it, so that the version is written only in this table. `field` must name a
+/// gate whose [`GateInfo::version`] is one plain version; the tests check every caller's.
+pub fn since(field: &str) -> &'static str {
+    let version = gate(field).map(|gate| gate.version).unwrap_or_default();
+    debug_assert!(
+        !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        "`{field}` is not an on-from gate: {version:?}"
+    );
+    version
+}
+
 static GATES: &[GateInfo] = &[
     GateInfo {
         field: "cap",
@@ -505,6 +517,27 @@ mod tests {
             .map(|(name, _)| name.trim().to_string())
             .filter(|name| !name.is_empty())
             .collect()
+    }
+
+    /// The gates messages name through [`since`] (RESUME-11, DEF-8, PERM-9): each is on
+    /// from the version it gives and off just before.
+    #[test]
+    fn since_names_the_first_version_of_the_gates_messages_cite() {
+        type Row = (&'static str, u32, fn(&Gates) -> bool);
+        let rows: [Row; 4] = [
+            ("type_to_resume", 191, |g| g.type_to_resume),
+            ("agents_file_path", 281, |g| g.agents_file_path),
+            ("empty_agent_prompt", 281, |g| g.empty_agent_prompt),
+            ("manual_alias", 200, |g| g.manual_alias),
+        ];
+        for (field, patch, on) in rows {
+            assert_eq!(since(field), format!("2.1.{patch}"), "{field}");
+            assert!(on(&Gates::for_version(Version::v2_1(patch))), "{field}");
+            assert!(
+                !on(&Gates::for_version(Version::v2_1(patch - 1))),
+                "{field}"
+            );
+        }
     }
 
     #[test]

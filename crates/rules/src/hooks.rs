@@ -10,6 +10,8 @@
 //!   (HOOK-6)?
 //! - [`applies`]: is a registered hook active for an event (HOOK-1 session hooks everywhere,
 //!   HOOK-4 frontmatter hooks only for their own subagent while it runs)?
+//! - [`hook_fires`]: does one registered hook fire on an [`Occasion`] (a run's lifecycle
+//!   event or a tool call), and which rule does it cite (HOOK-1, HOOK-4, HOOK-5, Q-25)?
 //!
 //! # Matchers (HOOK-2/3)
 //! A matcher is either a *plain name* or a *regex*:
@@ -261,6 +263,90 @@ pub fn applies(origin: HookOrigin, owner_running: bool, event_from_owner: bool) 
     match origin {
         HookOrigin::Session => (true, "HOOK-1"),
         HookOrigin::Frontmatter => (owner_running && event_from_owner, "HOOK-4"),
+    }
+}
+
+/// What a registered hook is checked against: a lifecycle event of a run, or a tool call
+/// of one. Build one with [`Occasion::run`] or [`Occasion::tool`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occasion<'a> {
+    /// The event happening: `SubagentStart` / `SubagentStop` of a run, `PreToolUse` /
+    /// `PostToolUse` of a call.
+    pub event: HookEvent,
+    /// What a matcher selects: the run's agent type (HOOK-2/3, HOOK-8) or the tool's name.
+    pub subject: &'a str,
+    /// The rule the event fires by: [`fires`]'s for a run transition (HOOK-1, Q-25), HOOK-1
+    /// for a tool call.
+    pub rule: RuleId,
+    /// A run's lifecycle event (a frontmatter hook's matcher is not read for these).
+    lifecycle: bool,
+}
+
+impl<'a> Occasion<'a> {
+    /// `event` of a run of `agent_type` on `transition`, or `None` when the event does not
+    /// fire on that transition ([`fires`]: HOOK-1, Q-25, Q-3).
+    pub fn run(
+        event: HookEvent,
+        transition: RunTransition,
+        agent_type: &'a str,
+    ) -> Option<Occasion<'a>> {
+        let (fired, rule) = fires(event, transition);
+        fired.then_some(Occasion {
+            event,
+            subject: agent_type,
+            rule,
+            lifecycle: true,
+        })
+    }
+
+    /// `event` (`PreToolUse` or `PostToolUse`) of a call of `tool` (HOOK-1: tool hooks fire
+    /// for every call, subagents' included).
+    pub fn tool(event: HookEvent, tool: &'a str) -> Occasion<'a> {
+        Occasion {
+            event,
+            subject: tool,
+            rule: "HOOK-1",
+            lifecycle: false,
+        }
+    }
+}
+
+/// HOOK-1 / HOOK-4 / HOOK-5 / Q-25: does a hook registered by `origin` for `declared`
+/// (with `matcher`) fire on `occasion`, and which rule does its `hook_fired` cite?
+///
+/// A session hook applies everywhere ([`applies`], HOOK-1): it fires when it was declared
+/// for the occasion's event and its matcher selects the subject ([`matches()`]), and cites
+/// the occasion's rule (Q-25 on a resume or an abnormal end). A frontmatter hook is asked
+/// about only for its own run's events while that run is active ([`applies`], HOOK-4; a
+/// finishing run's `SubagentStop` is asked before its hooks are cleaned up); its `Stop`
+/// listens for `SubagentStop` ([`runtime_event`], HOOK-5); a lifecycle hook of a
+/// definition names its one agent, so only a tool hook's matcher is read. It cites HOOK-5
+/// when its `Stop` fired as `SubagentStop`, else HOOK-4. Whether a definition's hooks run
+/// at all is [`frontmatter_hooks_run`]'s answer (HOOK-6, DEF-6).
+pub fn hook_fires(
+    origin: HookOrigin,
+    declared: HookEvent,
+    matcher: Option<&str>,
+    occasion: &Occasion<'_>,
+    gates: &Gates,
+) -> Option<RuleId> {
+    let (active, rule) = applies(origin, true, true);
+    if !active {
+        return None;
+    }
+    match origin {
+        HookOrigin::Session => (declared == occasion.event
+            && matches(matcher, occasion.subject, gates))
+        .then_some(occasion.rule),
+        HookOrigin::Frontmatter => {
+            let (runtime, runtime_rule) = runtime_event(declared, true);
+            let selected = occasion.lifecycle || matches(matcher, occasion.subject, gates);
+            (runtime == occasion.event && selected).then_some(if runtime_rule == "HOOK-5" {
+                runtime_rule
+            } else {
+                rule
+            })
+        }
     }
 }
 
@@ -787,6 +873,79 @@ mod tests {
             agent_type("my-plugin:db-agent"),
             ("my-plugin:db-agent", "HOOK-8")
         );
+    }
+
+    #[test]
+    fn which_hooks_fire_and_the_rule_they_cite() {
+        use HookEvent::*;
+        use HookOrigin::{Frontmatter, Session};
+        let gates = gates(292);
+        let start = Occasion::run(SubagentStart, RunTransition::Start, "db-agent").unwrap();
+        let resume = Occasion::run(SubagentStart, RunTransition::Resume, "db-agent").unwrap();
+        let done = Occasion::run(SubagentStop, RunTransition::Complete, "db-agent").unwrap();
+        let failed = Occasion::run(SubagentStop, RunTransition::Fail, "db-agent").unwrap();
+        let bash = Occasion::tool(PreToolUse, "Bash");
+        let after = Occasion::tool(PostToolUse, "Bash");
+        // a rejected spawn is no occasion at all.
+        assert_eq!(
+            Occasion::run(SubagentStart, RunTransition::Reject, "db-agent"),
+            None
+        );
+        type Row<'a> = (
+            HookOrigin,
+            HookEvent,
+            Option<&'a str>,
+            &'a Occasion<'a>,
+            Option<RuleId>,
+        );
+        let rows: [Row; 16] = [
+            // HOOK-1: session hooks, matched on the agent type; Q-25 on a resume or a failure.
+            (
+                Session,
+                SubagentStart,
+                Some("db-agent"),
+                &start,
+                Some("HOOK-1"),
+            ),
+            (Session, SubagentStart, Some("web-agent"), &start, None),
+            (Session, SubagentStart, None, &resume, Some("Q-25")),
+            (Session, SubagentStop, None, &done, Some("HOOK-1")),
+            (Session, SubagentStop, None, &failed, Some("Q-25")),
+            (Session, SubagentStop, None, &start, None),
+            // A session `Stop` is not a subagent's event (HOOK-5 is for frontmatter).
+            (Session, Stop, None, &done, None),
+            // HOOK-1: tool hooks, matched on the tool's name.
+            (Session, PreToolUse, Some("Bash"), &bash, Some("HOOK-1")),
+            (Session, PreToolUse, Some("Edit"), &bash, None),
+            (Session, PostToolUse, None, &bash, None),
+            // HOOK-4: a definition's own hooks; its lifecycle hooks have no matcher to read.
+            (
+                Frontmatter,
+                SubagentStart,
+                Some("other"),
+                &start,
+                Some("HOOK-4"),
+            ),
+            (Frontmatter, SubagentStop, None, &failed, Some("HOOK-4")),
+            // HOOK-5: frontmatter `Stop` fires as `SubagentStop`.
+            (Frontmatter, Stop, None, &done, Some("HOOK-5")),
+            (Frontmatter, Stop, None, &start, None),
+            (
+                Frontmatter,
+                PostToolUse,
+                Some("Bash"),
+                &after,
+                Some("HOOK-4"),
+            ),
+            (Frontmatter, PostToolUse, Some("Edit"), &after, None),
+        ];
+        for (origin, declared, matcher, occasion, rule) in rows {
+            assert_eq!(
+                hook_fires(origin, declared, matcher, occasion, &gates),
+                rule,
+                "{origin:?} {declared:?} {matcher:?} on {occasion:?}"
+            );
+        }
     }
 
     #[test]

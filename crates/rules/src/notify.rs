@@ -1,6 +1,6 @@
 //! NOTIFY — who receives a finished run's result, and whether a launcher waits.
 
-use crate::{Mode, RuleId, SessionKind};
+use crate::{Gates, Mode, RuleId, SessionKind};
 
 /// Who gets a finished run's single text result (NOTIFY-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +177,21 @@ pub fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
     }
 }
 
+/// NOTIFY-4: what an agent that asks about a run's progress hears. A finished run's
+/// result is there ([`Notice::ProgressDone`]); of a running one, Claude says it is still
+/// running from v2.1.211 (it waits for the completion notification); before, it sometimes
+/// reported unfinished results ([`Notice::PrematureResult`]).
+pub fn progress(running: bool, gates: &Gates) -> (Notice, RuleId) {
+    let notice = if !running {
+        Notice::ProgressDone
+    } else if gates.waits_for_notification {
+        Notice::StillRunning
+    } else {
+        Notice::PrematureResult
+    };
+    (notice, "NOTIFY-4")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +213,24 @@ mod tests {
                 "progress_done"
             ]
         );
+    }
+
+    #[test]
+    fn asking_about_progress_notify_4() {
+        let gates = |patch| Gates::for_version(crate::Version::v2_1(patch));
+        let rows = [
+            (true, 211, Notice::StillRunning),
+            (true, 210, Notice::PrematureResult),
+            (false, 211, Notice::ProgressDone),
+            (false, 210, Notice::ProgressDone),
+        ];
+        for (running, patch, notice) in rows {
+            assert_eq!(
+                progress(running, &gates(patch)),
+                (notice, "NOTIFY-4"),
+                "running={running} at 2.1.{patch}"
+            );
+        }
     }
 
     fn finishing(mode: Mode, caller_is_main: bool, caller_running: bool) -> Finishing {

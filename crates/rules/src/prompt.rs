@@ -391,24 +391,48 @@ pub fn deciding_rule<'r>(
     tool: &str,
     input: Option<&str>,
 ) -> Option<&'r str> {
-    let found = match decision {
+    match deciding_entry(rules, decision, tool, input)? {
+        RuleEntry::Allow(index) => Some(&rules.allow[index]),
+        RuleEntry::Deny(index) => Some(&rules.deny[index]),
+    }
+}
+
+/// One entry of [`PermissionRules`]: its list and its index there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleEntry {
+    /// `permissions.allow[i]`.
+    Allow(usize),
+    /// `permissions.deny[i]`.
+    Deny(usize),
+}
+
+/// PERM-14: [`deciding_rule`]'s entry by position, so that a caller that keeps the rules'
+/// texts (shared, made once per session) names it without copying it.
+pub fn deciding_entry(
+    rules: &PermissionRules,
+    decision: CallDecision,
+    tool: &str,
+    input: Option<&str>,
+) -> Option<RuleEntry> {
+    match decision {
         CallDecision::Deny("PERM-14") => rules
             .deny
             .iter()
-            .find(|rule| deny_covers(rule, tool, input)),
+            .position(|rule| deny_covers(rule, tool, input))
+            .map(RuleEntry::Deny),
         CallDecision::Run("PERM-14") => rules
             .allow
             .iter()
-            .find(|rule| rule_matches(rule, tool, input))
+            .position(|rule| rule_matches(rule, tool, input))
             .or_else(|| {
                 rules
                     .allow
                     .iter()
-                    .find(|rule| allow_covers(std::slice::from_ref(rule), tool, input))
-            }),
+                    .position(|rule| allow_covers(std::slice::from_ref(rule), tool, input))
+            })
+            .map(RuleEntry::Allow),
         _ => None,
-    };
-    found.map(String::as_str)
+    }
 }
 
 /// PERM-9 / PERM-14: what a call of `tool` (with optional `input`) does in `mode`, given
@@ -622,6 +646,37 @@ mod tests {
         // A call that ran for another reason names no rule.
         assert_eq!(
             deciding_rule(&rules, CallDecision::Run("PERM-9"), "Read", None),
+            None
+        );
+    }
+
+    #[test]
+    fn perm_14_the_deciding_entry_by_position() {
+        let rules = PermissionRules {
+            allow: vec!["Read".into(), "Bash(npm test *)".into()],
+            deny: vec!["Edit".into(), "Bash(git push *)".into()],
+        };
+        let ran = CallDecision::Run("PERM-14");
+        let denied = CallDecision::Deny("PERM-14");
+        assert_eq!(
+            deciding_entry(&rules, ran, "Bash", Some("npm test --watch")),
+            Some(RuleEntry::Allow(1))
+        );
+        assert_eq!(
+            deciding_entry(&rules, denied, "Bash", Some("git push origin main")),
+            Some(RuleEntry::Deny(1))
+        );
+        assert_eq!(
+            deciding_entry(&rules, denied, "Edit", None),
+            Some(RuleEntry::Deny(0))
+        );
+        assert_eq!(
+            deciding_rule(&rules, denied, "Bash", Some("git push origin main")),
+            Some("Bash(git push *)")
+        );
+        // Another rule than PERM-14 decided: no entry.
+        assert_eq!(
+            deciding_entry(&rules, CallDecision::Deny("PERM-9"), "Edit", None),
             None
         );
     }

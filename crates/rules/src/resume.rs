@@ -128,8 +128,7 @@ impl TypedRefusal {
     pub fn why(self) -> String {
         match self {
             TypedRefusal::NeedsVersion => {
-                let since = crate::gates_table::gate("type_to_resume")
-                    .map_or("2.1.191", |gate| gate.version);
+                let since = crate::gates_table::since("type_to_resume");
                 format!("typing to resume needs v{since}+")
             }
             TypedRefusal::RowGone => {

@@ -341,6 +341,53 @@ impl StepKind {
     }
 }
 
+impl StepKind {
+    /// A step of this kind takes tools away (filter 1, `disallowedTools`, the `tools`
+    /// allowlist, filter 2); the others start from, explain or add.
+    pub fn removes(self) -> bool {
+        matches!(
+            self,
+            StepKind::FilterOne | StepKind::Disallowed | StepKind::NotInTools | StepKind::FilterTwo
+        )
+    }
+}
+
+/// The run that called a tool it lacks, as [`missing`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lacking<'a> {
+    /// The main conversation running as an agent (`--agent`, MAIN-1).
+    AgentMain,
+    /// A subagent of a defined or built-in type, with the steps of its tool resolution
+    /// ([`resolve_with`]).
+    Subagent(&'a [Step]),
+    /// Any other run: plain main, a fork (it has its caller's tools, FORK-4), a run at
+    /// depth 0.
+    Other,
+}
+
+/// TOOLS-1 / TOOLS-10 / MAIN-1: why a run lacks `tool` it called, and the rule. The step
+/// of a subagent's resolution that removed it, with that step's rule; for `--agent` main,
+/// its agent's `tools` / `disallowedTools` (MAIN-1, the `not_in_tools` kind); otherwise
+/// main's pool never had it (`None`): TOOLS-10 for a Task tool the session lacks, TOOLS-1
+/// for any other.
+pub fn missing(tool: &str, lacking: Lacking<'_>) -> (Option<StepKind>, RuleId) {
+    let not_in_session = if TASK_TOOLS.contains(&tool) {
+        (None, "TOOLS-10")
+    } else {
+        (None, "TOOLS-1")
+    };
+    match lacking {
+        Lacking::AgentMain => (Some(StepKind::NotInTools), "MAIN-1"),
+        Lacking::Subagent(steps) => steps
+            .iter()
+            .filter(|step| step.kind.removes() && step.tools.iter().any(|t| t == tool))
+            .map(|step| (Some(step.kind), step.rule))
+            .next()
+            .unwrap_or(not_in_session),
+        Lacking::Other => not_in_session,
+    }
+}
+
 /// One step of the resolution, for the trace and `subsim tools`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
@@ -1928,5 +1975,48 @@ mod tests {
         assert!(windows.contains(&"PowerShell".to_string()));
         assert!(!default_main_tools().contains(&"PowerShell".to_string()));
         assert!(!default_main_tools().contains(&HANDBACK.to_string()));
+    }
+
+    #[test]
+    fn why_a_run_lacks_a_tool() {
+        let step = |kind, tools: &[&str], rule| Step {
+            kind,
+            what: "",
+            tools: tools.iter().map(|tool| tool.to_string()).collect(),
+            rule,
+        };
+        let steps = [
+            step(StepKind::BasePool, &["Bash", "Edit", "Agent"], "TOOLS-1"),
+            step(StepKind::FilterOne, &["Agent"], "DEPTH-3"),
+            step(StepKind::Disallowed, &["Edit"], "TOOLS-11"),
+            step(StepKind::Added, &["Bash"], "TOOLS-17"),
+            step(StepKind::FilterTwo, &["Bash"], "TOOLS-5"),
+        ];
+        let subagent = Lacking::Subagent(&steps);
+        // The step that removed it, with its rule; a step that only adds does not count.
+        assert_eq!(
+            missing("Agent", subagent),
+            (Some(StepKind::FilterOne), "DEPTH-3")
+        );
+        assert_eq!(
+            missing("Edit", subagent),
+            (Some(StepKind::Disallowed), "TOOLS-11")
+        );
+        assert_eq!(
+            missing("Bash", subagent),
+            (Some(StepKind::FilterTwo), "TOOLS-5")
+        );
+        // TOOLS-1 / TOOLS-10: main's pool never had it.
+        assert_eq!(missing("Grep", subagent), (None, "TOOLS-1"));
+        assert_eq!(missing("TaskList", subagent), (None, "TOOLS-10"));
+        assert_eq!(missing("TaskCreate", Lacking::Other), (None, "TOOLS-10"));
+        assert_eq!(missing("WebFetch", Lacking::Other), (None, "TOOLS-1"));
+        // MAIN-1: `--agent` main runs with its agent's restrictions.
+        assert_eq!(
+            missing("TaskCreate", Lacking::AgentMain),
+            (Some(StepKind::NotInTools), "MAIN-1")
+        );
+        assert!(!StepKind::BasePool.removes() && !StepKind::Added.removes());
+        assert!(!StepKind::ZeroTools.removes() && StepKind::NotInTools.removes());
     }
 }

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
-use subsim_rules::{Gates, SessionKind, Version};
+use subsim_rules::{gates_table, Gates, SessionKind, Version};
 
 use crate::check::Ctx;
 use crate::diagnostic::Diagnostic;
@@ -558,7 +558,11 @@ impl Loader {
             if !Gates::for_version(self.version).agents_file_path {
                 ctx.error_help(
                     entry.span,
-                    format!("`--agents` takes a file path from v2.1.281; this scenario runs v{} (DEF-8)", self.version),
+                    format!(
+                        "`--agents` takes a file path from v{}; this scenario runs v{} (DEF-8)",
+                        gates_table::since("agents_file_path"),
+                        self.version
+                    ),
                     "leave out `passed_as: path` to pass the JSON itself",
                 );
                 return;
@@ -679,7 +683,10 @@ impl Loader {
                 skip(
                     self,
                     ctx,
-                    "empty prompt (allowed from v2.1.281)".to_string(),
+                    format!(
+                        "empty prompt (allowed from v{})",
+                        gates_table::since("empty_agent_prompt")
+                    ),
                     format!("agent `{name}` has an empty `prompt`"),
                     "DEF-8",
                 );

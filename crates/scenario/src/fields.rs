@@ -5,7 +5,7 @@
 //! so that neither has to import the other's field reading.
 
 use subsim_engine::spec::{AgentDef, McpServerRef};
-use subsim_rules::{prompt, tools, Gates, PermissionMode};
+use subsim_rules::{gates_table, prompt, tools, Gates, PermissionMode};
 
 use crate::check::{Ctx, Fields};
 use crate::diagnostic::{did_you_mean, list_names};
@@ -123,8 +123,9 @@ pub(crate) fn definition_fields(
                 ctx.warn(
                     value.span,
                     format!(
-                        "`permissionMode: {text}` is not a mode at v{} (the `manual` alias of `default` came in v2.1.200, PERM-9)",
-                        ctx.version
+                        "`permissionMode: {text}` is not a mode at v{} (the `manual` alias of `default` came in v{}, PERM-9)",
+                        ctx.version,
+                        gates_table::since("manual_alias"),
                     ),
                     Some("the field is ignored: the subagent inherits the main mode; write `default`".to_string()),
                 );

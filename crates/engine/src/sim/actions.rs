@@ -142,7 +142,7 @@ impl Kernel<'_> {
             self.session.config.permission_mode,
             tools,
         );
-        let program = behavior.unwrap_or_else(default_behavior);
+        let program = behavior.unwrap_or_else(|| self.caches.default_program.clone());
         let (slot, gen) = self.agents.add(|| AgentStart {
             id,
             type_index: None,

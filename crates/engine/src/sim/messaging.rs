@@ -1,6 +1,5 @@
 //! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
 
-use subsim_rules::notify::Notice;
 use subsim_rules::resume;
 
 use super::*;
@@ -172,7 +171,7 @@ impl Kernel<'_> {
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
         let target = self.agents.get(slot).id;
         let redirect = !self.reports_to(by, target);
-        let program = behavior.unwrap_or_else(default_resume_behavior);
+        let program = behavior.unwrap_or_else(|| self.caches.default_resume_program.clone());
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
@@ -339,31 +338,15 @@ impl Kernel<'_> {
             return;
         };
         let from = self.agents.reference(id);
-        if self.agents.is_running(id) {
-            // NOTIFY-4: Claude says it is still running (from v2.1.211; before, it sometimes
-            // reported unfinished results).
-            let what = if self.session.config.gates.waits_for_notification {
-                Notice::StillRunning
-            } else {
-                Notice::PrematureResult
-            };
-            self.emit(
-                Some("NOTIFY-4"),
-                EventKind::Notification {
-                    to: asker,
-                    from,
-                    what,
-                },
-            );
-        } else {
-            self.emit(
-                Some("NOTIFY-4"),
-                EventKind::Notification {
-                    to: asker,
-                    from,
-                    what: Notice::ProgressDone,
-                },
-            );
-        }
+        // NOTIFY-4: a finished run's result, or (still running) what Claude says of it.
+        let (what, rule) = notify::progress(self.agents.is_running(id), &self.session.config.gates);
+        self.emit(
+            Some(rule),
+            EventKind::Notification {
+                to: asker,
+                from,
+                what,
+            },
+        );
     }
 }

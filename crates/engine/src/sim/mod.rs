@@ -338,6 +338,8 @@ struct TypeDef {
     /// RESUME-3: Explore and Plan return no agent id.
     one_shot: bool,
     behavior: Program,
+    /// Its definition's frontmatter hooks (HOOK-4…6), if it has any.
+    own_hooks: Option<Rc<observe::OwnHooks>>,
 }
 
 /// A prompt shown and not yet answered: 16 bytes, `Option` included, so that tens of
@@ -416,6 +418,9 @@ struct Session {
     /// The session's tool pool (TOOLS-8/10, MCP tools included).
     pool: Vec<String>,
     permissions: subsim_rules::prompt::PermissionRules,
+    /// The texts of `permissions.allow` and `permissions.deny`, in their order, made once
+    /// and shared by every `tool_called.permission_rule` that names one (PERM-14).
+    permission_texts: [Box<[Rc<str>]>; 2],
     /// The agent types (built-ins, then definitions) and their index by name.
     types: Vec<TypeDef>,
     type_index: BTreeMap<String, usize>,
@@ -424,7 +429,7 @@ struct Session {
     /// What the MODEL rules read.
     models: ModelSettings,
     /// Session-level hooks (HOOK-1).
-    hooks: Vec<crate::spec::HookSpec>,
+    hooks: Rc<[observe::Hook]>,
     /// Whether the session or any definition has hooks (neither changes during a run).
     hooks_present: bool,
     /// ERR-5: the fallback model chain.
@@ -512,6 +517,21 @@ struct Caches {
     /// CAP-2's message, shared by every refusal at the cap.
     limit_message: Rc<str>,
     fork_arc: Rc<str>,
+    /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
+    /// resume without one ([`default_resume_behavior`]), built once and shared.
+    default_program: Program,
+    default_resume_program: Program,
+}
+
+impl Session {
+    /// PERM-14: the text of a permission rule, shared ([`prompt::deciding_entry`]).
+    fn permission_text(&self, entry: prompt::RuleEntry) -> Rc<str> {
+        let [allow, deny] = &self.permission_texts;
+        match entry {
+            prompt::RuleEntry::Allow(index) => allow[index].clone(),
+            prompt::RuleEntry::Deny(index) => deny[index].clone(),
+        }
+    }
 }
 
 /// The trace being written, and the safety limits that can end it.
@@ -793,6 +813,7 @@ impl<'s> Kernel<'s> {
         let main_model: Rc<str> = Rc::from(session.model.as_str());
         let mut types = Vec::new();
         let mut type_index = BTreeMap::new();
+        let default_program = default_behavior();
         let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
@@ -801,7 +822,10 @@ impl<'s> Kernel<'s> {
                 && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
             let models = ModelSettings::from_session(session);
             let choice = models.choose(&config, &def, None, false, false);
-            let behavior = def.behavior.clone().unwrap_or_else(default_behavior);
+            let behavior = def
+                .behavior
+                .clone()
+                .unwrap_or_else(|| default_program.clone());
             type_index.insert(def.name.clone(), types.len());
             types.push(TypeDef {
                 name,
@@ -809,6 +833,7 @@ impl<'s> Kernel<'s> {
                 model_rule: choice.rule,
                 one_shot,
                 behavior,
+                own_hooks: observe::OwnHooks::of(&def, &session.trusted_dirs, &config),
                 def,
             });
         };
@@ -837,11 +862,17 @@ impl<'s> Kernel<'s> {
                 notes,
                 pool,
                 permissions: session.permissions.clone(),
+                permission_texts: [&session.permissions.allow, &session.permissions.deny]
+                    .map(|texts| texts.iter().map(|text| Rc::from(text.as_str())).collect()),
                 types,
                 type_index,
                 main_agent: None,
                 models: ModelSettings::from_session(session),
-                hooks: session.hooks.clone(),
+                hooks: session
+                    .hooks
+                    .iter()
+                    .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
+                    .collect(),
                 hooks_present: false,
                 fallback_models: session.fallback_models.clone(),
                 continuation_budget: session.continuations,
@@ -899,6 +930,8 @@ impl<'s> Kernel<'s> {
                 streams: streams::Streams::new(seed),
                 limit_message: Rc::from(messages::CONCURRENT_LIMIT),
                 fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
+                default_program,
+                default_resume_program: default_resume_behavior(),
             },
             trace: Trace {
                 sink,
@@ -927,7 +960,7 @@ impl<'s> Kernel<'s> {
                 .session
                 .types
                 .iter()
-                .any(|type_def| !type_def.def.hooks.is_empty());
+                .any(|type_def| type_def.own_hooks.is_some());
         // The main conversation is agent 0 in slot 0. Its tools are the rules' answer
         // (MAIN-1 / TOOLS-19 / TOOLS-17), plus, for an agent, its inline `mcpServers`,
         // which connect at startup for main too (MCP-2).

@@ -2,11 +2,99 @@
 //! and `/tasks` (PANEL), and lifecycle and tool hooks (HOOK). None of this changes what the
 //! runs do; it turns their starts and ends into the events a person would notice.
 
-use subsim_rules::hooks::{self, HookEvent, RunTransition};
+use subsim_rules::hooks::{self, HookEvent, HookOrigin, RunTransition};
 use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
 
 use super::*;
 use crate::spec::HookSpec;
+
+/// A registered hook as the kernel keeps it: its event read once, its texts shared with
+/// every `hook_fired` it writes (issue #7, item 5: no copy per tool call).
+pub(super) struct Hook {
+    /// The event it was declared for.
+    declared: HookEvent,
+    /// That event as written (`hook_skipped.hook`).
+    declared_name: Rc<str>,
+    /// The event `hook_fired.hook` names when it fires (HOOK-5: a frontmatter `Stop` fires
+    /// as `SubagentStop`).
+    fires_as: Rc<str>,
+    matcher: Option<Rc<str>>,
+    command: Rc<str>,
+    /// HOOK-7: it exits with code 2.
+    blocks: bool,
+}
+
+impl Hook {
+    /// A hook of `origin` as the scenario declared it.
+    pub(super) fn new(spec: &HookSpec, origin: HookOrigin) -> Hook {
+        let declared = HookEvent::parse(&spec.event);
+        let (fires_as, _) = hooks::runtime_event(declared, origin == HookOrigin::Frontmatter);
+        Hook {
+            declared,
+            declared_name: Rc::from(spec.event.as_str()),
+            fires_as: Rc::from(fires_as.as_str()),
+            matcher: spec.matcher.as_deref().map(Rc::from),
+            command: Rc::from(spec.command.as_str()),
+            blocks: spec.exit_code == Some(2),
+        }
+    }
+
+    /// HOOK-1 / HOOK-4 / HOOK-5 / Q-25: the rule it fires by on `occasion`, if it does
+    /// ([`hooks::hook_fires`]).
+    fn fires(
+        &self,
+        origin: HookOrigin,
+        occasion: &hooks::Occasion<'_>,
+        gates: &subsim_rules::Gates,
+    ) -> Option<RuleId> {
+        hooks::hook_fires(
+            origin,
+            self.declared,
+            self.matcher.as_deref(),
+            occasion,
+            gates,
+        )
+    }
+}
+
+/// A definition's frontmatter hooks, and whether they run (HOOK-6, DEF-6): decided once
+/// per session, as nothing it reads changes during a run.
+pub(super) struct OwnHooks {
+    hooks: Box<[Hook]>,
+    /// [`hooks::frontmatter_hooks_run`]'s answer, its rule, and the `hook_skipped.why`.
+    run: bool,
+    rule: RuleId,
+    skip_why: Rc<str>,
+}
+
+impl OwnHooks {
+    /// The hooks of `def` (none: `None`) in a session with `trusted_dirs` trusted.
+    pub(super) fn of(
+        def: &AgentDef,
+        trusted_dirs: &[String],
+        config: &SessionConfig,
+    ) -> Option<Rc<OwnHooks>> {
+        if def.hooks.is_empty() {
+            return None;
+        }
+        let (run, rule, log) = hooks::frontmatter_hooks_run(
+            def.scope,
+            trusted(trusted_dirs, def),
+            config.kind.is_interactive(),
+            &config.gates,
+        );
+        Some(Rc::new(OwnHooks {
+            hooks: def
+                .hooks
+                .iter()
+                .map(|hook| Hook::new(hook, HookOrigin::Frontmatter))
+                .collect(),
+            run,
+            rule,
+            skip_why: Rc::from(log.unwrap_or("plugin definitions' hooks are ignored (DEF-6)")),
+        }))
+    }
+}
 
 /// The panel's state inside the kernel: the pure model (which remembers what it last
 /// showed), the pending expiry wake, and a buffer for the changes of one update.
@@ -224,75 +312,60 @@ impl Kernel<'_> {
         let Some(type_index) = agent.type_index() else {
             return;
         };
-        let frontmatter_hooks = !self.session.types[type_index].def.hooks.is_empty();
-        if self.session.hooks.is_empty() && !frontmatter_hooks {
+        let type_def = &self.session.types[type_index];
+        let own = type_def.own_hooks.clone();
+        if self.session.hooks.is_empty() && own.is_none() {
             return;
         }
-        let (fires, fire_rule) = hooks::fires(event, transition);
-        if !fires {
+        // Shared, not copied: the kernel's hooks do not change during a run.
+        let (agent_type, session_hooks) = (type_def.name.clone(), self.session.hooks.clone());
+        let Some(occasion) = hooks::Occasion::run(event, transition, &agent_type) else {
             return;
-        }
+        };
         let reference = agent.reference();
-        let agent_type = self.session.types[type_index].name.clone();
         let gates = self.session.config.gates;
-        let mut fired: Vec<(RuleId, HookSpec, HookSource)> = Vec::new();
-        for hook in &self.session.hooks {
-            if HookEvent::parse(&hook.event) == event
-                && hooks::matches(hook.matcher.as_deref(), &agent_type, &gates)
-            {
-                fired.push((fire_rule, hook.clone(), HookSource::Session));
+        for hook in session_hooks.iter() {
+            if let Some(rule) = hook.fires(HookOrigin::Session, &occasion, &gates) {
+                self.hook_fired(rule, &reference, hook, HookSource::Session);
             }
         }
-        let mut skipped: Option<(String, &'static str, RuleId)> = None;
-        if frontmatter_hooks {
-            let def = &self.session.types[type_index].def;
-            let (runs, rule, log) = hooks::frontmatter_hooks_run(
-                def.scope,
-                self.trusted(def),
-                self.session.config.kind.is_interactive(),
-                &gates,
-            );
-            for hook in &def.hooks {
-                let (runtime, runtime_rule) =
-                    hooks::runtime_event(HookEvent::parse(&hook.event), true);
-                if runtime != event {
-                    continue;
-                }
-                if runs {
-                    let rule = if runtime_rule == "HOOK-5" {
-                        "HOOK-5"
-                    } else {
-                        "HOOK-4"
-                    };
-                    fired.push((rule, hook.clone(), HookSource::Frontmatter));
+        let Some(own) = own else {
+            return;
+        };
+        let mut skipped: Option<&Hook> = None;
+        for hook in own.hooks.iter() {
+            if let Some(rule) = hook.fires(HookOrigin::Frontmatter, &occasion, &gates) {
+                if own.run {
+                    self.hook_fired(rule, &reference, hook, HookSource::Frontmatter);
                 } else {
-                    let why = log.unwrap_or("plugin definitions' hooks are ignored (DEF-6)");
-                    skipped = Some((hook.event.clone(), why, rule));
+                    skipped = Some(hook);
                 }
             }
         }
-        for (rule, hook, source) in fired {
+        if let Some(hook) = skipped {
             self.emit(
-                Some(rule),
-                EventKind::HookFired {
-                    agent: reference.clone(),
-                    hook: Rc::from(event.as_str()),
-                    matcher: hook.matcher.as_deref().map(Rc::from),
-                    command: Rc::from(hook.command.as_str()),
-                    source,
-                },
-            );
-        }
-        if let Some((hook, why, rule)) = skipped {
-            self.emit(
-                Some(rule),
+                Some(own.rule),
                 EventKind::HookSkipped {
                     agent: reference,
-                    hook: Rc::from(hook.as_str()),
-                    why: Rc::from(why),
+                    hook: hook.declared_name.clone(),
+                    why: own.skip_why.clone(),
                 },
             );
         }
+    }
+
+    /// One `hook_fired`, its texts shared with the hook.
+    fn hook_fired(&mut self, rule: RuleId, agent: &AgentRef, hook: &Hook, source: HookSource) {
+        self.emit(
+            Some(rule),
+            EventKind::HookFired {
+                agent: agent.clone(),
+                hook: hook.fires_as.clone(),
+                matcher: hook.matcher.clone(),
+                command: hook.command.clone(),
+                source,
+            },
+        );
     }
 
     /// HOOK-1 / HOOK-4: `PreToolUse` / `PostToolUse` hooks for a tool call, matched on the
@@ -306,92 +379,73 @@ impl Kernel<'_> {
 
     fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
         let agent = self.agents.get(slot);
-        let own: &[HookSpec] = match agent.type_index() {
-            Some(index) => &self.session.types[index].def.hooks,
-            None => &[],
-        };
-        if self.session.hooks.is_empty() && own.is_empty() {
+        // HOOK-6 / DEF-6: a definition's hooks that do not run are not asked about.
+        let own = agent
+            .type_index()
+            .and_then(|index| self.session.types[index].own_hooks.clone())
+            .filter(|own| own.run);
+        if self.session.hooks.is_empty() && own.is_none() {
             return false;
         }
-        let gates = self.session.config.gates;
-        let mut fired: Vec<(HookSpec, HookSource, RuleId)> = Vec::new();
-        for hook in &self.session.hooks {
-            if HookEvent::parse(&hook.event) == event
-                && hooks::matches(hook.matcher.as_deref(), tool, &gates)
-            {
-                fired.push((hook.clone(), HookSource::Session, "HOOK-1"));
-            }
-        }
-        if let Some(index) = agent.type_index() {
-            let def = &self.session.types[index].def;
-            let (runs, _, _) = hooks::frontmatter_hooks_run(
-                def.scope,
-                self.trusted(def),
-                self.session.config.kind.is_interactive(),
-                &gates,
-            );
-            if runs {
-                for hook in &def.hooks {
-                    if HookEvent::parse(&hook.event) == event
-                        && hooks::matches(hook.matcher.as_deref(), tool, &gates)
-                    {
-                        fired.push((hook.clone(), HookSource::Frontmatter, "HOOK-4"));
-                    }
-                }
-            }
-        }
+        let session_hooks = self.session.hooks.clone();
+        let occasion = hooks::Occasion::tool(event, tool);
         let reference = agent.reference();
-        let blocks = event == HookEvent::PreToolUse
-            && fired.iter().any(|(hook, _, _)| hook.exit_code == Some(2));
-        for (hook, source, rule) in fired {
-            self.emit(
-                Some(rule),
-                EventKind::HookFired {
-                    agent: reference.clone(),
-                    hook: Rc::from(event.as_str()),
-                    matcher: hook.matcher.as_deref().map(Rc::from),
-                    command: Rc::from(hook.command.as_str()),
-                    source,
-                },
-            );
-        }
-        blocks
-    }
-
-    /// HOOK-6 / MCP-3: is the folder holding the definition's file trusted? A definition
-    /// written inline in the scenario lives in the scenario's folder (`.`). Trusting a
-    /// parent folder is not enough: the folder itself must be listed.
-    pub(super) fn trusted(&self, def: &AgentDef) -> bool {
-        let folder = self.trust_folder(def);
-        let normal = |text: &str| {
-            let trimmed = text.trim_end_matches('/');
-            if trimmed.is_empty() {
-                ".".to_string()
-            } else {
-                trimmed.to_string()
-            }
-        };
-        let folder = normal(&folder);
-        self.session
-            .trusted_dirs
+        let gates = self.session.config.gates;
+        let mut blocks = false;
+        let own_hooks = own.as_ref().map_or(&[][..], |own| &own.hooks[..]);
+        let all = session_hooks
             .iter()
-            .any(|dir| normal(dir) == folder)
+            .map(|hook| (hook, HookOrigin::Session, HookSource::Session))
+            .chain(
+                own_hooks
+                    .iter()
+                    .map(|hook| (hook, HookOrigin::Frontmatter, HookSource::Frontmatter)),
+            );
+        for (hook, origin, source) in all {
+            if let Some(rule) = hook.fires(origin, &occasion, &gates) {
+                blocks |= hook.blocks;
+                self.hook_fired(rule, &reference, hook, source);
+            }
+        }
+        // HOOK-7: a `PreToolUse` hook that exits with code 2 blocks the call.
+        event == HookEvent::PreToolUse && blocks
     }
 
-    /// The folder whose trust counts for a definition: the one holding its agents
-    /// directory (the project root for `<root>/.claude/agents/…`), else the file's own
-    /// folder; `.` (the scenario's folder) for a definition written inline.
+    /// The folder whose trust counts for a definition ([`trust_folder`]).
     pub(super) fn trust_folder(&self, def: &AgentDef) -> String {
-        match &def.source {
-            Some(path) => match path.find("/.claude/agents/") {
-                Some(index) => path[..index].to_string(),
-                None if path.starts_with(".claude/agents/") => ".".to_string(),
-                None => std::path::Path::new(path)
-                    .parent()
-                    .map(|parent| parent.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            },
-            None => ".".to_string(),
+        trust_folder(def)
+    }
+}
+
+/// HOOK-6 / MCP-3: is the folder holding the definition's file among `trusted_dirs`? A
+/// definition written inline in the scenario lives in the scenario's folder (`.`).
+/// Trusting a parent folder is not enough: the folder itself must be listed.
+fn trusted(trusted_dirs: &[String], def: &AgentDef) -> bool {
+    let normal = |text: &str| {
+        let trimmed = text.trim_end_matches('/');
+        if trimmed.is_empty() {
+            ".".to_string()
+        } else {
+            trimmed.to_string()
         }
+    };
+    let folder = normal(&trust_folder(def));
+    trusted_dirs.iter().any(|dir| normal(dir) == folder)
+}
+
+/// The folder whose trust counts for a definition: the one holding its agents
+/// directory (the project root for `<root>/.claude/agents/…`), else the file's own
+/// folder; `.` (the scenario's folder) for a definition written inline.
+pub(super) fn trust_folder(def: &AgentDef) -> String {
+    match &def.source {
+        Some(path) => match path.find("/.claude/agents/") {
+            Some(index) => path[..index].to_string(),
+            None if path.starts_with(".claude/agents/") => ".".to_string(),
+            None => std::path::Path::new(path)
+                .parent()
+                .map(|parent| parent.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        },
+        None => ".".to_string(),
     }
 }

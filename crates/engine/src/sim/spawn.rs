@@ -553,7 +553,6 @@ impl Kernel<'_> {
                 &made
             }
         };
-        let fork_behavior;
         let (type_behavior, one_shot, max_turns) = match type_index {
             Some(index) => {
                 let type_def = &self.session.types[index];
@@ -563,10 +562,8 @@ impl Kernel<'_> {
                     type_def.def.max_turns,
                 )
             }
-            None => {
-                fork_behavior = default_behavior();
-                (&fork_behavior, false, None)
-            }
+            // A fork without its own behaviour runs the default program, built once.
+            None => (&self.caches.default_program, false, None),
         };
         let behavior = spec.behavior.as_ref().unwrap_or(type_behavior);
         let id = self.agents.next_id;

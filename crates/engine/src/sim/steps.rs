@@ -377,13 +377,13 @@ impl Kernel<'_> {
                 &self.person.grants,
             ),
         };
-        let permission_rule = prompt::deciding_rule(
+        let permission_rule = prompt::deciding_entry(
             &self.session.permissions,
             decision,
             &call.name,
             call.input.as_deref(),
         )
-        .map(Rc::from);
+        .map(|entry| self.session.permission_text(entry));
         match decision {
             CallDecision::Run(rule) => {
                 self.emit(
@@ -521,29 +521,37 @@ impl Kernel<'_> {
         }
     }
 
-    /// Why a run lacks `tool`: the step of its tool resolution that removed it
-    /// (`filter_one`, `disallowed`, `not_in_tools`, `filter_two`) and that step's rule, or
-    /// `not_in_session` when main's pool never had it (TOOLS-1). The resolution's steps are
-    /// kept per kind of run (`RemovalKey`), so repeated refused calls resolve once; in debug
-    /// builds a kept answer is checked against a fresh resolution.
+    /// Why a run lacks `tool` (TOOLS-1, TOOLS-10, MAIN-1: [`tools::missing`]): the step of
+    /// its tool resolution that removed it (`filter_one`, `disallowed`, `not_in_tools`,
+    /// `filter_two`) and that step's rule, or `not_in_session` when main's pool never had
+    /// it. The resolution's steps are kept per kind of run (`RemovalKey`), so repeated
+    /// refused calls resolve once; in debug builds a kept answer is checked against a fresh
+    /// resolution.
     fn removal_of(&mut self, slot: u32, tool: &str) -> (ToolRefusal, RuleId) {
         let agent = self.agents.get(slot);
-        // TOOLS-10: a session without the Task tools gives nobody any of them.
-        let not_in_session = if tools::TASK_TOOLS.contains(&tool) {
-            (ToolRefusal::NotInSession, "TOOLS-10")
-        } else {
-            (ToolRefusal::NotInSession, "TOOLS-1")
-        };
-        if agent.id == MAIN && self.session.main_agent.is_some() {
-            // MAIN-1: main runs with its agent's tool restrictions.
-            return (ToolRefusal::NotInTools, "MAIN-1");
-        }
-        let Some(index) = agent
+        let steps;
+        let lacking = if agent.id == MAIN && self.session.main_agent.is_some() {
+            tools::Lacking::AgentMain
+        } else if let Some(index) = agent
             .type_index()
             .filter(|_| !agent.fork && agent.depth > 0)
-        else {
-            return not_in_session;
+        {
+            steps = self.kept_removal_steps(slot, index);
+            tools::Lacking::Subagent(&steps)
+        } else {
+            tools::Lacking::Other
         };
+        let (kind, rule) = tools::missing(tool, lacking);
+        let refusal = kind
+            .and_then(ToolRefusal::removed_by)
+            .unwrap_or(ToolRefusal::NotInSession);
+        (refusal, rule)
+    }
+
+    /// The steps of the tool resolution of the run in `slot`, a subagent of type `index`
+    /// (not a fork), kept per kind of run.
+    fn kept_removal_steps(&mut self, slot: u32, index: usize) -> Rc<[tools::Step]> {
+        let agent = self.agents.get(slot);
         // The resolution reads the run's depth only through its `Agent` tool (DEPTH-3).
         let (agent_tool, _) =
             depth::agent_tool(agent.depth, self.session.config.depth_limit, false);
@@ -554,7 +562,7 @@ impl Kernel<'_> {
             teammate: agent.teammate,
             permission_mode: agent.permission_mode,
         };
-        let steps = match self.caches.removals.get(&key) {
+        match self.caches.removals.get(&key) {
             Some(steps) => {
                 let steps = steps.clone();
                 debug_assert_eq!(
@@ -569,12 +577,7 @@ impl Kernel<'_> {
                 self.caches.removals.insert(key, steps.clone());
                 steps
             }
-        };
-        steps
-            .iter()
-            .filter(|step| step.tools.iter().any(|removed| removed == tool))
-            .find_map(|step| Some((ToolRefusal::removed_by(step.kind)?, step.rule)))
-            .unwrap_or(not_in_session)
+        }
     }
 
     /// The steps of `tools::resolve_with` for the run in `slot`, of type `index`.
