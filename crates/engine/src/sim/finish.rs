@@ -45,7 +45,8 @@ struct HandbackKey {
 /// running), so this fits in registers.
 struct FinishRest {
     slot: u32,
-    from_load: bool,
+    /// An anonymous load run, forgotten at its end (its record's slot is released).
+    forget: bool,
 }
 
 impl Kernel<'_> {
@@ -153,6 +154,8 @@ impl Kernel<'_> {
             agent.resumed,
             agent.from_load,
         );
+        // A record's name does not change while it is held.
+        let forget = from_load && own_name.is_none();
         // CAP-8: a teammate held no slot.
         if !teammate {
             self.agents.running -= 1;
@@ -198,11 +201,12 @@ impl Kernel<'_> {
             ended,
             teammate,
         );
-        let to_id = match recipient {
-            Recipient::Caller => report_to,
-            Recipient::Main => MAIN,
+        // The recipient's record: the caller's, already found, or main's.
+        let (to_id, to_slot) = match recipient {
+            Recipient::Caller => (report_to, caller_slot),
+            Recipient::Main => (MAIN, self.agents.slot_of(MAIN)),
         };
-        let to_name = match self.agents.slot_of(to_id) {
+        let to_name = match to_slot {
             Some(to_slot) => self.agents.get(to_slot).name.clone(),
             None => None,
         };
@@ -237,7 +241,7 @@ impl Kernel<'_> {
             }
         }
         if delivery == Delivery::Notification {
-            if let Some(recipient_slot) = self.agents.slot_of(to_id) {
+            if let Some(recipient_slot) = to_slot {
                 self.deliver_to(recipient_slot);
             }
         }
@@ -245,7 +249,7 @@ impl Kernel<'_> {
             Some(caller_slot) => self.after_child_finished(caller_slot),
             None => None,
         };
-        let rest = FinishRest { slot, from_load };
+        let rest = FinishRest { slot, forget };
         Some((rest, cascade))
     }
 
@@ -253,7 +257,7 @@ impl Kernel<'_> {
     /// lets a waiting load retry go, an anonymous load run is forgotten.
     #[inline(always)]
     fn finish_rest(&mut self, rest: FinishRest) {
-        let FinishRest { slot, from_load } = rest;
+        let FinishRest { slot, forget } = rest;
         if self.agents.get(slot).has_waiters() {
             let waiters = self.agents.get_mut(slot).take_waiters();
             for waiter in waiters {
@@ -268,7 +272,7 @@ impl Kernel<'_> {
         if let Some(index) = self.load.retry_waiting.pop_front() {
             self.clock.schedule(self.clock.now, Wake::Retry(index));
         }
-        if from_load && self.agents.get(slot).name.is_none() {
+        if forget {
             self.agents.release(slot);
         }
     }
