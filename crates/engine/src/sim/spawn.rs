@@ -9,11 +9,13 @@
 //! which `Launch::child_depth` answers for each caller (`plan::DepthClass`: a chain of
 //! subagents shares one plan, not one per depth). A kept plan is used only for a call with
 //! an equal key, and in debug builds every use replays `rules::plan::plan` and asserts the
-//! same answer. The last plan is kept with its key and caller, and a call is first
-//! compared with it field by field (cheap fields first), then looked up by key: a plan
-//! is never chosen by the address of the spec that asked for it. `/subtask` is not an
-//! Agent call (CAP-6, FORK-9) and starts its fork in
-//! `actions.rs`.
+//! same answer. When a run starts, the kernel numbers the kinds of call of its copy of
+//! the spec by value (`number_calls`: equal `PlanKey` fields, but for the name and the
+//! caller, get one `SpawnSpec::call_kind`). The last plan is kept with its key, number and
+//! caller, and a call is first compared with it — by number (a call not numbered, field
+//! by field) — then looked up by key: a plan is never chosen by the address of the spec
+//! that asked for it. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork
+//! in `actions.rs`.
 
 use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
 use subsim_rules::{context, spawn};
