@@ -4,7 +4,7 @@
 
 use subsim_engine::explore::{explore, Replay};
 use subsim_engine::render::JsonlWriter;
-use subsim_engine::{SimTime, Simulation, TieBreak};
+use subsim_engine::{SimTime, Simulation, TieBreak, TieOptions};
 use subsim_tests::{repo_root, scenario_files};
 
 /// Always the scheduling order, counting the tie points it is asked about.
@@ -14,8 +14,9 @@ struct Zero {
 }
 
 impl TieBreak for Zero {
-    fn choose(&mut self, _at: SimTime, options: usize) -> usize {
-        assert!(options >= 2, "a tie point has at least two options");
+    fn choose(&mut self, _at: SimTime, options: &mut dyn TieOptions) -> usize {
+        assert!(options.has(1), "a tie point has at least two options");
+        assert!(options.count() >= 2, "a tie point has at least two options");
         self.asked += 1;
         0
     }
@@ -73,7 +74,7 @@ fn explore_finds_the_order_where_the_finish_wins_and_replay_reproduces_it() {
     assert!(trace.contains(r#""t_us":10000000,"seq":"#));
     assert!(trace.contains(r#""kind":"agent_started","agent":"a2","name":"second""#));
     assert!(!trace.contains("spawn_rejected"));
-    assert_eq!(replay.taken, vec![(1, 2)]);
+    assert_eq!(replay.taken, vec![(1, false)]);
     assert_eq!(replay.out_of_range, None);
 }
 
@@ -102,4 +103,69 @@ fn max_orderings_bounds_the_enumeration() {
     choices.sort();
     choices.dedup();
     assert_eq!(choices.len(), 120);
+}
+
+/// Tie-heavy scenarios (two outcomes, every order of five prompts, hundreds of orderings,
+/// the bound stopping the enumeration) and the `--max-orderings` each is explored with.
+const TIE_HEAVY: [(&str, usize); 7] = [
+    ("scenarios/cap/resume-takes-a-slot-past-the-cap.yaml", 1000),
+    (
+        "scenarios/load/queue-keeps-its-place-when-a-slot-is-taken.yaml",
+        1000,
+    ),
+    ("scenarios/perm/one-person-answers-in-order.yaml", 1000),
+    ("scenarios/load/two-streams-arrive-in-list-order.yaml", 250),
+    ("scenarios/spawn/the-built-in-catalogue.yaml", 250),
+    ("scenarios/cap/fan-out-25-hits-the-cap.yaml", 150),
+    ("scenarios/demo.yaml", 150),
+];
+
+/// The orderings `explore` found in them, in order (one line each: the ordering, its
+/// outcome, the assertions that failed), as written by the chooser that popped and
+/// re-queued every same-instant wake at each pick (main at fcc7aca).
+const ORDERINGS: &str = "tests/golden/explore-orderings.txt";
+
+/// Keeping the instant's wakes in a vector and reading only as many as a choice needs
+/// (`crates/engine/src/sim/ties.rs`) changes what a pick costs, not what it picks: the
+/// same orderings, in the same order, with the same outcomes. `SUBSIM_BLESS=1` rewrites
+/// the file (only for a change that means to change the orderings).
+#[test]
+fn explore_finds_the_same_orderings_in_the_same_order_as_the_requeueing_chooser() {
+    let mut text = String::new();
+    for (path, max) in TIE_HEAVY {
+        let loaded = subsim_scenario::load_scenario(&repo_root().join(path)).expect("loads");
+        let exploration = explore(&loaded.spec, &loaded.expect, max, false);
+        text.push_str(&format!(
+            "## {path} --max-orderings {max}: {} orderings, {} outcomes, complete {}\n",
+            exploration.orderings.len(),
+            exploration.outcomes.len(),
+            exploration.complete
+        ));
+        for run in &exploration.orderings {
+            let failed: Vec<String> = run
+                .failures
+                .iter()
+                .map(|failure| format!("#{}", failure.index + 1))
+                .collect();
+            text.push_str(&format!(
+                "{} outcome {} {}\n",
+                subsim_engine::explore::order_text(&run.choices),
+                run.outcome + 1,
+                failed.join(",")
+            ));
+        }
+    }
+    let golden = repo_root().join(ORDERINGS);
+    if std::env::var_os("SUBSIM_BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(&golden, &text).expect("writes the orderings");
+    }
+    let expected = std::fs::read_to_string(&golden).expect("the orderings file is there");
+    assert!(
+        text == expected,
+        "explore's orderings differ from {ORDERINGS} (first differing line: {:?})",
+        text.lines()
+            .zip(expected.lines())
+            .find(|(got, want)| got != want)
+    );
 }

@@ -111,7 +111,12 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
             let _ = writeln!(text, "  … and {} more", failing.len() - SHOW_FAILING);
         }
     }
-    if !exploration.complete {
+    if let Some(budget) = exploration.budget_hit {
+        let _ = writeln!(
+            text,
+            "stopped at session.limits.max_explore_steps {budget}: more orderings remain"
+        );
+    } else if !exploration.complete {
         let _ = writeln!(
             text,
             "stopped at --max-orderings {}: more orderings remain",
@@ -125,6 +130,17 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
         plural(exploration.outcomes.len(), "distinct outcome")
     );
     output::print(&text)?;
+    if exploration.budget_hit.is_some() {
+        eprintln!(
+            "subsim: explore was stopped by its safety limit `max_explore_steps` after {} \
+             ({} steps run over every ordering, each a whole run of the scenario; the next \
+             ordering was cut short and is not counted); raise session.limits.\
+             max_explore_steps in the scenario if the exploration is meant to be that long. The output up to that point is kept above.",
+            plural(exploration.orderings.len(), "ordering"),
+            exploration.steps
+        );
+        return Ok(Status::LimitHit);
+    }
     Ok(if failing.is_empty() {
         Status::Ok
     } else {

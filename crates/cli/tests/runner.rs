@@ -474,6 +474,50 @@ fn explore_exits_0_when_every_ordering_passes_and_2_on_bad_input() {
     assert!(stdout(&output).ends_with("1 ordering, 1 distinct outcome\n"));
 }
 
+/// `session.limits.max_explore_steps` bounds the steps of every ordering together: explore
+/// stops with exit 3, the orderings it ran printed and a message naming the key to raise.
+#[test]
+fn explore_stops_at_max_explore_steps_with_exit_3_and_the_orderings_so_far() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/limits/explore-stops-at-max-explore-steps.yaml");
+    let path = path.to_str().expect("UTF-8 path");
+    let output = subsim(&["explore", path]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("stopped at session.limits.max_explore_steps 100: more orderings remain"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("9 orderings, 1 distinct outcome\n"),
+        "{text}"
+    );
+    let message = stderr(&output);
+    assert!(
+        message.contains("stopped by its safety limit `max_explore_steps` after 9 orderings"),
+        "{message}"
+    );
+    assert!(
+        message.contains("raise session.limits.max_explore_steps"),
+        "{message}"
+    );
+    // A plain run ignores it, and without it the 120 orders of the five prompts are run.
+    let output = subsim(&["run", path, "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let output = subsim(&["explore", path, "--max-orderings", "9"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(stdout(&output).contains("stopped at --max-orderings 9"));
+    let dir = TempDir::new("explore-budget");
+    let text = std::fs::read_to_string(path).unwrap();
+    let unbounded = dir.write(
+        "unbounded.yaml",
+        &text.replace("max_explore_steps: 100", "max_explore_steps: 100000"),
+    );
+    let output = subsim(&["explore", unbounded.to_str().unwrap()]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(stdout(&output).ends_with("120 orderings, 1 distinct outcome\n"));
+}
+
 #[test]
 fn run_order_out_of_range_or_malformed_is_bad_input() {
     let race = race();

@@ -12,20 +12,20 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, Limit};
 use crate::expect::{Checker, Failure, Located};
-use crate::sim::{LimitHit, Simulation, TieBreak};
+use crate::sim::{LimitHit, Simulation, TieBreak, TieOptions};
 use crate::sink::{Sink, Tee};
 use crate::spec::SimSpec;
 use crate::time::SimTime;
 
 /// A [`TieBreak`] that follows a list of choices, then chooses 0, and records every tie
-/// point it met (the choice made and the number of options).
+/// point it met (the choice made, and whether an option was left after it).
 #[derive(Clone, Debug, Default)]
 pub struct Replay {
     choices: Vec<usize>,
-    /// `(choice, options)` at each tie point met, in order.
-    pub taken: Vec<(usize, usize)>,
+    /// `(choice, another option after it)` at each tie point met, in order.
+    pub taken: Vec<(usize, bool)>,
     /// The first choice of the list that was out of range: `(tie point, choice, options)`
     /// (0 was taken instead).
     pub out_of_range: Option<(usize, usize, usize)>,
@@ -48,16 +48,18 @@ impl Replay {
 }
 
 impl TieBreak for Replay {
-    fn choose(&mut self, _at: SimTime, options: usize) -> usize {
+    /// Asks only about the option chosen and the one after it (what the enumeration
+    /// needs), so a tie point costs a read of the wakes up to those, not of all of them.
+    fn choose(&mut self, _at: SimTime, options: &mut dyn TieOptions) -> usize {
         let point = self.taken.len();
         let mut choice = self.choices.get(point).copied().unwrap_or(0);
-        if choice >= options {
+        if !options.has(choice) {
             if self.out_of_range.is_none() {
-                self.out_of_range = Some((point, choice, options));
+                self.out_of_range = Some((point, choice, options.count()));
             }
             choice = 0;
         }
-        self.taken.push((choice, options));
+        self.taken.push((choice, options.has(choice + 1)));
         choice
     }
 }
@@ -157,12 +159,23 @@ pub struct Exploration {
     pub orderings: Vec<OrderingRun>,
     /// The distinct outcomes, in the order first seen.
     pub outcomes: Vec<OutcomeSummary>,
-    /// False when `max_orderings` stopped the enumeration with orderings left.
+    /// False when `max_orderings` or `max_explore_steps` stopped the enumeration with
+    /// orderings left.
     pub complete: bool,
+    /// Steps run over every ordering (the one `max_explore_steps` cut short included).
+    pub steps: u64,
+    /// `session.limits.max_explore_steps`, when it stopped the enumeration: the ordering
+    /// it cut short is not in `orderings`.
+    pub budget_hit: Option<u64>,
 }
 
-/// Runs `spec` under its orderings, at most `max_orderings` of them, checking `expect`
-/// under each. `limit_expected`: a safety limit does not count as a failure.
+/// Runs `spec` under its orderings, at most `max_orderings` of them and at most
+/// `session.limits.max_explore_steps` steps over all of them, checking `expect` under
+/// each. `limit_expected`: a safety limit does not count as a failure.
+///
+/// The step budget is exact: a run gets `max_steps` no larger than what the runs before
+/// it left, and one stopped there (not by its own `max_steps`) ends the enumeration
+/// without being counted as an ordering.
 pub fn explore(
     spec: &SimSpec,
     expect: &[Located],
@@ -173,8 +186,21 @@ pub fn explore(
         complete: true,
         ..Exploration::default()
     };
+    let budget = spec.session.limits.max_explore_steps;
+    let own_steps = spec.session.limits.steps();
     let mut prefix: Vec<usize> = Vec::new();
     loop {
+        let left = budget.saturating_sub(exploration.steps);
+        if left == 0 {
+            exploration.complete = false;
+            exploration.budget_hit = Some(budget);
+            break;
+        }
+        let mut run_spec = spec.clone();
+        let cut = left < own_steps;
+        if cut {
+            run_spec.session.limits.max_steps = Some(left);
+        }
         let mut replay = Replay::new(prefix);
         let mut checker = Checker::new(expect.to_vec());
         let mut fingerprint = Fingerprint::default();
@@ -183,8 +209,19 @@ pub fn explore(
                 first: &mut checker,
                 second: &mut fingerprint,
             };
-            Simulation::new(spec.clone()).run_with_ties(&mut tee, &mut replay)
+            Simulation::new(run_spec).run_with_ties(&mut tee, &mut replay)
         };
+        exploration.steps += report.steps;
+        if cut
+            && report
+                .limit
+                .as_ref()
+                .is_some_and(|hit| hit.limit == Limit::MaxSteps)
+        {
+            exploration.complete = false;
+            exploration.budget_hit = Some(budget);
+            break;
+        }
         let failures = checker.finish();
         let limit = report.limit.filter(|_| !limit_expected);
         let outcome = OutcomeSummary {
@@ -212,10 +249,7 @@ pub fn explore(
             limit,
         });
         // The next ordering: the last tie point with an option left takes it.
-        let Some(point) = taken
-            .iter()
-            .rposition(|(choice, options)| choice + 1 < *options)
-        else {
+        let Some(point) = taken.iter().rposition(|(_, more)| *more) else {
             break;
         };
         if exploration.orderings.len() >= max_orderings {
@@ -247,10 +281,10 @@ mod tests {
     #[test]
     fn replay_follows_its_choices_then_takes_zero() {
         let mut replay = Replay::new(vec![1, 5]);
-        assert_eq!(replay.choose(SimTime::ZERO, 2), 1);
-        assert_eq!(replay.choose(SimTime::ZERO, 3), 0, "5 is out of range");
-        assert_eq!(replay.choose(SimTime::ZERO, 2), 0);
-        assert_eq!(replay.taken, vec![(1, 2), (0, 3), (0, 2)]);
+        assert_eq!(replay.choose(SimTime::ZERO, &mut 2), 1);
+        assert_eq!(replay.choose(SimTime::ZERO, &mut 3), 0, "5 is out of range");
+        assert_eq!(replay.choose(SimTime::ZERO, &mut 2), 0);
+        assert_eq!(replay.taken, vec![(1, false), (0, true), (0, true)]);
         assert_eq!(replay.out_of_range, Some((1, 5, 3)));
         assert_eq!(Replay::new(vec![0, 0, 1]).unused(), 3);
     }

@@ -48,7 +48,7 @@ pub mod summary;
 pub mod time;
 
 pub use event::{AgentRef, Event, EventKind, Outcome};
-pub use sim::{LimitHit, RunReport, Simulation, TieBreak};
+pub use sim::{LimitHit, RunReport, Simulation, TieBreak, TieOptions};
 pub use sink::Sink;
 pub use spec::SimSpec;
 pub use time::SimTime;

@@ -232,6 +232,11 @@ pub struct Limits {
     /// whole block was taken without the clock moving, so after at most twice this many
     /// steps at one instant.
     pub max_instant_steps: u64,
+    /// Most steps `subsim explore` runs over all its orderings together (each ordering is
+    /// a whole run, bounded by the limits above; this bounds their sum, so that a scenario
+    /// whose runs are long and whose orderings are many stops in bounded time). Plain runs
+    /// ignore it.
+    pub max_explore_steps: u64,
 }
 
 impl Limits {
@@ -245,7 +250,8 @@ impl Limits {
 impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
     /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
-    /// agent records and waiting calls held, 50 million steps at one instant.
+    /// agent records and waiting calls held, 50 million steps at one instant, 10 million
+    /// steps over all of `explore`'s orderings.
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -255,6 +261,7 @@ impl Default for Limits {
             max_running: 1_000_000,
             max_held: 1_500_000,
             max_instant_steps: 50_000_000,
+            max_explore_steps: 10_000_000,
         }
     }
 }

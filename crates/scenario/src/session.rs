@@ -47,7 +47,7 @@ const SESSION_KEYS: [&str; 25] = [
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
-const LIMIT_KEYS: [&str; 7] = [
+const LIMIT_KEYS: [&str; 8] = [
     "max_events",
     "max_time",
     "max_agents",
@@ -55,6 +55,7 @@ const LIMIT_KEYS: [&str; 7] = [
     "max_running",
     "max_held",
     "max_instant_steps",
+    "max_explore_steps",
 ];
 const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
 /// How a `cli` entry's JSON reached Claude Code (DEF-7, DEF-8).
@@ -544,6 +545,11 @@ fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     if let Some(value) = fields.get("max_instant_steps") {
         if let Some(max) = ctx.integer(value, "`max_instant_steps`", 1) {
             limits.max_instant_steps = max;
+        }
+    }
+    if let Some(value) = fields.get("max_explore_steps") {
+        if let Some(max) = ctx.integer(value, "`max_explore_steps`", 1) {
+            limits.max_explore_steps = max;
         }
     }
     limits

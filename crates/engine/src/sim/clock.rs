@@ -52,19 +52,6 @@ impl Clock {
         }
     }
 
-    /// Puts a wake taken from the queue back with its own seq (the tie explorer); `time`
-    /// is now or later.
-    pub(super) fn put_back(&mut self, time: SimTime, seq: u64, wake: Wake) {
-        if matches!(wake, Wake::Arrival) {
-            self.next_arrival = Some((time, seq));
-        } else if time == self.now {
-            // Everything due now was drained by the caller, so the FIFO stays in seq order.
-            self.now_queue.push_back((seq, wake));
-        } else {
-            self.heap.push(time.0, seq, wake);
-        }
-    }
-
     /// The load generator's next arrival, kept beside the heap: there is at most one.
     #[inline]
     pub(super) fn schedule_arrival(&mut self, at: SimTime) {

@@ -146,7 +146,7 @@ mod steps;
 mod streams;
 mod ties;
 
-pub use ties::TieBreak;
+pub use ties::{TieBreak, TieOptions};
 
 use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
 use clock::{Clock, Wake};
@@ -219,6 +219,8 @@ pub struct RunReport {
     pub end: SimTime,
     /// Events emitted.
     pub events: u64,
+    /// Steps run (what `session.limits.max_steps` counts).
+    pub steps: u64,
     /// The safety limit that stopped the run, if one did.
     pub limit: Option<LimitHit>,
     /// Notes about how settings were read (e.g. an invalid env value).
@@ -259,7 +261,7 @@ impl Simulation {
     /// exactly the trace of `run`.
     pub fn run_with_ties(self, sink: &mut dyn Sink, ties: &mut dyn TieBreak) -> RunReport {
         let mut kernel = Kernel::new(self.spec, sink);
-        kernel.ties = Some(ties);
+        kernel.ties = Some(ties::Ties::new(ties));
         kernel.run();
         kernel.report()
     }
@@ -405,8 +407,9 @@ struct Kernel<'s> {
     trace: Trace<'s>,
     /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
     panel: Option<observe::PanelState>,
-    /// `run_with_ties`: who picks among same-instant wakes (`None`: scheduling order).
-    ties: Option<&'s mut dyn TieBreak>,
+    /// `run_with_ties`: who picks among same-instant wakes, and the wakes due at the
+    /// instant being run (`None`: scheduling order).
+    ties: Option<ties::Ties<'s>>,
 }
 
 /// What the session was configured with (read by every part; fixed after `Kernel::new`,
@@ -1102,6 +1105,14 @@ impl<'s> Kernel<'s> {
     /// is dropped unrun.
     #[cold]
     fn only_panel_ticks_left(&mut self, wake: Wake) -> bool {
+        // The tie explorer holds the rest of the instant's wakes out of the queue.
+        if self
+            .ties
+            .as_ref()
+            .is_some_and(ties::Ties::holds_more_than_panel_ticks)
+        {
+            return false;
+        }
         let mut next = Some(wake);
         while let Some(wake) = next {
             if !matches!(wake, Wake::PanelTick) {
@@ -1116,6 +1127,7 @@ impl<'s> Kernel<'s> {
         RunReport {
             end: self.trace.last_time,
             events: self.trace.seq,
+            steps: self.trace.limits.steps() - self.trace.steps_after - self.trace.steps_left,
             limit: self.trace.limit.clone(),
             notes: self.session.notes.clone(),
         }

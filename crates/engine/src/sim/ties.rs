@@ -15,15 +15,165 @@
 //! shared and at least one other shared wake is due at the same instant, and the options
 //! are those shared wakes in scheduling order, so choosing 0 every time is exactly the
 //! plain run.
+//!
+//! The wakes due at the instant are kept in [`Ready`], a vector in scheduling order (wakes
+//! scheduled for the same instant while it runs are appended), and a pick costs what it
+//! reads: the wake due first, and — only when that one is shared — the wakes up to the
+//! shared ones the tie-breaker asks about ([`TieOptions`]: a replay asks about the option
+//! it takes and the next), each classed when it is read, just before the pick, so the
+//! choice is the one a scan of every wake would give. Taking a wake out of the middle
+//! moves the ones read before it, so no hole is left for later picks to read past. (It
+//! used to pop every wake due at the instant and queue the rest again at each pick:
+//! O(k²) for k wakes at one instant.)
 
 use super::*;
 
 /// Chooses which of several same-instant wakes that could affect each other runs next.
 pub trait TieBreak {
-    /// `options` (at least 2) such wakes are due at `at`; returns the index of the one to
-    /// run next, 0 being the one scheduled first (what a plain run does). An index out of
-    /// range is taken as 0.
-    fn choose(&mut self, at: SimTime, options: usize) -> usize;
+    /// At least 2 such wakes are due at `at`; returns the index of the one to run next, 0
+    /// being the one scheduled first (what a plain run does). An index out of range is
+    /// taken as 0. `options` says which indices exist: asking costs a read of the wakes
+    /// up to that option, so ask only about what the choice needs.
+    fn choose(&mut self, at: SimTime, options: &mut dyn TieOptions) -> usize;
+}
+
+/// The options at a tie point, read as far as they are asked about.
+pub trait TieOptions {
+    /// Whether there is an option `index` (0 and 1 always are).
+    fn has(&mut self, index: usize) -> bool;
+    /// How many options there are (reads every wake due at the instant).
+    fn count(&mut self) -> usize;
+}
+
+/// A tie point with a known number of options (for tie-breakers driven by hand).
+impl TieOptions for usize {
+    fn has(&mut self, index: usize) -> bool {
+        index < *self
+    }
+    fn count(&mut self) -> usize {
+        *self
+    }
+}
+
+/// What `run_with_ties` adds to the kernel: the tie-breaker and the wakes due at the
+/// instant being run.
+pub(super) struct Ties<'s> {
+    chooser: &'s mut dyn TieBreak,
+    ready: Ready,
+    /// Scratch: positions in `ready` of the shared wakes read so far at a tie point.
+    shared: Vec<usize>,
+}
+
+impl<'s> Ties<'s> {
+    pub(super) fn new(chooser: &'s mut dyn TieBreak) -> Ties<'s> {
+        Ties {
+            chooser,
+            ready: Ready::default(),
+            shared: Vec::new(),
+        }
+    }
+
+    /// Whether any wake taken from the queue for the current instant is left unrun that
+    /// is not a panel window's end (see `Kernel::only_panel_ticks_left`).
+    pub(super) fn holds_more_than_panel_ticks(&self) -> bool {
+        self.ready.items[self.ready.head..]
+            .iter()
+            .any(|wake| !matches!(wake, Wake::PanelTick))
+    }
+}
+
+/// The wakes due at one instant that have been taken from the clock's queue and not run
+/// yet, in scheduling order: `items[head..]`.
+#[derive(Default)]
+pub(super) struct Ready {
+    time: SimTime,
+    items: Vec<Wake>,
+    head: usize,
+}
+
+impl Ready {
+    /// Drop the run part when it is at least this long and at least half the vector, so
+    /// that an instant that keeps scheduling more holds only what is left.
+    const COMPACT_AT: usize = 1024;
+
+    /// Takes from the queue every wake due at the current instant (those scheduled since
+    /// the last pick), or, when none is left, every wake due at the next instant. False
+    /// when the queue is empty.
+    fn refill(&mut self, clock: &mut Clock) -> bool {
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+            let Some((time, _, wake)) = clock.pop_with_seq() else {
+                return false;
+            };
+            self.time = time;
+            self.items.push(wake);
+        }
+        while clock.head().is_some_and(|(next, ..)| next == self.time) {
+            let Some((_, _, wake)) = clock.pop_with_seq() else {
+                break;
+            };
+            self.items.push(wake);
+        }
+        true
+    }
+
+    /// Takes the wake at `position` (`head` or past it) out. The ones before it move one
+    /// place back, keeping their order: that costs what reading them to choose `position`
+    /// did, and leaves no hole for later picks to read past.
+    fn take(&mut self, position: usize) -> Wake {
+        let wake = self.items[position];
+        self.items.copy_within(self.head..position, self.head + 1);
+        self.head += 1;
+        if self.head == self.items.len() {
+            self.items.clear();
+            self.head = 0;
+        } else if self.head >= Self::COMPACT_AT && self.head * 2 >= self.items.len() {
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
+        wake
+    }
+}
+
+/// Reads the shared wakes of `items` from `cursor` on, as a tie-breaker asks about them.
+struct Scan<'a> {
+    agents: &'a Agents,
+    items: &'a [Wake],
+    /// Positions of the shared wakes read so far, in order: option `i` is `found[i]`.
+    found: &'a mut Vec<usize>,
+    cursor: usize,
+}
+
+impl Scan<'_> {
+    /// Reads up to the next shared wake; false when there is none.
+    fn advance(&mut self) -> bool {
+        while let Some(&wake) = self.items.get(self.cursor) {
+            let position = self.cursor;
+            self.cursor += 1;
+            if tie_class(self.agents, wake) == TieClass::Shared {
+                self.found.push(position);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl TieOptions for Scan<'_> {
+    fn has(&mut self, index: usize) -> bool {
+        while self.found.len() <= index {
+            if !self.advance() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn count(&mut self) -> usize {
+        while self.advance() {}
+        self.found.len()
+    }
 }
 
 /// Whether a wake can take part in a tie (see the module documentation).
@@ -36,68 +186,64 @@ enum TieClass {
 
 impl Kernel<'_> {
     /// The next wake in `(time, seq)` order, like `pop_next`, with the tie-breaker's say
-    /// among the shared wakes due at that instant. The wakes not chosen go back into the
-    /// queue with their own seqs.
+    /// among the shared wakes due at that instant. The wakes not chosen stay in
+    /// [`Ready`], in their order, for the next picks.
     pub(super) fn pop_chosen(&mut self) -> Option<(SimTime, Wake)> {
-        let (time, seq, wake) = self.clock.pop_with_seq()?;
-        let mut ready = vec![(seq, wake)];
-        while self.clock.head().is_some_and(|(next, ..)| next == time) {
-            let (_, seq, wake) = self.clock.pop_with_seq()?;
-            ready.push((seq, wake));
+        let ties = self.ties.as_mut()?;
+        let ready = &mut ties.ready;
+        if !ready.refill(&mut self.clock) {
+            return None;
         }
-        let pick = self.pick(time, &ready);
-        let (_, chosen) = ready.remove(pick);
-        for (seq, wake) in ready {
-            self.clock.put_back(time, seq, wake);
+        let time = ready.time;
+        let head = ready.head;
+        let front = ready.items[head];
+        if tie_class(&self.agents, front) != TieClass::Shared {
+            return Some((time, ready.take(head)));
         }
-        Some((time, chosen))
+        ties.shared.clear();
+        ties.shared.push(head);
+        let mut scan = Scan {
+            agents: &self.agents,
+            items: &ready.items,
+            found: &mut ties.shared,
+            cursor: head + 1,
+        };
+        if !scan.has(1) {
+            return Some((time, ready.take(head)));
+        }
+        let choice = ties.chooser.choose(time, &mut scan);
+        let position = if scan.has(choice) {
+            scan.found[choice]
+        } else {
+            head
+        };
+        Some((time, ready.take(position)))
     }
+}
 
-    /// Which of `ready` (in seq order, all due at `time`) runs next.
-    fn pick(&mut self, time: SimTime, ready: &[(u64, Wake)]) -> usize {
-        if self.tie_class(ready[0].1) != TieClass::Shared {
-            return 0;
-        }
-        let shared: Vec<usize> = ready
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, wake))| self.tie_class(*wake) == TieClass::Shared)
-            .map(|(index, _)| index)
-            .collect();
-        if shared.len() < 2 {
-            return 0;
-        }
-        let Some(ties) = self.ties.as_mut() else {
-            return 0;
-        };
-        let choice = ties.choose(time, shared.len());
-        shared.get(choice).copied().unwrap_or(0)
+fn tie_class(agents: &Agents, wake: Wake) -> TieClass {
+    let Wake::Step { slot, gen } = wake else {
+        return TieClass::Shared;
+    };
+    let Some(agent) = agents.at(slot) else {
+        return TieClass::Inert;
+    };
+    if agent.gen != gen
+        || agent.status != Status::Running
+        || !matches!(agent.block, Block::Ready | Block::Timer)
+    {
+        return TieClass::Inert;
     }
-
-    fn tie_class(&self, wake: Wake) -> TieClass {
-        let Wake::Step { slot, gen } = wake else {
-            return TieClass::Shared;
-        };
-        let Some(agent) = self.agents.at(slot) else {
-            return TieClass::Inert;
-        };
-        if agent.gen != gen
-            || agent.status != Status::Running
-            || !matches!(agent.block, Block::Ready | Block::Timer)
-        {
-            return TieClass::Inert;
-        }
-        if agent.from_load {
-            return TieClass::Shared;
-        }
-        let turn_left = agent
-            .max_turns
-            .is_none_or(|max_turns| agent.turns < max_turns);
-        match peek_step(agent) {
-            Some(Step::Work(_)) if turn_left => TieClass::Local,
-            Some(Step::Sleep(_)) => TieClass::Local,
-            _ => TieClass::Shared,
-        }
+    if agent.from_load {
+        return TieClass::Shared;
+    }
+    let turn_left = agent
+        .max_turns
+        .is_none_or(|max_turns| agent.turns < max_turns);
+    match peek_step(agent) {
+        Some(Step::Work(_)) if turn_left => TieClass::Local,
+        Some(Step::Sleep(_)) => TieClass::Local,
+        _ => TieClass::Shared,
     }
 }
 
@@ -112,4 +258,59 @@ fn peek_step(agent: &Agent) -> Option<&Step> {
         }
     }
     agent.program.get(agent.pc as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wakes taken from the front and from the middle (as choices do: `run --order
+    /// 1,1,1,…` takes the second again and again), with more appended as the instant
+    /// runs, leave the rest in their order, and the vector holds little more than what is
+    /// left.
+    #[test]
+    fn ready_keeps_the_order_of_what_is_left_and_only_that() {
+        let mut ready = Ready::default();
+        let mut plain: Vec<Wake> = Vec::new();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = 0u32;
+        let mut drops = 0u32;
+        for round in 0..30_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // One or two appended per pick, none at the end of a stretch (drained then).
+            let appended = match (round % 10_000 >= 9_000, state % 4) {
+                (true, _) => 0,
+                (false, 0) => 2,
+                (false, _) => 1,
+            };
+            for _ in 0..appended {
+                next += 1;
+                let wake = Wake::Step { slot: next, gen: 0 };
+                ready.items.push(wake);
+                plain.push(wake);
+            }
+            if plain.is_empty() {
+                continue;
+            }
+            // The front, option 1 or one further on, in proportions that change by stretch.
+            let index = match (round / 10_000, (state >> 8) % 8) {
+                (0, 1..) | (1, 0) => 0,
+                (2, 0..=3) => (state >> 16) as usize % 5,
+                _ => 1,
+            }
+            .min(plain.len() - 1);
+            let head = ready.head;
+            assert_eq!(ready.take(head + index), plain.remove(index));
+            if ready.head < head && !plain.is_empty() {
+                drops += 1;
+            }
+            if round % 8 == 0 || plain.len() < 4 {
+                assert_eq!(&ready.items[ready.head..], &plain[..]);
+            }
+            assert!(ready.head < Ready::COMPACT_AT || ready.head * 2 < ready.items.len());
+        }
+        assert!(drops > 0, "the run part was never dropped");
+    }
 }
