@@ -537,31 +537,8 @@ pub struct FailSpec {
     pub tool_calls: bool,
 }
 
-/// How the person answers permission prompts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Answer {
-    /// Approve the call.
-    #[default]
-    Approve,
-    /// Esc: deny this call only (PERM-4).
-    Deny,
-    /// Approve for the rest of the session (PERM-6).
-    ApproveSession,
-}
-
-impl Answer {
-    /// Every answer, in declaration order.
-    pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::ApproveSession];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Approve => "approve",
-            Answer::Deny => "deny",
-            Answer::ApproveSession => "approve_session",
-        }
-    }
-}
+/// How the person answers permission prompts: the rules crate's one type (PERM-3/4/6).
+pub use subsim_rules::prompt::Answer;
 
 /// The `user` block.
 #[derive(Clone, Debug)]

@@ -375,6 +375,86 @@ pub fn decide_call(
     }
 }
 
+/// PERM-3 / PERM-9 / PERM-14 / HANDBACK-5: what a scripted tool call does. The scenario's
+/// `prompt:` forces a prompt (`Some(true)`: the person is asked as for any prompt, PERM-3)
+/// or its absence (`Some(false)`: the call runs, PERM-9, unless a deny rule refuses it,
+/// PERM-14, a chained Bash command included). Otherwise `SubagentHandback` runs without a
+/// prompt and rules on it do not apply ([`crate::handback::call`], HANDBACK-5, Q-28), and
+/// any other call is [`decide_call`]'s.
+#[inline]
+pub fn decide_step(
+    forced: Option<bool>,
+    call: &Call<'_>,
+    rules: &PermissionRules,
+    session_grants: &[String],
+) -> CallDecision {
+    match forced {
+        Some(true) => CallDecision::Prompt("PERM-3"),
+        _ if call.tool == crate::tools::HANDBACK => crate::handback::call(rules),
+        Some(false) if denied_by_rule(rules, call.tool, call.input) => {
+            CallDecision::Deny("PERM-14")
+        }
+        Some(false) => CallDecision::Run("PERM-9"),
+        None => decide_call(call, rules, session_grants),
+    }
+}
+
+/// How the person answers a permission prompt.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Answer {
+    /// Approve the call (PERM-3).
+    #[default]
+    Approve,
+    /// Esc: deny this call only (PERM-4).
+    Deny,
+    /// Approve for the rest of the session (PERM-6).
+    ApproveSession,
+}
+
+impl Answer {
+    /// Every answer, in declaration order.
+    pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::ApproveSession];
+
+    /// The trace spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Answer::Approve => "approve",
+            Answer::Deny => "deny",
+            Answer::ApproveSession => "approve_session",
+        }
+    }
+}
+
+/// What an answer does to the call it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answered {
+    /// The call runs.
+    pub allowed: bool,
+    /// The tool is granted for the rest of the session, main included (PERM-6).
+    pub grants_session: bool,
+    /// The rule of the answer (`permission_answered`).
+    pub rule: RuleId,
+    /// The rule of the call's outcome (`tool_called`): PERM-3 when it runs, PERM-4 when Esc
+    /// denied it (the run goes on without it).
+    pub call_rule: RuleId,
+}
+
+/// PERM-3 / PERM-4 / PERM-6: what the person's `answer` to a prompt does.
+#[inline]
+pub fn answered(answer: Answer) -> Answered {
+    let allowed = answer != Answer::Deny;
+    Answered {
+        allowed,
+        grants_session: answer == Answer::ApproveSession,
+        rule: match answer {
+            Answer::ApproveSession => "PERM-6",
+            Answer::Deny => "PERM-4",
+            Answer::Approve => "PERM-3",
+        },
+        call_rule: if allowed { "PERM-3" } else { "PERM-4" },
+    }
+}
+
 /// PERM-14: the `permissions` rule that made `decision` for a call of `tool` with `input`,
 /// when a rule did (the first deny rule covering it, or the first allow rule matching it),
 /// so that the narration can name it: "denied by the rule `Bash(git push *)`".
@@ -648,6 +728,65 @@ mod tests {
             deciding_rule(&rules, CallDecision::Run("PERM-9"), "Read", None),
             None
         );
+    }
+
+    #[test]
+    fn scripted_calls_perm_3_9_14_and_handback_5() {
+        let rules = PermissionRules {
+            allow: vec![],
+            deny: vec!["Bash(git push *)".into(), "SubagentHandback".into()],
+        };
+        let call = |tool, input| Call {
+            input,
+            ..Call::new(tool, PermissionMode::Default)
+        };
+        let push = call("Bash", Some("ls && git push origin main"));
+        let ls = call("Bash", Some("ls"));
+        let handback = call(crate::tools::HANDBACK, None);
+        let rows = [
+            (Some(true), push, CallDecision::Prompt("PERM-3")),
+            (Some(true), handback, CallDecision::Prompt("PERM-3")),
+            (Some(false), push, CallDecision::Deny("PERM-14")),
+            (Some(false), ls, CallDecision::Run("PERM-9")),
+            (Some(false), handback, crate::handback::call(&rules)),
+            (None, handback, crate::handback::call(&rules)),
+            (None, push, decide_call(&push, &rules, &[])),
+            (None, ls, CallDecision::Prompt("PERM-9")),
+        ];
+        for (forced, call, decision) in rows {
+            assert_eq!(
+                decide_step(forced, &call, &rules, &[]),
+                decision,
+                "{forced:?} {call:?}"
+            );
+        }
+        assert_eq!(
+            decide_step(None, &handback, &rules, &[]),
+            CallDecision::Run("Q-28")
+        );
+    }
+
+    #[test]
+    fn answers_perm_3_4_6() {
+        let rows = [
+            (Answer::Approve, true, false, "PERM-3", "PERM-3"),
+            (Answer::Deny, false, false, "PERM-4", "PERM-4"),
+            (Answer::ApproveSession, true, true, "PERM-6", "PERM-3"),
+        ];
+        for (answer, allowed, grants_session, rule, call_rule) in rows {
+            assert_eq!(
+                answered(answer),
+                Answered {
+                    allowed,
+                    grants_session,
+                    rule,
+                    call_rule
+                },
+                "{answer:?}"
+            );
+        }
+        let spelled: Vec<&str> = Answer::ALL.iter().map(|answer| answer.as_str()).collect();
+        assert_eq!(spelled, ["approve", "deny", "approve_session"]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! RESUME — what a SendMessage does with the agent it names: deliver to a running one
 //! (Q-8, NOTIFY-9), resume a finished one (CAP-7), or refuse (RESUME-3/5/10/12); and what
-//! the person typing into a finished agent's transcript does (RESUME-11, Q-7).
+//! the person typing into a finished agent's transcript does (RESUME-11, Q-7); how a stop
+//! plays out (RESUME-6, RESUME-10, Q-6) and whether a run cut at `maxTurns` returns
+//! partial output (RESUME-4).
 
 use crate::{Gates, RuleId};
 
@@ -169,10 +171,76 @@ pub fn type_to_finished(cancelled: bool, row: TypedRow, gates: &Gates) -> Typed 
     }
 }
 
+/// How a running agent's stop plays out: the rule of its `stop_requested`, the rule of
+/// its end, and whether it ends `cancelled` (the person's stop) rather than `stopped`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopping {
+    /// The rule `stop_requested` cites.
+    pub request_rule: RuleId,
+    /// The rule the run's end cites.
+    pub end_rule: RuleId,
+    /// The person stopped it: it ends `cancelled`, and SendMessage no longer resumes it
+    /// (RESUME-10).
+    pub cancelled: bool,
+}
+
+/// RESUME-6 / RESUME-10 / Q-6: a running agent is stopped, by another agent's TaskStop
+/// (`by_person` false) or by the person (`x` in `/tasks`). A TaskStop ends the run
+/// `stopped` at once, its slot released as it exits; the person's stop cancels it
+/// (RESUME-10).
+pub fn stop(by_person: bool) -> Stopping {
+    if by_person {
+        Stopping {
+            request_rule: "RESUME-10",
+            end_rule: "RESUME-10",
+            cancelled: true,
+        }
+    } else {
+        Stopping {
+            request_rule: "RESUME-6",
+            end_rule: "Q-6",
+            cancelled: false,
+        }
+    }
+}
+
+/// RESUME-4: a run stops at its `maxTurns` limit; is its output marked as partial (from
+/// v2.1.246), or returned as an ordinary result (before)?
+pub fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
+    (gates.max_turns_partial, "RESUME-4")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Version;
+
+    #[test]
+    fn stops_resume_6_resume_10_q_6() {
+        assert_eq!(
+            stop(false),
+            Stopping {
+                request_rule: "RESUME-6",
+                end_rule: "Q-6",
+                cancelled: false
+            }
+        );
+        assert_eq!(
+            stop(true),
+            Stopping {
+                request_rule: "RESUME-10",
+                end_rule: "RESUME-10",
+                cancelled: true
+            }
+        );
+    }
+
+    #[test]
+    fn max_turns_marks_partial_output_from_2_1_246() {
+        let at = |patch| max_turns_partial(&Gates::for_version(Version::v2_1(patch)));
+        assert_eq!(at(246), (true, "RESUME-4"));
+        assert_eq!(at(245), (false, "RESUME-4"));
+    }
 
     #[test]
     fn rejections_spell_as_the_trace_s_reason() {

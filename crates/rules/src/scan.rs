@@ -260,6 +260,14 @@ pub fn header() -> &'static str {
     messages::SUBAGENT_OUTPUT_HEADER
 }
 
+/// SCAN-3/4, HANDBACK-7…9, NOTIFY-13: the rule a `report_delivered` cites: the scan's when
+/// it changed the text (`scan_rule`), else the finish review's when the classifier reviewed
+/// the report (`review_rule`), else NOTIFY-13's header, which every report arrives under.
+#[inline]
+pub fn delivered_rule(scan_rule: Option<RuleId>, review_rule: Option<RuleId>) -> RuleId {
+    scan_rule.or(review_rule).unwrap_or("NOTIFY-13")
+}
+
 /// SCAN-5: the line that marks a background completion notification as an automated event
 /// rather than a message from the user. Placeholder text.
 pub fn automated_event_header() -> &'static str {
@@ -299,6 +307,13 @@ fn tag_positions(line: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rule_a_delivered_report_cites() {
+        assert_eq!(delivered_rule(Some("SCAN-3"), Some("HANDBACK-9")), "SCAN-3");
+        assert_eq!(delivered_rule(None, Some("HANDBACK-9")), "HANDBACK-9");
+        assert_eq!(delivered_rule(None, None), "NOTIFY-13");
+    }
     use crate::Version;
 
     fn new() -> Gates {

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
-use subsim_rules::{gates_table, Gates, SessionKind, Version};
+use subsim_rules::{gates_table, scope, Gates, SessionKind, Version};
 
 use crate::check::Ctx;
 use crate::diagnostic::Diagnostic;
@@ -72,16 +72,9 @@ pub(crate) const NO_DESCRIPTION: &str = "name present but no description";
 /// DEF-10: the frontmatter is not YAML (the parse error follows).
 pub(crate) const YAML_FAILS: &str = "YAML fails to parse";
 
-/// Where a candidate definition came from, for ranking within its scope.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Group {
-    /// The scenario's `agents:` block (the working directory's own definitions).
-    Inline,
-    /// An `agent_dirs` entry.
-    Dir,
-    /// An `agent_dirs` entry with `add_dir: true`.
-    AddDir,
-}
+/// Where a candidate definition came from, for ranking within its scope (DEF-1…4: the
+/// rules crate's [`subsim_rules::scope::Found`]).
+pub(crate) use subsim_rules::scope::Found as Group;
 
 /// One definition that may end up in effect.
 #[derive(Clone, Debug)]
@@ -102,6 +95,15 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
+    /// What DEF-1…4 read of it ([`scope::shadowing`], [`scope::Candidate::rank`]).
+    fn ranked(&self) -> scope::Candidate {
+        scope::Candidate {
+            scope: self.def.scope,
+            found: self.group,
+            entry: self.index,
+        }
+    }
+
     fn is_file(&self) -> bool {
         self.def.source.is_some()
     }
@@ -739,7 +741,12 @@ impl Loader {
                 winners.insert(name, index);
                 continue;
             };
-            let (rule, why) = shadow_rule(&self.candidates[winner], &self.candidates[index]);
+            // DEF-1…4: the rules say why the winner shadows it.
+            let shadowing = scope::shadowing(
+                self.candidates[winner].ranked(),
+                self.candidates[index].ranked(),
+            );
+            let (rule, why) = (shadowing.rule(), shadowing.why());
             let winner_who = self.candidates[winner].who();
             let loser = &self.candidates[index];
             let reason = format!("shadowed by {winner_who}: {why}");
@@ -823,15 +830,11 @@ impl Loader {
     }
 }
 
-/// Where a candidate ranks: scope priority (DEF-1), then inline before directories before
-/// `--add-dir` directories, then listing order (DEF-2), then path.
-fn rank(candidate: &Candidate) -> (u8, Group, usize, &str) {
-    (
-        candidate.def.scope.priority(),
-        candidate.group,
-        candidate.index,
-        &candidate.relative,
-    )
+/// Where a candidate ranks ([`scope::Candidate::rank`]: scope priority, DEF-1; inline
+/// before directories before `--add-dir` directories, Q-30; listing order, DEF-2), then
+/// path.
+fn rank(candidate: &Candidate) -> ((u8, Group, usize), &str) {
+    (candidate.ranked().rank(), &candidate.relative)
 }
 
 /// The order of notes: scope, path, name, a definition's outcome before its warnings.
@@ -841,70 +844,6 @@ fn note_order(note: &DefinitionNote) -> (u8, &str, Option<&str>, bool) {
         &note.path,
         note.name.as_deref(),
         note.outcome == DefinitionOutcome::Warning,
-    )
-}
-
-/// The rule that makes `winner` shadow `loser` (both already ranked), and why in words.
-fn shadow_rule(winner: &Candidate, loser: &Candidate) -> (&'static str, String) {
-    let (w, l) = (winner.def.scope, loser.def.scope);
-    if w != l {
-        return (
-            "DEF-1",
-            format!("the {} scope outranks the {} scope", w.as_str(), l.as_str()),
-        );
-    }
-    if loser.group == Group::AddDir {
-        return if winner.group == Group::AddDir && winner.index != loser.index {
-            (
-                "DEF-3",
-                "an `--add-dir` directory listed earlier wins (Q-30)".to_string(),
-            )
-        } else if winner.group != Group::AddDir {
-            (
-                "DEF-3",
-                "`--add-dir` directories rank below the working directory's project directories (Q-30)"
-                    .to_string(),
-            )
-        } else {
-            same_tree()
-        };
-    }
-    match (winner.group, loser.group) {
-        (Group::Inline, Group::Inline) => (
-            "DEF-4",
-            "the same name twice in the scenario's `agents`; the first in the file wins"
-                .to_string(),
-        ),
-        (Group::Inline, _) if w == Scope::Project => (
-            "DEF-2",
-            "the scenario's inline definitions stand for the working directory's own `.claude/agents/`, the nearest".to_string(),
-        ),
-        (Group::Inline, _) => (
-            "DEF-4",
-            format!(
-                "the scenario's inline definitions come before the {} directories",
-                w.as_str()
-            ),
-        ),
-        _ if winner.group == loser.group && winner.index == loser.index => same_tree(),
-        _ if w == Scope::Project => (
-            "DEF-2",
-            "the project directory nearer the working directory (listed first) wins".to_string(),
-        ),
-        _ => (
-            "DEF-4",
-            format!(
-                "both are {} definitions; the `agent_dirs` entry listed first wins",
-                w.as_str()
-            ),
-        ),
-    }
-}
-
-fn same_tree() -> (&'static str, String) {
-    (
-        "DEF-4",
-        "the same name twice in one directory tree; the first in path order loads (Q-31); `/doctor` reports this duplicate".to_string(),
     )
 }
 

@@ -418,7 +418,8 @@ impl Kernel<'_> {
                 let agent = self.agents.get_mut(slot);
                 let mut profile = (*agent.profile).clone();
                 profile.model = model;
-                profile.model_rule = "ERR-5";
+                // ERR-5: the model now comes from the fallback chain.
+                profile.model_rule = decision.rule;
                 agent.profile = Rc::new(profile);
                 Flow::Continue
             }
@@ -688,12 +689,7 @@ fn share(kept: &mut Option<Rc<str>>, shared: &Option<Rc<str>>) {
     }
 }
 
-/// The rule of a `report_delivered`: the scan's when it changed the text (SCAN-3/4), else
-/// the review's when one ran (HANDBACK), else NOTIFY-13's header.
+/// The rule of a `report_delivered` ([`scan::delivered_rule`]).
 fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
-    match scan_rule {
-        Some(rule) => rule,
-        None if delivery.reviewed => delivery.rule,
-        None => "NOTIFY-13",
-    }
+    scan::delivered_rule(scan_rule, delivery.reviewed.then_some(delivery.rule))
 }

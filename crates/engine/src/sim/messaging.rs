@@ -291,38 +291,30 @@ impl Kernel<'_> {
         }
         let slot = self.agents.slot_of(id).expect("a running agent has a slot");
         let reference = self.agents.get(slot).reference();
-        let (by, source, outcome, rule) = match caller {
-            Some(caller) => (
-                self.agents.reference(caller),
-                StopSource::TaskStop,
-                Outcome::Stopped,
-                "RESUME-6",
-            ),
-            None => (
-                AgentRef::MAIN,
-                StopSource::User,
-                Outcome::Cancelled,
-                "RESUME-10",
-            ),
+        // RESUME-6 / RESUME-10 / Q-6: a TaskStop, or the person's stop.
+        let stopping = resume::stop(caller.is_none());
+        let (by, source) = match caller {
+            Some(caller) => (self.agents.reference(caller), StopSource::TaskStop),
+            None => (AgentRef::MAIN, StopSource::User),
+        };
+        let outcome = if stopping.cancelled {
+            Outcome::Cancelled
+        } else {
+            Outcome::Stopped
         };
         self.emit(
-            Some(rule),
+            Some(stopping.request_rule),
             EventKind::StopRequested {
                 agent: reference,
                 by,
                 source,
             },
         );
-        if caller.is_none() {
+        if stopping.cancelled {
             self.agents.get_mut(slot).user_cancelled = true;
         }
         // the slot is released when the stopped run exits (no stop latency).
-        self.finish(
-            slot,
-            outcome,
-            Some(if caller.is_none() { "RESUME-10" } else { "Q-6" }),
-            None,
-        );
+        self.finish(slot, outcome, Some(stopping.end_rule), None);
     }
 
     pub(super) fn ask_progress(&mut self, slot: u32, target: &str) {

@@ -50,12 +50,9 @@ impl Kernel<'_> {
             })
             .map_or(self.person.answer, |rule| rule.answer);
         let waited = self.clock.now.as_micros() - pending.asked_at.as_micros();
-        let rule = match answer {
-            Answer::ApproveSession => "PERM-6",
-            Answer::Deny => "PERM-4",
-            Answer::Approve => "PERM-3",
-        };
-        emit_hot!(self, prompt.answered, Some(rule), |kind| {
+        // PERM-3 / PERM-4 / PERM-6: what the answer does to the call.
+        let answered = prompt::answered(answer);
+        emit_hot!(self, prompt.answered, Some(answered.rule), |kind| {
             if let EventKind::PermissionAnswered {
                 agent,
                 tool,
@@ -72,15 +69,13 @@ impl Kernel<'_> {
                 *prompt = number;
             }
         });
-        if answer == Answer::ApproveSession && !self.person.grants.iter().any(|t| **t == *call.name)
-        {
+        if answered.grants_session && !self.person.grants.iter().any(|t| **t == *call.name) {
             // PERM-6: the grant applies session-wide, main included.
             self.person.grants.push(call.name.to_string());
         }
-        let allowed = answer != Answer::Deny;
+        let allowed = answered.allowed;
         let reason = (!allowed).then_some(ToolRefusal::Denied);
-        let rule = if allowed { "PERM-3" } else { "PERM-4" };
-        emit_hot!(self, prompt.tool_called, Some(rule), |kind| {
+        emit_hot!(self, prompt.tool_called, Some(answered.call_rule), |kind| {
             if let EventKind::ToolCalled {
                 agent,
                 tool,

@@ -1,6 +1,6 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
-use subsim_rules::{depth, handback, tools};
+use subsim_rules::{depth, tools};
 
 use super::*;
 
@@ -155,7 +155,7 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn stop_at_max_turns(&mut self, slot: u32, max_turns: u32) {
-        let partial = self.session.config.gates.max_turns_partial;
+        let (partial, rule) = subsim_rules::resume::max_turns_partial(&self.session.config.gates);
         let outcome = if partial {
             Outcome::Partial
         } else {
@@ -164,7 +164,7 @@ impl Kernel<'_> {
         self.finish(
             slot,
             outcome,
-            Some("RESUME-4"),
+            Some(rule),
             Some(format!("stopped at maxTurns ({max_turns})")),
         );
     }
@@ -349,34 +349,18 @@ impl Kernel<'_> {
             return Flow::Continue;
         }
         let agent = self.agents.get(slot);
-        let decision = match call.prompt {
-            Some(true) => CallDecision::Prompt("PERM-3"),
-            // HANDBACK-5 / Q-28: SubagentHandback needs no prompt and permission rules on it
-            // do not apply.
-            _ if &*call.name == "SubagentHandback" => handback::call(&self.session.permissions),
-            // `prompt: false` forces no prompt, but a deny rule still refuses (PERM-14),
-            // a chained Bash command included.
-            Some(false)
-                if prompt::denied_by_rule(
-                    &self.session.permissions,
-                    &call.name,
-                    call.input.as_deref(),
-                ) =>
-            {
-                CallDecision::Deny("PERM-14")
-            }
-            Some(false) => CallDecision::Run("PERM-9"),
-            // PERM-9…16: the mode, the allow/deny rules and session-wide grants decide.
-            None => prompt::decide_call(
-                &prompt::Call {
-                    input: call.input.as_deref(),
-                    subagent: agent.depth > 0,
-                    ..prompt::Call::new(&call.name, agent.permission_mode)
-                },
-                &self.session.permissions,
-                &self.person.grants,
-            ),
-        };
+        // PERM-3/9/14, HANDBACK-5: the scenario's forced `prompt:`, else the mode, the
+        // allow/deny rules and session-wide grants decide (PERM-9…16).
+        let decision = prompt::decide_step(
+            call.prompt,
+            &prompt::Call {
+                input: call.input.as_deref(),
+                subagent: agent.depth > 0,
+                ..prompt::Call::new(&call.name, agent.permission_mode)
+            },
+            &self.session.permissions,
+            &self.person.grants,
+        );
         let permission_rule = prompt::deciding_entry(
             &self.session.permissions,
             decision,
