@@ -67,6 +67,10 @@ macro_rules! sink_hot {
     ($sink:expr, delivered, $event:expr) => {
         $sink.report_delivered($event)
     };
+    // A prompt's events (`HotEvents::prompt`), which have no `Sink` method of their own.
+    ($sink:expr, prompt.$which:ident, $event:expr) => {
+        $sink.event($event)
+    };
 }
 
 /// Sets a kept event's shared string to `value`: nothing to do when it holds the same
@@ -91,14 +95,14 @@ fn keep_option(kept: &mut Option<Rc<str>>, value: &Option<Rc<str>>) {
 /// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
 /// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
 /// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
-/// hands the event to the sink — unless a safety limit has ended the trace (then the
-/// block does not run).
+/// hands the event to the sink (`sink_hot!`) — unless a safety limit has ended the trace
+/// (then the block does not run). A prompt's events are named `prompt.answered` and so on
+/// (`HotEvents::prompt`).
 macro_rules! emit_hot {
-    // A prompt's events (`HotEvents::prompt`), which have no `Sink` method of their own.
-    ($kernel:expr, prompt.$which:ident, $rule:expr, |$kind:ident| $fill:block) => {
+    ($kernel:expr, $($which:ident).+, $rule:expr, |$kind:ident| $fill:block) => {
         if $kernel.trace.limit.is_none() {
             let now = $kernel.clock.now;
-            let event = &mut $kernel.trace.hot.prompt.$which;
+            let event = &mut $kernel.trace.hot.$($which).+;
             event.t = now;
             event.seq = $kernel.trace.seq;
             event.rule = $rule;
@@ -106,24 +110,7 @@ macro_rules! emit_hot {
             $fill
             $kernel.trace.seq += 1;
             $kernel.trace.last_time = now;
-            $kernel.trace.sink.event(&$kernel.trace.hot.prompt.$which);
-            if $kernel.trace.seq >= $kernel.trace.limits.max_events {
-                $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
-            }
-        }
-    };
-    ($kernel:expr, $which:ident, $rule:expr, |$kind:ident| $fill:block) => {
-        if $kernel.trace.limit.is_none() {
-            let now = $kernel.clock.now;
-            let event = &mut $kernel.trace.hot.$which;
-            event.t = now;
-            event.seq = $kernel.trace.seq;
-            event.rule = $rule;
-            let $kind = &mut event.kind;
-            $fill
-            $kernel.trace.seq += 1;
-            $kernel.trace.last_time = now;
-            sink_hot!($kernel.trace.sink, $which, &$kernel.trace.hot.$which);
+            sink_hot!($kernel.trace.sink, $($which).+, &$kernel.trace.hot.$($which).+);
             if $kernel.trace.seq >= $kernel.trace.limits.max_events {
                 $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
             }
