@@ -427,6 +427,25 @@ pub struct Subtask {
     pub rule: RuleId,
 }
 
+impl Subtask {
+    /// The fork's start as a planned launch, for the engine's one start path: a fork
+    /// (FORK-9) at [`Subtask::depth`], in [`Subtask::mode`], traced under
+    /// [`Subtask::rule`], with [`Subtask::tools`], not checked against the cap
+    /// ([`Subtask::unchecked`], CAP-6), in main's permission mode (a fork runs in the mode
+    /// of the conversation it forks, as [`plan`] gives an Agent-call fork).
+    pub fn launch(&self, config: &SessionConfig) -> Launch {
+        Launch {
+            launched: Launched::Fork,
+            depth: self.depth,
+            mode: self.mode,
+            rule: self.rule,
+            cap_checked: (false, self.unchecked.rule()),
+            permission_mode: config.permission_mode,
+            tools: self.tools.clone(),
+        }
+    }
+}
+
 /// FORK-9: the fork the person's `/subtask <task>` starts, named `name` if given; `None`
 /// when the version has no user fork command (before v2.1.161).
 pub fn subtask(task: &str, name: Option<&str>, gates: &crate::Gates) -> Option<Subtask> {
@@ -532,6 +551,24 @@ mod tests {
             Some("FORK-9")
         );
         assert_eq!(subtask("x", None, &gates(160)), None);
+    }
+
+    #[test]
+    fn a_subtask_launches_like_a_fork_of_main_but_unchecked_at_the_cap() {
+        let config = config("1");
+        let fork = subtask("draft tests", None, &config.gates).expect("the newest version");
+        let launch = fork.launch(&config);
+        // FORK-9 / Q-10 / Q-39: a fork of main, depth 1, background, main's tools and mode.
+        assert_eq!(
+            (&launch.launched, launch.depth, launch.mode, launch.rule),
+            (&Launched::Fork, 1, Mode::Background, "CAP-6")
+        );
+        assert_eq!(launch.tools, PlanTools::Main);
+        assert_eq!(launch.permission_mode, config.permission_mode);
+        // CAP-6 / FORK-10: never blocked by the cap, even past it.
+        assert_eq!(launch.cap_checked, (false, "CAP-6"));
+        let admission = launch.admit(5, &config);
+        assert_eq!((admission.admitted, admission.rule), (true, "CAP-6"));
     }
 
     #[test]

@@ -96,7 +96,8 @@ impl Kernel<'_> {
         }
     }
 
-    /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check.
+    /// FORK-9 / CAP-6: `/subtask` starts a fork that takes a slot without a cap check,
+    /// through the one start path (`Kernel::start_subtask`).
     pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
         // FORK-9 / FORK-10 / Q-39: the rules name the fork and place it.
         let Some(fork) = subsim_rules::plan::subtask(task, given, &self.session.config.gates)
@@ -110,80 +111,7 @@ impl Kernel<'_> {
             );
             return;
         };
-        let name: Rc<str> = Rc::from(fork.name.as_str());
-        let (depth, mode) = (fork.depth, fork.mode);
-        if self.agents.next_id as u64 > self.trace.limits.max_agents {
-            self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
-            return;
-        }
-        if u64::from(self.agents.running) >= self.trace.limits.max_running {
-            self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
-            return;
-        }
-        if self.agents.free.is_empty() && self.held_full() {
-            return;
-        }
-        let id = self.agents.next_id;
-        self.agents.next_id += 1;
-        self.agents.running += 1;
-        // CAP-6 (`fork.unchecked`) / Q-39: a fork of main: main's tools (`PlanTools::Main`)
-        // and model, no handback.
-        let subtask_spec = SpawnSpec {
-            fork: true,
-            count: 1,
-            ..SpawnSpec::default()
-        };
-        let tools = self.agents.get(0).profile.tools.clone();
-        let profile = self.run_profile(
-            None,
-            &subtask_spec,
-            mode,
-            depth,
-            self.session.config.permission_mode,
-            tools,
-        );
-        let program = behavior.unwrap_or_else(|| self.caches.default_program.clone());
-        let (slot, gen) = self.agents.add(|| AgentStart {
-            id,
-            type_index: None,
-            invocation_model: None,
-            classifier: None,
-            profile: &profile,
-            name: Some(name.clone()),
-            depth,
-            mode,
-            fork: true,
-            teammate: false,
-            profile_background: false,
-            permission_mode: self.session.config.permission_mode,
-            one_shot: false,
-            max_turns: None,
-            from_load: false,
-            program: &program,
-            report_to: MAIN,
-        });
-        self.agents.get_mut(0).children_running += 1;
-        self.agents.names.insert(name.clone(), id);
-        let running = self.agents.running;
-        self.emit(
-            Some(fork.rule),
-            EventKind::AgentStarted {
-                agent: AgentRef {
-                    id,
-                    name: Some(name),
-                },
-                parent: AgentRef::MAIN,
-                depth,
-                mode,
-                fork: true,
-                running,
-                cap_checked: false,
-                profile,
-            },
-        );
-        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.clock
-            .schedule(self.clock.now, Wake::Step { slot, gen });
+        self.start_subtask(&fork, behavior);
     }
 
     /// RESUME-11 / Q-7 / Q-24: the person types into an agent's transcript.

@@ -1,4 +1,4 @@
-//! The agent slab: every run's record (`Agent`, built only by `Agent::new`), the slots
+//! The agent slab: every run's record (`Agent`, written only by `Agent::init`), the slots
 //! they live in and the indexes that find them (by id, by name).
 //!
 //! Memory grows with what is running, not with what ran: a vacant slot is reused with
@@ -7,9 +7,10 @@
 //!
 //! A released slot keeps its record, marked vacant (nothing finds it: every accessor
 //! skips it), and the next run to take the slot overwrites that record field by field
-//! (`Agent::reuse`) instead of building a new one on the stack and copying it in whole:
+//! (`Agent::init`) instead of building a new one on the stack and copying it in whole:
 //! the copy of a ~250-byte record right after it was written field by field stalled on
-//! store forwarding, a tenth of W1's time.
+//! store forwarding, a tenth of W1's time. A new slot gets a vacant record first
+//! (`Agent::vacant`), so `init` is the one place a run's record is written.
 
 use super::*;
 
@@ -55,10 +56,10 @@ pub(super) struct Frame {
     pub(super) remaining: u32,
 }
 
-/// What a new run starts with (see [`Agent::new`]); the rest of its record starts empty.
+/// What a new run starts with (see [`Agent::init`]); the rest of its record starts empty.
 /// Its profile and program are borrowed: a reused record that already holds the same
 /// shared ones (every run of a load, of a definition in one situation) keeps them, so a
-/// start costs no reference-count increment and decrement for them (`Agent::reuse`).
+/// start costs no reference-count increment and decrement for them (`Agent::init`).
 pub(super) struct AgentStart<'a> {
     pub(super) id: AgentId,
     /// The definition it runs (None for forks and main).
@@ -161,76 +162,65 @@ pub(super) struct Agent {
 pub(super) const NO_PANEL_ENTRY: u32 = u32::MAX;
 
 impl Agent {
-    /// A new run's record: what `start` says, everything else as a run begins (running,
-    /// ready, first step, nothing pending). The one place an `Agent` is built.
-    #[inline(always)]
-    pub(super) fn new(start: AgentStart<'_>, gen: u32) -> Agent {
-        let AgentStart {
-            id,
-            type_index,
-            invocation_model,
-            classifier,
-            profile,
-            name,
-            depth,
-            mode,
-            fork,
-            teammate,
-            profile_background,
-            permission_mode,
-            one_shot,
-            max_turns,
-            from_load,
-            program,
-            report_to,
-        } = start;
+    /// A vacant record for a new slot at the end of the slab, holding the new run's shared
+    /// profile and program: the only `Agent` literal. Its values are placeholders that
+    /// [`Agent::init`] overwrites (its destructuring lists every field). Out of line: a
+    /// slot is new only while the slab grows. (It takes the two references, not the
+    /// `AgentStart`: borrowing the start would keep it in memory on the path that reuses a
+    /// slot, ~20 instructions a start.)
+    #[cold]
+    #[inline(never)]
+    fn vacant(profile: &Rc<RunProfile>, program: &Program) -> Agent {
         Agent {
-            id,
-            type_slot: type_index.map(|index| index as u32),
+            id: MAIN,
+            type_slot: None,
             report: None,
             continuations: 0,
-            classifier,
-            invocation_model,
-            teammate,
-            profile_background,
+            classifier: None,
+            invocation_model: None,
+            teammate: false,
+            profile_background: false,
             profile: profile.clone(),
-            name,
-            depth,
-            mode,
-            fork,
-            permission_mode,
-            one_shot,
-            max_turns,
-            from_load,
+            name: None,
+            depth: 0,
+            mode: Mode::Foreground,
+            fork: false,
+            permission_mode: PermissionMode::Default,
+            one_shot: false,
+            max_turns: None,
+            from_load: false,
             status: Status::Running,
             user_cancelled: false,
             program: program.clone(),
             pc: 0,
             rare: None,
             block: Block::Ready,
-            gen,
+            gen: 0,
             foreground_pending: 0,
             run: 0,
             awaited: false,
             children_running: 0,
             bash_running: 0,
             inbox: 0,
-            report_to,
+            report_to: MAIN,
             resumed: false,
             turns: 0,
             rng_words: 0,
             finished_at: SimTime::ZERO,
             panel_entry: NO_PANEL_ENTRY,
-            vacant: false,
+            vacant: true,
             indexed: false,
         }
     }
 
-    /// Overwrites a vacant record with a new run's, field by field, exactly as
-    /// [`Agent::new`] builds one (the destructuring lists every field, so a field added to
-    /// `Agent` must be set here too).
+    /// A new run's record, the one constructor: writes it over a vacant record (a slot's
+    /// last occupant's, or [`Agent::vacant`]'s for a new slot), field by field — what
+    /// `start` says, everything else as an agent begins (nothing reported, pending or
+    /// drawn yet), and the run's own start through [`Agent::begin_run`]. The destructuring
+    /// lists every field, so a field added to `Agent` must be set here (or in `begin_run`)
+    /// too.
     #[inline(always)]
-    fn reuse(&mut self, start: AgentStart<'_>, gen: u32) {
+    fn init(&mut self, start: AgentStart<'_>, gen: u32) {
         let Agent {
             id,
             type_slot,
@@ -243,33 +233,34 @@ impl Agent {
             profile,
             name,
             depth,
-            mode,
             fork,
             permission_mode,
             one_shot,
             max_turns,
             from_load,
-            status,
             user_cancelled,
-            program,
-            pc,
-            rare,
-            block,
-            gen: record_gen,
             foreground_pending,
-            run,
-            awaited,
             children_running,
             bash_running,
             inbox,
             report_to,
-            resumed,
-            turns,
             rng_words,
             finished_at,
             panel_entry,
             vacant,
             indexed,
+            // Set by `begin_run`, as for every run, a resumed one's too.
+            status: _,
+            mode: _,
+            program: _,
+            pc: _,
+            rare: _,
+            block: _,
+            gen: _,
+            run: _,
+            resumed: _,
+            awaited: _,
+            turns: _,
         } = self;
         *id = start.id;
         *type_slot = start.type_index.map(|index| index as u32);
@@ -279,44 +270,56 @@ impl Agent {
         *invocation_model = start.invocation_model;
         *teammate = start.teammate;
         *profile_background = start.profile_background;
-        // The same shared profile and program as the last occupant's: kept as they are.
+        // The same shared profile as the last occupant's: kept as it is.
         if !Rc::ptr_eq(profile, start.profile) {
             profile.clone_from(start.profile);
         }
         *name = start.name;
         *depth = start.depth;
-        *mode = start.mode;
         *fork = start.fork;
         *permission_mode = start.permission_mode;
         *one_shot = start.one_shot;
         *max_turns = start.max_turns;
         *from_load = start.from_load;
-        *status = Status::Running;
         *user_cancelled = false;
-        if !Rc::ptr_eq(program, start.program) {
-            program.clone_from(start.program);
-        }
-        *pc = 0;
-        if let Some(rare) = rare.as_deref_mut() {
-            rare.stack.clear();
-            rare.waiters.clear();
-        }
-        *block = Block::Ready;
-        *record_gen = gen;
         *foreground_pending = 0;
-        *run = 0;
-        *awaited = false;
         *children_running = 0;
         *bash_running = 0;
         *inbox = 0;
         *report_to = start.report_to;
-        *resumed = false;
-        *turns = 0;
         *rng_words = 0;
         *finished_at = SimTime::ZERO;
         *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
         *indexed = false;
+        self.begin_run(start.program, start.mode, gen, 0);
+    }
+
+    /// The start of a run, a new agent's first (`init`, run 0) or a resumed one's
+    /// (`Kernel::resume`, RESUME-6: the next run under the same id): running in `mode`,
+    /// ready at the first step of `program` with no `repeat` frame and no waiter (waiters
+    /// are taken when a run ends), under generation `gen` (a stale wake of the last run
+    /// never matches), nobody blocked on it yet, no turn taken. The one place these are
+    /// set.
+    #[inline(always)]
+    pub(super) fn begin_run(&mut self, program: &Program, mode: Mode, gen: u32, run: u32) {
+        self.status = Status::Running;
+        self.mode = mode;
+        // The same shared program as the last run's: kept as it is.
+        if !Rc::ptr_eq(&self.program, program) {
+            self.program.clone_from(program);
+        }
+        self.pc = 0;
+        if let Some(rare) = self.rare.as_deref_mut() {
+            rare.stack.clear();
+            rare.waiters.clear();
+        }
+        self.block = Block::Ready;
+        self.gen = gen;
+        self.run = run;
+        self.resumed = run > 0;
+        self.awaited = false;
+        self.turns = 0;
     }
 
     /// The definition it runs (None for forks and main).
@@ -531,10 +534,10 @@ impl Agents {
         let start = start();
         let id = start.id;
         let unindexed = start.from_load && start.name.is_none() && !self.index_all;
-        match self.slots.get_mut(slot as usize) {
-            Some(record) => record.reuse(start, gen),
-            None => self.slots.push(Agent::new(start, gen)),
+        if slot as usize >= self.slots.len() {
+            self.slots.push(Agent::vacant(start.profile, start.program));
         }
+        self.slots[slot as usize].init(start, gen);
         self.index_slot(slot, id, unindexed);
         (slot, gen)
     }

@@ -171,7 +171,6 @@ impl Kernel<'_> {
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
         let target = self.agents.get(slot).id;
         let redirect = !self.reports_to(by, target);
-        let program = behavior.unwrap_or_else(|| self.caches.default_resume_program.clone());
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
@@ -194,21 +193,15 @@ impl Kernel<'_> {
             profile.model_rule = "RESUME-14";
             agent.profile = Rc::new(profile);
         }
-        agent.status = Status::Running;
-        agent.mode = mode;
-        agent.program = program;
-        agent.pc = 0;
-        agent.clear_stack();
-        agent.block = Block::Ready;
-        agent.gen = agent.gen.wrapping_add(1);
+        // RESUME-6: the next run under the same id, under the next generation.
+        let program = behavior
+            .as_ref()
+            .unwrap_or(&self.caches.default_resume_program);
+        agent.begin_run(program, mode, agent.gen.wrapping_add(1), agent.run + 1);
         if redirect {
             agent.report_to = by;
         }
-        agent.resumed = true;
-        agent.awaited = false;
-        agent.run += 1;
         let report_to = agent.report_to;
-        agent.turns = 0;
         // RESUME-7: tools, model and history are kept as they were.
         let reference = agent.reference();
         // RESUME-15: the effort the run started with (a per-invocation one included) stays.

@@ -14,8 +14,13 @@
 //! caller, get one `SpawnSpec::call_kind`). The last plan is kept with its key, number and
 //! caller, and a call is first compared with it — by number (a call not numbered, field
 //! by field) — then looked up by key: a plan is never chosen by the address of the spec
-//! that asked for it. `/subtask` is not an Agent call (CAP-6, FORK-9) and starts its fork
-//! in `actions.rs`.
+//! that asked for it.
+//!
+//! Every run that starts, starts in `launch`, with a launch the rules planned: an Agent
+//! call's (a subagent, a fork, or a teammate — SPAWN-11: depth 0, no slot, CAP-8), or the
+//! person's `/subtask` fork, which is not an Agent call (no request, no plan kept, no cap
+//! check: CAP-6, FORK-9) and whose launch `rules::plan::Subtask::launch` gives
+//! (`start_subtask`).
 
 use subsim_rules::plan::{self, Launched, PlanTools, SpawnPlan};
 use subsim_rules::{context, spawn};
@@ -117,16 +122,9 @@ impl Kernel<'_> {
             }
         };
         if let Launched::Teammate(_) = launch.launched {
-            // SPAWN-11: launched as an agent-team teammate instead of a subagent.
-            if self.agents.next_id as u64 > self.trace.limits.max_agents {
-                self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
-                return Err(None);
-            }
-            // A teammate takes no slot, but a record: `max_held` bounds them.
-            if self.agents.free.is_empty() && self.held_full() {
-                return Err(None);
-            }
-            return Ok(self.start_teammate(caller_slot, caller_ref, &planned, name, spec));
+            // SPAWN-11: an agent-team teammate instead of a subagent. Not checked against
+            // the cap (CAP-8: `Launch::admit` would admit it).
+            return self.launch_teammate(caller_slot, caller_ref, name, &planned, spec, from_load);
         }
         // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
         let admission = launch.admit(self.agents.running, &self.session.config);
@@ -142,28 +140,110 @@ impl Kernel<'_> {
                 RefusalText::Limit,
             );
         }
-        self.launch(
-            Start {
-                caller: caller_ref,
-                caller_slot,
-                name,
-                type_index: planned.type_index,
-                // DEPTH-1, Q-10, Q-44: the plan is kept per depth class; the depth is this
-                // caller's (the plan's own when it was made for a caller at this depth).
-                depth: if plan_caller.depth == planned.caller_depth {
-                    launch.depth
-                } else {
-                    launch.child_depth(&self.rules_caller(plan_caller.class), plan_caller.depth)
-                },
-                mode: launch.mode,
-                placement_rule: launch.rule,
-                permission_mode: launch.permission_mode,
-                cap_checked: launch.cap_checked.0,
-                from_load,
+        let start = Start {
+            caller: caller_ref,
+            caller_slot,
+            name,
+            type_index: planned.type_index,
+            // DEPTH-1, Q-10, Q-44: the plan is kept per depth class; the depth is this
+            // caller's (the plan's own when it was made for a caller at this depth).
+            depth: if plan_caller.depth == planned.caller_depth {
+                launch.depth
+            } else {
+                launch.child_depth(&self.rules_caller(plan_caller.class), plan_caller.depth)
             },
-            &planned,
-            spec,
-        )
+            mode: launch.mode,
+            placement_rule: launch.rule,
+            permission_mode: launch.permission_mode,
+            cap_checked: launch.cap_checked.0,
+            teammate: false,
+            agent_call: true,
+            from_load,
+        };
+        self.launch(start, &planned, spec)
+    }
+
+    /// SPAWN-11 / CAP-8 / TOOLS-9 / Q-44: `launch` for a teammate, with the plan's launch:
+    /// its rule, mode and depth (0), no slot, its own tools. Out of line, so that a
+    /// subagent's start (every load arrival's) is `launch` with `teammate` known to be
+    /// false.
+    #[inline(never)]
+    fn launch_teammate(
+        &mut self,
+        caller_slot: u32,
+        caller: AgentRef,
+        name: Option<Rc<str>>,
+        planned: &CachedPlan,
+        spec: &SpawnSpec,
+        from_load: bool,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        let SpawnPlan::Launch(launch) = &planned.plan else {
+            unreachable!("a teammate is a launch");
+        };
+        let start = Start {
+            caller,
+            caller_slot,
+            name,
+            type_index: planned.type_index,
+            // SPAWN-11 / Q-44: the plan's depth whoever calls (`Launch::child_depth`).
+            depth: launch.depth,
+            mode: launch.mode,
+            placement_rule: launch.rule,
+            permission_mode: launch.permission_mode,
+            cap_checked: launch.cap_checked.0,
+            teammate: true,
+            agent_call: true,
+            from_load,
+        };
+        self.launch(start, planned, spec)
+    }
+
+    /// FORK-9 / FORK-10 / CAP-6 / Q-39: the person's `/subtask` fork, started by `launch`
+    /// with the launch `rules::plan::Subtask::launch` plans for it: a fork of main at the
+    /// depth, in the mode and under the rule the rules give, with the tools they name
+    /// (`PlanTools::Main`: main's own), not checked against the cap. It is not an Agent
+    /// call: no `spawn_requested`, no plan kept. Out of line: `launch`, inlined here, must
+    /// not grow the person's actions into the loop's dispatch.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
+        let launch = fork.launch(&self.session.config);
+        debug_assert!(
+            launch
+                .admit(self.agents.running, &self.session.config)
+                .admitted
+        );
+        let spec = SpawnSpec {
+            fork: true,
+            count: 1,
+            behavior,
+            ..SpawnSpec::default()
+        };
+        let start = Start {
+            caller: AgentRef::MAIN,
+            caller_slot: 0,
+            name: Some(Rc::from(fork.name.as_str())),
+            type_index: None,
+            depth: launch.depth,
+            mode: launch.mode,
+            placement_rule: launch.rule,
+            permission_mode: launch.permission_mode,
+            cap_checked: launch.cap_checked.0,
+            teammate: false,
+            agent_call: false,
+            from_load: false,
+        };
+        let planned = CachedPlan {
+            requested: self.caches.fork_arc.clone(),
+            caller_depth: 0,
+            plan: SpawnPlan::Launch(launch),
+            type_index: None,
+            tools: Rc::from(Vec::new()),
+            message: Rc::from(""),
+            profile: std::cell::OnceCell::new(),
+        };
+        // A refusal here is a safety limit, already written (`limit_reached`).
+        let _ = self.launch(start, &planned, &spec);
     }
 
     /// A refused Agent call: `spawn_rejected` with the caller's running count.
@@ -509,13 +589,17 @@ impl Kernel<'_> {
             placement_rule,
             permission_mode,
             cap_checked,
+            teammate,
+            agent_call,
             from_load,
         } = start;
         if self.agents.next_id as u64 > self.trace.limits.max_agents {
             self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
             return Err(None);
         }
-        if u64::from(self.agents.running) >= self.trace.limits.max_running {
+        // CAP-8: a teammate takes no slot, so `max_running` does not count it; its record
+        // does count toward `max_held`.
+        if !teammate && u64::from(self.agents.running) >= self.trace.limits.max_running {
             self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
             return Err(None);
         }
@@ -528,7 +612,7 @@ impl Kernel<'_> {
         // CTX-6's roster), a plan keeps the one `run_profile` gave its first run.
         let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
         // Borrowed from the plan when it keeps one (no reference count changes hands unless
-        // the record takes a profile it does not hold already: `Agent::reuse`).
+        // the record takes a profile it does not hold already: `Agent::init`).
         let made;
         let profile: &Rc<RunProfile> = match planned.profile.get() {
             Some(profile) if shared => {
@@ -540,6 +624,7 @@ impl Kernel<'_> {
                         mode,
                         depth,
                         permission_mode,
+                        teammate,
                         self.plan_tools(planned)
                     )
                 ));
@@ -547,7 +632,15 @@ impl Kernel<'_> {
             }
             _ => {
                 let tools = self.plan_tools(planned);
-                made = self.run_profile(type_index, spec, mode, depth, permission_mode, tools);
+                made = self.run_profile(
+                    type_index,
+                    spec,
+                    mode,
+                    depth,
+                    permission_mode,
+                    teammate,
+                    tools,
+                );
                 if shared {
                     // Unset here: a plan's profile is set once and kept.
                     let _ = planned.profile.set(made.clone());
@@ -560,7 +653,9 @@ impl Kernel<'_> {
                 let type_def = &self.session.types[index];
                 (
                     &type_def.behavior,
-                    type_def.one_shot,
+                    // RESUME-3 is about subagents returning no agent ID: a teammate of a
+                    // one-shot type is still addressed by its name (SPAWN-11).
+                    type_def.one_shot && !teammate,
                     type_def.def.max_turns,
                 )
             }
@@ -570,7 +665,8 @@ impl Kernel<'_> {
         let behavior = spec.behavior.as_ref().unwrap_or(type_behavior);
         let id = self.agents.next_id;
         self.agents.next_id += 1;
-        self.agents.running += 1;
+        // CAP-8: a teammate takes no slot.
+        self.agents.running += u32::from(!teammate);
         // Kernel invariants: a start the cap checked never takes `running` past the cap
         // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may), and no run is
         // deeper than the limit allows (DEPTH-3: a caller below the limit spawns; main
@@ -601,7 +697,7 @@ impl Kernel<'_> {
             depth,
             mode,
             fork: spec.fork,
-            teammate: false,
+            teammate,
             profile_background: mode == Mode::Background,
             permission_mode,
             one_shot,
@@ -613,8 +709,11 @@ impl Kernel<'_> {
         self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
             self.agents.names.insert(name.clone(), id);
-            // RESUME-12: the conversation knows which agent this name reached first.
-            self.agents.reached.entry(name.clone()).or_insert(id);
+            if agent_call {
+                // RESUME-12: the conversation knows which agent this name reached first
+                // (a `/subtask` fork's name, the person's, counts once Claude sends to it).
+                self.agents.reached.entry(name.clone()).or_insert(id);
+            }
         }
         let AgentRef {
             id: parent_id,
@@ -851,15 +950,19 @@ impl Kernel<'_> {
         (pieces, servers_list.into(), inline_tools)
     }
 
-    /// The profile of a new run; cached per (type, placement, mode) when the call passes no
-    /// per-invocation model or effort, so load runs share one.
-    pub(super) fn run_profile(
+    /// The profile of a new run; cached per (type, placement, mode, teammate or not) when
+    /// the call passes no per-invocation model or effort, so load runs share one. The key
+    /// stands for the tools, which the plan resolved from the same facts (a teammate's
+    /// differ from a background subagent's of its type: TOOLS-9).
+    #[allow(clippy::too_many_arguments)]
+    fn run_profile(
         &mut self,
         type_index: Option<usize>,
         spec: &SpawnSpec,
         mode: Mode,
         depth: u32,
         permission_mode: PermissionMode,
+        teammate: bool,
         tools: ToolList,
     ) -> Rc<RunProfile> {
         // The sibling roster (CTX-6) is a snapshot of the names in use, but a profile keeps
@@ -873,7 +976,8 @@ impl Kernel<'_> {
             u8::from(mode == Mode::Background)
                 | (u8::from(at_limit) << 1)
                 | (u8::from(spec.fork) << 2)
-                | (u8::from(!self.agents.names.is_empty()) << 3),
+                | (u8::from(!self.agents.names.is_empty()) << 3)
+                | (u8::from(teammate) << 4),
             permission_mode,
         );
         if cacheable {
@@ -912,92 +1016,12 @@ impl Kernel<'_> {
             tools,
             context,
             mcp_servers,
-            teammate: false,
+            teammate,
         });
         if cacheable {
             self.caches.profiles.insert(key, profile.clone());
         }
         profile
-    }
-
-    /// SPAWN-11 / CAP-8 / TOOLS-9 / NOTIFY-11: an agent-team teammate. It follows its own
-    /// limits (no cap check, no slot), keeps the task and cron tools, reports through team
-    /// messages, and is depth 0 for the subagents it spawns.
-    fn start_teammate(
-        &mut self,
-        caller_slot: u32,
-        caller_ref: AgentRef,
-        planned: &CachedPlan,
-        name: Option<Rc<str>>,
-        spec: &SpawnSpec,
-    ) -> (u32, Mode) {
-        let type_index = planned.type_index.expect("a teammate reuses a type");
-        let SpawnPlan::Launch(launch) = &planned.plan else {
-            unreachable!("a teammate is a launch");
-        };
-        let permission_mode = launch.permission_mode;
-        // Q-44 / SPAWN-11: the plan places a teammate at depth 0.
-        let depth = launch.depth;
-        let tool_list = planned.tools.clone();
-        let mut profile = (*self.run_profile(
-            Some(type_index),
-            spec,
-            Mode::Background,
-            1,
-            permission_mode,
-            tool_list,
-        ))
-        .clone();
-        profile.teammate = true;
-        let profile = Rc::new(profile);
-        let behavior = spec
-            .behavior
-            .as_ref()
-            .unwrap_or(&self.session.types[type_index].behavior);
-        let id = self.agents.next_id;
-        self.agents.next_id += 1;
-        let (slot, gen) = self.agents.add(|| AgentStart {
-            id,
-            type_index: Some(type_index),
-            invocation_model: spec.model.as_deref().map(Rc::from),
-            classifier: spec.classifier,
-            profile: &profile,
-            name: name.clone(),
-            depth,
-            mode: Mode::Background,
-            fork: false,
-            teammate: true,
-            profile_background: true,
-            permission_mode,
-            one_shot: false,
-            max_turns: self.session.types[type_index].def.max_turns,
-            from_load: false,
-            program: behavior,
-            report_to: caller_ref.id,
-        });
-        self.agents.get_mut(caller_slot).children_running += 1;
-        if let Some(name) = &name {
-            self.agents.names.insert(name.clone(), id);
-            self.agents.reached.entry(name.clone()).or_insert(id);
-        }
-        let running = self.agents.running;
-        self.emit(
-            Some("SPAWN-11"),
-            EventKind::AgentStarted {
-                agent: AgentRef { id, name },
-                parent: caller_ref,
-                depth,
-                mode: Mode::Background,
-                fork: false,
-                running,
-                cap_checked: launch.cap_checked.0,
-                profile,
-            },
-        );
-        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.clock
-            .schedule(self.clock.now, Wake::Step { slot, gen });
-        (slot, Mode::Background)
     }
 }
 
@@ -1223,6 +1247,11 @@ struct Start {
     permission_mode: PermissionMode,
     /// CAP-5 / CAP-10 / Q-44: the plan checked the start against the cap.
     cap_checked: bool,
+    /// SPAWN-11 / CAP-8: an agent-team teammate: no slot, its own tools (TOOLS-9).
+    teammate: bool,
+    /// An Agent tool call (not the person's `/subtask`): its name is one the conversation
+    /// used (RESUME-12).
+    agent_call: bool,
     from_load: bool,
 }
 
