@@ -1054,7 +1054,21 @@ impl<'s> Kernel<'s> {
             .map_or(self.trace.limits.max_time, |stop| {
                 stop.min(self.trace.limits.max_time)
             });
-        while let Some((time, wake)) = if self.ties.is_some() {
+        if self.ties.is_some() {
+            self.run_wakes::<true>(bound);
+        } else {
+            self.run_wakes::<false>(bound);
+        }
+    }
+
+    /// The run loop: every wake in order until none is left, a safety limit is reached or
+    /// `bound` is passed. `TIES`: the tie explorer picks among same-instant wakes
+    /// (`pop_chosen`); a plain run's loop is compiled without it, so that the choice does
+    /// not weigh on every wake (with both pops in one loop, dbbcdaa's larger chooser cost
+    /// W1 ~24 instructions an arrival).
+    #[inline(always)]
+    fn run_wakes<const TIES: bool>(&mut self, bound: SimTime) {
+        while let Some((time, wake)) = if TIES {
             self.pop_chosen()
         } else {
             self.clock.pop_next()

@@ -188,6 +188,7 @@ impl Kernel<'_> {
     /// The next wake in `(time, seq)` order, like `pop_next`, with the tie-breaker's say
     /// among the shared wakes due at that instant. The wakes not chosen stay in
     /// [`Ready`], in their order, for the next picks.
+    #[inline(never)]
     pub(super) fn pop_chosen(&mut self) -> Option<(SimTime, Wake)> {
         let ties = self.ties.as_mut()?;
         let ready = &mut ties.ready;
