@@ -1214,6 +1214,7 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, wake: Wake) {
         match wake {
             Wake::Step { slot, gen } => {
