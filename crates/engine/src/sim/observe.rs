@@ -332,25 +332,24 @@ impl Kernel<'_> {
         let Some(own) = own else {
             return;
         };
-        let mut skipped: Option<&Hook> = None;
         for hook in own.hooks.iter() {
             if let Some(rule) = hook.fires(HookOrigin::Frontmatter, &occasion, &gates) {
                 if own.run {
                     self.hook_fired(rule, &reference, hook, HookSource::Frontmatter);
                 } else {
-                    skipped = Some(hook);
+                    // HOOK-6: each hook that would have fired is skipped, and says so (one
+                    // `hook_skipped` per hook, in the definition's order: an earlier
+                    // version kept only the last of an occasion's).
+                    self.emit(
+                        Some(own.rule),
+                        EventKind::HookSkipped {
+                            agent: reference.clone(),
+                            hook: hook.declared_name.clone(),
+                            why: own.skip_why.clone(),
+                        },
+                    );
                 }
             }
-        }
-        if let Some(hook) = skipped {
-            self.emit(
-                Some(own.rule),
-                EventKind::HookSkipped {
-                    agent: reference,
-                    hook: hook.declared_name.clone(),
-                    why: own.skip_why.clone(),
-                },
-            );
         }
     }
 
