@@ -33,7 +33,7 @@
 use crate::model::BuiltIn;
 use crate::spawn::{spawnable, Scope, Spawnable};
 use crate::tools::{self, Fields, Placement, Resolved, ToolRequest};
-use crate::{messages, Gates, RuleId, SessionKind};
+use crate::{gates_table, messages, Gates, RuleId, SessionKind};
 
 /// MEM-4: how many distinct skill names `skills` may preload.
 pub const MAX_PRELOADED_SKILLS: usize = 32;
@@ -613,7 +613,10 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             piece::CLAUDE_MD,
             true,
             "D-15",
-            "the whole hierarchy: omitClaudeMd exists only from v2.1.271",
+            format!(
+                "the whole hierarchy: omitClaudeMd exists only from v{}",
+                gates_table::since("omit_claude_md")
+            ),
         )
     } else {
         piece(
@@ -684,7 +687,8 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
     let has_send = input.tools.iter().any(|tool| tool == "SendMessage");
     let mut roster = Vec::new();
     pieces.push(if !gates.sibling_roster {
-        piece(piece::ROSTER, false, "CTX-6", "before v2.1.206")
+        let since = gates_table::since("sibling_roster");
+        piece(piece::ROSTER, false, "CTX-6", format!("before v{since}"))
     } else if !has_send {
         piece(
             piece::ROSTER,
@@ -770,13 +774,22 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             "only in non-interactive sessions",
         ),
         Some(Appended::Text) if !gates.append_subagent_prompt => {
-            piece(piece::APPENDED_PROMPT, false, "CTX-8", "before v2.1.205")
+            let since = gates_table::since("append_subagent_prompt");
+            piece(
+                piece::APPENDED_PROMPT,
+                false,
+                "CTX-8",
+                format!("before v{since}"),
+            )
         }
         Some(Appended::File) if !gates.append_subagent_prompt_file => piece(
             piece::APPENDED_PROMPT,
             false,
             "CTX-8",
-            "the file flag needs v2.1.261",
+            format!(
+                "the file flag needs v{}",
+                gates_table::since("append_subagent_prompt_file")
+            ),
         ),
         Some(_) => piece(
             piece::APPENDED_PROMPT,

@@ -95,6 +95,33 @@ pub fn since(field: &str) -> &'static str {
     version
 }
 
+/// The first version at which a before-gate is off (`2.1.196` for
+/// `env_inherit_forces_main`, whose [`GateInfo::version`] is `<2.1.196`), for messages
+/// that say "before v…", so that the version is written only in this table.
+pub fn until(field: &str) -> &'static str {
+    let version = gate(field).map(|gate| gate.version).unwrap_or_default();
+    let upper = version.strip_prefix('<').unwrap_or_default();
+    debug_assert!(
+        !upper.is_empty() && upper.chars().all(|c| c.is_ascii_digit() || c == '.'),
+        "`{field}` is not a before gate: {version:?}"
+    );
+    upper
+}
+
+/// The first and last version of a range gate (`("2.1.198", "2.1.271")` for
+/// `explore_opus_cap_option`), for messages that name the range.
+pub fn range(field: &str) -> (&'static str, &'static str) {
+    let version = gate(field).map(|gate| gate.version).unwrap_or_default();
+    let (low, high) = version.split_once('–').unwrap_or_default();
+    debug_assert!(
+        [low, high]
+            .iter()
+            .all(|end| !end.is_empty() && end.chars().all(|c| c.is_ascii_digit() || c == '.')),
+        "`{field}` is not a range gate: {version:?}"
+    );
+    (low, high)
+}
+
 static GATES: &[GateInfo] = &[
     GateInfo {
         field: "cap",
@@ -519,16 +546,33 @@ mod tests {
             .collect()
     }
 
-    /// The gates messages name through [`since`] (RESUME-11, DEF-8, PERM-9): each is on
-    /// from the version it gives and off just before.
+    /// The gates messages name through [`since`] (RESUME-11, DEF-8, PERM-9, CTX-3/6/8,
+    /// MODEL-2/7/8/12, RESUME-14, DEPTH-6, TOOLS-12, PERM-5): each is on from the version
+    /// it gives and off just before.
     #[test]
     fn since_names_the_first_version_of_the_gates_messages_cite() {
         type Row = (&'static str, u32, fn(&Gates) -> bool);
-        let rows: [Row; 4] = [
+        let rows: [Row; 16] = [
             ("type_to_resume", 191, |g| g.type_to_resume),
             ("agents_file_path", 281, |g| g.agents_file_path),
             ("empty_agent_prompt", 281, |g| g.empty_agent_prompt),
             ("manual_alias", 200, |g| g.manual_alias),
+            ("omit_claude_md", 271, |g| g.omit_claude_md),
+            ("sibling_roster", 206, |g| g.sibling_roster),
+            ("append_subagent_prompt", 205, |g| g.append_subagent_prompt),
+            ("append_subagent_prompt_file", 261, |g| {
+                g.append_subagent_prompt_file
+            }),
+            ("subagent_model_force", 257, |g| g.subagent_model_force),
+            ("explore_inherits_main", 198, |g| g.explore_inherits_main),
+            ("model_order_env_last", 251, |g| g.model_order_env_last),
+            ("model_survives_resume", 211, |g| g.model_survives_resume),
+            ("family_alias_substitution", 222, |g| {
+                g.family_alias_substitution
+            }),
+            ("depth_configurable", 217, |g| g.depth_configurable),
+            ("zero_tools_refused", 208, |g| g.zero_tools_refused),
+            ("background_prompts", 186, |g| g.background_prompts),
         ];
         for (field, patch, on) in rows {
             assert_eq!(since(field), format!("2.1.{patch}"), "{field}");
@@ -536,6 +580,24 @@ mod tests {
             assert!(
                 !on(&Gates::for_version(Version::v2_1(patch - 1))),
                 "{field}"
+            );
+        }
+    }
+
+    /// The before and range gates messages name through [`until`] (MODEL-5) and [`range`]
+    /// on up to the versions they give, off past them.
+    #[test]
+    fn until_and_range_name_the_edges_of_the_gates_messages_cite() {
+        let on = |patch, read: fn(&Gates) -> bool| read(&Gates::for_version(Version::v2_1(patch)));
+        assert_eq!(until("env_inherit_forces_main"), "2.1.196");
+        assert!(on(195, |g| g.env_inherit_forces_main));
+        assert!(!on(196, |g| g.env_inherit_forces_main));
+        assert_eq!(range("explore_opus_cap_option"), ("2.1.198", "2.1.271"));
+        for (patch, inside) in [(197, false), (198, true), (271, true), (272, false)] {
+            assert_eq!(
+                on(patch, |g| g.explore_opus_cap_option),
+                inside,
+                "2.1.{patch}"
             );
         }
     }

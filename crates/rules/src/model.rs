@@ -62,7 +62,7 @@
 //! - The inherited model is the main conversation's model, with aliases expanded to their
 //!   targets (a `[1m]` suffix kept), so every answer is a model ID.
 
-use crate::{Gates, RuleId};
+use crate::{gates_table, Gates, RuleId};
 use std::fmt;
 use std::str::FromStr;
 
@@ -614,7 +614,7 @@ impl<'r, 'a> Resolver<'r, 'a> {
         }
     }
 
-    fn main_model(mut self, text: &str, rule: RuleId) -> ModelChoice {
+    fn main_model(mut self, text: impl fmt::Display, rule: RuleId) -> ModelChoice {
         let main = self.main.clone();
         self.step(format!("{text}: the main model `{main}`"), rule);
         self.finish(main, rule, None)
@@ -642,8 +642,9 @@ impl<'r, 'a> Resolver<'r, 'a> {
         // MODEL-8: FORCE exists from v2.1.257.
         let force = force_set && gates.subagent_model_force;
         if force_set && !force {
+            let since = gates_table::since("subagent_model_force");
             self.step(
-                "CLAUDE_CODE_SUBAGENT_MODEL_FORCE needs v2.1.257; ignored",
+                format!("CLAUDE_CODE_SUBAGENT_MODEL_FORCE needs v{since}; ignored"),
                 "MODEL-8",
             );
         }
@@ -681,8 +682,11 @@ impl<'r, 'a> Resolver<'r, 'a> {
                     "MODEL-6",
                 );
             } else {
+                let until = gates_table::until("env_inherit_forces_main");
                 return self.main_model(
-                    "before v2.1.196 CLAUDE_CODE_SUBAGENT_MODEL=inherit forces every subagent",
+                    format_args!(
+                        "before v{until} CLAUDE_CODE_SUBAGENT_MODEL=inherit forces every subagent"
+                    ),
                     "MODEL-5",
                 );
             }
@@ -752,8 +756,9 @@ impl<'r, 'a> Resolver<'r, 'a> {
         let request = self.request;
         let gates = request.gates;
         if !gates.explore_inherits_main {
+            let since = gates_table::since("explore_inherits_main");
             self.step(
-                "before v2.1.198 the built-in Explore always runs on Haiku",
+                format!("before v{since} the built-in Explore always runs on Haiku"),
                 "MODEL-12",
             );
             return "haiku";
@@ -761,8 +766,9 @@ impl<'r, 'a> Resolver<'r, 'a> {
         let de_cap = match request.explore_rule {
             ExploreRule::DeOpusCap if gates.explore_opus_cap_option => true,
             ExploreRule::DeOpusCap => {
+                let (from, to) = gates_table::range("explore_opus_cap_option");
                 let text = format!(
-                    "DE's Opus cap is an option only for v2.1.198–v2.1.271; v{} follows ES",
+                    "DE's Opus cap is an option only for v{from}–v{to}; v{} follows ES",
                     gates.version
                 );
                 self.step(text, "Q-40");
@@ -878,8 +884,9 @@ impl<'r, 'a> Resolver<'r, 'a> {
                     self.step(text, rule);
                     rule
                 } else {
+                    let since = gates_table::since("model_order_env_last");
                     let text = format!(
-                        "before v2.1.251 CLAUDE_CODE_SUBAGENT_MODEL=`{env}` comes first and overrides the parameter and the definition"
+                        "before v{since} CLAUDE_CODE_SUBAGENT_MODEL=`{env}` comes first and overrides the parameter and the definition"
                     );
                     self.step(text, "MODEL-2");
                     "MODEL-2"
@@ -915,8 +922,9 @@ impl<'r, 'a> Resolver<'r, 'a> {
         } else {
             match present(request.invocation) {
                 Some(parameter) if request.resumed && !gates.model_survives_resume => {
+                    let since = gates_table::since("model_survives_resume");
                     let text =
-                        format!("before v2.1.211 a resume drops the per-invocation `{parameter}`");
+                        format!("before v{since} a resume drops the per-invocation `{parameter}`");
                     self.step(text, "RESUME-14");
                     invocation_dropped = true;
                     None
@@ -1087,7 +1095,8 @@ impl<'r, 'a> Resolver<'r, 'a> {
         if !request.gates.family_alias_substitution {
             self.step(
                 format!(
-                    "before v2.1.222 a blocked `{family}` is not substituted within its family"
+                    "before v{} a blocked `{family}` is not substituted within its family",
+                    gates_table::since("family_alias_substitution")
                 ),
                 "MODEL-7",
             );
@@ -1805,6 +1814,91 @@ mod tests {
             texts.iter().any(|text| text.contains("before v2.1.251")),
             "{texts:?}"
         );
+    }
+
+    /// Each version a step names is its gate's, from the gate table: the step is given at
+    /// the last version before the gate's edge and not at the edge itself, so a step that
+    /// named another gate's version, or a gate that moved without its words, fails here.
+    #[test]
+    fn step_versions_are_their_gates_edges() {
+        let patch = |version: &str| -> u32 {
+            let patch = version.strip_prefix("2.1.").and_then(|p| p.parse().ok());
+            patch.unwrap_or_else(|| panic!("not a 2.1.N version: {version:?}"))
+        };
+        let allowed = list(&["claude-opus-5", SONNET]);
+        let blocked = |p| {
+            at(p, HAIKU)
+                .allow(&allowed)
+                .inv("claude-opus-4")
+                .env("opus")
+        };
+        // (the version, the words naming it, the request at a patch, the rule)
+        type Row<'a> = (
+            &'a str,
+            String,
+            Box<dyn Fn(u32) -> ModelRequest<'a> + 'a>,
+            RuleId,
+        );
+        let force = gates_table::since("subagent_model_force");
+        let inherit = gates_table::until("env_inherit_forces_main");
+        let haiku = gates_table::since("explore_inherits_main");
+        let env_first = gates_table::since("model_order_env_last");
+        let dropped = gates_table::since("model_survives_resume");
+        let family = gates_table::since("family_alias_substitution");
+        let rows: Vec<Row<'_>> = vec![
+            (
+                force,
+                format!("CLAUDE_CODE_SUBAGENT_MODEL_FORCE needs v{force}; ignored"),
+                Box::new(|p| at(p, OPUS).force()),
+                "MODEL-8",
+            ),
+            (
+                inherit,
+                format!("before v{inherit} CLAUDE_CODE_SUBAGENT_MODEL=inherit forces"),
+                Box::new(|p| at(p, OPUS).env("inherit")),
+                "MODEL-5",
+            ),
+            (
+                haiku,
+                format!("before v{haiku} the built-in Explore always runs on Haiku"),
+                Box::new(|p| at(p, OPUS).built_in(Explore)),
+                "MODEL-12",
+            ),
+            (
+                env_first,
+                format!("before v{env_first} CLAUDE_CODE_SUBAGENT_MODEL=`haiku` comes first"),
+                Box::new(|p| at(p, OPUS).env("haiku")),
+                "MODEL-2",
+            ),
+            (
+                dropped,
+                format!("before v{dropped} a resume drops the per-invocation `sonnet`"),
+                Box::new(|p| at(p, OPUS).inv("sonnet").resumed()),
+                "RESUME-14",
+            ),
+            (
+                family,
+                format!("before v{family} a blocked `"),
+                Box::new(blocked),
+                "MODEL-7",
+            ),
+        ];
+        for (version, text, request, rule) in &rows {
+            let edge = patch(version);
+            assert!(
+                says(request(edge - 1), text, rule),
+                "{text} at {}",
+                edge - 1
+            );
+            assert!(!says(request(edge), text, rule), "{text} at {edge}");
+        }
+        // the range DE's cap is an option for; outside it, past its end, the step.
+        let (from, to) = gates_table::range("explore_opus_cap_option");
+        let text = format!("only for v{from}–v{to};");
+        let de = |p| at(p, OPUS).built_in(Explore).de_cap();
+        assert!(!says(de(patch(from)), &text, "Q-40"));
+        assert!(!says(de(patch(to)), &text, "Q-40"));
+        assert!(says(de(patch(to) + 1), &text, "Q-40"));
     }
 
     /// Whether the choice's explanation has a step citing `rule` whose text contains `text`.

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::gates_table;
 use crate::version::{Gates, Version};
 
 /// How the session was started (glossary: *session kind*).
@@ -265,8 +266,9 @@ impl SessionConfig {
                 notes.push(ConfigNote {
                     rule: "DEPTH-6",
                     text: format!(
-                        "{} is ignored before v2.1.217; the depth limit is fixed at {}",
+                        "{} is ignored before v{}; the depth limit is fixed at {}",
                         env::MAX_DEPTH,
+                        gates_table::since("depth_configurable"),
                         gates.default_depth
                     ),
                 });

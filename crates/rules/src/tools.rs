@@ -33,7 +33,8 @@
 //!   rename changes only the tool's name, which a scheduling simulation cannot observe.
 
 use crate::depth::{agent_tool, AgentTool};
-use crate::{messages, Gates, Mode, PermissionMode, RejectReason, RuleId};
+use crate::{gates_table, messages, Gates, Mode, PermissionMode, RejectReason, RuleId};
+use std::sync::LazyLock;
 
 /// The main conversation's built-in tools when a scenario does not list them: every
 /// built-in the catalog names, less `ListAgents` (cross-session messaging is off by
@@ -387,6 +388,15 @@ pub fn missing(tool: &str, lacking: Lacking<'_>) -> (Option<StepKind>, RuleId) {
         Lacking::Other => not_in_session,
     }
 }
+
+/// TOOLS-12 before its gate: the step's words, with the version read from the gate table
+/// once rather than written here.
+static LAUNCHED_WITH_NO_TOOLS: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "launched with no tools (before v{})",
+        gates_table::since("zero_tools_refused")
+    )
+});
 
 /// One step of the resolution, for the trace and `subsim tools`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -954,7 +964,7 @@ pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
         }
         steps.push(Step {
             kind: StepKind::ZeroTools,
-            what: "launched with no tools (before v2.1.208)",
+            what: LAUNCHED_WITH_NO_TOOLS.as_str(),
             tools: vec![],
             rule: "TOOLS-12",
         });

@@ -10,7 +10,8 @@
 //! `{mode}` (the caller's permission mode), `{pattern}` (the permission rule that matched),
 //! `{cap}`, `{depth_limit}`, `{tool}` and `{input}`.
 
-use crate::RuleId;
+use crate::{gates_table, RuleId};
+use std::sync::LazyLock;
 
 /// One reason: for events of `kind` deciding by `rule` in situation `case`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,9 +52,18 @@ const fn why(
     }
 }
 
-/// Every reason subsim can give, by event kind, rule and situation.
+/// PERM-5's reasons: `before v… ` (the first version of PERM-4's gate, read from the gate
+/// table) and `rest`. Called only while [`REASONS`] is built, once per process, so the
+/// leaked text is the table's own.
+fn before_background_prompts(rest: &str) -> &'static str {
+    let since = gates_table::since("background_prompts");
+    format!("before v{since} {rest}").leak()
+}
+
+/// Every reason subsim can give, by event kind, rule and situation. Built on first use,
+/// so that PERM-5's version comes from the gate table.
 #[rustfmt::skip]
-pub const REASONS: &[Why] = &[
+pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
     // Where a subagent runs (FGBG-1's first-match chain).
     why("agent_started", "FORK-3", "background", Some("FGBG-1 case 3, FORK-3"),
         "fork mode is on, so Claude cannot ask for the foreground"),
@@ -135,7 +145,7 @@ pub const REASONS: &[Why] = &[
     why("tool_called", "PERM-4", "denied", None,
         "the person pressed Esc, which denies this one call; the run goes on"),
     why("tool_called", "PERM-5", "*", None,
-        "before v2.1.186 a background subagent's prompt was denied without asking anyone"),
+        before_background_prompts("a background subagent's prompt was denied without asking anyone")),
     why("tool_called", "PERM-6", "allowed", None,
         "the person granted it for the rest of the session, main included"),
     why("tool_called", "PERM-13", "allowed", None,
@@ -166,7 +176,7 @@ pub const REASONS: &[Why] = &[
     why("permission_requested", "PERM-4", "*", None,
         "a background subagent has no terminal of its own, so its prompt goes to the main session, naming it"),
     why("permission_requested", "PERM-5", "*", None,
-        "before v2.1.186 a background subagent could not ask, so the call is denied silently"),
+        before_background_prompts("a background subagent could not ask, so the call is denied silently")),
     why("permission_requested", "PERM-7", "*", None,
         "fork prompts appear in the terminal although forks run in the background"),
     why("permission_answered", "PERM-3", "*", None, "the call runs"),
@@ -227,7 +237,7 @@ pub const REASONS: &[Why] = &[
         "a background run that ends in an API error delivers a failure notification"),
     why("notification", "NOTIFY-6", "*", None,
         "a nested subagent reports to the subagent that launched it; only the top-level summary reaches the user"),
-];
+]);
 
 /// The reason for an event of `kind` citing `rule` in situation `case`: the row for that
 /// exact case, else the row for any case (`*`).
