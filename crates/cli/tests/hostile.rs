@@ -449,3 +449,60 @@ fn scenario_names_with_ansi_escape_codes_are_escaped_in_text_output() {
     assert!(out.contains(r"evil \u{1b}[31mRED"), "{out}");
     assert!(out.contains(r"w\u{1b}[1mB"), "{out}");
 }
+
+#[test]
+fn a_limit_stop_message_gives_the_time_of_the_limit_event_not_of_the_last_event_before_it() {
+    // A loop of 1 ms waits writes no event: the run stopped at max_steps after 999 ms,
+    // where its `limit_reached` stands, but the message said `at 00:00:00.000` (the time
+    // of the last event before the limit).
+    let dir = TempDir::new("limit-time");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: x\nsession: {limits: {max_steps: 1000}}\nmain:\n  - repeat: {times: 4000000000, steps: [{wait: 1ms}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let out = stdout(&output);
+    let last = out.lines().last().expect("a trace");
+    assert!(
+        last.contains(r#""t_us":999000"#) && last.contains("limit_reached"),
+        "{last}"
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("safety limit `max_steps` at 00:00:00.999"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_loop_of_background_shells_stops_at_max_held_instead_of_eating_gigabytes() {
+    // Each `bash_background` queues its end: a `repeat` of them at one instant held
+    // 50–100 million queued shells (2–5 GB) before `max_instant_steps` stopped it.
+    let dir = TempDir::new("shells");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: x\nsession: {limits: {max_held: 1000}}\nmain:\n  - repeat: {times: 4000000000, steps: [{bash_background: 1h}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let out = stdout(&output);
+    let last = out.lines().last().expect("a trace");
+    assert!(
+        last.contains(r#""limit":"max_held","value":1000"#),
+        "{last}"
+    );
+    assert!(
+        stderr(&output).contains("background shell"),
+        "{}",
+        stderr(&output)
+    );
+    // Shells whose ends are dispatched leave the count: a run that starts a shell and
+    // waits for its end, again and again, holds one at a time.
+    let scenario = dir.write(
+        "t.yaml",
+        "name: x\nsession: {limits: {max_held: 3}}\nmain:\n  - repeat: {times: 5000, steps: [{bash_background: 1s}, {wait: {for: notification}}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
