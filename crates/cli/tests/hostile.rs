@@ -506,3 +506,38 @@ fn a_loop_of_background_shells_stops_at_max_held_instead_of_eating_gigabytes() {
     let output = subsim(&["run", text(&scenario), "--format", "summary"]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
 }
+
+#[test]
+fn a_run_name_past_256_characters_is_a_located_error_not_gigabytes() {
+    // Every run keeps its name and `max_held` counts records, not bytes: a 4,000-character
+    // name spawned again and again held 11 GB, and a 3 MB name with `count` ran for ever
+    // formatting `NAME-i`. Names are capped like agent names (DEF-10).
+    let dir = TempDir::new("long-name");
+    let long = "n".repeat(257);
+    for (file, step) in [
+        ("spawn.yaml", format!("main:\n  - spawn: {{name: {long}}}\n")),
+        ("together.yaml", format!("main:\n  - spawn: [{{name: {long}}}]\n")),
+        (
+            "fork.yaml",
+            format!("session: {{env: {{CLAUDE_CODE_FORK_SUBAGENT: \"1\"}}}}\nmain:\n  - fork: {{name: {long}}}\n"),
+        ),
+        (
+            "load.yaml",
+            format!("load: {{arrivals: burst(2), count: 2, spawn: {{name: {long}}}}}\n"),
+        ),
+    ] {
+        let scenario = dir.write(file, format!("name: x\n{step}"));
+        let err = refused(&subsim(&["run", text(&scenario)]));
+        assert!(
+            err.contains("`name` is 257 characters long; names are at most 256"),
+            "{file}: {err}"
+        );
+        assert!(err.contains(&format!("{file}:")), "{file}: {err}");
+    }
+    let ok = dir.write(
+        "ok.yaml",
+        format!("name: x\nmain:\n  - spawn: {{name: {}}}\n", "é".repeat(256)),
+    );
+    let output = subsim(&["run", text(&ok), "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
