@@ -541,3 +541,45 @@ fn a_run_name_past_256_characters_is_a_located_error_not_gigabytes() {
     let output = subsim(&["run", text(&ok), "--format", "summary"]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
 }
+
+#[test]
+fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() {
+    // Each imported run got the first free `NAME-N` by trying N = 2, 3, … (n² for n
+    // calls of one name: 20,000 took over 30 s), and a name over 256 characters made a
+    // scenario that does not load.
+    let dir = TempDir::new("import-names");
+    let long = "x".repeat(300);
+    let mut transcript = String::new();
+    for i in 0..4000 {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"u{}\"", i - 1)
+        };
+        transcript.push_str(&format!(
+            "{{\"type\":\"assistant\",\"uuid\":\"u{i}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:10.000Z\",\"message\":{{\"id\":\"m{i}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t{i}\",\"name\":\"Agent\",\"input\":{{\"name\":\"{long}\",\"subagent_type\":\"Explore\"}}}}]}}}}\n"
+        ));
+    }
+    let path = dir.write("session.jsonl", transcript);
+    let out = dir.path().join("s.yaml");
+    let started = std::time::Instant::now();
+    let output = subsim(&["import", text(&path), "--out", text(&out)]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let scenario = std::fs::read_to_string(&out).expect("the scenario");
+    let cut = "x".repeat(235);
+    assert!(
+        scenario.contains(&format!("name: \"{cut}\"")),
+        "the first keeps the cut name"
+    );
+    assert!(
+        scenario.contains(&format!("name: \"{cut}-4000\"")),
+        "the last is numbered"
+    );
+    let run = subsim(&["validate", text(&out)]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+}
