@@ -583,3 +583,27 @@ fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() 
     let run = subsim(&["validate", text(&out)]);
     assert_eq!(code(&run), 0, "{}", stderr(&run));
 }
+
+#[test]
+fn a_gantt_for_a_huge_columns_value_is_capped_instead_of_panicking() {
+    // `COLUMNS=100000000` panicked (exit 101: a format width past 65,535) and would have
+    // allocated every row at that width.
+    let dir = TempDir::new("gantt-columns");
+    let scenario = dir.write("s.yaml", SMALL);
+    for columns in ["100000000", "65536", "18446744073709551615"] {
+        let output = command(&["run", text(&scenario), "--format", "gantt"])
+            .env("COLUMNS", columns)
+            .output()
+            .expect("the subsim binary runs");
+        assert_eq!(code(&output), 0, "COLUMNS={columns}: {}", stderr(&output));
+        let widest = stdout(&output)
+            .lines()
+            .map(|line| line.chars().count())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            (100..=4096).contains(&widest),
+            "COLUMNS={columns}: {widest}"
+        );
+    }
+}

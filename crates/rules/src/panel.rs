@@ -1315,8 +1315,14 @@ fn status_rule(to: Status, fork: bool) -> RuleId {
     }
 }
 
+/// The deepest tree level [`render_panel`] indents: a deeper row is indented as this one
+/// and says its level (`[level 40] a40`). Every line is padded to the longest label, so
+/// a chain of N nested runs drew N² spaces (20,000 levels: 800 MB for one panel), and a
+/// label past 65,535 characters panicked as a format width.
+pub const MAX_DRAWN_LEVEL: u32 = 32;
+
 /// The panel as text, the way a person sees it: one line per row, indented two spaces per
-/// tree level, `(+N)` after a label with descendants in the panel, then the status word;
+/// tree level (to [`MAX_DRAWN_LEVEL`]), `(+N)` after a label with descendants in the panel, then the status word;
 /// the footer hint on the last line when it is shown.
 pub fn render_panel(view: &PanelView) -> String {
     let mut out = String::new();
@@ -1325,7 +1331,12 @@ pub fn render_panel(view: &PanelView) -> String {
         .rows
         .iter()
         .map(|row| {
-            let mut label = format!("{}{}", "  ".repeat(row.level as usize), row.label);
+            let indent = "  ".repeat(row.level.min(MAX_DRAWN_LEVEL) as usize);
+            let mut label = if row.level > MAX_DRAWN_LEVEL {
+                format!("{indent}[level {}] {}", row.level, row.label)
+            } else {
+                format!("{indent}{}", row.label)
+            };
             if row.descendants > 0 {
                 let _ = write!(label, " (+{})", row.descendants);
             }
@@ -1909,6 +1920,21 @@ mod tests {
         panel.on_start(run(2, Some(1), "b", false, true), 0);
         assert_eq!(panel.ancestors(1), [2, 1]);
         assert_eq!(panel.ancestors(2), [1, 2]);
+    }
+
+    #[test]
+    fn a_deep_chain_of_rows_is_drawn_in_linear_space() {
+        let rows = 3000;
+        let mut panel = Panel::new();
+        for id in 1..=rows {
+            panel.on_start(run(id, (id > 1).then(|| id - 1), "r", false, true), 0);
+        }
+        let view = panel.view(0, &gates(292), false);
+        assert_eq!(view.rows.len(), rows as usize);
+        let text = render_panel(&view);
+        let widest = text.lines().map(|line| line.chars().count()).max().unwrap();
+        assert!(widest < 200, "{widest}");
+        assert!(text.contains("[level 33] r"), "{text}");
     }
 
     #[test]
