@@ -409,17 +409,23 @@ fn range(from: &str, to: &str, step: Option<&str>) -> Result<Vec<String>, String
     if count > 100_000 {
         return Err(format!("{count} values is too many (at most 100000)"));
     }
-    let integral = [from, to, step.unwrap_or("1")]
-        .iter()
-        .all(|text| text.parse::<i64>().is_ok());
+    // Whole numbers are counted exactly: through `f64` a value past 2^53 came out
+    // rounded (`session.seed=18446744073709551615..18446744073709551615` ran seed
+    // 18446744073709551616).
+    let whole = |text: &str| text.parse::<i128>().ok();
+    if let (Some(a), Some(b), Some(step)) = (whole(from), whole(to), whole(step.unwrap_or("1"))) {
+        if a > b {
+            return Err(format!("the range is empty ({from} is above {to})"));
+        }
+        let count = (b - a) / step + 1;
+        return Ok((0..count)
+            .map(|index| (a + index * step).to_string())
+            .collect());
+    }
     Ok((0..count)
         .map(|index| {
             let value = a + index as f64 * step_value;
-            if integral {
-                format!("{}", value.round() as i64)
-            } else {
-                trim(format!("{value:.9}"))
-            }
+            trim(format!("{value:.9}"))
         })
         .collect())
 }
@@ -952,6 +958,24 @@ mod tests {
         for bad in ["c=5..3", "c=1..3:0", "c=a..3", "c=", "c=1,,2", "c"] {
             assert!(parse_axis(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_range_of_whole_numbers_past_2_pow_53_keeps_every_digit() {
+        assert_eq!(
+            parse_axis("session.seed=18446744073709551614..18446744073709551615")
+                .unwrap()
+                .values,
+            ["18446744073709551614", "18446744073709551615"]
+        );
+        assert_eq!(
+            parse_axis("s=9007199254740993..9007199254740997:2")
+                .unwrap()
+                .values,
+            ["9007199254740993", "9007199254740995", "9007199254740997"]
+        );
+        assert_eq!(parse_axis("c=-2..2:2").unwrap().values, ["-2", "0", "2"]);
+        assert!(parse_axis("s=18446744073709551615..18446744073709551614").is_err());
     }
 
     #[test]

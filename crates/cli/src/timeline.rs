@@ -330,9 +330,15 @@ pub fn terminal_width() -> usize {
 /// Most rows a text Gantt shows; the rest are counted.
 const MAX_ROWS: usize = 60;
 
+/// The widest text Gantt drawn, in columns: a wider `width` is taken as this. `COLUMNS`
+/// is whatever the environment says, and a format width past 65,535 panics (`COLUMNS=
+/// 100000000` did), while every row is a buffer of that many cells.
+pub const MAX_WIDTH: usize = 4096;
+
 /// `--format gantt`: one row per run fitted to `width` columns, then the running-count
 /// strip with the cap line, then a legend.
 pub fn gantt(events: &[Event], width: usize) -> String {
+    let width = width.min(MAX_WIDTH);
     let timeline = Timeline::from_events(events);
     let label_width = timeline
         .rows

@@ -449,3 +449,161 @@ fn scenario_names_with_ansi_escape_codes_are_escaped_in_text_output() {
     assert!(out.contains(r"evil \u{1b}[31mRED"), "{out}");
     assert!(out.contains(r"w\u{1b}[1mB"), "{out}");
 }
+
+#[test]
+fn a_limit_stop_message_gives_the_time_of_the_limit_event_not_of_the_last_event_before_it() {
+    // A loop of 1 ms waits writes no event: the run stopped at max_steps after 999 ms,
+    // where its `limit_reached` stands, but the message said `at 00:00:00.000` (the time
+    // of the last event before the limit).
+    let dir = TempDir::new("limit-time");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: x\nsession: {limits: {max_steps: 1000}}\nmain:\n  - repeat: {times: 4000000000, steps: [{wait: 1ms}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let out = stdout(&output);
+    let last = out.lines().last().expect("a trace");
+    assert!(
+        last.contains(r#""t_us":999000"#) && last.contains("limit_reached"),
+        "{last}"
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("safety limit `max_steps` at 00:00:00.999"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_loop_of_background_shells_stops_at_max_held_instead_of_eating_gigabytes() {
+    // Each `bash_background` queues its end: a `repeat` of them at one instant held
+    // 50–100 million queued shells (2–5 GB) before `max_instant_steps` stopped it.
+    let dir = TempDir::new("shells");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: x\nsession: {limits: {max_held: 1000}}\nmain:\n  - repeat: {times: 4000000000, steps: [{bash_background: 1h}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "jsonl"]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let out = stdout(&output);
+    let last = out.lines().last().expect("a trace");
+    assert!(
+        last.contains(r#""limit":"max_held","value":1000"#),
+        "{last}"
+    );
+    assert!(
+        stderr(&output).contains("background shell"),
+        "{}",
+        stderr(&output)
+    );
+    // Shells whose ends are dispatched leave the count: a run that starts a shell and
+    // waits for its end, again and again, holds one at a time.
+    let scenario = dir.write(
+        "t.yaml",
+        "name: x\nsession: {limits: {max_held: 3}}\nmain:\n  - repeat: {times: 5000, steps: [{bash_background: 1s}, {wait: {for: notification}}]}\n",
+    );
+    let output = subsim(&["run", text(&scenario), "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
+
+#[test]
+fn a_run_name_past_256_characters_is_a_located_error_not_gigabytes() {
+    // Every run keeps its name and `max_held` counts records, not bytes: a 4,000-character
+    // name spawned again and again held 11 GB, and a 3 MB name with `count` ran for ever
+    // formatting `NAME-i`. Names are capped like agent names (DEF-10).
+    let dir = TempDir::new("long-name");
+    let long = "n".repeat(257);
+    for (file, step) in [
+        ("spawn.yaml", format!("main:\n  - spawn: {{name: {long}}}\n")),
+        ("together.yaml", format!("main:\n  - spawn: [{{name: {long}}}]\n")),
+        (
+            "fork.yaml",
+            format!("session: {{env: {{CLAUDE_CODE_FORK_SUBAGENT: \"1\"}}}}\nmain:\n  - fork: {{name: {long}}}\n"),
+        ),
+        (
+            "load.yaml",
+            format!("load: {{arrivals: burst(2), count: 2, spawn: {{name: {long}}}}}\n"),
+        ),
+    ] {
+        let scenario = dir.write(file, format!("name: x\n{step}"));
+        let err = refused(&subsim(&["run", text(&scenario)]));
+        assert!(
+            err.contains("`name` is 257 characters long; names are at most 256"),
+            "{file}: {err}"
+        );
+        assert!(err.contains(&format!("{file}:")), "{file}: {err}");
+    }
+    let ok = dir.write(
+        "ok.yaml",
+        format!("name: x\nmain:\n  - spawn: {{name: {}}}\n", "é".repeat(256)),
+    );
+    let output = subsim(&["run", text(&ok), "--format", "summary"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
+
+#[test]
+fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() {
+    // Each imported run got the first free `NAME-N` by trying N = 2, 3, … (n² for n
+    // calls of one name: 20,000 took over 30 s), and a name over 256 characters made a
+    // scenario that does not load.
+    let dir = TempDir::new("import-names");
+    let long = "x".repeat(300);
+    let mut transcript = String::new();
+    for i in 0..4000 {
+        let parent = if i == 0 {
+            "null".to_string()
+        } else {
+            format!("\"u{}\"", i - 1)
+        };
+        transcript.push_str(&format!(
+            "{{\"type\":\"assistant\",\"uuid\":\"u{i}\",\"parentUuid\":{parent},\"timestamp\":\"2026-01-01T00:00:10.000Z\",\"message\":{{\"id\":\"m{i}\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t{i}\",\"name\":\"Agent\",\"input\":{{\"name\":\"{long}\",\"subagent_type\":\"Explore\"}}}}]}}}}\n"
+        ));
+    }
+    let path = dir.write("session.jsonl", transcript);
+    let out = dir.path().join("s.yaml");
+    let started = std::time::Instant::now();
+    let output = subsim(&["import", text(&path), "--out", text(&out)]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let scenario = std::fs::read_to_string(&out).expect("the scenario");
+    let cut = "x".repeat(235);
+    assert!(
+        scenario.contains(&format!("name: \"{cut}\"")),
+        "the first keeps the cut name"
+    );
+    assert!(
+        scenario.contains(&format!("name: \"{cut}-4000\"")),
+        "the last is numbered"
+    );
+    let run = subsim(&["validate", text(&out)]);
+    assert_eq!(code(&run), 0, "{}", stderr(&run));
+}
+
+#[test]
+fn a_gantt_for_a_huge_columns_value_is_capped_instead_of_panicking() {
+    // `COLUMNS=100000000` panicked (exit 101: a format width past 65,535) and would have
+    // allocated every row at that width.
+    let dir = TempDir::new("gantt-columns");
+    let scenario = dir.write("s.yaml", SMALL);
+    for columns in ["100000000", "65536", "18446744073709551615"] {
+        let output = command(&["run", text(&scenario), "--format", "gantt"])
+            .env("COLUMNS", columns)
+            .output()
+            .expect("the subsim binary runs");
+        assert_eq!(code(&output), 0, "COLUMNS={columns}: {}", stderr(&output));
+        let widest = stdout(&output)
+            .lines()
+            .map(|line| line.chars().count())
+            .max()
+            .unwrap_or(0);
+        assert!(
+            (100..=4096).contains(&widest),
+            "COLUMNS={columns}: {widest}"
+        );
+    }
+}

@@ -35,6 +35,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use crate::messages;
 use crate::{Gates, RuleId, SessionKind};
@@ -117,15 +118,16 @@ pub enum RowId {
 }
 
 /// A new run, as [`Panel::on_start`] records it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Started<'a> {
     /// The engine's agent id.
     pub id: u32,
     /// The launcher's id; `None` for the main conversation.
     pub parent: Option<u32>,
     /// The agent's name; `None` for an unnamed run, which is shown by its id
-    /// ([`id_label`]: `a7`).
-    pub name: Option<&'a str>,
+    /// ([`id_label`]: `a7`). Shared with the engine's record of the run, not copied: a
+    /// million named runs would otherwise hold their names twice.
+    pub name: Option<Rc<str>>,
     /// The run is a fork (PANEL-4).
     pub fork: bool,
     /// The run is in the background (PANEL-1, Q-21).
@@ -474,7 +476,7 @@ pub struct Panel {
     /// The style of the latest start (most starts repeat it: no lookup for them).
     last_style: Option<u32>,
     /// The names of named runs, by agent id (see [`Entry::named`]).
-    run_names: HashMap<u32, Box<str>>,
+    run_names: HashMap<u32, Rc<str>>,
     /// PANEL-2: the latest successful finish of a run that had a row.
     last_success: Option<Micros>,
     /// What [`Panel::update`] showed last: fork rows shown (PANEL-1's main row is shown
@@ -743,7 +745,7 @@ impl Panel {
         };
         match run.name {
             Some(name) => {
-                self.run_names.insert(run.id, Box::from(name));
+                self.run_names.insert(run.id, name);
             }
             None if !self.run_names.is_empty() => {
                 self.run_names.remove(&run.id);
@@ -1313,8 +1315,14 @@ fn status_rule(to: Status, fork: bool) -> RuleId {
     }
 }
 
+/// The deepest tree level [`render_panel`] indents: a deeper row is indented as this one
+/// and says its level (`[level 40] a40`). Every line is padded to the longest label, so
+/// a chain of N nested runs drew N² spaces (20,000 levels: 800 MB for one panel), and a
+/// label past 65,535 characters panicked as a format width.
+pub const MAX_DRAWN_LEVEL: u32 = 32;
+
 /// The panel as text, the way a person sees it: one line per row, indented two spaces per
-/// tree level, `(+N)` after a label with descendants in the panel, then the status word;
+/// tree level (to [`MAX_DRAWN_LEVEL`]), `(+N)` after a label with descendants in the panel, then the status word;
 /// the footer hint on the last line when it is shown.
 pub fn render_panel(view: &PanelView) -> String {
     let mut out = String::new();
@@ -1323,7 +1331,12 @@ pub fn render_panel(view: &PanelView) -> String {
         .rows
         .iter()
         .map(|row| {
-            let mut label = format!("{}{}", "  ".repeat(row.level as usize), row.label);
+            let indent = "  ".repeat(row.level.min(MAX_DRAWN_LEVEL) as usize);
+            let mut label = if row.level > MAX_DRAWN_LEVEL {
+                format!("{indent}[level {}] {}", row.level, row.label)
+            } else {
+                format!("{indent}{}", row.label)
+            };
             if row.descendants > 0 {
                 let _ = write!(label, " (+{})", row.descendants);
             }
@@ -1541,7 +1554,7 @@ mod tests {
         Started {
             id,
             parent,
-            name: Some(name),
+            name: Some(Rc::from(name)),
             fork,
             background,
             model: "sonnet",
@@ -1605,7 +1618,7 @@ mod tests {
                                 Started {
                                     id: ids,
                                     parent,
-                                    name: ids.is_multiple_of(2).then_some("r"),
+                                    name: ids.is_multiple_of(2).then(|| Rc::from("r")),
                                     fork: draw(4) == 0,
                                     background: draw(3) > 0,
                                     model: ["sonnet", "opus"][draw(2) as usize],
@@ -1907,6 +1920,39 @@ mod tests {
         panel.on_start(run(2, Some(1), "b", false, true), 0);
         assert_eq!(panel.ancestors(1), [2, 1]);
         assert_eq!(panel.ancestors(2), [1, 2]);
+    }
+
+    #[test]
+    fn a_deep_chain_of_rows_is_drawn_in_linear_space() {
+        let rows = 3000;
+        let mut panel = Panel::new();
+        for id in 1..=rows {
+            panel.on_start(run(id, (id > 1).then(|| id - 1), "r", false, true), 0);
+        }
+        let view = panel.view(0, &gates(292), false);
+        assert_eq!(view.rows.len(), rows as usize);
+        let text = render_panel(&view);
+        let widest = text.lines().map(|line| line.chars().count()).max().unwrap();
+        assert!(widest < 200, "{widest}");
+        assert!(text.contains("[level 33] r"), "{text}");
+    }
+
+    #[test]
+    fn a_name_started_again_and_again_is_shared_not_copied() {
+        // A named run's row label is the engine's text of the name, not a copy of it: a
+        // million runs of one long name held it a million times more.
+        let name: Rc<str> = Rc::from("n".repeat(250).as_str());
+        let mut panel = Panel::new();
+        for id in 1..=1000 {
+            panel.on_start(
+                Started {
+                    name: Some(Rc::clone(&name)),
+                    ..bg(id, "")
+                },
+                0,
+            );
+        }
+        assert_eq!(Rc::strong_count(&name), 1001);
     }
 
     #[test]

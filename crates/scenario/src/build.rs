@@ -477,7 +477,7 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                     "`subtask: {task: \"draft tests\"}`",
                 )
                 .and_then(|task| ctx.name(task, "`task`"));
-                let name = inner.get("name").map(|name| ctx.name(name, "`name`"));
+                let name = inner.get("name").map(|name| ctx.run_name(name, "`name`"));
                 let behavior = inner
                     .get("behavior")
                     .map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));

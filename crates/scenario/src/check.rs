@@ -16,6 +16,10 @@ use crate::duration::{parse_dist, parse_duration, DIST_FORMS, DURATION_FORMS};
 use crate::raw::{Node, Span, Value};
 use crate::read::Confine;
 
+/// The longest `name` an Agent call may give its run, in characters: the bound Claude Code
+/// sets on agent names (DEF-10), which keeps a run's record and its events small.
+pub const MAX_RUN_NAME: usize = 256;
+
 /// A name referenced somewhere, checked once every definition is known.
 #[derive(Clone, Debug)]
 pub(crate) struct AgentRef {
@@ -192,6 +196,28 @@ impl<'s> Ctx<'s> {
         let text = self.text(node, what)?;
         if text.trim().is_empty() {
             self.error(node.span, format!("{what} must not be empty"));
+            return None;
+        }
+        Some(text)
+    }
+
+    /// The `name` of an Agent call (a spawn, fork, load call or `/subtask`): non-empty
+    /// text of at most [`MAX_RUN_NAME`] characters. Every run keeps its name (a named run
+    /// stays resumable, and `max_held` counts records, not bytes) and every event about it
+    /// writes it, so an unbounded name made each of up to `max_held` records as large as
+    /// the file: a 4,000-character name spawned again and again held 11 GB.
+    pub fn run_name(&mut self, node: &Node, what: &str) -> Option<String> {
+        let text = self.name(node, what)?;
+        let chars = text.chars().count();
+        if chars > MAX_RUN_NAME {
+            self.error_help(
+                node.span,
+                format!("{what} is {chars} characters long; names are at most {MAX_RUN_NAME}"),
+                format!(
+                    "give the call a shorter name (like `researcher` or `code-reviewer`); \
+                     agent names in Claude Code are at most {MAX_RUN_NAME} characters (DEF-10)"
+                ),
+            );
             return None;
         }
         Some(text)

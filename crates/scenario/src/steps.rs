@@ -337,7 +337,7 @@ pub(crate) fn spawn(
         }
     }
     if let Some(value) = fields.get("name") {
-        spec.name = ctx.name(value, "`name`");
+        spec.name = ctx.run_name(value, "`name`");
         ok &= spec.name.is_some();
     }
     if let Some(value) = fields.get("count") {

@@ -762,6 +762,15 @@ impl Agents {
             .is_some_and(|slot| self.get(slot).status == Status::Running)
     }
 
+    /// The text of a run's `name`: the one a run already holds under that name, shared,
+    /// else a new one.
+    pub(super) fn shared_name(&self, name: &str) -> Rc<str> {
+        match self.names.get_key_value(name) {
+            Some((held, _)) => Rc::clone(held),
+            None => Rc::from(name),
+        }
+    }
+
     /// Resolves a `to` / `stop` / `wait.for` value: an id (`a3`, `main`) or a name (the
     /// agent that holds it now). An id `by_id` does not hold while some runs are not
     /// indexed may be one of them: then every run is indexed, once a run

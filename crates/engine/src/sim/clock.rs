@@ -37,6 +37,10 @@ pub(super) struct Clock {
     pub(super) next_arrival: Option<(SimTime, u64)>,
     /// `run_until`: stop before the first wake after this instant.
     pub(super) stop_at: Option<SimTime>,
+    /// `Wake::BashDone`s queued (background shells started and not yet due, whether or
+    /// not their run still waits for them): `max_held` counts them, since nothing else
+    /// bounds them (a `repeat` of `bash_background` queues one per step).
+    pub(super) shells_queued: u64,
 }
 
 impl Clock {

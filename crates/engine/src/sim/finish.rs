@@ -309,6 +309,7 @@ impl Kernel<'_> {
     }
 
     pub(super) fn bash_done(&mut self, id: AgentId, run: u32) {
+        self.clock.shells_queued -= 1;
         let Some(slot) = self.agents.slot_of(id) else {
             return;
         };

@@ -184,7 +184,8 @@ impl std::fmt::Display for LimitHit {
                 f,
                 "the run reached session.limits.max_held ({} agent records and waiting calls \
                  held at once: agents running, waiting or kept for a resume, such as named \
-                 agents and teammates, and load calls waiting to retry; it bounds memory \
+                 agents and teammates, load calls waiting to retry, and background shell \
+                 commands not yet ended; it bounds memory \
                  whatever the cap says); raise it in the scenario's `session.limits` if the \
                  run is meant to hold that many",
                 self.value
@@ -885,6 +886,7 @@ impl<'s> Kernel<'s> {
                 now_queue: clock::NowQueue::default(),
                 next_arrival: None,
                 stop_at: None,
+                shells_queued: 0,
             },
             agents: Agents::new(),
             person: Person {
@@ -1181,10 +1183,14 @@ impl<'s> Kernel<'s> {
     /// so the run stops there (`limit_reached`) and this answers `true`. A new agent needs
     /// a new record only when no vacant slot is left (`agents.free` empty), so that is when
     /// a start calls this; the slab's records (the most held at once so far: the slab
-    /// never shrinks) plus the waiting calls are what the kernel holds.
+    /// never shrinks) plus the waiting calls and the queued background shells
+    /// (`Clock::shells_queued`; a `bash_background` step calls this) are what the kernel
+    /// holds.
     #[inline(always)]
     fn held_full(&mut self) -> bool {
-        let held = (self.agents.records() as u64).saturating_add(self.load.retries_held);
+        let held = (self.agents.records() as u64)
+            .saturating_add(self.load.retries_held)
+            .saturating_add(self.clock.shells_queued);
         if held >= self.trace.limits.max_held {
             self.hit_limit(Limit::MaxHeld, self.trace.limits.max_held);
             return true;
@@ -1199,9 +1205,10 @@ impl<'s> Kernel<'s> {
             if limit == Limit::MaxTime {
                 // The run stops at the bound itself.
                 self.clock.now = self.trace.limits.max_time;
-                self.trace.last_time = self.clock.now;
             }
-            // The limit event itself is the last one written; it is not counted.
+            // The limit event itself is the last one written (so the run ends at its
+            // time, `RunReport::end`); it is not counted.
+            self.trace.last_time = self.clock.now;
             let event = Event {
                 t: self.clock.now,
                 seq: self.trace.seq,

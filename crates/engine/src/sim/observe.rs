@@ -154,7 +154,7 @@ impl Kernel<'_> {
                         Started {
                             id,
                             parent,
-                            name: name.as_deref(),
+                            name,
                             fork,
                             background,
                             model: &profile.model,

@@ -77,7 +77,9 @@ impl Kernel<'_> {
         let planned = self.spawn_plan(plan_caller, spec, name.is_some());
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
-        let name: Option<Rc<str>> = name.map(|n| Rc::from(n.as_str()));
+        // One text per name, shared by every run that takes it (a name spawned again and
+        // again held a copy per run).
+        let name: Option<Rc<str>> = name.map(|n| self.agents.shared_name(&n));
         // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
         let background =
             spawn::run_in_background_param(spec.background, self.session.config.fork_mode);

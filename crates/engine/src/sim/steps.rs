@@ -199,6 +199,11 @@ impl Kernel<'_> {
             }
             Step::WaitFor(target) => return self.wait_for(slot, target),
             Step::BashBackground(dist) => {
+                // A queued shell is held memory like an agent record (`max_held`).
+                if self.held_full() {
+                    return Flow::Stop;
+                }
+                self.clock.shells_queued += 1;
                 let micros = self.sample(slot, dist);
                 let agent = self.agents.get_mut(slot);
                 agent.bash_running += 1;
