@@ -230,6 +230,41 @@ fn steps_at_one_instant_stop_at_max_instant_steps() {
     assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
 }
 
+/// A loop of `wait: 1us` lets the clock move, so `max_instant_steps` never stopped it, and
+/// writes nothing: it ran ~25 s until `max_steps` (a billion) did. `max_silent_steps`
+/// stops steps taken in a row without an event written, counted in blocks: a run that
+/// writes an event every few steps is never stopped by it, however long; a silent
+/// stretch of more than two blocks always is.
+#[test]
+fn silent_steps_stop_at_max_silent_steps() {
+    assert_eq!(
+        subsim_engine::spec::Limits::default().max_silent_steps,
+        50_000_000
+    );
+    // An event every 8 steps (a `report` is silent, a spawn is not), 1000 times.
+    let (_, report) = kinds(
+        "name: chatty\n\
+         session:\n  limits: {max_silent_steps: 10}\n\
+         main:\n  - repeat: {times: 1000, steps: [{spawn: {behavior: [{work: 1ms}]}}, \
+         {repeat: {times: 7, steps: [{wait: 1us}]}}]}\n",
+    );
+    assert!(report.limit.is_none(), "{:?}", report.limit);
+    // 21 silent steps in a row.
+    let (kinds, report) = kinds(
+        "name: quiet\n\
+         session:\n  limits: {max_silent_steps: 10}\n\
+         main:\n  - repeat: {times: 1000, steps: [{spawn: {behavior: [{work: 1ms}]}}, \
+         {repeat: {times: 20, steps: [{wait: 1us}]}}]}\n",
+    );
+    let limit = report.limit.expect("stopped by a limit");
+    assert_eq!(
+        (limit.limit.as_str(), limit.value),
+        ("max_silent_steps", 10)
+    );
+    assert!(limit.to_string().contains("wait: 1us"), "{limit}");
+    assert_eq!(kinds.last().map(String::as_str), Some("limit_reached"));
+}
+
 /// Issue 10 §4.6: named load arrivals under `ultracode` rebuilt every run's context
 /// (CTX-6's roster of every name in use) at each start: O(n²). The profile is shared
 /// again; every arrival still starts with the roster piece, named `job-i`.

@@ -228,6 +228,8 @@ vocabulary! {
         MaxHeld => "max_held",
         /// Steps taken at one instant.
         MaxInstantSteps => "max_instant_steps",
+        /// Steps taken without an event written.
+        MaxSilentSteps => "max_silent_steps",
     }
 }
 

@@ -232,6 +232,13 @@ pub struct Limits {
     /// whole block was taken without the clock moving, so after at most twice this many
     /// steps at one instant.
     pub max_instant_steps: u64,
+    /// Most steps taken in a row without an event written. A loop of steps that take a
+    /// little time and write nothing (a `repeat` of `wait: 1us` or `work: 1ms`) lets the
+    /// clock move, so `max_instant_steps` does not stop it, and `max_time` (30 days) is
+    /// billions of such steps away; this stops it long before `max_steps`. Counted in the
+    /// same blocks as `max_instant_steps` (of the smaller of the two), so a run stops
+    /// after between one and two times this many silent steps.
+    pub max_silent_steps: u64,
     /// Most steps `subsim explore` runs over all its orderings together (each ordering is
     /// a whole run, bounded by the limits above; this bounds their sum, so that a scenario
     /// whose runs are long and whose orderings are many stops in bounded time). Plain runs
@@ -250,8 +257,8 @@ impl Limits {
 impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
     /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
-    /// agent records and waiting calls held, 50 million steps at one instant, 10 million
-    /// steps over all of `explore`'s orderings.
+    /// agent records and waiting calls held, 50 million steps at one instant, 50 million
+    /// steps in a row without an event, 10 million steps over all of `explore`'s orderings.
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -261,6 +268,7 @@ impl Default for Limits {
             max_running: 1_000_000,
             max_held: 1_500_000,
             max_instant_steps: 50_000_000,
+            max_silent_steps: 50_000_000,
             max_explore_steps: 10_000_000,
         }
     }

@@ -47,7 +47,7 @@ const SESSION_KEYS: [&str; 25] = [
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
-const LIMIT_KEYS: [&str; 8] = [
+const LIMIT_KEYS: [&str; 9] = [
     "max_events",
     "max_time",
     "max_agents",
@@ -55,6 +55,7 @@ const LIMIT_KEYS: [&str; 8] = [
     "max_running",
     "max_held",
     "max_instant_steps",
+    "max_silent_steps",
     "max_explore_steps",
 ];
 const AGENT_DIR_KEYS: [&str; 5] = ["scope", "path", "plugin", "add_dir", "passed_as"];
@@ -545,6 +546,11 @@ fn limits(ctx: &mut Ctx<'_>, node: &Node) -> Limits {
     if let Some(value) = fields.get("max_instant_steps") {
         if let Some(max) = ctx.integer(value, "`max_instant_steps`", 1) {
             limits.max_instant_steps = max;
+        }
+    }
+    if let Some(value) = fields.get("max_silent_steps") {
+        if let Some(max) = ctx.integer(value, "`max_silent_steps`", 1) {
+            limits.max_silent_steps = max;
         }
     }
     if let Some(value) = fields.get("max_explore_steps") {

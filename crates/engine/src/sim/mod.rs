@@ -180,6 +180,15 @@ impl std::fmt::Display for LimitHit {
                  much at one instant",
                 self.value
             ),
+            Limit::MaxSilentSteps => write!(
+                f,
+                "the run reached session.limits.max_silent_steps ({} steps taken in a row \
+                 without an event written, checked in blocks): steps that take little time \
+                 and write nothing, such as a `repeat` of `wait: 1us`, would run for \
+                 minutes before `max_steps` or `max_time` stopped them; raise it in the \
+                 scenario's `session.limits` if the run is meant to be that quiet",
+                self.value
+            ),
             Limit::MaxHeld => write!(
                 f,
                 "the run reached session.limits.max_held ({} agent records and waiting calls \
@@ -535,15 +544,20 @@ struct Trace<'s> {
     /// The safety limit that stopped the run, once one has.
     limit: Option<LimitHit>,
     limits: crate::spec::Limits,
-    /// Steps left in the current block (`Kernel::next_step_block`): at most
-    /// `max_instant_steps`, and together with `steps_after` what `max_steps`
-    /// (`Limits::steps`) leaves. Only this is counted per step.
+    /// Steps left in the current block (`Kernel::next_step_block`): at most the smaller
+    /// of `max_instant_steps` and `max_silent_steps`, and together with `steps_after`
+    /// what `max_steps` (`Limits::steps`) leaves. Only this is counted per step.
     steps_left: u64,
     /// Steps `max_steps` leaves after the current block.
     steps_after: u64,
-    /// When the current block began, and whether it is a whole `max_instant_steps`.
+    /// When the current block began, the events written by then, and its length.
     block_start: SimTime,
-    block_whole: bool,
+    block_seq: u64,
+    block_len: u64,
+    /// Steps of the whole blocks just before this one taken at one instant, and taken
+    /// without an event written (`max_instant_steps`, `max_silent_steps`).
+    instant_run: u64,
+    silent_run: u64,
     /// The events every arrival makes, kept built (see [`HotEvents`]).
     hot: HotEvents,
 }
@@ -934,7 +948,10 @@ impl<'s> Kernel<'s> {
                 steps_left: 0,
                 steps_after: limits.steps(),
                 block_start: SimTime::ZERO,
-                block_whole: false,
+                block_seq: 0,
+                block_len: 0,
+                instant_run: 0,
+                silent_run: 0,
                 hot: HotEvents::new(),
             },
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
@@ -1154,11 +1171,13 @@ impl<'s> Kernel<'s> {
         }
     }
 
-    /// The step budget's current block is spent: the next one, or the run stops. A whole
-    /// block of `max_instant_steps` taken without the clock moving stops it at
-    /// `max_instant_steps` (so a run stops after at most twice that many steps at one
-    /// instant); none left of `max_steps` stops it there (exactly, as blocks are spent
-    /// whole). Out of line and run once per block: a step only counts down `steps_left`.
+    /// The step budget's current block is spent: the next one, or the run stops. Blocks
+    /// are the smaller of `max_instant_steps` and `max_silent_steps` long. The steps of
+    /// the blocks in a row taken without the clock moving, and of those taken without an
+    /// event written, are added up: `max_instant_steps` and `max_silent_steps` stop the
+    /// run once they reach them (so after at most a block more than the limit); none
+    /// left of `max_steps` stops it there (exactly, as blocks are spent whole). Out of
+    /// line and run once per block: a step only counts down `steps_left`.
     #[cold]
     #[inline(never)]
     fn next_step_block(&mut self) -> bool {
@@ -1167,15 +1186,34 @@ impl<'s> Kernel<'s> {
             self.hit_limit(Limit::MaxSteps, limits.steps());
             return false;
         }
-        if self.trace.block_whole && self.trace.block_start == self.clock.now {
+        let trace = &mut self.trace;
+        trace.instant_run = if trace.block_start == self.clock.now {
+            trace.instant_run.saturating_add(trace.block_len)
+        } else {
+            0
+        };
+        trace.silent_run = if trace.block_seq == trace.seq {
+            trace.silent_run.saturating_add(trace.block_len)
+        } else {
+            0
+        };
+        if trace.instant_run >= limits.max_instant_steps {
             self.hit_limit(Limit::MaxInstantSteps, limits.max_instant_steps);
             return false;
         }
-        let block = self.trace.steps_after.min(limits.max_instant_steps);
-        self.trace.steps_after -= block;
-        self.trace.steps_left = block;
-        self.trace.block_start = self.clock.now;
-        self.trace.block_whole = block == limits.max_instant_steps;
+        if trace.silent_run >= limits.max_silent_steps {
+            self.hit_limit(Limit::MaxSilentSteps, limits.max_silent_steps);
+            return false;
+        }
+        let block = trace
+            .steps_after
+            .min(limits.max_instant_steps)
+            .min(limits.max_silent_steps);
+        trace.steps_after -= block;
+        trace.steps_left = block;
+        trace.block_start = self.clock.now;
+        trace.block_seq = trace.seq;
+        trace.block_len = block;
         true
     }
 
