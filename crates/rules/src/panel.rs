@@ -903,37 +903,60 @@ impl Panel {
 
     /// What a person sees at `at` under `gates`; `screen_reader` hides the footer hint.
     pub fn view(&self, at: Micros, gates: &Gates, screen_reader: bool) -> PanelView {
-        // PANEL-1 / Q-21: which runs have rows.
-        let visible: Vec<(&Entry, Status)> = self
-            .entries
-            .iter()
-            .filter_map(|entry| entry.row_status(at, gates).map(|status| (entry, status)))
-            .collect();
-        let position: HashMap<u32, usize> = visible
-            .iter()
-            .enumerate()
-            .map(|(index, (entry, _))| (entry.id, index))
-            .collect();
-        let main_row = visible.iter().any(|(entry, _)| entry.fork);
-        // PANEL-6: the tree. Each row hangs under its nearest ancestor that has a row.
+        // PANEL-1 / Q-21: which runs have rows; `shown[i]` is entry `i`'s row, if it has one.
+        let mut shown: Vec<Option<usize>> = vec![None; self.entries.len()];
+        let mut visible: Vec<(&Entry, Status, usize)> = Vec::new();
+        for (index, entry) in self.entries.iter().enumerate() {
+            if let Some(status) = entry.row_status(at, gates) {
+                shown[index] = Some(visible.len());
+                visible.push((entry, status, index));
+            }
+        }
+        let main_row = visible.iter().any(|(entry, _, _)| entry.fork);
+        // PANEL-6: the tree. Each row hangs under its nearest ancestor that has a row. Every
+        // run starts after its launcher, so entries are in an order where a parent comes
+        // first: one pass down the entries finds each one's depth (its ancestors, main
+        // excluded, plus one) and its nearest ancestor with a row from its parent's, where
+        // walking up the chain for every row cost O(depth) each (a 20,000-deep chain took
+        // seconds). An entry whose parent comes later (none does) walks up as before.
+        let mut depth_of: Vec<u32> = Vec::with_capacity(self.entries.len());
+        let mut nearest: Vec<Option<usize>> = Vec::with_capacity(self.entries.len());
+        for (index, entry) in self.entries.iter().enumerate() {
+            let (depth, near) = match entry.parent() {
+                None => (1, None),
+                Some(parent) => match self.position(parent) {
+                    Some(p) if p < index => (depth_of[p] + 1, shown[p].or(nearest[p])),
+                    Some(_) => {
+                        let ancestors = self.ancestors(entry.id);
+                        let near = ancestors
+                            .iter()
+                            .find_map(|ancestor| self.position(*ancestor).and_then(|a| shown[a]));
+                        (ancestors.len() as u32 + 1, near)
+                    }
+                    // An ancestor without an entry counts, and ends the chain.
+                    None => (2, None),
+                },
+            };
+            depth_of.push(depth);
+            nearest.push(near);
+        }
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); visible.len()];
         let mut roots: Vec<usize> = Vec::new();
         let mut depths: Vec<u32> = Vec::with_capacity(visible.len());
-        let mut descendants: Vec<u32> = vec![0; visible.len()];
-        for (index, (entry, _)) in visible.iter().enumerate() {
-            let ancestors = self.ancestors(entry.id);
-            depths.push(ancestors.len() as u32 + 1);
-            let shown: Vec<usize> = ancestors
-                .iter()
-                .filter_map(|ancestor| position.get(ancestor).copied())
-                .collect();
-            match shown.first() {
-                Some(&parent) => children[parent].push(index),
-                None => roots.push(index),
+        for (row, &(_, _, index)) in visible.iter().enumerate() {
+            depths.push(depth_of[index]);
+            match nearest[index] {
+                Some(parent) => children[parent].push(row),
+                None => roots.push(row),
             }
-            for ancestor in shown {
-                // Q-22: only descendants whose rows are in the panel count.
-                descendants[ancestor] += 1;
+        }
+        // Q-22: only descendants whose rows are in the panel count: a row's are the rows
+        // below it in this tree, added up from the last row (a row comes after its parent).
+        let mut descendants: Vec<u32> = vec![0; visible.len()];
+        for row in (0..visible.len()).rev() {
+            if let Some(parent) = nearest[visible[row].2] {
+                debug_assert!(parent < row, "a row comes after its parent's");
+                descendants[parent] += 1 + descendants[row];
             }
         }
         let mut rows = Vec::with_capacity(visible.len() + 1);
@@ -956,7 +979,7 @@ impl Panel {
             .map(|index| (index, base_level))
             .collect();
         while let Some((index, level)) = stack.pop() {
-            let (entry, status) = visible[index];
+            let (entry, status, _) = visible[index];
             rows.push(Row {
                 id: RowId::Agent(entry.id),
                 label: self.label(entry),
@@ -1935,6 +1958,48 @@ mod tests {
         let widest = text.lines().map(|line| line.chars().count()).max().unwrap();
         assert!(widest < 200, "{widest}");
         assert!(text.contains("[level 33] r"), "{text}");
+    }
+
+    /// `view` finds each row's depth, its parent row and its descendants in one pass down
+    /// the entries (a parent starts before its children); the per-row walk up the
+    /// ancestors it replaced gives the same, on a tree where some runs have no row
+    /// (foreground) and some have finished.
+    #[test]
+    fn one_pass_tree_matches_the_walk_up_the_ancestors() {
+        let mut panel = Panel::new();
+        let mut state = 0x9e37_79b9_u32;
+        for id in 1..=400u32 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let parent = (id > 1 && !state.is_multiple_of(5)).then(|| 1 + state % (id - 1));
+            panel.on_start(run(id, parent, "r", false, !state.is_multiple_of(3)), S);
+        }
+        for id in (1..=400u32).step_by(7) {
+            panel.on_finish(id, FinishKind::Failure, 2 * S);
+        }
+        let view = panel.view(2 * S, &gates(292), false);
+        let shown: Vec<u32> = view
+            .rows
+            .iter()
+            .filter_map(|row| match row.id {
+                RowId::Agent(id) => Some(id),
+                RowId::Main => None,
+            })
+            .collect();
+        assert!(shown.len() > 100 && shown.len() < 400, "{}", shown.len());
+        for row in &view.rows {
+            let RowId::Agent(id) = row.id else { continue };
+            let ancestors = panel.ancestors(id);
+            assert_eq!(row.depth, ancestors.len() as u32 + 1, "depth of {id}");
+            let shown_ancestors = ancestors.iter().filter(|a| shown.contains(a)).count();
+            assert_eq!(row.level, shown_ancestors as u32, "level of {id}");
+            let below = shown
+                .iter()
+                .filter(|&&other| panel.ancestors(other).contains(&id))
+                .count();
+            assert_eq!(row.descendants, below as u32, "descendants of {id}");
+        }
     }
 
     #[test]
