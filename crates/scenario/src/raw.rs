@@ -237,8 +237,19 @@ fn syntax_error(error: &YamlError, lines: &LineIndex) -> SyntaxError {
         ),
         other => {
             let message = serde_saphyr::DefaultMessageFormatter.format_message(other);
-            // The formatter's text is not sanitised; keep control characters out of terminals.
-            (format!("invalid YAML: {}", sanitise(&message)), None)
+            if message.contains("recursion limit exceeded") {
+                // The parser's own bound on nested flow lists and maps (`[[[…` or
+                // `{a: {b: …`), met before the budget's depth is: the same problem, said
+                // the same way, with the fix.
+                (
+                    format!("lists and maps nest deeper than {MAX_DEPTH} levels"),
+                    Some(budget_help()),
+                )
+            } else {
+                // The formatter's text is not sanitised; keep control characters out of
+                // terminals.
+                (format!("invalid YAML: {}", sanitise(&message)), None)
+            }
         }
     };
     SyntaxError {
@@ -599,6 +610,25 @@ mod tests {
         assert!(error.message.starts_with("invalid YAML"), "{error:?}");
         assert_eq!((error.span.line, error.span.column), (2, 2));
         assert_eq!(error.span.offset, 10);
+    }
+
+    /// Deep flow nesting (`[[[…` or `{a: {a: …`) stops in the YAML parser, before the
+    /// budget's depth is reached; it said only "invalid YAML: recursion limit exceeded".
+    #[test]
+    fn deep_flow_nesting_is_said_as_the_budget_says_it_with_the_fix() {
+        for source in [
+            format!("a: {}1{}\n", "[".repeat(400), "]".repeat(400)),
+            format!("a: {}1{}\n", "{b: ".repeat(400), "}".repeat(400)),
+        ] {
+            let error = parse(&source).unwrap_err();
+            assert_eq!(
+                error.message,
+                format!("lists and maps nest deeper than {MAX_DEPTH} levels"),
+                "{error:?}"
+            );
+            assert_eq!(error.help, Some(budget_help()));
+            assert_eq!(error.span.line, 1, "{error:?}");
+        }
     }
 
     #[test]
