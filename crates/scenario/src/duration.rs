@@ -119,9 +119,18 @@ pub(crate) fn parse_dist(text: &str) -> Result<Dist, String> {
             let median = arg(0)?;
             let sigma_text = args.get(1).copied().unwrap_or("");
             let Some(sigma) = number(sigma_text) else {
-                return Err(format!(
-                    "in `{trimmed}` the sigma `{sigma_text}` is not a plain number (it has no unit)"
-                ));
+                // A sign is not a unit: say what is wrong with the sigma it is.
+                return Err(if sigma_text.trim().starts_with('-') {
+                    format!(
+                        "in `{trimmed}` the sigma `{sigma_text}` is negative: a spread is 0 or \
+                         more (`lognormal(10s, 0.5)`)"
+                    )
+                } else {
+                    format!(
+                        "in `{trimmed}` the sigma `{sigma_text}` is not a plain number (it has \
+                         no unit)"
+                    )
+                });
             };
             Ok(Dist::LogNormal { median, sigma })
         }
@@ -223,6 +232,7 @@ mod tests {
             ("uniform(1s)", "wrong arguments"),
             ("uniform(5s, 1s)", "low end"),
             ("lognormal(10s, 0.5s)", "plain number"),
+            ("lognormal(10s, -5)", "is negative: a spread is 0 or more"),
             ("expo(10s)", "did you mean `exp`"),
             ("normal(10x, 2s)", "not a duration"),
         ];
