@@ -228,9 +228,10 @@ pub struct Limits {
     pub max_held: u64,
     /// Most steps taken at one instant of virtual time. A zero-time loop (a `repeat` of
     /// `work: 0s`) never lets the clock advance; this stops it long before `max_steps`.
-    /// Counted in blocks of this many steps: a run stops once a
-    /// whole block was taken without the clock moving, so after at most twice this many
-    /// steps at one instant.
+    /// Counted in blocks (of this many steps, or of `max_silent_steps` when that is
+    /// smaller): a run stops once whole blocks in a row, at least this many steps, were
+    /// taken without the clock moving, so after at most twice this many steps at one
+    /// instant.
     pub max_instant_steps: u64,
     /// Most steps taken in a row without an event written. A loop of steps that take a
     /// little time and write nothing (a `repeat` of `wait: 1us` or `work: 1ms`) lets the
