@@ -8,7 +8,7 @@
 //! action as `work`; after foreground Agent calls the cursor moves to their result, since
 //! the simulated caller waits for its children as the real one did.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,8 @@ use subsim_rules::model::BuiltIn;
 
 use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
-use super::transcript::{conversation, Conversation, ToolResult, ToolUse};
+use super::transcript::{prompt_key, Collector, Conversation, Notice, ToolResult, ToolUse};
+use super::wire::Num;
 use super::{ImportError, ImportOptions, Imported};
 
 /// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
@@ -83,6 +84,10 @@ const MAX_SUBAGENT_FILES: usize = 10_000;
 /// finds it running despite small drifts of the replay; short enough that in a what-if
 /// where the stop comes too early (the run started later) the run simply finishes.
 const UNFINISHED_MS: u64 = 60_000;
+/// How much longer than the time between an Agent call and its result its
+/// `totalDurationMs` may be and still be taken as measured (timestamps are written to the
+/// millisecond, but lines of one moment can be a few seconds apart).
+const TOTAL_SLACK_MS: u64 = 5_000;
 
 /// A subagent transcript found beside the session.
 struct SubFile {
@@ -140,12 +145,11 @@ fn outcome(result: Option<&ToolResult>) -> Outcome {
     let Some(result) = result else {
         return Outcome::NoResult;
     };
-    let status = result.detail("status").and_then(Value::as_str);
-    let is_async = result.detail("isAsync").and_then(Value::as_bool) == Some(true);
-    if status == Some("async_launched") || is_async {
+    let status = result.status();
+    if status == Some("async_launched") || result.is_async() {
         return Outcome::Launched;
     }
-    let total = result.detail("totalDurationMs").and_then(Value::as_u64);
+    let total = total_ms(result);
     if status == Some("completed") {
         return Outcome::Completed(total);
     }
@@ -184,14 +188,58 @@ struct Builder {
     spawn_calls: usize,
     /// `session.kind` when the transcript says it was not an interactive session.
     kind: Option<&'static str>,
-    main_notices: Vec<super::transcript::Notice>,
+    main_notices: Notices,
+    /// Unclaimed subagent files by [`prompt_key`] of their task prompt, in id order.
+    by_prompt: HashMap<u64, VecDeque<String>>,
+    /// Unclaimed subagent files by the `description` of their `.meta.json`, in id order.
+    by_meta: HashMap<String, VecDeque<String>>,
+}
+
+/// A conversation's completion notifications, found by agent id or by call id.
+#[derive(Default)]
+struct Notices {
+    list: Vec<Notice>,
+    by_agent: HashMap<String, usize>,
+    by_call: HashMap<String, usize>,
+}
+
+impl Notices {
+    fn new(list: Vec<Notice>) -> Notices {
+        let mut by_agent = HashMap::new();
+        let mut by_call = HashMap::new();
+        for (index, notice) in list.iter().enumerate() {
+            if let Some(id) = &notice.agent_id {
+                by_agent.entry(id.clone()).or_insert(index);
+            }
+            if let Some(id) = &notice.tool_use_id {
+                by_call.entry(id.clone()).or_insert(index);
+            }
+        }
+        Notices {
+            list,
+            by_agent,
+            by_call,
+        }
+    }
+
+    /// The first notification of the agent `agent_id` or of the call `call_id`.
+    fn find(&self, agent_id: Option<&str>, call_id: &str) -> Option<&Notice> {
+        let by_agent = agent_id.and_then(|id| self.by_agent.get(id));
+        let by_call = self.by_call.get(call_id);
+        let index = match (by_agent, by_call) {
+            (Some(a), Some(c)) => *a.min(c),
+            (Some(a), None) => *a,
+            (None, Some(c)) => *c,
+            (None, None) => return None,
+        };
+        self.list.get(index)
+    }
 }
 
 pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, ImportError> {
     let mut warnings = Vec::new();
     let mut budget = MAX_TOTAL_BYTES;
-    let entries = read_entries(path, Strictness::Main, &mut budget, &mut warnings)?;
-    let main = conversation(&entries);
+    let main = read_conversation(path, Strictness::Main, &mut budget, &mut warnings)?;
     if !main.unknown_types.is_empty() {
         let listed: Vec<String> = main
             .unknown_types
@@ -227,8 +275,11 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         refused_types: BTreeSet::new(),
         spawn_calls: 0,
         kind: None,
-        main_notices: main.notices.clone(),
+        main_notices: Notices::new(main.notices.clone()),
+        by_prompt: HashMap::new(),
+        by_meta: HashMap::new(),
     };
+    builder.index_subs();
     let main_steps = builder.script(&main, t0, None, 0);
     for sub in builder.subs.values() {
         if !sub.claimed {
@@ -344,8 +395,9 @@ fn find_subagents(
             continue;
         }
         let mut file_warnings = Vec::new();
-        let entries = match read_entries(&path, Strictness::Subagent, budget, &mut file_warnings) {
-            Ok(entries) => entries,
+        let conv = match read_conversation(&path, Strictness::Subagent, budget, &mut file_warnings)
+        {
+            Ok(conv) => conv,
             Err(error) => {
                 warnings.push(format!(
                     "{error}; this subagent is replayed from its result only"
@@ -353,7 +405,6 @@ fn find_subagents(
                 continue;
             }
         };
-        let conv = conversation(&entries);
         if conv
             .session_id
             .as_deref()
@@ -361,7 +412,7 @@ fn find_subagents(
         {
             continue; // another session's subagent (2.0.x keeps them all in one folder)
         }
-        if conv.first_prompt.as_deref().map(str::trim) == Some("Warmup") {
+        if conv.warmup {
             continue; // 2.0.x warm-up sidechain, not a spawn
         }
         warnings.extend(file_warnings);
@@ -435,14 +486,69 @@ fn ms_text(ms: u64) -> String {
     }
 }
 
+/// Reads one transcript file into its conversation, a line at a time.
+fn read_conversation(
+    path: &Path,
+    strictness: Strictness,
+    budget: &mut u64,
+    warnings: &mut Vec<String>,
+) -> Result<Conversation, ImportError> {
+    let mut collector = Collector::default();
+    read_entries(path, strictness, budget, warnings, &mut |line, raw| {
+        collector.push(line, raw);
+    })?;
+    Ok(collector.finish())
+}
+
+/// The longest measured duration taken as written (a year): beyond it a figure is not a
+/// measurement, and in microseconds it would overflow the scenario's durations.
+const MAX_MEASURED_MS: u64 = 365 * 24 * 3_600 * 1_000;
+
+/// A measured duration as JSON wrote it, in whole milliseconds, or why it is not one
+/// (negative, not finite, over [`MAX_MEASURED_MS`], not a number).
+fn duration_ms(value: Num) -> Result<Option<u64>, String> {
+    let ms = match value {
+        Num::Missing => return Ok(None),
+        Num::Int(ms) => ms as f64,
+        Num::Float(ms) => ms,
+        Num::Other => return Err("is not a number".to_string()),
+    };
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(format!("is {ms}, not a duration"));
+    }
+    if ms > MAX_MEASURED_MS as f64 {
+        return Err(format!("is {ms} ms, more than a year"));
+    }
+    Ok(Some(ms.round() as u64))
+}
+
+/// `totalDurationMs` of a result, when it is a usable duration.
+fn total_ms(result: &ToolResult) -> Option<u64> {
+    duration_ms(result.total_duration()).ok().flatten()
+}
+
+/// `duration_ms` of a notification's `<usage>`, read as a JSON number.
+fn notice_duration(notice: &Notice) -> Result<Option<u64>, String> {
+    let Some(token) = &notice.duration_ms else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<serde_json::Value>(token) {
+        Ok(serde_json::Value::Number(number)) => match number.as_u64() {
+            Some(ms) => duration_ms(Num::Int(i128::from(ms))),
+            None => duration_ms(number.as_f64().map_or(Num::Other, Num::Float)),
+        },
+        _ => Err(format!("`{}` is not a number", one_line(token, 40))),
+    }
+}
+
 /// When a call started: for a foreground call that completed, its result's time less its
 /// `totalDurationMs` (never before the call was written); otherwise when it was written.
 fn measured_start(call: &ToolUse, result: Option<&ToolResult>) -> i64 {
     let Some(result) = result.filter(|_| call.is_spawn()) else {
         return call.t_ms;
     };
-    let completed = result.detail("status").and_then(Value::as_str) == Some("completed");
-    match result.detail("totalDurationMs").and_then(Value::as_i64) {
+    let completed = result.status() == Some("completed");
+    match total_ms(result).and_then(|total| i64::try_from(total).ok()) {
         Some(total) if completed => result.t_ms.saturating_sub(total).max(call.t_ms),
         _ => call.t_ms,
     }
@@ -528,6 +634,7 @@ impl Builder {
         let mut cursor = start;
         // Prompts of this run so far (the trace numbers them 1, 2, …).
         let mut prompts = 0u32;
+        let notices = Notices::new(conv.notices.clone());
         // Calls of one response share a message id; keep the order of first appearance.
         let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
         let mut group_of: HashMap<&str, usize> = HashMap::new();
@@ -558,7 +665,7 @@ impl Builder {
                 .copied()
                 .filter(|call| {
                     matches!(call.name.as_str(), "TaskOutput" | "AgentOutputTool")
-                        && call.input.get("block").and_then(Value::as_bool) != Some(false)
+                        && call.input().block.0 != Some(false)
                 })
                 .collect();
             let tools: Vec<&ToolUse> = match owner {
@@ -588,7 +695,7 @@ impl Builder {
                 let mut resume = cursor;
                 for call in spawns {
                     if let Some((spawn, back)) =
-                        self.spawn(conv, call, owner.map(|(name, _)| name), depth)
+                        self.spawn(conv, &notices, call, owner.map(|(name, _)| name), depth)
                     {
                         if let Some(back) = back {
                             resume = resume.max(back);
@@ -704,11 +811,127 @@ impl Builder {
         steps
     }
 
+    /// Indexes the subagent files by task prompt and by `.meta.json` description, so that
+    /// each Agent call finds its file in one look-up.
+    fn index_subs(&mut self) {
+        for (id, sub) in &self.subs {
+            if let Some(key) = sub.conv.first_prompt {
+                self.by_prompt.entry(key).or_default().push_back(id.clone());
+            }
+            if let Some((_, Some(description))) = &sub.meta {
+                self.by_meta
+                    .entry(description.clone())
+                    .or_default()
+                    .push_back(id.clone());
+            }
+        }
+    }
+
+    /// The subagent file of an Agent call: by the agent id of its result, else by its
+    /// task prompt, else by the type and description of its `.meta.json`. Claimed files
+    /// are dropped from the front of each queue as they are met, so every look-up is
+    /// amortised constant time.
+    fn find_sub(
+        &mut self,
+        call: &ToolUse,
+        agent_id: Option<&str>,
+        agent_type: &str,
+    ) -> Option<String> {
+        let unclaimed = |subs: &BTreeMap<String, SubFile>, id: &str| {
+            subs.get(id).is_some_and(|sub| !sub.claimed)
+        };
+        if let Some(id) = agent_id.filter(|id| unclaimed(&self.subs, id)) {
+            return Some(id.to_string());
+        }
+        if let Some(queue) = call
+            .text("prompt")
+            .and_then(|p| self.by_prompt.get_mut(&prompt_key(p)))
+        {
+            while let Some(id) = queue.front() {
+                if unclaimed(&self.subs, id) {
+                    return Some(id.clone());
+                }
+                queue.pop_front();
+            }
+        }
+        let queue = self.by_meta.get_mut(call.text("description")?)?;
+        while queue.front().is_some_and(|id| !unclaimed(&self.subs, id)) {
+            queue.pop_front();
+        }
+        let subs = &self.subs;
+        queue
+            .iter()
+            .find(|id| {
+                subs.get(id.as_str()).is_some_and(|sub| {
+                    !sub.claimed
+                        && sub.meta.as_ref().is_some_and(|(kind, _)| {
+                            kind.as_deref().is_none_or(|kind| kind == agent_type)
+                        })
+                })
+            })
+            .cloned()
+    }
+
+    /// How long a subagent without a transcript ran, from what its call's result and its
+    /// notification measured; a measured figure that is not a duration, or that is longer
+    /// than the transcript's own times allow, is said and replaced by those times.
+    fn measured(
+        &mut self,
+        name: &str,
+        call: &ToolUse,
+        result: Option<&ToolResult>,
+        outcome: &Outcome,
+        notice: Option<&Notice>,
+    ) -> Option<u64> {
+        let between = |from: i64, to: i64| u64::try_from(to.saturating_sub(from)).unwrap_or(0);
+        match outcome {
+            Outcome::Completed(total) => {
+                let result = result?;
+                let span = between(call.t_ms, result.t_ms);
+                match total {
+                    Some(total) if *total > span.saturating_add(TOTAL_SLACK_MS) => {
+                        self.warnings.push(format!(
+                            "{name} (line {}): totalDurationMs says {} but its result came {} \
+                             after the call; the transcript's times are replayed",
+                            call.line,
+                            ms_text(*total),
+                            ms_text(span)
+                        ));
+                        Some(span)
+                    }
+                    Some(total) => Some(*total),
+                    None => Some(span),
+                }
+            }
+            Outcome::Launched => {
+                let notice = notice?;
+                let launch = result.map_or(call.t_ms, |result| result.t_ms);
+                let span = between(launch, notice.t_ms);
+                match notice_duration(notice) {
+                    Ok(Some(ms)) => Some(ms),
+                    Ok(None) => Some(span),
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "{name} (line {}): its notification's duration_ms {why}; the time \
+                             up to the notification ({}) is replayed",
+                            call.line,
+                            ms_text(span)
+                        ));
+                        Some(span)
+                    }
+                }
+            }
+            Outcome::Interrupted => result.map(|result| between(call.t_ms, result.t_ms)),
+            Outcome::UnknownType | Outcome::Refused(_) | Outcome::NoResult => None,
+        }
+    }
+
     /// One Agent call: its `spawn` item, and when the caller gets going again (the
     /// result's time for a foreground call).
     fn spawn(
         &mut self,
         conv: &Conversation,
+        notices: &Notices,
         call: &ToolUse,
         caller: Option<&str>,
         depth: usize,
@@ -718,10 +941,7 @@ impl Builder {
         let description = self.text(call.text("description").unwrap_or(""));
         let result = conv.results.get(&call.id);
         let outcome = outcome(result);
-        let agent_id = result
-            .and_then(|result| result.detail("agentId"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let agent_id = result.and_then(ToolResult::agent_id).map(str::to_string);
         let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
             Some(name) => slug(&self.text(name), 6),
             None => {
@@ -737,8 +957,8 @@ impl Builder {
         if let Some(id) = &agent_id {
             self.agent_names.insert(id.clone(), name.clone());
         }
-        let background = matches!(outcome, Outcome::Launched)
-            || call.input.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let background =
+            matches!(outcome, Outcome::Launched) || call.input().run_in_background.0 == Some(true);
         let tool = &call.name;
         let shown_type = if agent_type.is_empty() {
             "general-purpose"
@@ -758,46 +978,14 @@ impl Builder {
                 .map(|caller| format!(", made by {caller}"))
                 .unwrap_or_default()
         );
-        // The subagent's own transcript: by agent id, else by its task prompt, else by
-        // the type and description of its `.meta.json`.
-        let sub_key = agent_id
-            .clone()
-            .filter(|id| self.subs.get(id).is_some_and(|sub| !sub.claimed))
-            .or_else(|| {
-                let prompt = call.text("prompt")?;
-                self.subs
-                    .iter()
-                    .find(|(_, sub)| {
-                        !sub.claimed && sub.conv.first_prompt.as_deref() == Some(prompt)
-                    })
-                    .map(|(id, _)| id.clone())
-            })
-            .or_else(|| {
-                let wanted = call.text("description")?;
-                self.subs
-                    .iter()
-                    .find(|(_, sub)| {
-                        !sub.claimed
-                            && sub.meta.as_ref().is_some_and(|(kind, description)| {
-                                description.as_deref() == Some(wanted)
-                                    && kind.as_deref().is_none_or(|kind| kind == agent_type)
-                            })
-                    })
-                    .map(|(id, _)| id.clone())
-            });
+        let sub_key = self.find_sub(call, agent_id.as_deref(), &agent_type);
         let mut behavior = Vec::new();
         let mut report = None;
         // Until when the behaviour replays what the transcripts show (real time).
         let mut covered_until = call.t_ms;
-        let launch_time = result.map_or(call.t_ms, |result| result.t_ms);
-        let notice = conv
-            .notices
-            .iter()
-            .chain(&self.main_notices)
-            .find(|notice| {
-                (agent_id.is_some() && notice.agent_id == agent_id)
-                    || notice.tool_use_id.as_deref() == Some(call.id.as_str())
-            })
+        let notice = notices
+            .find(agent_id.as_deref(), &call.id)
+            .or_else(|| self.main_notices.find(agent_id.as_deref(), &call.id))
             .cloned();
         if matches!(outcome, Outcome::UnknownType) {
             // Refused before it ran: no behaviour, no definition.
@@ -805,7 +993,7 @@ impl Builder {
             let sub_conv = {
                 let sub = self.subs.get_mut(&key)?;
                 sub.claimed = true;
-                sub.conv.clone()
+                std::mem::take(&mut sub.conv)
             };
             if let Some(id) = &sub_conv.agent_id {
                 self.agent_names
@@ -831,20 +1019,7 @@ impl Builder {
             report = sub_conv.last_text.clone();
             covered_until = sub_conv.end_ms.unwrap_or(start);
         } else {
-            let measured = match &outcome {
-                Outcome::Completed(total) => total.or_else(|| {
-                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
-                }),
-                Outcome::Launched => notice.as_ref().map(|notice| {
-                    notice
-                        .duration_ms
-                        .unwrap_or_else(|| notice.t_ms.saturating_sub(launch_time).max(0) as u64)
-                }),
-                Outcome::Interrupted => {
-                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
-                }
-                _ => None,
-            };
+            let measured = self.measured(&name, call, result, &outcome, notice.as_ref());
             let measured = measured
                 .unwrap_or_else(|| self.session_end.saturating_sub(call.t_ms).max(0) as u64);
             if measured > 0 {

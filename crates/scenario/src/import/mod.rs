@@ -13,7 +13,8 @@
 //!   structure-ordered time line;
 //! - `build.rs`: the main file and its subagent files → scenario steps, definitions,
 //!   person actions and the observed facts, rendered as YAML;
-//! - `privacy.rs`: masking of e-mail addresses and secrets.
+//! - `privacy.rs`: masking of e-mail addresses and secrets;
+//! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
 //! [`fidelity`] runs an import and says which observed facts the model reproduces.
 
@@ -21,6 +22,7 @@ mod build;
 mod privacy;
 mod read;
 mod transcript;
+mod wire;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
