@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use subsim_rules::model::BuiltIn;
+use subsim_rules::version::Version;
 
 use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
 use super::transcript::{prompt_key, Collector, Conversation, Notice, ToolResult, ToolUse};
-use super::wire::Num;
+use super::wire::{Num, Text};
 use super::{ImportError, ImportOptions, Imported};
 
 /// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
@@ -88,6 +89,22 @@ const UNFINISHED_MS: u64 = 60_000;
 /// `totalDurationMs` may be and still be taken as measured (timestamps are written to the
 /// millisecond, but lines of one moment can be a few seconds apart).
 const TOTAL_SLACK_MS: u64 = 5_000;
+/// The longest agent type name kept: a definition's `name` is at most this long (DEF-10),
+/// so a longer `subagent_type` names no agent (and as a YAML key it would pass the
+/// 1,024 characters a key may have).
+const MAX_TYPE_CHARS: usize = 256;
+/// A session longer than this (less a margin) is past the simulator's default `max_time`
+/// of 30 days: the scenario raises it.
+const LONG_SESSION_MS: u64 = 29 * 24 * 3_600 * 1_000;
+/// The permission modes the scenario format knows (`session.permission_mode`).
+const PERMISSION_MODES: [&str; 6] = [
+    "default",
+    "acceptEdits",
+    "auto",
+    "dontAsk",
+    "bypassPermissions",
+    "plan",
+];
 
 /// A subagent transcript found beside the session.
 struct SubFile {
@@ -188,11 +205,33 @@ struct Builder {
     spawn_calls: usize,
     /// `session.kind` when the transcript says it was not an interactive session.
     kind: Option<&'static str>,
+    /// The main file's `entrypoint`, when its lines carry one.
+    entrypoint: Option<String>,
+    /// The main file's first `permissionMode`.
+    permission_mode: Option<String>,
+    /// How long the person took to answer each prompt they denied (ms), in order.
+    answer_times: Vec<u64>,
+    /// What the Agent calls show about fork mode (FORK-1/FORK-3).
+    fork_evidence: ForkEvidence,
     main_notices: Notices,
     /// Unclaimed subagent files by [`prompt_key`] of their task prompt, in id order.
     by_prompt: HashMap<u64, VecDeque<String>>,
     /// Unclaimed subagent files by the `description` of their `.meta.json`, in id order.
     by_meta: HashMap<String, VecDeque<String>>,
+}
+
+/// What a transcript's Agent calls show about fork mode.
+#[derive(Clone, Copy, Debug, Default)]
+struct ForkEvidence {
+    /// Line of a call of main's that ran in the foreground: with fork mode on every call
+    /// of Claude's runs in the background unless background tasks are disabled (FGBG-1).
+    foreground: Option<usize>,
+    /// Line of a call of main's launched in the background.
+    background: Option<usize>,
+    /// Line of a call that passes `run_in_background`, which fork mode removes (FORK-3).
+    run_in_background: Option<usize>,
+    /// Line of a call asking for a `fork` (only while fork mode is on, FORK-3).
+    fork: Option<usize>,
 }
 
 /// A conversation's completion notifications, found by agent id or by call id.
@@ -275,12 +314,23 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         refused_types: BTreeSet::new(),
         spawn_calls: 0,
         kind: None,
+        answer_times: Vec::new(),
+        entrypoint: main.entrypoint.clone(),
+        permission_mode: main.permission_mode.clone(),
+        fork_evidence: ForkEvidence::default(),
         main_notices: Notices::new(main.notices.clone()),
         by_prompt: HashMap::new(),
         by_meta: HashMap::new(),
     };
     builder.index_subs();
     let main_steps = builder.script(&main, t0, None, 0);
+    if builder.spawn_calls == 0 {
+        builder.warnings.push(
+            "the transcript holds no Agent calls (Task/Agent): the scenario replays no \
+             subagent, only its single fact that none was asked for"
+                .to_string(),
+        );
+    }
     for sub in builder.subs.values() {
         if !sub.claimed {
             builder.warnings.push(format!(
@@ -289,25 +339,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
             ));
         }
     }
-    let version = main.versions.first().map(|(_, version)| version.clone());
-    if main.versions.len() > 1 {
-        let changes: Vec<String> = main.versions[1..]
-            .iter()
-            .map(|(line, version)| format!("{version} at line {line}"))
-            .collect();
-        builder.warnings.push(format!(
-            "the session was resumed with another version ({}); the scenario uses {}",
-            changes.join(", "),
-            version.as_deref().unwrap_or("the default")
-        ));
-    }
-    if version.is_none() {
-        builder.warnings.push(
-            "the transcript names no version; the scenario runs under the simulator's default \
-             (set session.version to the session's)"
-                .to_string(),
-        );
-    }
+    let version = session_version(&main.versions, &mut builder.warnings).map(|v| v.to_string());
     // `claude -p` writes `sdk-cli`, the Agent SDKs `sdk-ts` / `sdk-py`; the terminal `cli`.
     let kind = match main.entrypoint.as_deref() {
         Some("sdk-cli") => Some("headless"),
@@ -469,6 +501,15 @@ fn peek_session_id(path: &Path) -> Option<String> {
 /// `-N` suffix within [`crate::check::MAX_RUN_NAME`].
 const MAX_BASE_NAME: usize = crate::check::MAX_RUN_NAME - 21;
 
+/// `main` and `a<digits>` are how `expect:` and `user:` name runs by id: a run named so
+/// would be mistaken for another (a call named `a1` and the first subagent, `a1`).
+fn looks_like_agent_id(name: &str) -> bool {
+    name == "main"
+        || name
+            .strip_prefix('a')
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn slug(text: &str, words: usize) -> String {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
@@ -484,6 +525,39 @@ fn ms_text(ms: u64) -> String {
     } else {
         format!("{}.{:03}s", ms / 1000, ms % 1000)
     }
+}
+
+/// The session's version: the first `version` of the main file that is one (a value
+/// that is not `major.minor.patch` is said and skipped); a warning names any later change
+/// (a session resumed with another CLI) and a file without one.
+fn session_version(versions: &[(usize, String)], warnings: &mut Vec<String>) -> Option<Version> {
+    let mut found: Option<(usize, Version)> = None;
+    for (line, text) in versions {
+        match text.parse::<Version>() {
+            Ok(version) if found.is_none() => found = Some((*line, version)),
+            Ok(version) => {
+                if found.is_some_and(|(_, first)| first != version) {
+                    warnings.push(format!(
+                        "the session was resumed with another version ({version} at line \
+                         {line}); the scenario uses {}",
+                        found.map_or(String::new(), |(_, first)| first.to_string())
+                    ));
+                }
+            }
+            Err(_) => warnings.push(format!(
+                "line {line}: `version` {} is not a version (major.minor.patch); ignored",
+                quote(&one_line(text, 40))
+            )),
+        }
+    }
+    if found.is_none() {
+        warnings.push(
+            "the transcript names no version; the scenario runs under the simulator's default \
+             (set session.version to the session's)"
+                .to_string(),
+        );
+    }
+    found.map(|(_, version)| version)
 }
 
 /// Reads one transcript file into its conversation, a line at a time.
@@ -513,11 +587,17 @@ fn duration_ms(value: Num) -> Result<Option<u64>, String> {
         Num::Float(ms) => ms,
         Num::Other => return Err("is not a number".to_string()),
     };
+    // 1e308 is shown as written, not as its 309 digits.
+    let shown = if ms.abs() >= 1e15 {
+        format!("{ms:e}")
+    } else {
+        format!("{ms}")
+    };
     if !ms.is_finite() || ms < 0.0 {
-        return Err(format!("is {ms}, not a duration"));
+        return Err(format!("is {shown}, not a duration"));
     }
     if ms > MAX_MEASURED_MS as f64 {
-        return Err(format!("is {ms} ms, more than a year"));
+        return Err(format!("is {shown} ms, more than a year"));
     }
     Ok(Some(ms.round() as u64))
 }
@@ -609,7 +689,7 @@ impl Builder {
             name = format!("{base}-{next}");
             *next += 1;
         }
-        while self.names.contains(&name) || name == "main" {
+        while self.names.contains(&name) || looks_like_agent_id(&name) {
             name = format!("{base}-{next}");
             *next += 1;
         }
@@ -768,6 +848,13 @@ impl Builder {
                             prompt: true,
                             input,
                         });
+                        // The time up to the answer is the person's: the scenario's think
+                        // time stands for it (not the next `work`).
+                        if let Some(result) = result {
+                            let answered = u64::try_from(result.t_ms.saturating_sub(cursor));
+                            self.answer_times.push(answered.unwrap_or(0));
+                            cursor = cursor.max(result.t_ms);
+                        }
                         continue;
                     }
                     if auto_denied {
@@ -809,6 +896,51 @@ impl Builder {
             }
         }
         steps
+    }
+
+    /// Notes what one Agent call shows about fork mode (see [`ForkEvidence`]).
+    fn note_fork_evidence(
+        &mut self,
+        call: &ToolUse,
+        agent_type: &str,
+        outcome: &Outcome,
+        background: bool,
+        by_main: bool,
+    ) {
+        let evidence = &mut self.fork_evidence;
+        let line = Some(call.line);
+        if agent_type == "fork" {
+            evidence.fork = evidence.fork.or(line);
+        }
+        if call.input().run_in_background.0.is_some() {
+            evidence.run_in_background = evidence.run_in_background.or(line);
+        }
+        if by_main {
+            match outcome {
+                Outcome::Completed(_) | Outcome::Interrupted if !background => {
+                    evidence.foreground = evidence.foreground.or(line);
+                }
+                Outcome::Launched => evidence.background = evidence.background.or(line),
+                _ => {}
+            }
+        }
+    }
+
+    /// The `subagent_type` of an Agent call, trimmed; empty (general-purpose, SPAWN-3)
+    /// when the call gives none, with a warning when it gives something that is not text.
+    fn agent_type(&mut self, call: &ToolUse) -> String {
+        match &call.input().subagent_type {
+            Text::Str(text) => text.trim().to_string(),
+            Text::Missing => String::new(),
+            Text::Other => {
+                self.warnings.push(format!(
+                    "{} call at line {}: its subagent_type is not text; replayed as \
+                     general-purpose",
+                    call.name, call.line
+                ));
+                String::new()
+            }
+        }
     }
 
     /// Indexes the subagent files by task prompt and by `.meta.json` description, so that
@@ -937,10 +1069,31 @@ impl Builder {
         depth: usize,
     ) -> Option<(SpawnOut, Option<i64>)> {
         self.spawn_calls += 1;
-        let agent_type = call.text("subagent_type").unwrap_or("").trim().to_string();
+        let agent_type = self.agent_type(call);
         let description = self.text(call.text("description").unwrap_or(""));
         let result = conv.results.get(&call.id);
         let outcome = outcome(result);
+        if let Some(Err(why)) = result.map(|result| duration_ms(result.total_duration())) {
+            self.warnings.push(format!(
+                "{} call at line {}: its result's totalDurationMs {why}; ignored (the \
+                 transcript's times are replayed)",
+                call.name, call.line
+            ));
+        }
+        let agent_type = if agent_type.chars().count() > MAX_TYPE_CHARS
+            && !matches!(outcome, Outcome::UnknownType)
+        {
+            self.warnings.push(format!(
+                "{} call at line {}: its subagent_type is {} characters, longer than any \
+                 agent name ({MAX_TYPE_CHARS}); replayed as general-purpose",
+                call.name,
+                call.line,
+                agent_type.chars().count()
+            ));
+            String::new()
+        } else {
+            agent_type
+        };
         let agent_id = result.and_then(ToolResult::agent_id).map(str::to_string);
         let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
             Some(name) => slug(&self.text(name), 6),
@@ -959,6 +1112,7 @@ impl Builder {
         }
         let background =
             matches!(outcome, Outcome::Launched) || call.input().run_in_background.0 == Some(true);
+        self.note_fork_evidence(call, &agent_type, &outcome, background, caller.is_none());
         let tool = &call.name;
         let shown_type = if agent_type.is_empty() {
             "general-purpose"
@@ -1216,24 +1370,7 @@ impl Builder {
             y,
             "  The expect: block is what the session showed; `subsim check` says whether the model reproduces it."
         );
-        let _ = writeln!(y, "session:");
-        if let Some(kind) = self.kind {
-            let _ = writeln!(y, "  kind: {kind}   # from the transcript's `entrypoint`");
-        }
-        match version {
-            Some(version) => {
-                let _ = writeln!(y, "  version: {}", quote(version));
-            }
-            None => {
-                let _ = writeln!(
-                    y,
-                    "  # the transcript names no version: the simulator's default applies"
-                );
-            }
-        }
-        if let Some(model) = model {
-            let _ = writeln!(y, "  model: {}", quote(model));
-        }
+        self.render_session(&mut y, version, model);
         let defined: Vec<String> = self.custom_types.iter().cloned().collect();
         if !defined.is_empty() {
             let _ = writeln!(y, "agents:");
@@ -1254,6 +1391,30 @@ impl Builder {
         }
         if !self.stops.is_empty() || !self.denials.is_empty() {
             let _ = writeln!(y, "user:");
+        }
+        if !self.answer_times.is_empty() {
+            // One think time for every prompt (the format has no per-prompt time): the
+            // mean of what the person took, each listed.
+            let total: u64 = self.answer_times.iter().sum();
+            let mean = total / self.answer_times.len() as u64;
+            let listed: Vec<String> = self
+                .answer_times
+                .iter()
+                .take(10)
+                .map(|ms| ms_text(*ms))
+                .collect();
+            let more = self.answer_times.len().saturating_sub(10);
+            let _ = writeln!(
+                y,
+                "  think: {}   # the person's measured answer times: {}{} (their mean)",
+                ms_text(mean),
+                listed.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            );
         }
         if !self.denials.is_empty() {
             let _ = writeln!(y, "  answers:");
@@ -1293,6 +1454,137 @@ impl Builder {
             let _ = writeln!(y, "  - {fact}");
         }
         y
+    }
+}
+
+impl Builder {
+    /// The `session:` block: what the transcript shows (version, kind, model, permission
+    /// mode, fork mode, the session's length), each with where it came from, and what it
+    /// could not show.
+    fn render_session(&mut self, y: &mut String, version: Option<&str>, model: Option<&str>) {
+        let _ = writeln!(y, "session:");
+        match (self.kind, self.entrypoint.as_deref()) {
+            (Some(kind), _) => {
+                let _ = writeln!(y, "  kind: {kind}   # from the transcript's `entrypoint`");
+            }
+            (None, Some(entry)) => {
+                let _ = writeln!(
+                    y,
+                    "  kind: interactive   # the transcript's `entrypoint` is {}",
+                    quote(&one_line(entry, 40))
+                );
+            }
+            (None, None) => {
+                let _ = writeln!(
+                    y,
+                    "  # kind: the transcript has no `entrypoint`; interactive is assumed"
+                );
+            }
+        }
+        match version {
+            Some(version) => {
+                let _ = writeln!(y, "  version: {}", quote(version));
+            }
+            None => {
+                let _ = writeln!(
+                    y,
+                    "  # the transcript names no version: the simulator's default applies"
+                );
+            }
+        }
+        if let Some(model) = model {
+            let _ = writeln!(y, "  model: {}", quote(model));
+        }
+        match self.permission_mode.as_deref() {
+            Some(mode) if PERMISSION_MODES.contains(&mode) => {
+                let _ = writeln!(
+                    y,
+                    "  permission_mode: {}   # the transcript's `permissionMode`",
+                    quote(mode)
+                );
+            }
+            Some(other) => {
+                self.warnings.push(format!(
+                    "the transcript's permissionMode {} is not one the simulator knows; the \
+                     default mode applies",
+                    quote(&one_line(other, 40))
+                ));
+            }
+            None => {}
+        }
+        let version = version
+            .and_then(|text| text.parse::<Version>().ok())
+            .unwrap_or_default();
+        if let Some((value, why)) = self.fork_mode(version) {
+            let _ = writeln!(
+                y,
+                "  env: {{CLAUDE_CODE_FORK_SUBAGENT: \"{value}\"}}   # {why}"
+            );
+        }
+        let span = u64::try_from(self.session_end.saturating_sub(self.t0)).unwrap_or(0);
+        if span.saturating_add(2 * UNFINISHED_MS) > LONG_SESSION_MS {
+            let hours = span / 3_600_000 + 48;
+            self.warnings.push(format!(
+                "the session spans {}, past the simulator's 30-day `max_time`; the scenario \
+                 sets `limits: {{max_time: {hours}h}}`",
+                ms_text(span)
+            ));
+            let _ = writeln!(
+                y,
+                "  limits: {{max_time: {hours}h}}   # the session spans {}",
+                ms_text(span)
+            );
+        }
+        let _ = writeln!(
+            y,
+            "  # not in a transcript, so not imported: settings (permissions, hooks, env), \
+             agent definition files, MCP servers"
+        );
+    }
+
+    /// `CLAUDE_CODE_FORK_SUBAGENT` when what the Agent calls show disagrees with the
+    /// default fork mode of the session's kind and version (FORK-1, FORK-2): a call of
+    /// main's that ran in the foreground, or one that passes `run_in_background`, shows
+    /// fork mode off (FGBG-1 case 3, FORK-3); a `fork` call shows it on.
+    fn fork_mode(&mut self, version: Version) -> Option<(&'static str, String)> {
+        let default_on = self.kind.is_none()
+            && subsim_rules::version::Gates::for_version(version).fork_mode_interactive_default;
+        let evidence = self.fork_evidence;
+        let off = evidence
+            .foreground
+            .map(|line| format!("the Agent call at line {line} ran in the foreground"))
+            .or_else(|| {
+                evidence
+                    .run_in_background
+                    .map(|line| format!("the Agent call at line {line} passes run_in_background"))
+            });
+        let on = evidence
+            .fork
+            .map(|line| format!("the Agent call at line {line} asks for a fork"));
+        match (default_on, off, on) {
+            (_, Some(off), Some(on)) => {
+                self.warnings.push(format!(
+                    "fork mode: {off} (fork mode off) but {on} (fork mode on); the default \
+                     of {version} applies"
+                ));
+                None
+            }
+            (true, Some(off), None) => {
+                self.warnings.push(format!(
+                    "fork mode is on by default in an interactive {version} session, but \
+                     {off}: the scenario turns it off (CLAUDE_CODE_FORK_SUBAGENT=0)"
+                ));
+                Some(("0", format!("fork mode off: {off} (FORK-2)")))
+            }
+            (false, None, Some(on)) => {
+                self.warnings.push(format!(
+                    "fork mode is off by default in this session, but {on}: the scenario \
+                     turns it on (CLAUDE_CODE_FORK_SUBAGENT=1)"
+                ));
+                Some(("1", format!("fork mode on: {on} (FORK-2)")))
+            }
+            _ => None,
+        }
     }
 }
 
