@@ -423,3 +423,75 @@ fn a_persons_measured_answer_time_becomes_the_think_time_not_part_of_the_next_wo
     let report = fidelity(&imported).expect("runs");
     assert_eq!(report.reproduced, report.observed, "{report}");
 }
+
+#[test]
+fn a_5_mib_prompt_under_keep_text_is_cut_so_the_scenario_still_loads() {
+    let prompt = "p".repeat(5 * 1024 * 1024);
+    let imported = import_with(
+        "big-prompt",
+        &[
+            agent_call(
+                "a",
+                "null",
+                0,
+                "t1",
+                &format!(r#"{{"subagent_type":"Explore","prompt":"{prompt}"}}"#),
+            ),
+            agent_result(
+                "b",
+                "a",
+                5,
+                "t1",
+                r#"{"status":"completed","totalDurationMs":5000}"#,
+            ),
+        ],
+        ImportOptions { keep_text: true },
+    );
+    assert!(
+        warned(
+            &imported,
+            "the prompt of the call at line 1 is 5242880 characters"
+        ),
+        "{:?}",
+        imported.warnings
+    );
+    assert!(imported.yaml.len() < 100_000);
+}
+
+#[test]
+fn ten_thousand_agent_calls_are_said_too_many_not_an_importer_bug() {
+    let mut lines = Vec::new();
+    let mut parent = "null".to_string();
+    for index in 0..10_000u32 {
+        let call = format!("c{index}");
+        let back = format!("r{index}");
+        let id = format!("t{index}");
+        lines.push(agent_call(
+            &call,
+            &parent,
+            index % 3_000,
+            &id,
+            r#"{"subagent_type":"Explore","description":"scan"}"#,
+        ));
+        lines.push(agent_result(
+            &back,
+            &call,
+            index % 3_000,
+            &id,
+            r#"{"status":"completed","totalDurationMs":1}"#,
+        ));
+        parent = format!("\"{back}\"");
+    }
+    let dir = Dir(std::env::temp_dir().join(format!("subsim-import-10k-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).expect("temp dir");
+    let path = dir.0.join("s1.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("transcript");
+    match import_session(&path, ImportOptions::default()) {
+        Ok(imported) => assert_eq!(imported.spawn_calls, 10_000),
+        Err(error) => {
+            let text = error.to_string();
+            assert!(!text.contains("importer bug"), "{text}");
+            assert!(text.contains("10000 Agent calls"), "{text}");
+        }
+    }
+}

@@ -89,6 +89,8 @@ const UNFINISHED_MS: u64 = 60_000;
 /// `totalDurationMs` may be and still be taken as measured (timestamps are written to the
 /// millisecond, but lines of one moment can be a few seconds apart).
 const TOTAL_SLACK_MS: u64 = 5_000;
+/// The most characters of one prompt, report or command `--keep-text` copies.
+const MAX_KEPT_TEXT: usize = 16 * 1024;
 /// The longest agent type name kept: a definition's `name` is at most this long (DEF-10),
 /// so a longer `subagent_type` names no agent (and as a YAML key it would pass the
 /// 1,024 characters a key may have).
@@ -669,6 +671,21 @@ impl Builder {
         }
     }
 
+    /// A text `--keep-text` copies, cut to [`MAX_KEPT_TEXT`] characters (with a warning
+    /// naming the call's line) so that the scenario stays within what a scenario file may
+    /// hold (4 MiB).
+    fn kept_text(&mut self, text: &str, what: &str, line: usize) -> String {
+        let Some((cut, _)) = text.char_indices().nth(MAX_KEPT_TEXT) else {
+            return text.to_string();
+        };
+        self.warnings.push(format!(
+            "the {what} of the call at line {line} is {} characters; the first {MAX_KEPT_TEXT} \
+             are kept (a scenario file holds at most 4 MiB)",
+            text.chars().count()
+        ));
+        format!("{}…", &text[..cut])
+    }
+
     fn fact(&mut self, what: String, yaml: String) {
         self.facts.push((what, yaml));
     }
@@ -822,7 +839,8 @@ impl Builder {
                             || result.text.contains("tool use was rejected")
                     });
                     let input = if self.options.keep_text && call.name == "Bash" {
-                        call.text("command").map(str::to_string)
+                        call.text("command")
+                            .map(|text| self.kept_text(text, "Bash command", call.line))
                     } else {
                         None
                     };
@@ -1272,7 +1290,7 @@ impl Builder {
         }
         if !matches!(outcome, Outcome::UnknownType | Outcome::Refused(_)) {
             let text = match (&report, self.options.keep_text) {
-                (Some(text), true) => text.clone(),
+                (Some(text), true) => self.kept_text(text, "report", call.line),
                 _ => "(report not copied; import with --keep-text to keep it)".to_string(),
             };
             if !matches!(behavior.last(), Some(Out::Fail)) {
@@ -1298,11 +1316,10 @@ impl Builder {
             }
             _ => None,
         };
-        let prompt = self
-            .options
-            .keep_text
-            .then(|| call.text("prompt").map(str::to_string))
-            .flatten();
+        let prompt = match call.text("prompt") {
+            Some(text) if self.options.keep_text => Some(self.kept_text(text, "prompt", call.line)),
+            _ => None,
+        };
         let resume = match outcome {
             Outcome::Completed(_) | Outcome::Interrupted if !background => {
                 Some(result.map_or(call.t_ms, |result| result.t_ms))
