@@ -215,11 +215,42 @@ struct Builder {
     answer_times: Vec<u64>,
     /// What the Agent calls show about fork mode (FORK-1/FORK-3).
     fork_evidence: ForkEvidence,
+    /// Where each response of main's began: where the replay can be cut to fit.
+    marks: Vec<Mark>,
     main_notices: Notices,
     /// Unclaimed subagent files by [`prompt_key`] of their task prompt, in id order.
     by_prompt: HashMap<u64, VecDeque<String>>,
     /// Unclaimed subagent files by the `description` of their `.meta.json`, in id order.
     by_meta: HashMap<String, VecDeque<String>>,
+}
+
+/// The state of the import before one response of main's: cutting the replay there
+/// drops that response and everything after it, facts and person actions included.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    steps: usize,
+    facts: usize,
+    denials: usize,
+    stops: usize,
+    answers: usize,
+    spawn_calls: usize,
+    line: usize,
+}
+
+/// What a scenario file may hold, with room for the header and the session block: bytes
+/// (the loader reads 4 MiB) and an over-estimate of YAML values (the loader reads
+/// 100,000).
+const FIT_BYTES: usize = 3_500_000;
+const FIT_VALUES: usize = 90_000;
+
+/// An over-estimate of the YAML values (scalars, lists, maps) a rendered text holds:
+/// every key is two, every list item and flow map one more.
+fn values_in(text: &str) -> usize {
+    text.matches(": ").count() * 2
+        + text.matches(":\n").count() * 2
+        + text.matches("- ").count()
+        + text.matches('{').count()
+        + 1
 }
 
 /// What a transcript's Agent calls show about fork mode.
@@ -320,6 +351,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         entrypoint: main.entrypoint.clone(),
         permission_mode: main.permission_mode.clone(),
         fork_evidence: ForkEvidence::default(),
+        marks: Vec::new(),
         main_notices: Notices::new(main.notices.clone()),
         by_prompt: HashMap::new(),
         by_meta: HashMap::new(),
@@ -349,6 +381,8 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         _ => None,
     };
     builder.kind = kind;
+    let mut main_steps = main_steps;
+    builder.fit(&mut main_steps);
     let yaml = builder.render(
         path,
         &session_id,
@@ -745,6 +779,9 @@ impl Builder {
             }
         }
         for group in groups {
+            if owner.is_none() {
+                self.mark(steps.len(), group.first().map_or(0, |call| call.line));
+            }
             // A foreground call that completed started at (result − totalDurationMs), the
             // measured start; other calls at the time they were written.
             let group_time = group
@@ -914,6 +951,76 @@ impl Builder {
             }
         }
         steps
+    }
+
+    /// Marks the start of one response of main's (see [`Mark`]).
+    fn mark(&mut self, steps: usize, line: usize) {
+        self.marks.push(Mark {
+            steps,
+            facts: self.facts.len(),
+            denials: self.denials.len(),
+            stops: self.stops.len(),
+            answers: self.answer_times.len(),
+            spawn_calls: self.spawn_calls,
+            line,
+        });
+    }
+
+    /// Cuts the replay before the first response of main's that would take it past what
+    /// a scenario file may hold, and says what was dropped: how many Agent calls, from
+    /// which line, and the lines of the first of them.
+    fn fit(&mut self, main: &mut Vec<Out>) {
+        let (mut bytes, mut values) = (0usize, 0usize);
+        let step_cost = |steps: &[Out]| {
+            let mut text = String::new();
+            render_steps(&mut text, steps, 2);
+            (text.len(), values_in(&text))
+        };
+        let marks = std::mem::take(&mut self.marks);
+        for (index, mark) in marks.iter().enumerate() {
+            let next = marks.get(index + 1);
+            let end = next.map_or(main.len(), |next| next.steps);
+            let facts_end = next.map_or(self.facts.len(), |next| next.facts);
+            let (step_bytes, step_values) = step_cost(&main[mark.steps..end]);
+            let fact_text: String = self.facts[mark.facts..facts_end]
+                .iter()
+                .map(|(what, yaml)| format!("  # {what}\n  - {yaml}\n"))
+                .collect();
+            bytes += step_bytes + fact_text.len();
+            values += step_values + values_in(&fact_text);
+            if bytes <= FIT_BYTES && values <= FIT_VALUES {
+                continue;
+            }
+            if index == 0 {
+                return; // nothing fits: the import says so (TooManyCalls)
+            }
+            let dropped = self.spawn_calls - mark.spawn_calls;
+            let lines: Vec<String> = marks[index..]
+                .iter()
+                .take(20)
+                .map(|mark| mark.line.to_string())
+                .collect();
+            self.warnings.push(format!(
+                "the replay stops before line {}: with the responses from there on it would \
+                 pass what one scenario file holds (4 MiB, 100,000 values); dropped: {dropped} \
+                 of {} Agent calls, in the responses at lines {}{}",
+                mark.line,
+                self.spawn_calls,
+                lines.join(", "),
+                if marks.len() - index > 20 {
+                    format!(" and {} more", marks.len() - index - 20)
+                } else {
+                    String::new()
+                }
+            ));
+            main.truncate(mark.steps);
+            self.facts.truncate(mark.facts);
+            self.denials.truncate(mark.denials);
+            self.stops.truncate(mark.stops);
+            self.answer_times.truncate(mark.answers);
+            self.spawn_calls = mark.spawn_calls;
+            return;
+        }
     }
 
     /// Notes what one Agent call shows about fork mode (see [`ForkEvidence`]).
