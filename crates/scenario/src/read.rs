@@ -237,7 +237,8 @@ impl<R: Read> BoundedLines<R> {
         }
         self.number += 1;
         self.read += got as u64;
-        let content = bytes.len() - usize::from(bytes.last() == Some(&b'\n'));
+        let ended = bytes.last() == Some(&b'\n');
+        let content = bytes.len() - usize::from(ended);
         if self.read > self.total.limit {
             return Err(ReadError::TooLarge(self.total.over_at_least(
                 format!("the input up to line {}", self.number),
@@ -251,7 +252,8 @@ impl<R: Read> BoundedLines<R> {
             ));
         }
         bytes.truncate(content);
-        if bytes.last() == Some(&b'\r') {
+        // `\r\n` ends a line as `str::lines` says: a bare `\r` at the end stays.
+        if ended && bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
         if self.number == 1 && bytes.starts_with(BOM.as_bytes()) {
