@@ -259,7 +259,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cap: Option<u32>,
     /// Replay an ordering of same-instant ties as `subsim explore` prints it: the choice
-    /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default).
+    /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default;
+    /// `0*500` for a run of one choice).
     #[arg(long, value_name = "CHOICES", value_parser = parse_order)]
     pub order: Option<Order>,
     /// Also run the scenario twice more and compare the hashes of the two traces; exit 1

@@ -21,3 +21,10 @@ pub const SHARD_FILE_BYTES: Budget = Budget::new(
 /// Runs drawn one by one in `run --format gantt|chrome` and kept for `report`; runs past
 /// it are counted in one summary line, and the running count is thinned keeping its peaks.
 pub const VIEW_ROWS: Budget = Budget::new("view rows", 100_000, "rows", Some("--max-rows N"));
+
+/// `erlang --cap`: Erlang B and C take a step per slot.
+pub const ERLANG_CAP: Budget = Budget::new("erlang cap", 10_000_000, "slots", None);
+
+/// A name or words typed on the command line and compared with every known one
+/// (`explain QUERY`, `tools --agent NAME`); names are at most 256 characters.
+pub const TYPED_CHARS: Budget = Budget::new("typed text", 1_000, "characters", None);

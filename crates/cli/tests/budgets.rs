@@ -470,3 +470,78 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
     assert!(out.ends_with("60 passed, 0 failed\n"), "{out}");
     assert!(!out.contains("bug in subsim"), "{out}");
 }
+
+#[test]
+fn erlang_with_a_cap_past_its_budget_is_refused_instead_of_looping() {
+    // Erlang B and C take a step per slot: --cap 4294967295 ran for tens of seconds.
+    let err = exits(
+        &subsim(&["erlang", "--cap", "4294967295", "--load", "1e308"]),
+        2,
+    );
+    assert!(
+        err.contains("--cap is 4294967295 slots, over the erlang cap budget of 10000000 slots"),
+        "{err}"
+    );
+    exits(&subsim(&["erlang", "--cap", "10000000", "--load", "20"]), 0);
+    // A tiny target is written as a number, not 300 zeros.
+    let err = exits(
+        &subsim(&["erlang", "--target", "1e-300", "--load", "1000000"]),
+        2,
+    );
+    assert!(err.contains("at or below 1e-300"), "{err}");
+}
+
+#[test]
+fn a_long_order_is_read_in_runs_and_bounded() {
+    let dir = TempDir::new("order");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: ties\nmain:\n  - spawn: {agent: Explore, count: 3, background: true}\n  \
+         - wait: {for: children}\n",
+    );
+    exits(&subsim(&["run", text(&scenario), "--order", "0*2,1"]), 0);
+    // An order naming 10^19 choices is refused before a list is made.
+    let err = exits(
+        &subsim(&[
+            "run",
+            text(&scenario),
+            "--order",
+            "0*18446744073709551615,1",
+        ]),
+        2,
+    );
+    assert!(err.contains("over the order choices budget"), "{err}");
+}
+
+#[test]
+fn typed_text_past_its_budget_is_refused_instead_of_searched_and_echoed() {
+    // 100,000 characters took 10 s (explain) and seconds (tools) in the "did you mean",
+    // and were echoed whole in the error.
+    let long = "x".repeat(100_000);
+    let err = exits(&subsim(&["explain", &long]), 2);
+    assert!(
+        err.contains("the query is 100000 characters, over the typed text budget of 1000"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(
+        err.len() < 400,
+        "the text is not echoed: {} bytes",
+        err.len()
+    );
+    let dir = TempDir::new("typed");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: a\nagents:\n  worker:\n    description: w\n    behavior: [{work: 1s}]\n\
+         main:\n  - spawn: {agent: worker}\n",
+    );
+    let err = exits(
+        &subsim(&["tools", "--file", text(&scenario), "--agent", &long]),
+        2,
+    );
+    assert!(
+        err.contains("--agent is 100000 characters"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+}
