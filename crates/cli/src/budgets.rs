@@ -10,10 +10,11 @@ use subsim_engine::budget::Budget;
 /// kept), and rows of one `merge`. A run's row is about a kilobyte of memory.
 pub const SWEEP_RUNS: Budget = Budget::new("sweep runs", 100_000, "runs", Some("--max-runs N"));
 
-/// Bytes of one shard file `merge` reads (a row is a few hundred bytes).
+/// Bytes of one shard file `merge` reads: a row is a few hundred bytes, so the default
+/// runs budget fits in half of it.
 pub const SHARD_FILE_BYTES: Budget = Budget::new(
     "shard file bytes",
-    256 * 1024 * 1024,
+    64 * 1024 * 1024,
     "bytes",
     Some("--max-input-bytes N"),
 );
