@@ -7,7 +7,7 @@
 //! - only regular files where a path comes from a file or a folder search (a FIFO would
 //!   block forever), while a file named on the command line may be a pipe
 //!   (`subsim run <(cat x.yaml)`) or `-`, stdin ([`Input::Stdin`]);
-//! - [`Confine`]: a scenario reads only inside its own folder and the folders the user
+//! - `Confine`: a scenario reads only inside its own folder and the folders the user
 //!   allowed (`--allow-path`); absolute paths, `..` that leaves the folder and symbolic
 //!   links that lead out are refused;
 //! - text that is not UTF-8 is located at the first bad byte; a leading UTF-8 byte-order
