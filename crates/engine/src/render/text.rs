@@ -22,6 +22,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::rc::Rc;
 
+use subsim_escape::terminal;
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
@@ -152,21 +153,24 @@ impl Narrator {
         told
     }
 
-    /// Writes a told line: `time  who  what: why (RULE)`.
+    /// Writes a told line: `time  who  what: why (RULE)`. Each part is one field of one
+    /// line for a terminal ([`terminal::line`]): a name's newline or escape sequence is
+    /// shown, never obeyed, and cannot forge a line.
     pub fn write(&self, t: crate::time::SimTime, told: &Told, out: &mut String) {
         let _ = write!(out, "{t}  ");
-        out.push_str(&told.who);
-        let pad = self.who_width.saturating_sub(told.who.chars().count());
+        let who = terminal::line(&told.who);
+        out.push_str(&who);
+        let pad = self.who_width.saturating_sub(who.chars().count());
         out.extend(std::iter::repeat_n(' ', pad));
         out.push_str("  ");
-        out.push_str(&told.what);
+        out.push_str(&terminal::line(&told.what));
         if let Some(why) = &told.why {
             out.push_str(": ");
-            out.push_str(why);
+            out.push_str(&terminal::line(why));
         }
         if let Some(cite) = &told.cite {
             out.push_str(" (");
-            out.push_str(cite);
+            out.push_str(&terminal::line(cite));
             out.push(')');
         }
     }
@@ -1014,7 +1018,7 @@ impl<W: Write> TextWriter<W> {
             let text = if self.options.color {
                 format!("{BOLD}── {} ──{RESET}\n", visible(title))
             } else {
-                format!("── {title} ──\n")
+                format!("── {} ──\n", visible(title))
             };
             self.chapter += 1;
             self.emit_raw(&text);
@@ -1215,23 +1219,10 @@ impl<W: Write> TextWriter<W> {
     }
 }
 
-/// `text` with every control character other than newline and tab (and the bidirectional
-/// overrides) written as a visible escape (`\u{1b}`): what coloured output does to the
-/// scenario's own strings before it adds its colours.
+/// `text` as one field of a terminal line ([`terminal::line`]): what coloured output does to
+/// the scenario's own strings before it adds its colours.
 fn visible(text: &str) -> String {
-    let hostile = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if hostile(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    terminal::line(text).into_owned()
 }
 
 /// Is `event` bookkeeping, shown with `--detail full` only?
