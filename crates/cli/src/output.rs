@@ -129,7 +129,7 @@ fn partial(target: &Path, inputs: &[PathBuf]) -> anyhow::Result<(File, tempfile:
         _ => {}
     }
     let file = File::options().write(true).create_new(true).open(&path)?;
-    Ok((file, tempfile::TempPath::from_path(path)))
+    Ok((file, tempfile::TempPath::try_from_path(path)?))
 }
 
 /// Refuses an output path that is one of `inputs`: the same path, or the same file reached
