@@ -622,7 +622,8 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
                 Ok(loaded) => loaded,
                 Err(error) => {
                     if !error.is::<AlreadyReported>() {
-                        eprintln!("subsim: error: {error:#}");
+                        let message = format!("{error:#}");
+                        eprintln!("subsim: error: {}", output::escape_controls(&message));
                     }
                     bad += 1;
                     continue;

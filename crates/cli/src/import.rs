@@ -14,7 +14,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
     // Every import error is bad input (exit 2): not a transcript, unreadable, too large.
     let imported = import_session(&args.session, options)?;
     for warning in &imported.warnings {
-        eprintln!("subsim: warning: {warning}");
+        eprintln!("subsim: warning: {}", output::escape_controls(warning));
     }
     let report = if args.report {
         match fidelity(&imported) {
@@ -35,7 +35,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
             output::write_file(path, &inputs, imported.yaml.as_bytes())?;
             eprintln!(
                 "subsim: wrote {} ({} Agent calls, {} subagent transcripts, {} observed facts)",
-                path.display(),
+                output::escape_controls(&path.display().to_string()),
                 imported.spawn_calls,
                 imported.subagent_files.len(),
                 imported.facts.len()

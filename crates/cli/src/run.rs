@@ -150,12 +150,19 @@ fn finish_with(
         return Ok(Status::Ok);
     };
     for note in &report.notes {
-        eprintln!("subsim: note: {} [{}]", note.text, note.rule);
+        eprintln!(
+            "subsim: note: {} [{}]",
+            output::escape_controls(&note.text),
+            note.rule
+        );
     }
     match &report.limit {
         Some(limit) => {
             let kept = match &args.out {
-                Some(path) => format!("in {}", path.display()),
+                Some(path) => format!(
+                    "in {}",
+                    output::escape_controls(&path.display().to_string())
+                ),
                 None => "above".to_string(),
             };
             eprintln!(
