@@ -72,7 +72,9 @@ fn main() -> ExitCode {
         Ok(Status::LimitHit) => ExitCode::from(3),
         Err(error) => {
             if !error.is::<AlreadyReported>() {
-                eprintln!("subsim: error: {error:#}");
+                // Messages carry paths and names: shown, never obeyed by the terminal.
+                let message = format!("{error:#}");
+                eprintln!("subsim: error: {}", output::escape_controls(&message));
             }
             ExitCode::from(2)
         }

@@ -40,6 +40,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             &overrides,
         ))?,
     };
+    // The scenario and every file it named: no output may overwrite one.
+    let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
+    inputs.extend(loaded.read_files.iter().cloned());
     let description = describe(&loaded);
     let summary = Summary::for_spec(&loaded.spec);
     let narration = NarrationOptions {
@@ -58,7 +61,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if let Some(seed) = args.seed {
         simulation = simulation.with_seed(seed);
     }
-    let mut out = output::open(args.out.as_deref())?;
+    let (mut out, commit) = output::open(args.out.as_deref(), &inputs)?;
     let coloured = args.format == Format::Text && narration.color;
     if matches!(args.format, Format::Text | Format::Summary) && !coloured {
         // Names come from the scenario: no escape sequence reaches the terminal raw. (The
@@ -105,6 +108,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         ),
     };
     let status = finish_with(written, Some(report), &args)?;
+    // Written whole, or up to a safety limit (exit 3 keeps the trace so far): put in place.
+    // On a write error the temporary file is removed and `--out` keeps what it held.
+    commit.commit()?;
     if let Some(replay) = &ties {
         crate::explore::check_replay(replay)?;
     }
@@ -144,12 +150,19 @@ fn finish_with(
         return Ok(Status::Ok);
     };
     for note in &report.notes {
-        eprintln!("subsim: note: {} [{}]", note.text, note.rule);
+        eprintln!(
+            "subsim: note: {} [{}]",
+            output::escape_controls(&note.text),
+            note.rule
+        );
     }
     match &report.limit {
         Some(limit) => {
             let kept = match &args.out {
-                Some(path) => format!("in {}", path.display()),
+                Some(path) => format!(
+                    "in {}",
+                    output::escape_controls(&path.display().to_string())
+                ),
                 None => "above".to_string(),
             };
             eprintln!(

@@ -7,8 +7,8 @@
 //! input is not `Send`), with its own seed derived from the base seed, the point's index
 //! and the replica's, so no run depends on which thread ran it or on what ran before.
 
-use std::io::{IsTerminal as _, Write as _};
-use std::path::Path;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use rayon::prelude::*;
@@ -19,6 +19,7 @@ use subsim_engine::spec::{Arrivals, Retry, SimSpec, Step};
 use subsim_engine::stats::{t_975, Estimate};
 use subsim_engine::summary::{Summary, TypeReport};
 use subsim_engine::Simulation;
+use subsim_escape::csv;
 use subsim_scenario::{read, Override};
 
 use crate::args::{MergeArgs, SweepArgs, SweepFormat};
@@ -123,11 +124,17 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
     // Every point is validated before anything runs: a bad path or value is reported
     // with its fix, never as a partial table.
     let mut base_seed = None;
+    let mut inputs = vec![args.file.clone()];
     for point in &points {
         let loaded = run::report(subsim_scenario::parse_scenario_under(
             &source, &file_name, &base_dir, point, &options,
         ))?;
         base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
+        inputs.extend(loaded.read_files);
+    }
+    // Refused before the sweep runs, not after.
+    if let Some(out) = &args.out {
+        output::refuse_inputs(out, &inputs)?;
     }
     let base_seed = base_seed.unwrap_or(0);
     let seeds = args.seeds;
@@ -221,7 +228,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         }
         None => render(&table, args.format)?,
     };
-    write_out(args.out.as_deref(), &text)?;
+    write_out(args.out.as_deref(), &inputs, &text)?;
     if limited > 0 {
         eprintln!(
             "subsim: {limited} of {} runs stopped at a safety limit (named above); raise it \
@@ -252,7 +259,11 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
         shards.push((input.shown(), text));
     }
     let table = merge_shards(&shards, &budgets::SWEEP_RUNS.with_limit(args.max_runs))?;
-    write_out(args.out.as_deref(), &render(&table, args.format)?)?;
+    write_out(
+        args.out.as_deref(),
+        &args.shards,
+        &render(&table, args.format)?,
+    )?;
     Ok(Status::Ok)
 }
 
@@ -857,26 +868,26 @@ fn render(table: &Table, format: SweepFormat) -> anyhow::Result<String> {
     }
 }
 
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 fn render_csv(table: &Table) -> String {
     let mut text = String::new();
     for row in std::iter::once(&table.header).chain(&table.rows) {
-        let line: Vec<String> = row.iter().map(|cell| csv_field(cell)).collect();
-        text.push_str(&line.join(","));
-        text.push('\n');
+        // `--set` values and names are cells of the one CSV escaper: quoted as needed, and
+        // never a formula a spreadsheet would run.
+        text.push_str(&csv::row(row.iter().map(String::as_str)));
     }
     text
 }
 
-/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes).
+/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes); a
+/// cell's `'` in front of a formula is taken off again ([`csv::unescape`]).
 fn split_csv(line: &str) -> Vec<String> {
+    split_fields(line)
+        .into_iter()
+        .map(|field| csv::unescape(&field).to_string())
+        .collect()
+}
+
+fn split_fields(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -948,18 +959,7 @@ fn json_value(cell: &str) -> String {
 }
 
 fn json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
-            ch => out.push(ch),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string(text)
 }
 
 /// FNV-1a over what makes two shards parts of the same sweep.
@@ -1052,14 +1052,9 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
     text
 }
 
-fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
     match path {
-        Some(path) => {
-            let mut file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create the output file {}", path.display()))?;
-            file.write_all(text.as_bytes())
-                .with_context(|| format!("cannot write to {}", path.display()))
-        }
+        Some(path) => output::write_file(path, inputs, text.as_bytes()),
         None => output::print(text),
     }
 }

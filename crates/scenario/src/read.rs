@@ -322,6 +322,9 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
 pub(crate) struct Confine {
     /// The scenario's folder first, then the allowed ones.
     roots: Vec<PathBuf>,
+    /// Every file read through [`Confine::read`], in order: the run's inputs, which no
+    /// output may overwrite (`Loaded::read_files`).
+    read: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl Confine {
@@ -329,7 +332,20 @@ impl Confine {
     pub fn new(base_dir: &Path, allowed: &[PathBuf]) -> Confine {
         let mut roots = vec![non_empty(base_dir)];
         roots.extend(allowed.iter().map(|dir| non_empty(dir)));
-        Confine { roots }
+        Confine {
+            roots,
+            read: std::cell::RefCell::default(),
+        }
+    }
+
+    /// Notes that `path` was read (see `read`).
+    pub fn note_read(&self, path: &Path) {
+        self.read.borrow_mut().push(path.to_path_buf());
+    }
+
+    /// The files read so far, in order.
+    pub fn files_read(&self) -> Vec<PathBuf> {
+        self.read.borrow().clone()
     }
 
     /// `Ok` if `path` lies inside one of the folders, both as written (after folding `.`
