@@ -7,6 +7,7 @@ mod docs;
 mod fuzz;
 mod gates;
 mod import;
+mod import_hostile;
 mod links;
 mod narration;
 mod properties;

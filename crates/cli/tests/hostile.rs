@@ -562,14 +562,11 @@ fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() 
     }
     let path = dir.write("session.jsonl", transcript);
     let out = dir.path().join("s.yaml");
-    let started = std::time::Instant::now();
+    // No wall-clock bound (the project's tests assert no timings; on a loaded machine
+    // this took 30 s of wall time for 4.6 s of CPU): the suffix search is linear by
+    // construction (`next_suffix` in import/build.rs).
     let output = subsim(&["import", text(&path), "--out", text(&out)]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
     let scenario = std::fs::read_to_string(&out).expect("the scenario");
     let cut = "x".repeat(235);
     assert!(
