@@ -64,6 +64,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if let Some(seed) = args.seed {
         simulation = simulation.with_seed(seed);
     }
+    if args.format == Format::Text {
+        if let Some(name) = &args.follow {
+            follow_touches(&simulation, name, &narration, args.order.clone())?;
+        }
+    }
     let mut out = output::open(args.out.as_deref())?;
     let coloured = args.format == Format::Text && narration.color;
     if matches!(args.format, Format::Text | Format::Summary) && !coloured {
@@ -118,6 +123,34 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         Some((spec, order)) => crate::explore::check_determinism(spec, order, status),
         None => Ok(status),
     }
+}
+
+/// `--follow NAME` of a name no event touches is refused before anything is printed (it
+/// printed chapter headings with nothing under them and exited 0): a quiet run first, into
+/// nowhere, finds out.
+fn follow_touches(
+    simulation: &Simulation,
+    name: &str,
+    narration: &NarrationOptions,
+    order: Option<crate::args::Order>,
+) -> anyhow::Result<()> {
+    let quiet = NarrationOptions {
+        color: false,
+        ..narration.clone()
+    };
+    let mut writer = TextWriter::with_options(io::sink(), quiet);
+    let rerun = Simulation::new(simulation.spec().clone());
+    let mut ties = order.map(|order| Replay::new(order.0));
+    simulate(rerun, &mut writer, ties.as_mut());
+    if writer.follow_missed().is_some() {
+        anyhow::bail!(
+            "--follow {}: nothing in this run touches it: no agent of that name or id ran \
+             (names are the `name:` of spawn steps, ids are a1, a2, …; `--format jsonl` lists \
+             them in `agent_started` events)",
+            crate::output::escape_controls(name)
+        );
+    }
+    Ok(())
 }
 
 /// Runs `simulation` into `sink`, with `ties` choosing at same-instant ties if given.
