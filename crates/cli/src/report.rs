@@ -114,9 +114,15 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
 /// The instants the scrubber offers: every instant something happened (evenly thinned to
 /// [`MAX_SAMPLES`]), in order.
 fn sample_times(events: &[Event]) -> Vec<u64> {
-    let mut times: Vec<u64> = events.iter().map(|event| event.t.as_micros()).collect();
+    // Up to the session's end (EventKind::moves_the_end), like the running chart: the
+    // panel's bookkeeping after it is no instant of the session.
+    let end = subsim_engine::event::session_end(events).as_micros();
+    let mut times: Vec<u64> = events
+        .iter()
+        .map(|event| event.t.as_micros())
+        .filter(|at| *at <= end)
+        .collect();
     // And 60 evenly spaced instants, so that the scrubber also moves through quiet times.
-    let end = times.last().copied().unwrap_or(0);
     times.extend((0..=60).map(|step| end * step / 60));
     times.sort_unstable();
     times.dedup();

@@ -339,9 +339,13 @@ async fn play<S: Sink>(
     flush: impl Fn(&mut S) -> io::Result<()>,
 ) -> io::Result<()> {
     let start = tokio::time::Instant::now();
+    // What follows the session's end (the panel's bookkeeping, EventKind::moves_the_end)
+    // is written at once with it: nothing is left to watch, so nothing to wait for.
+    let end = subsim_engine::event::session_end(events);
     for (index, event) in events.iter().enumerate() {
+        let event_t = event.t.min(end);
         let offset =
-            Duration::try_from_secs_f64(event.t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
+            Duration::try_from_secs_f64(event_t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
         // A wall-clock instant too far away to represent is as good as never.
         match start.checked_add(offset) {
             Some(due) => tokio::time::sleep_until(due).await,
@@ -350,7 +354,10 @@ async fn play<S: Sink>(
         sink.event(event);
         // Flush when the instant ends: the next event is later (or there is none), so the
         // narration can group the instant's identical lines before they are shown.
-        if events.get(index + 1).is_none_or(|next| next.t != event.t) {
+        if events
+            .get(index + 1)
+            .is_none_or(|next| next.t.min(end) != event_t)
+        {
             flush(sink)?;
         }
     }

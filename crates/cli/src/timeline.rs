@@ -120,8 +120,9 @@ impl Timeline {
         let mut asking: Option<u64> = None;
         for event in events {
             let at = event.t.as_micros();
-            // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
-            if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+            // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the
+            // session (EventKind::moves_the_end).
+            if event.kind.moves_the_end() {
                 timeline.end = timeline.end.max(at);
             }
             let change = |timeline: &mut Timeline, running: u32| {

@@ -768,3 +768,26 @@ fn check_of_a_file_that_does_not_load_exits_2_as_readme_says() {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README");
     assert!(readme.contains("2 bad usage or bad input"));
 }
+
+#[test]
+fn summary_makespan_ends_at_the_last_decision_not_the_panels_trailing_footer_event() {
+    // The fan-out to the cap ran 30 s with 20 running throughout, but the summary said
+    // makespan 1m and mean running 10.00: it counted the footer hint clearing at 60 s.
+    let file = repo_root().join("scenarios/cap/fan-out-25-hits-the-cap.yaml");
+    let file = file.to_str().expect("UTF-8 path");
+    let summary = stdout(&subsim(&["run", file, "--format", "summary"]));
+    assert!(
+        summary.contains("makespan              00:00:30.000 (30s)"),
+        "{summary}"
+    );
+    assert!(summary.contains("mean running          20.00"), "{summary}");
+    let narration = stdout(&subsim(&["run", file]));
+    assert!(narration.contains("In 30s of virtual time"), "{narration}");
+    // The trace itself keeps the panel's later events.
+    let trace = stdout(&subsim(&["run", file, "--format", "jsonl"]));
+    let last = trace.lines().last().expect("a trace");
+    assert!(
+        last.starts_with("{\"t_us\":60000000,") && last.contains("panel_changed"),
+        "{last}"
+    );
+}
