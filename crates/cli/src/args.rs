@@ -130,8 +130,17 @@ pub struct SweepArgs {
     /// The scenario file (with a `load` block).
     pub file: PathBuf,
     /// `PATH=V1,V2,…` or `PATH=A..B[:STEP]` (repeatable: the cross product).
-    #[arg(long = "set", value_name = "PATH=VALUES", required = true)]
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUES",
+        required_unless_present = "cap"
+    )]
     pub set: Vec<String>,
+    /// The concurrency caps to sweep, `V1,V2,…` or `A..B[:STEP]`: short for
+    /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=VALUES` as the first axis
+    /// (a chart's x axis; `--vary cap` searches along it).
+    #[arg(long, value_name = "VALUES")]
+    pub cap: Option<String>,
     /// Replicas of every point.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seeds: u64,
@@ -154,7 +163,7 @@ pub struct SweepArgs {
     /// 'blocking<0.01' (its whole 95 % interval must be below it); printed to stderr.
     #[arg(long, value_name = "METRIC<BOUND", requires = "vary")]
     pub target: Option<String>,
-    /// The --set path --target searches along.
+    /// The --set path --target searches along (`cap` for the --cap values).
     #[arg(long, value_name = "PATH", requires = "target")]
     pub vary: Option<String>,
     /// The most runs (points × --seeds) the sweep may make: the sweep runs budget.
