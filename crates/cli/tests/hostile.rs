@@ -351,7 +351,12 @@ fn defect_10_the_user_scope_location_is_read_when_allowed() {
             .expect("runs")
     };
     let refused_run = run(&[]);
-    assert_eq!(code(&refused_run), 1, "{}", stdout(&refused_run));
+    assert_eq!(
+        code(&refused_run),
+        2,
+        "a file that does not load: {}",
+        stdout(&refused_run)
+    );
     assert!(stdout(&refused_run).contains("--allow-path"));
     let agents = home.path().join(".claude/agents");
     let allowed = run(&["--allow-path", text(&agents)]);
