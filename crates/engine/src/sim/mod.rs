@@ -1058,6 +1058,7 @@ impl<'s> Kernel<'s> {
         };
         self.emit(None, kind);
         self.announce_definitions();
+        self.announce_session_agent_hooks();
         self.clock
             .schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
         for index in 0..self.person.actions.len() {
