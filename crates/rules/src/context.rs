@@ -75,6 +75,26 @@ pub mod piece {
     /// CTX-3: how the trace names [`CLAUDE_MD`] when `omitClaudeMd` keeps only the managed
     /// policy files.
     pub const CLAUDE_MD_MANAGED_ONLY: &str = "CLAUDE.md (managed policy files only)";
+
+    /// Every label a piece can have ([`super::Piece::label`]): docs/scenario-format.md's
+    /// "Context pieces" names each of them (a test in tests/integration/docs.rs checks it).
+    pub const ALL: [&str; 15] = [
+        SYSTEM_PROMPT,
+        TASK,
+        HISTORY,
+        CLAUDE_MD,
+        CLAUDE_MD_MANAGED_ONLY,
+        GIT_STATUS,
+        SKILLS,
+        ROSTER,
+        MEMORY,
+        AUTO_MEMORY,
+        MCP,
+        OUTPUT_STYLE,
+        APPENDED_PROMPT,
+        CONTEXT_WINDOW,
+        INITIAL_PROMPT,
+    ];
 }
 
 /// One piece of a starting context.
@@ -1455,6 +1475,25 @@ mod tests {
             (Untrusted, false),
         ] {
             assert_eq!(status.available(), available, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn every_label_is_in_piece_all() {
+        let omit = StartupInput {
+            omit_claude_md: true,
+            ..custom(gates(292))
+        };
+        let inputs = [
+            StartupInput::new(AgentKind::Fork, "fork", gates(292)),
+            custom(gates(292)),
+            omit,
+        ];
+        for input in inputs {
+            for piece in startup_context(&input).pieces {
+                assert!(piece::ALL.contains(&piece.label), "{}", piece.label);
+                assert!(piece::ALL.contains(&piece.name), "{}", piece.name);
+            }
         }
     }
 
