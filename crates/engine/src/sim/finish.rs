@@ -640,19 +640,8 @@ fn build_delivery(
     gates: &Gates,
 ) -> (String, Option<String>, RuleId, Option<ReviewOutcome>) {
     let scanned = scan::scan(body, gates);
-    let scan_note = (!scanned.changes.is_empty()).then(|| {
-        scanned
-            .changes
-            .iter()
-            .map(|change| match change {
-                scan::ScanChange::Backslash { pattern, line, .. } => {
-                    format!("backslash before {} on line {line}", pattern.name())
-                }
-                scan::ScanChange::Marker { .. } => "marker line prepended".to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    });
+    // SCAN-3 / SCAN-4: the changes in words, each said once.
+    let scan_note = scan::note(&scanned.changes);
     let (delivery, review) = handback_of(key, gates);
     let mut text = String::new();
     text.push_str(scan::header());

@@ -789,6 +789,18 @@ impl<'s> Kernel<'s> {
                 Some(def) => Some(def.clone()),
                 None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
             });
+        // MCP-2 / MCP-3: the session agent's inline servers connect at start alongside the
+        // session's own, under its file's folder's trust, and are main's servers from then
+        // on: main's subagents inherit their tools (TOOLS-1).
+        let main_servers = main_def
+            .as_ref()
+            .map(|def| session_agent_servers(def, &spec.session, &config))
+            .unwrap_or_default();
+        for server in &main_servers {
+            for tool in &server.tools {
+                pool.push(format!("mcp__{}__{tool}", server.name));
+            }
+        }
         let main_agent = context::main_agent(&context::MainAgentInput {
             flag: spec.session.agent.as_deref(),
             setting: None,
@@ -888,6 +900,7 @@ impl<'s> Kernel<'s> {
                 mcp: session
                     .mcp
                     .keys()
+                    .chain(main_servers.iter().map(|server| &server.name))
                     .map(|name| Rc::from(name.as_str()))
                     .collect(),
                 effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
@@ -971,9 +984,9 @@ impl<'s> Kernel<'s> {
                 .iter()
                 .any(|type_def| type_def.own_hooks.is_some());
         // The main conversation is agent 0 in slot 0. Its tools are the rules' answer
-        // (MAIN-1 / TOOLS-19 / TOOLS-17), plus, for an agent, its inline `mcpServers`,
-        // which connect at startup for main too (MCP-2).
-        let mut main_tools: Vec<Rc<str>> = main_agent
+        // (MAIN-1 / TOOLS-19 / TOOLS-17), from a pool that holds, for an agent, its inline
+        // `mcpServers`' tools (MCP-2, above).
+        let main_tools: Vec<Rc<str>> = main_agent
             .tools
             .tools
             .iter()
@@ -990,18 +1003,7 @@ impl<'s> Kernel<'s> {
             .and_then(|key| kernel.session.type_index.get(key).copied())
         {
             kernel.session.main_agent = Some(index);
-            let type_def = &kernel.session.types[index];
-            for server in type_def
-                .def
-                .mcp_servers
-                .iter()
-                .filter(|server| server.inline)
-            {
-                for tool in &server.tools {
-                    main_tools.push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
-                }
-            }
-            main_type = type_def.name.clone();
+            main_type = kernel.session.types[index].name.clone();
         }
         let main_tools: ToolList = main_tools.into();
         let main_profile = RunProfile {
@@ -1058,6 +1060,7 @@ impl<'s> Kernel<'s> {
         };
         self.emit(None, kind);
         self.announce_definitions();
+        self.announce_session_agent_hooks();
         self.clock
             .schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
         for index in 0..self.person.actions.len() {
@@ -1320,6 +1323,39 @@ impl<'s> Kernel<'s> {
 /// name or scoped id, a plugin's by its bare name when only one plugin has it, or a
 /// registered built-in — as `rules::spawn::lookup` finds it; `None` when nothing (or more
 /// than one plugin) answers, which MAIN-3 reports.
+/// MCP-2 / MCP-3: the inline servers of the session agent `def` that connect at start
+/// ([`context::session_agent_servers`]).
+fn session_agent_servers(
+    def: &AgentDef,
+    session: &crate::spec::SessionSpec,
+    config: &SessionConfig,
+) -> Vec<crate::spec::McpServerRef> {
+    let servers: Vec<context::McpServer<'_>> = def
+        .mcp_servers
+        .iter()
+        .map(|server| context::McpServer {
+            name: &server.name,
+            inline: server.inline,
+        })
+        .collect();
+    let source_dir = observe::trust_folder(def);
+    let configured: Vec<String> = session.mcp.keys().cloned().collect();
+    let input = context::McpInput {
+        servers: &servers,
+        scope: def.scope,
+        source_dir: Some(&source_dir),
+        trusted_dirs: &session.trusted_dirs,
+        configured: &configured,
+        ..context::McpInput::default()
+    };
+    let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
+    def.mcp_servers
+        .iter()
+        .filter(|server| connected.contains(&server.name.as_str()))
+        .cloned()
+        .collect()
+}
+
 fn main_agent_key(
     spec: &SimSpec,
     config: &SessionConfig,

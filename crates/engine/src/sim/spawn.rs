@@ -1001,13 +1001,28 @@ impl Kernel<'_> {
             _ => self.caches.fork_arc.clone(),
         };
         let (context, mcp_servers, inline_tools) = self.startup(type_index, spec.fork, &tools);
-        let tools = if inline_tools.is_empty() {
-            tools
-        } else {
-            // MCP-1: an inline server connects for this subagent and brings its tools.
-            let mut list: Vec<Rc<str>> = tools.iter().cloned().collect();
-            list.extend(inline_tools);
-            list.into()
+        let tools = match type_index {
+            Some(index) if !inline_tools.is_empty() => {
+                // MCP-1: an inline server connects for this subagent and brings its tools,
+                // through its definition's two fields (TOOLS-13, TOOLS-15).
+                let def = &self.session.types[index].def;
+                let fields = Fields {
+                    tools: def.tools.as_deref(),
+                    disallowed: &def.disallowed_tools,
+                };
+                let inline: Vec<String> =
+                    inline_tools.iter().map(|tool| tool.to_string()).collect();
+                let (kept, _) = subsim_rules::tools::inline_mcp_tools(&inline, fields);
+                let mut list: Vec<Rc<str>> = tools.iter().cloned().collect();
+                for tool in &kept {
+                    // A session agent's server of the same name is inherited already (MCP-2).
+                    if !list.iter().any(|known| **known == **tool) {
+                        list.push(Rc::from(tool.as_str()));
+                    }
+                }
+                list.into()
+            }
+            _ => tools,
         };
         let profile = Rc::new(RunProfile {
             agent_type,
