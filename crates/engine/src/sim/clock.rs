@@ -139,8 +139,8 @@ pub(super) fn key(time: SimTime, seq: u64) -> u128 {
 pub(super) const NONE: u128 = u128::MAX;
 
 /// The same-instant FIFO: a vector read from `head`. A start's first step passes through
-/// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic cost
-/// twice the instructions. It is emptied, keeping its memory, whenever everything in it
+/// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic costs
+/// more. It is emptied, keeping its memory, whenever everything in it
 /// has been read, and its read part is dropped once that is most of it, so that wakes
 /// that keep scheduling more at one instant hold only what is unread.
 #[derive(Default)]

@@ -196,7 +196,7 @@ impl Kernel<'_> {
         // RESUME-6: the next run under the same id, under the next generation.
         let program = behavior
             .as_ref()
-            .unwrap_or(&self.caches.default_resume_program);
+            .unwrap_or(&self.session.default_resume_program);
         agent.begin_run(program, mode, agent.gen.wrapping_add(1), agent.run + 1);
         if redirect {
             agent.report_to = by;

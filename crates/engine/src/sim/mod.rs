@@ -12,8 +12,8 @@
 //!
 //! The `Kernel` is made of named parts, each a plain field: `session` (configuration),
 //! `clock` (time and the wake queue, `clock.rs`), `agents` (the slab, `agents.rs`),
-//! `person` (prompts and timed actions), `load` (the generator), `caches` and `trace`
-//! (the sink and the safety limits).
+//! `person` (prompts and timed actions), `load` (the generator), `memos` (every kept
+//! rules answer, `decide.rs`), `draws` and `trace` (the sink and the safety limits).
 //!
 //! Memory grows with what is running, not with what ran: agent records live in a slab, and
 //! records of load-generated agents are released when their run ends (they are anonymous
@@ -24,104 +24,32 @@ use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use subsim_rules::cap;
 use subsim_rules::context;
 use subsim_rules::model;
-use subsim_rules::notify::{self, Delivery, Finishing, Notice, Recipient};
+use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
 use subsim_rules::placement;
 use subsim_rules::prompt::{self, Asker, CallDecision, Route};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::tools::{self, Fields};
+use subsim_rules::tools;
 use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
 
 use crate::dist::Dist;
 use crate::event::{
-    AgentId, AgentRef, Event, EventKind, HookSource, IgnoredAction, Limit, MessageRejection,
-    Outcome, RunProfile, StopSource, ToolList, ToolRefusal, WaitingFor, MAIN,
+    AgentId, AgentRef, EventKind, HookSource, IgnoredAction, Limit, MessageRejection, Outcome,
+    RunProfile, StopSource, ToolList, ToolRefusal, WaitingFor, MAIN,
 };
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
-    CallKind, LoadSpec, LoadUntil, Program, Retry, Scope, SendSpec, SimSpec, SpawnSpec, Step,
-    ToolCall, WaitTarget,
+    LoadSpec, LoadUntil, Program, Retry, Scope, SimSpec, SpawnSpec, Step, ToolCall, WaitTarget,
 };
 use crate::time::SimTime;
-
-/// Hands a kept event of `trace.hot` to the sink through the [`Sink`] method of its kind.
-macro_rules! sink_hot {
-    ($sink:expr, requested, $event:expr) => {
-        $sink.spawn_requested($event)
-    };
-    ($sink:expr, rejected, $event:expr) => {
-        $sink.spawn_rejected($event)
-    };
-    ($sink:expr, started, $event:expr) => {
-        $sink.agent_started($event)
-    };
-    ($sink:expr, finished, $event:expr) => {
-        $sink.agent_finished($event)
-    };
-    ($sink:expr, notification, $event:expr) => {
-        $sink.notification($event)
-    };
-    ($sink:expr, delivered, $event:expr) => {
-        $sink.report_delivered($event)
-    };
-    // A prompt's events (`HotEvents::prompt`), which have no `Sink` method of their own.
-    ($sink:expr, prompt.$which:ident, $event:expr) => {
-        $sink.event($event)
-    };
-}
-
-/// Sets a kept event's shared string to `value`: nothing to do when it holds the same
-/// one already (the usual case: a load run's calls share their tool's name and input).
-#[inline]
-fn keep(kept: &mut Rc<str>, value: &Rc<str>) {
-    if !Rc::ptr_eq(kept, value) {
-        *kept = value.clone();
-    }
-}
-
-/// [`keep`] for an optional shared string.
-#[inline]
-fn keep_option(kept: &mut Option<Rc<str>>, value: &Option<Rc<str>>) {
-    match (kept.as_mut(), value) {
-        (Some(kept), Some(value)) => keep(kept, value),
-        (None, None) => {}
-        _ => *kept = value.clone(),
-    }
-}
-
-/// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
-/// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
-/// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
-/// hands the event to the sink (`sink_hot!`) — unless a safety limit has ended the trace
-/// (then the block does not run). A prompt's events are named `prompt.answered` and so on
-/// (`HotEvents::prompt`).
-macro_rules! emit_hot {
-    ($kernel:expr, $($which:ident).+, $rule:expr, |$kind:ident| $fill:block) => {
-        if $kernel.trace.limit.is_none() {
-            let now = $kernel.clock.now;
-            let event = &mut $kernel.trace.hot.$($which).+;
-            event.t = now;
-            event.seq = $kernel.trace.seq;
-            event.rule = $rule;
-            let $kind = &mut event.kind;
-            $fill
-            $kernel.trace.seq += 1;
-            $kernel.trace.last_time = now;
-            sink_hot!($kernel.trace.sink, $($which).+, &$kernel.trace.hot.$($which).+);
-            if $kernel.trace.seq >= $kernel.trace.limits.max_events {
-                $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
-            }
-        }
-    };
-}
 
 mod actions;
 mod agents;
 mod ahead;
 mod clock;
+mod decide;
 mod finish;
 mod load;
 mod messaging;
@@ -132,11 +60,13 @@ mod spawn;
 mod steps;
 mod streams;
 mod ties;
+mod trace;
 
 pub use ties::{TieBreak, TieOptions};
 
 use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
 use clock::{Clock, Wake};
+use trace::Trace;
 
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,8 +272,8 @@ struct TypeDef {
 }
 
 /// A prompt shown and not yet answered: 16 bytes, `Option` included, so that tens of
-/// thousands waiting at once (issue #7, W4) are few cache lines and pages (a copy of the
-/// call's name, input and duration was 72 bytes; the call's program and index, 32). The
+/// thousands waiting at once are few cache lines and pages (it points at the call's step
+/// instead of copying the call). The
 /// call asked about is the `tool` step its run took last: a run blocked on a prompt takes
 /// no step until the prompt is answered or withdrawn, so the step is still in the program
 /// [`PendingPrompt::program`] finds.
@@ -398,8 +328,10 @@ struct Kernel<'s> {
     person: Person,
     /// The load generator (`load:`).
     load: LoadGen,
-    /// Values computed once and reused: profiles, spawn plans, shared strings.
-    caches: Caches,
+    /// Every memo of a rules answer (`decide.rs`, whose ground rules say what each keeps).
+    memos: decide::Memos,
+    /// The random draws' kept state.
+    draws: Draws,
     /// The trace being written and the safety limits that can end it.
     trace: Trace<'s>,
     /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
@@ -449,6 +381,14 @@ struct Session {
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
+    /// CAP-2's message, shared by every refusal at the cap.
+    limit_message: Rc<str>,
+    /// The type a fork runs as (FORK-3), shared.
+    fork_arc: Rc<str>,
+    /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
+    /// resume without one ([`default_resume_behavior`]), built once and shared.
+    default_program: Program,
+    default_resume_program: Program,
 }
 
 /// The person: how they answer prompts, the prompts waiting for them, their timed actions.
@@ -458,7 +398,7 @@ struct Person {
     answers: Vec<crate::spec::AnswerRule>,
     think: Dist,
     /// The sampler of `think` when it is `exp(…)`: its own, as the kernel's
-    /// (`Caches::exp`) serves the runs' draws in between (see `dist::ExpCache`).
+    /// (`Draws::exp`) serves the runs' draws in between (see `dist::ExpCache`).
     think_exp: crate::dist::ExpCache,
     actions: Vec<crate::spec::UserAction>,
     /// Prompts shown and not yet answered, by number. Numbers are handed out in the
@@ -492,35 +432,12 @@ struct LoadGen {
     retry_rng: ChaCha8Rng,
 }
 
-/// Values computed once and reused (none of them changes what a run does).
-struct Caches {
-    profiles: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
-    /// The last profile handed out, with its key (load runs ask for the same one).
-    last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
-    /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
-    /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
-    plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
-    /// The last kind of call, its caller and its plan, compared in place before the map is
-    /// asked.
-    last_plan: Option<spawn::LastPlan>,
-    /// Tool resolutions' steps by kind of run, for refused tool calls (`steps::removal_of`).
-    removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
-    /// The last report delivery built, reused for the same text delivered the same way.
-    last_delivery: Option<finish::Delivered>,
-    /// The last tool list and tool name a tool call was checked with, and whether the
-    /// list has the tool (`steps::has_tool`).
-    last_tool_check: Option<(ToolList, Rc<str>, bool)>,
+/// The random draws' state that is kept between draws (none of it changes what is drawn).
+struct Draws {
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
     exp: crate::dist::ExpCache,
     /// The runs' behaviour streams being drawn from (see `streams.rs`).
     streams: streams::Streams,
-    /// CAP-2's message, shared by every refusal at the cap.
-    limit_message: Rc<str>,
-    fork_arc: Rc<str>,
-    /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
-    /// resume without one ([`default_resume_behavior`]), built once and shared.
-    default_program: Program,
-    default_resume_program: Program,
 }
 
 impl Session {
@@ -530,153 +447,6 @@ impl Session {
         match entry {
             prompt::RuleEntry::Allow(index) => allow[index].clone(),
             prompt::RuleEntry::Deny(index) => deny[index].clone(),
-        }
-    }
-}
-
-/// The trace being written, and the safety limits that can end it.
-struct Trace<'s> {
-    sink: &'s mut dyn Sink,
-    /// The next event's seq (= events written so far).
-    seq: u64,
-    /// Virtual time of the last event.
-    last_time: SimTime,
-    /// The safety limit that stopped the run, once one has.
-    limit: Option<LimitHit>,
-    limits: crate::spec::Limits,
-    /// Steps left in the current block (`Kernel::next_step_block`): at most the smaller
-    /// of `max_instant_steps` and `max_silent_steps`, and together with `steps_after`
-    /// what `max_steps` (`Limits::steps`) leaves. Only this is counted per step.
-    steps_left: u64,
-    /// Steps `max_steps` leaves after the current block.
-    steps_after: u64,
-    /// When the current block began, the events written by then, and its length.
-    block_start: SimTime,
-    block_seq: u64,
-    block_len: u64,
-    /// Steps of the whole blocks just before this one taken at one instant, and taken
-    /// without an event written (`max_instant_steps`, `max_silent_steps`).
-    instant_run: u64,
-    silent_run: u64,
-    /// The events every arrival makes, kept built (see [`HotEvents`]).
-    hot: HotEvents,
-}
-
-/// One kept [`Event`] for each kind a load run writes for every arrival (a request, a
-/// refusal, a start, an end, a notification, a report delivered as the last one was; and
-/// a prompt's request, answer and tool call). `emit_hot!` writes a new event's fields
-/// into the kept one, in place, and hands it to the sink: an event built anew was written
-/// field by field into a temporary and then copied whole into the `Event` with wider
-/// loads, which stalled on store forwarding (the copies of `finish_run`'s two events were
-/// two fifths of its time), and it was dropped through the generic drop of `EventKind`
-/// afterwards. A kept event holds its last values (a few shared strings and a profile)
-/// until the next event of its kind overwrites them.
-struct HotEvents {
-    requested: Event,
-    rejected: Event,
-    started: Event,
-    finished: Event,
-    notification: Event,
-    /// A report delivered again as the last one was (`Caches::last_delivery`).
-    delivered: Event,
-    /// The events of a prompt shown and answered (issue #7, W4), kept apart (boxed): a run
-    /// without prompts carries one pointer more, not three more events.
-    prompt: Box<PromptEvents>,
-}
-
-/// The kept events of a prompt (see [`HotEvents`]).
-struct PromptEvents {
-    /// A prompt shown to the person (`permission_requested`, not auto-denied).
-    prompted: Event,
-    /// A prompt answered (`permission_answered`).
-    answered: Event,
-    /// A tool call answered by the person (`tool_called`).
-    tool_called: Event,
-}
-
-impl HotEvents {
-    /// Kept events with placeholder values (every field is written before each use).
-    fn new() -> HotEvents {
-        let event = |kind| Event {
-            t: SimTime::ZERO,
-            seq: 0,
-            rule: None,
-            kind,
-        };
-        let nobody = || AgentRef { id: 0, name: None };
-        let empty: Rc<str> = Rc::from("");
-        HotEvents {
-            requested: event(EventKind::SpawnRequested {
-                caller: nobody(),
-                agent_type: empty.clone(),
-                name: None,
-                background: None,
-                fork: false,
-                arrival: None,
-                stream: None,
-            }),
-            rejected: event(EventKind::SpawnRejected {
-                caller: nobody(),
-                agent_type: empty.clone(),
-                name: None,
-                reason: RejectReason::ConcurrentLimit,
-                message: empty.clone(),
-                hint: None,
-                running: 0,
-            }),
-            started: event(EventKind::AgentStarted {
-                agent: nobody(),
-                parent: nobody(),
-                depth: 0,
-                mode: Mode::Foreground,
-                fork: false,
-                running: 0,
-                cap_checked: false,
-                profile: Rc::new(RunProfile::new("", "", &[])),
-            }),
-            finished: event(EventKind::AgentFinished {
-                agent: nobody(),
-                outcome: Outcome::Completed,
-                running: 0,
-                detail: None,
-            }),
-            notification: event(EventKind::Notification {
-                to: nobody(),
-                from: nobody(),
-                what: Notice::Result,
-            }),
-            delivered: event(EventKind::ReportDelivered {
-                agent: nobody(),
-                to: nobody(),
-                text: empty.clone(),
-                scan: None,
-                review: None,
-            }),
-            prompt: Box::new(PromptEvents {
-                prompted: event(EventKind::PermissionRequested {
-                    agent: nobody(),
-                    agent_type: empty.clone(),
-                    tool: empty.clone(),
-                    routed_to: None,
-                    auto_denied: false,
-                    prompt: 0,
-                }),
-                answered: event(EventKind::PermissionAnswered {
-                    agent: nobody(),
-                    tool: empty.clone(),
-                    answer: Answer::Approve,
-                    waited_us: 0,
-                    prompt: 0,
-                }),
-                tool_called: event(EventKind::ToolCalled {
-                    agent: nobody(),
-                    tool: empty.clone(),
-                    allowed: false,
-                    reason: None,
-                    input: None,
-                    permission_rule: None,
-                }),
-            }),
         }
     }
 }
@@ -752,8 +522,6 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
-        // The kinds of Agent call, numbered once (`SpawnSpec::call_kind`).
-        spawn::number_calls(&mut spec);
         let (config, notes) = SessionConfig::resolve(
             spec.session.version,
             spec.session.kind,
@@ -892,6 +660,10 @@ impl<'s> Kernel<'s> {
                     .collect(),
                 effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
                 effort: session.effort.clone(),
+                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+                fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
+                default_program,
+                default_resume_program: default_resume_behavior(),
             },
             clock: Clock {
                 now: SimTime::ZERO,
@@ -924,36 +696,12 @@ impl<'s> Kernel<'s> {
                 rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
                 retry_rng: stream(seed, 0, purpose::RETRY),
             },
-            caches: Caches {
-                profiles: BTreeMap::new(),
-                last_profile: None,
-                plans: BTreeMap::new(),
-                last_plan: None,
-                removals: BTreeMap::new(),
-                last_delivery: None,
-                last_tool_check: None,
+            memos: decide::Memos::default(),
+            draws: Draws {
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),
-                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-                fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
-                default_program,
-                default_resume_program: default_resume_behavior(),
             },
-            trace: Trace {
-                sink,
-                seq: 0,
-                last_time: SimTime::ZERO,
-                limit: None,
-                limits,
-                steps_left: 0,
-                steps_after: limits.steps(),
-                block_start: SimTime::ZERO,
-                block_seq: 0,
-                block_len: 0,
-                instant_run: 0,
-                silent_run: 0,
-                hot: HotEvents::new(),
-            },
+            trace: Trace::new(sink, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
                 .then(|| observe::PanelState {
@@ -1083,8 +831,7 @@ impl<'s> Kernel<'s> {
     /// The run loop: every wake in order until none is left, a safety limit is reached or
     /// `bound` is passed. `TIES`: the tie explorer picks among same-instant wakes
     /// (`pop_chosen`); a plain run's loop is compiled without it, so that the choice does
-    /// not weigh on every wake (with both pops in one loop, dbbcdaa's larger chooser cost
-    /// W1 ~24 instructions an arrival).
+    /// not weigh on every wake.
     #[inline(always)]
     fn run_wakes<const TIES: bool>(&mut self, bound: SimTime) {
         while let Some((time, wake)) = if TIES {
@@ -1153,22 +900,9 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// Writes `kind` now under `rule` (`Trace::event`).
     fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
-        if self.trace.limit.is_some() {
-            return;
-        }
-        let event = Event {
-            t: self.clock.now,
-            seq: self.trace.seq,
-            rule,
-            kind,
-        };
-        self.trace.seq += 1;
-        self.trace.last_time = self.clock.now;
-        self.trace.sink.event(&event);
-        if self.trace.seq >= self.trace.limits.max_events {
-            self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
-        }
+        self.trace.event(self.clock.now, rule, kind);
     }
 
     /// The step budget's current block is spent: the next one, or the run stops. Blocks
@@ -1236,32 +970,20 @@ impl<'s> Kernel<'s> {
         false
     }
 
+    /// The safety limit `limit` (its bound `value`) stops the run now (`max_time` at its
+    /// bound itself), unless one already has.
     #[cold]
     #[inline(never)]
     fn hit_limit(&mut self, limit: Limit, value: u64) {
-        if self.trace.limit.is_none() {
-            if limit == Limit::MaxTime {
-                // The run stops at the bound itself.
-                self.clock.now = self.trace.limits.max_time;
-            }
-            // The limit event itself is the last one written (so the run ends at its
-            // time, `RunReport::end`); it is not counted.
-            self.trace.last_time = self.clock.now;
-            let event = Event {
-                t: self.clock.now,
-                seq: self.trace.seq,
-                rule: None,
-                kind: EventKind::LimitReached { limit, value },
-            };
-            self.trace.seq += 1;
-            self.trace.sink.event(&event);
-            self.trace.limit = Some(LimitHit { limit, value });
+        if self.trace.limit.is_none() && limit == Limit::MaxTime {
+            self.clock.now = self.trace.limits.max_time;
         }
+        self.trace.limit_reached(self.clock.now, limit, value);
     }
 
-    /// One wake's work. Inlined into the run loop: out of line (as the compiler left it
-    /// once the loop was generic over `TIES`) every wake paid a call, a frame and six saved
-    /// registers (W1 1.88× → 1.75× the baseline with it inlined; docs/PERFORMANCE.md).
+    /// One wake's work. Inlined into the run loop: out of line (as the compiler leaves it
+    /// once the loop is generic over `TIES`) every wake pays a call, a frame and saved
+    /// registers (docs/PERFORMANCE.md, "Choices that need a benchmark").
     #[inline(always)]
     fn dispatch(&mut self, wake: Wake) {
         match wake {
@@ -1307,10 +1029,10 @@ impl<'s> Kernel<'s> {
         }
         let agent = self.agents.get_mut(slot);
         if agent.from_load {
-            return self.caches.exp.sample(dist, &mut self.load.rng);
+            return self.draws.exp.sample(dist, &mut self.load.rng);
         }
-        let exp = &mut self.caches.exp;
-        self.caches
+        let exp = &mut self.draws.exp;
+        self.draws
             .streams
             .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng))
     }
@@ -1330,7 +1052,7 @@ fn main_agent_key(
     let definitions: Vec<subsim_rules::spawn::Definition<'_>> = spec
         .agents
         .iter()
-        .map(|(key, def)| spawn::rules_definition(key, def.scope))
+        .map(|(key, def)| decide::rules_definition(key, def.scope))
         .collect();
     match subsim_rules::spawn::lookup(
         wanted,

@@ -9,7 +9,7 @@ use super::*;
 use crate::spec::HookSpec;
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
-/// every `hook_fired` it writes (issue #7, item 5: no copy per tool call).
+/// every `hook_fired` it writes (no copy per tool call).
 pub(super) struct Hook {
     /// The event it was declared for.
     declared: HookEvent,
