@@ -417,15 +417,66 @@ impl Kernel<'_> {
         plan::plan(&input, &facts)
     }
 
-    /// The tools a launch of `planned` runs with (asked only when its run's profile is
-    /// made, not for every start that reuses one).
-    pub(super) fn plan_tools(&self, planned: &CachedPlan) -> ToolList {
-        match &planned.plan {
-            // FORK-5 / TOOLS-2: a fork runs with main's own tools.
-            SpawnPlan::Launch(launch) if matches!(launch.tools, PlanTools::Main) => {
-                self.agents.get(0).profile.tools.clone()
+    /// The tools a run of `launch` starts with: FORK-5 / TOOLS-2, a fork runs with main's
+    /// own tools; else the plan's, as the kept plan holds them shared.
+    fn launch_tools(&self, launch: &Launch, kept: Option<&CachedPlan>) -> ToolList {
+        match (&launch.tools, kept) {
+            (PlanTools::Main, _) => self.agents.get(0).profile.tools.clone(),
+            (PlanTools::Resolved { .. }, Some(kept)) => kept.tools.clone(),
+            (PlanTools::Resolved { tools, .. }, None) => {
+                tools.iter().map(|tool| Rc::from(tool.as_str())).collect()
             }
-            _ => planned.tools.clone(),
+        }
+    }
+
+    /// The profile of a new run of `launch` (of `type_index` at `depth`, a teammate or
+    /// not), for the call `spec`: `None` when the kept plan's shared profile serves, else
+    /// the one [`Kernel::run_profile`] gives. While profiles are shared (no
+    /// per-invocation model or effort, no agent has a name: CTX-6's roster) a kept plan
+    /// keeps the one its first run got.
+    pub(super) fn start_profile(
+        &mut self,
+        type_index: Option<usize>,
+        depth: u32,
+        launch: &Launch,
+        kept: Option<&CachedPlan>,
+        teammate: bool,
+        spec: &SpawnSpec,
+    ) -> Option<Rc<RunProfile>> {
+        let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
+        let (mode, permission_mode) = (launch.mode, launch.permission_mode);
+        if let Some(profile) = kept.and_then(|kept| kept.profile.get()).filter(|_| shared) {
+            debug_assert!(Rc::ptr_eq(
+                profile,
+                &self.run_profile(
+                    type_index,
+                    spec,
+                    mode,
+                    depth,
+                    permission_mode,
+                    teammate,
+                    self.launch_tools(launch, kept)
+                )
+            ));
+            return None;
+        }
+        let tools = self.launch_tools(launch, kept);
+        let made = self.run_profile(
+            type_index,
+            spec,
+            mode,
+            depth,
+            permission_mode,
+            teammate,
+            tools,
+        );
+        match kept.filter(|_| shared) {
+            Some(kept) => {
+                // Unset here: a plan's profile is set once and kept.
+                let _ = kept.profile.set(made);
+                None
+            }
+            None => Some(made),
         }
     }
 
@@ -569,9 +620,20 @@ impl Kernel<'_> {
             // CTX-3: omitClaudeMd's managed-only CLAUDE.md has its own label.
             .map(|piece| Rc::from(piece.label))
             .collect();
+        let (servers, inline_tools) = self.connected_mcp(def, &started.mcp);
+        (pieces, servers, inline_tools)
+    }
+
+    /// MCP-1…6: the servers a run of `def` has (the session's, then its own that are
+    /// available, `outcomes`) and the tools its connected inline servers bring.
+    fn connected_mcp(
+        &self,
+        def: &AgentDef,
+        outcomes: &[context::McpOutcome],
+    ) -> (ToolList, Vec<Rc<str>>) {
         let mut servers_list: Vec<Rc<str>> = self.session.mcp.iter().cloned().collect();
         let mut inline_tools = Vec::new();
-        for outcome in &started.mcp {
+        for outcome in outcomes {
             if !outcome.status.available() {
                 continue;
             }
@@ -591,7 +653,7 @@ impl Kernel<'_> {
                 }
             }
         }
-        (pieces, servers_list.into(), inline_tools)
+        (servers_list.into(), inline_tools)
     }
 
     /// The profile of a new run; cached per (type, placement, mode, teammate or not) when
@@ -748,22 +810,6 @@ struct PlanKey {
     needs_result: bool,
     classifier_blocks: bool,
     caller: CallerKey,
-}
-
-impl CachedPlan {
-    /// The plan of the person's `/subtask` fork (FORK-9), which is not an Agent call: not
-    /// kept, no profile shared.
-    pub(super) fn subtask(requested: Rc<str>, launch: Launch) -> CachedPlan {
-        CachedPlan {
-            requested,
-            caller_depth: 0,
-            plan: SpawnPlan::Launch(launch),
-            type_index: None,
-            tools: Rc::from(Vec::new()),
-            message: Rc::from(""),
-            profile: std::cell::OnceCell::new(),
-        }
-    }
 }
 
 impl PlanKey {

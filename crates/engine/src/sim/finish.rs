@@ -79,24 +79,7 @@ impl Kernel<'_> {
             return None;
         }
         if let Block::Prompt(number) = agent.block {
-            let reference = agent.reference();
-            // a pending prompt is withdrawn when its run ends.
-            if let Some(pending) = self.person.prompts.remove(number) {
-                let program = PendingPrompt::program(self.agents.get(slot));
-                let tool = pending.call(program).name.clone();
-                self.emit(
-                    Some("Q-38"),
-                    EventKind::PermissionWithdrawn {
-                        agent: reference,
-                        tool,
-                        prompt: number,
-                    },
-                );
-                if self.person.busy == Some(number) {
-                    self.person.busy = None;
-                    self.person_next();
-                }
-            }
+            self.withdraw_prompt(slot, number);
         }
         let now = self.clock.now;
         let agent = self.agents.get_mut(slot);
@@ -177,13 +160,54 @@ impl Kernel<'_> {
         };
         self.trace
             .notification(self.clock.now, rule, to, from, what);
-        // The caller's bookkeeping. Its count of running children stays exact even while
-        // the caller is not running (a stopped launcher may be resumed later).
+        let running_caller = caller_slot.filter(|_| caller_running);
+        let cascade = self.result_delivered(caller_slot, running_caller, to_slot, delivery);
+        let rest = FinishRest { slot, forget };
+        Some((rest, cascade))
+    }
+
+    /// the pending prompt `number` of the run in `slot`, which ends, is withdrawn;
+    /// the person moves on if it was the one they were thinking about.
+    fn withdraw_prompt(&mut self, slot: u32, number: u64) {
+        let reference = self.agents.get(slot).reference();
+        let Some(pending) = self.person.prompts.remove(number) else {
+            return;
+        };
+        let program = PendingPrompt::program(self.agents.get(slot));
+        let tool = pending.call(program).name.clone();
+        self.emit(
+            Some("Q-38"),
+            EventKind::PermissionWithdrawn {
+                agent: reference,
+                tool,
+                prompt: number,
+            },
+        );
+        if self.person.busy == Some(number) {
+            self.person.busy = None;
+            self.person_next();
+        }
+    }
+
+    /// A run's result has gone out (`delivery`, to the run in `to_slot`): its caller's
+    /// bookkeeping (in `caller_slot`; `running_caller` when the caller still runs) — its
+    /// count of running children, which stays exact even while it is not running (a
+    /// stopped launcher may be resumed later), a foreground caller woken once its last
+    /// foreground child is done (FGBG-4) — and a notification delivered. Returns the
+    /// caller if it ends now because of it (NOTIFY-6).
+    #[inline(always)]
+    fn result_delivered(
+        &mut self,
+        caller_slot: Option<u32>,
+        running_caller: Option<u32>,
+        to_slot: Option<u32>,
+        delivery: Delivery,
+    ) -> Option<u32> {
         if let Some(caller_slot) = caller_slot {
             let caller = self.agents.get_mut(caller_slot);
             caller.children_running = caller.children_running.saturating_sub(1);
         }
-        if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
+        if let Some(caller_slot) = running_caller {
             let caller = self.agents.get_mut(caller_slot);
             if delivery == Delivery::ToolResult {
                 caller.foreground_pending = caller.foreground_pending.saturating_sub(1);
@@ -197,12 +221,7 @@ impl Kernel<'_> {
                 self.deliver_to(recipient_slot);
             }
         }
-        let cascade = match caller_slot.filter(|_| caller_running) {
-            Some(caller_slot) => self.after_child_finished(caller_slot),
-            None => None,
-        };
-        let rest = FinishRest { slot, forget };
-        Some((rest, cascade))
+        running_caller.and_then(|caller_slot| self.after_child_finished(caller_slot))
     }
 
     /// The rest of a run's end (see [`Kernel::finish`]): its waiters wake, a freed slot
@@ -344,19 +363,7 @@ impl Kernel<'_> {
                         attempt,
                     },
                 );
-                let agent = self.agents.get_mut(slot);
-                agent.continuations = attempt;
-                if fail.recovers_after.is_some_and(|needed| attempt >= needed) {
-                    // The continuation succeeded: the run goes on past the cut.
-                    return Flow::Continue;
-                }
-                // Cut again: the same step runs again at once.
-                agent.pc = agent.pc.saturating_sub(1);
-                if let Some(frame) = agent.stack_last_mut() {
-                    frame.pc = frame.pc.saturating_sub(1);
-                    agent.pc += 1;
-                }
-                Flow::Continue
+                self.continuation(slot, attempt, fail.recovers_after)
             }
             errors::ErrorAction::SwitchModel(model) => {
                 let model: Rc<str> = Rc::from(model.as_str());
@@ -400,6 +407,23 @@ impl Kernel<'_> {
                 Flow::Stop
             }
         }
+    }
+
+    /// ERR-1: continuation `attempt` of the run in `slot` was asked for: it succeeds once
+    /// `recovers_after` attempts were made (the run goes on past the cut), else the cut
+    /// step runs again at once.
+    fn continuation(&mut self, slot: u32, attempt: u32, recovers_after: Option<u32>) -> Flow {
+        let agent = self.agents.get_mut(slot);
+        agent.continuations = attempt;
+        if recovers_after.is_some_and(|needed| attempt >= needed) {
+            return Flow::Continue;
+        }
+        agent.pc = agent.pc.saturating_sub(1);
+        if let Some(frame) = agent.stack_last_mut() {
+            frame.pc = frame.pc.saturating_sub(1);
+            agent.pc += 1;
+        }
+        Flow::Continue
     }
 
     /// NOTIFY-13, SCAN, HANDBACK-8: the text the recipient reads of a finished run's report.

@@ -2,6 +2,7 @@
 
 use subsim_rules::resume;
 
+use super::spawn::{Began, Resumed};
 use super::*;
 
 impl Kernel<'_> {
@@ -185,7 +186,6 @@ impl Kernel<'_> {
                 _ => agent.profile.model.clone(),
             }
         };
-        self.agents.running += 1;
         let agent = self.agents.get_mut(slot);
         if agent.profile.model != resumed_model {
             let mut profile = (*agent.profile).clone();
@@ -207,26 +207,22 @@ impl Kernel<'_> {
         // RESUME-15: the effort the run started with (a per-invocation one included) stays.
         let effort = agent.profile.effort.clone();
         let gen = agent.gen;
-        if let Some(caller_slot) = self.agents.slot_of(report_to) {
-            self.agents.get_mut(caller_slot).children_running += 1;
-        }
-        let by_ref = self.agents.reference(by);
-        let running = self.agents.running;
-        self.emit(
-            Some(rule),
-            EventKind::AgentResumed {
-                agent: reference,
-                by: by_ref,
-                cap_checked: false,
-                running,
-                mode,
-                model: resumed_model,
-                effort,
-            },
+        let recipient_slot = self.agents.slot_of(report_to);
+        let resumed = Resumed {
+            agent: reference,
+            by: self.agents.reference(by),
+            mode,
+            model: resumed_model,
+            effort,
+        };
+        // CAP-7: a resume takes a slot unchecked.
+        self.start_tail(
+            slot,
+            gen,
+            recipient_slot,
+            true,
+            Began::Resumed(rule, resumed),
         );
-        self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
-        self.clock
-            .schedule(self.clock.now, Wake::Step { slot, gen });
         mode
     }
 

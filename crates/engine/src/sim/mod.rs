@@ -530,19 +530,7 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        let mut pool = spec.session.tools.clone().unwrap_or_else(|| {
-            // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
-            // cross-session messaging.
-            tools::main_tools(tools::SessionTools {
-                cross_session_messaging: spec.session.cross_session_messaging,
-                ..tools::SessionTools::default()
-            })
-        });
-        for (server, server_tools) in &spec.session.mcp {
-            for tool in server_tools {
-                pool.push(format!("mcp__{server}__{tool}"));
-            }
-        }
+        let pool = session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
             disable_explore_plan: config.disable_explore_plan,
@@ -584,87 +572,18 @@ impl<'s> Kernel<'s> {
         let session = &spec.session;
         let seed = session.seed;
         let main_model: Rc<str> = Rc::from(session.model.as_str());
-        let mut types = Vec::new();
-        let mut type_index = BTreeMap::new();
         let default_program = default_behavior();
-        let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
-            let name: Rc<str> = Rc::from(def.name.as_str());
-            let built_in = def.scope == Scope::BuiltIn;
-            // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
-            let one_shot = built_in
-                && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
-            let models = ModelSettings::from_session(session);
-            let choice = models.choose(&config, &def, None, false, false);
-            let behavior = def
-                .behavior
-                .clone()
-                .unwrap_or_else(|| default_program.clone());
-            type_index.insert(def.name.clone(), types.len());
-            types.push(TypeDef {
-                name,
-                model: Rc::from(choice.model.as_str()),
-                model_rule: choice.rule,
-                one_shot,
-                behavior,
-                own_hooks: observe::OwnHooks::of(&def, &session.trusted_dirs, &config),
-                def,
-            });
-        };
-        // SPAWN-8: built-ins, less the ones the env removes.
-        for built_in in model::BuiltIn::REGISTRATION {
-            if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
-                continue;
-            }
-            if spec.agents.contains_key(built_in.name()) {
-                continue; // SPAWN-10: a definition of the same name overrides the built-in.
-            }
-            add(AgentDef::built_in(built_in), &mut types);
-        }
-        for (name, def) in &spec.agents {
-            let mut def = def.clone();
-            // DEF-5: a plugin definition is known by its scoped id, the map key.
-            if def.name.is_empty() || def.scope == Scope::Plugin {
-                def.name = name.clone();
-            }
-            add(def, &mut types);
-        }
+        let (types, type_index) = agent_types(&spec, &config, builtin_env, &default_program);
         let limits = session.limits;
         let mut kernel = Kernel {
-            session: Session {
+            session: Session::new(
+                &spec,
                 config,
                 notes,
                 pool,
-                permissions: session.permissions.clone(),
-                permission_texts: [&session.permissions.allow, &session.permissions.deny]
-                    .map(|texts| texts.iter().map(|text| Rc::from(text.as_str())).collect()),
-                types,
-                type_index,
-                main_agent: None,
-                models: ModelSettings::from_session(session),
-                hooks: session
-                    .hooks
-                    .iter()
-                    .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
-                    .collect(),
-                hooks_present: false,
-                fallback_models: session.fallback_models.clone(),
-                continuation_budget: session.continuations,
-                classifier: session.classifier,
-                auto_memory: session.auto_memory,
-                trusted_dirs: session.trusted_dirs.clone(),
-                definitions: spec.definitions.clone(),
-                mcp: session
-                    .mcp
-                    .keys()
-                    .map(|name| Rc::from(name.as_str()))
-                    .collect(),
-                effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
-                effort: session.effort.clone(),
-                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-                fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
+                (types, type_index),
                 default_program,
-                default_resume_program: default_resume_behavior(),
-            },
+            ),
             clock: Clock {
                 now: SimTime::ZERO,
                 seq: 0,
@@ -718,6 +637,21 @@ impl<'s> Kernel<'s> {
                 .types
                 .iter()
                 .any(|type_def| type_def.own_hooks.is_some());
+        kernel.add_main(&spec, main_agent, main_agent_key.as_deref(), main_model);
+        kernel
+    }
+
+    /// The main conversation, agent 0 in slot 0: its tools are the rules' answer (MAIN-1 /
+    /// TOOLS-19 / TOOLS-17), plus, for an agent (`main_agent_key`, MAIN-4), its inline
+    /// `mcpServers`, which connect at startup for main too (MCP-2); MAIN-3's warning when
+    /// the agent is not found.
+    fn add_main(
+        &mut self,
+        spec: &SimSpec,
+        main_agent: context::MainAgent,
+        main_agent_key: Option<&str>,
+        main_model: Rc<str>,
+    ) {
         // The main conversation is agent 0 in slot 0. Its tools are the rules' answer
         // (MAIN-1 / TOOLS-19 / TOOLS-17), plus, for an agent, its inline `mcpServers`,
         // which connect at startup for main too (MCP-2).
@@ -729,16 +663,15 @@ impl<'s> Kernel<'s> {
             .collect();
         let mut main_type: Rc<str> = Rc::from("main");
         if let Some(warning) = main_agent.warning {
-            kernel.session.notes.push(ConfigNote {
+            self.session.notes.push(ConfigNote {
                 rule: "MAIN-3",
                 text: warning,
             });
-        } else if let Some(index) = main_agent_key
-            .as_deref()
-            .and_then(|key| kernel.session.type_index.get(key).copied())
+        } else if let Some(index) =
+            main_agent_key.and_then(|key| self.session.type_index.get(key).copied())
         {
-            kernel.session.main_agent = Some(index);
-            let type_def = &kernel.session.types[index];
+            self.session.main_agent = Some(index);
+            let type_def = &self.session.types[index];
             for server in type_def
                 .def
                 .mcp_servers
@@ -754,18 +687,18 @@ impl<'s> Kernel<'s> {
         let main_tools: ToolList = main_tools.into();
         let main_profile = RunProfile {
             agent_type: main_type,
-            model: main_model.clone(),
+            model: main_model,
             model_rule: "MAIN-1",
             effort: None,
-            permission_mode: kernel.session.config.permission_mode,
+            permission_mode: self.session.config.permission_mode,
             tools: main_tools,
             context: Rc::from(Vec::new()),
-            mcp_servers: kernel.session.mcp.clone(),
+            mcp_servers: self.session.mcp.clone(),
             teammate: false,
         };
         let main_profile = Rc::new(main_profile);
         let main_program = spec.main.clone();
-        kernel.agents.add(|| AgentStart {
+        self.agents.add(|| AgentStart {
             id: MAIN,
             type_index: None,
             invocation_model: None,
@@ -777,14 +710,13 @@ impl<'s> Kernel<'s> {
             fork: false,
             teammate: false,
             profile_background: false,
-            permission_mode: session_permission_mode(&spec),
+            permission_mode: session_permission_mode(spec),
             one_shot: false,
             max_turns: None,
             from_load: false,
             program: &main_program,
             report_to: MAIN,
         });
-        kernel
     }
 
     // -- the loop ----------------------------------------------------------------------
@@ -1035,6 +967,131 @@ impl<'s> Kernel<'s> {
         self.draws
             .streams
             .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng))
+    }
+}
+
+/// TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the documented
+/// built-ins (ListAgents only with cross-session messaging) — and its MCP servers' tools.
+fn session_pool(spec: &SimSpec) -> Vec<String> {
+    let mut pool = spec.session.tools.clone().unwrap_or_else(|| {
+        // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
+        // cross-session messaging.
+        tools::main_tools(tools::SessionTools {
+            cross_session_messaging: spec.session.cross_session_messaging,
+            ..tools::SessionTools::default()
+        })
+    });
+    for (server, server_tools) in &spec.session.mcp {
+        for tool in server_tools {
+            pool.push(format!("mcp__{server}__{tool}"));
+        }
+    }
+    pool
+}
+
+/// The agent types (SPAWN-8's registered built-ins, less those a definition of the same
+/// name overrides, SPAWN-10; then the definitions, DEF-5: a plugin's by its scoped id) and
+/// their index by name; a type without a `behavior` runs `default_program`.
+fn agent_types(
+    spec: &SimSpec,
+    config: &SessionConfig,
+    builtin_env: subsim_rules::spawn::BuiltinEnv,
+    default_program: &Program,
+) -> (Vec<TypeDef>, BTreeMap<String, usize>) {
+    let session = &spec.session;
+    let mut types = Vec::new();
+    let mut type_index = BTreeMap::new();
+    let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
+        let name: Rc<str> = Rc::from(def.name.as_str());
+        let built_in = def.scope == Scope::BuiltIn;
+        // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
+        let one_shot =
+            built_in && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
+        let models = ModelSettings::from_session(session);
+        let choice = models.choose(config, &def, None, false, false);
+        let behavior = def
+            .behavior
+            .clone()
+            .unwrap_or_else(|| default_program.clone());
+        type_index.insert(def.name.clone(), types.len());
+        types.push(TypeDef {
+            name,
+            model: Rc::from(choice.model.as_str()),
+            model_rule: choice.rule,
+            one_shot,
+            behavior,
+            own_hooks: observe::OwnHooks::of(&def, &session.trusted_dirs, config),
+            def,
+        });
+    };
+    // SPAWN-8: built-ins, less the ones the env removes.
+    for built_in in model::BuiltIn::REGISTRATION {
+        if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
+            continue;
+        }
+        if spec.agents.contains_key(built_in.name()) {
+            continue; // SPAWN-10: a definition of the same name overrides the built-in.
+        }
+        add(AgentDef::built_in(built_in), &mut types);
+    }
+    for (name, def) in &spec.agents {
+        let mut def = def.clone();
+        // DEF-5: a plugin definition is known by its scoped id, the map key.
+        if def.name.is_empty() || def.scope == Scope::Plugin {
+            def.name = name.clone();
+        }
+        add(def, &mut types);
+    }
+    (types, type_index)
+}
+
+impl Session {
+    /// The session `spec` configures (`config`, with `notes` about how it was read), its
+    /// tool `pool`, its agent types and their index, and `default_program` shared.
+    fn new(
+        spec: &SimSpec,
+        config: SessionConfig,
+        notes: Vec<ConfigNote>,
+        pool: Vec<String>,
+        (types, type_index): (Vec<TypeDef>, BTreeMap<String, usize>),
+        default_program: Program,
+    ) -> Session {
+        let session = &spec.session;
+        Session {
+            config,
+            notes,
+            pool,
+            permissions: session.permissions.clone(),
+            permission_texts: [&session.permissions.allow, &session.permissions.deny]
+                .map(|texts| texts.iter().map(|text| Rc::from(text.as_str())).collect()),
+            types,
+            type_index,
+            main_agent: None,
+            models: ModelSettings::from_session(session),
+            hooks: session
+                .hooks
+                .iter()
+                .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
+                .collect(),
+            hooks_present: false,
+            fallback_models: session.fallback_models.clone(),
+            continuation_budget: session.continuations,
+            classifier: session.classifier,
+            auto_memory: session.auto_memory,
+            trusted_dirs: session.trusted_dirs.clone(),
+            definitions: spec.definitions.clone(),
+            mcp: session
+                .mcp
+                .keys()
+                .map(|name| Rc::from(name.as_str()))
+                .collect(),
+            effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
+            effort: session.effort.clone(),
+            limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+            fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
+            default_program,
+            default_resume_program: default_resume_behavior(),
+        }
     }
 }
 

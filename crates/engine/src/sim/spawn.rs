@@ -12,7 +12,7 @@
 //! check: CAP-6, FORK-9) and whose launch `rules::plan::Subtask::launch` gives
 //! (`start_subtask`).
 
-use subsim_rules::plan::{self, Launched, SpawnPlan};
+use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
 use subsim_rules::spawn;
 
 use super::decide::CachedPlan;
@@ -124,15 +124,13 @@ impl Kernel<'_> {
             // DEPTH-1, Q-10, Q-44: the plan is kept per depth class; the depth is this
             // caller's (the plan's own when it was made for a caller at this depth).
             depth: self.launch_depth(&planned, plan_caller, launch),
-            mode: launch.mode,
-            placement_rule: launch.rule,
-            permission_mode: launch.permission_mode,
-            cap_checked: launch.cap_checked.0,
+            launch,
+            kept: Some(&planned),
             teammate: false,
             agent_call: true,
             from_load,
         };
-        self.launch(start, &planned, spec)
+        self.launch(start, spec)
     }
 
     /// SPAWN-11 / CAP-8 / TOOLS-9 / Q-44: `launch` for a teammate, with the plan's launch:
@@ -159,22 +157,20 @@ impl Kernel<'_> {
             type_index: planned.type_index,
             // SPAWN-11 / Q-44: the plan's depth whoever calls (`Kernel::launch_depth`).
             depth: launch.depth,
-            mode: launch.mode,
-            placement_rule: launch.rule,
-            permission_mode: launch.permission_mode,
-            cap_checked: launch.cap_checked.0,
+            launch,
+            kept: Some(planned),
             teammate: true,
             agent_call: true,
             from_load,
         };
-        self.launch(start, planned, spec)
+        self.launch(start, spec)
     }
 
     /// FORK-9 / FORK-10 / CAP-6 / Q-39: the person's `/subtask` fork, started by `launch`
-    /// with the launch `rules::plan::Subtask::launch` plans for it: a fork of main at the
+    /// with the `Launch` `rules::plan::Subtask::launch` gives: a fork of main at the
     /// depth, in the mode and under the rule the rules give, with the tools they name
     /// (`PlanTools::Main`: main's own), not checked against the cap. It is not an Agent
-    /// call: no `spawn_requested`, no plan kept. Out of line: `launch`, inlined here, must
+    /// call: no `spawn_requested`, no plan kept (`Start::kept` is `None`). Out of line: `launch`, inlined here, must
     /// not grow the person's actions into the loop's dispatch.
     #[cold]
     #[inline(never)]
@@ -197,17 +193,14 @@ impl Kernel<'_> {
             name: Some(Rc::from(fork.name.as_str())),
             type_index: None,
             depth: launch.depth,
-            mode: launch.mode,
-            placement_rule: launch.rule,
-            permission_mode: launch.permission_mode,
-            cap_checked: launch.cap_checked.0,
+            launch: &launch,
+            kept: None,
             teammate: false,
             agent_call: false,
             from_load: false,
         };
-        let planned = CachedPlan::subtask(self.session.fork_arc.clone(), launch);
         // A refusal here is a safety limit, already written (`limit_reached`).
-        let _ = self.launch(start, &planned, &spec);
+        let _ = self.launch(start, &spec);
     }
 
     /// A refused Agent call: `spawn_rejected` with the caller's running count.
@@ -237,117 +230,45 @@ impl Kernel<'_> {
         Err(Some(reason))
     }
 
-    /// An admitted Agent call: the agent limit, the run's profile, the record, the start.
+    /// Every new run starts here, whichever door it came through (see [`Start`]): the
+    /// safety limits on agents, the run's profile and program, its record, then the tail
+    /// every start shares ([`Kernel::start_tail`]).
     #[inline(always)]
     fn launch(
         &mut self,
-        start: Start,
-        planned: &CachedPlan,
+        start: Start<'_>,
         spec: &SpawnSpec,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
+        if self.start_refused(start.teammate) {
+            return Err(None);
+        }
         let Start {
             caller,
             caller_slot,
             name,
             type_index,
             depth,
-            mode,
-            placement_rule,
-            permission_mode,
-            cap_checked,
+            launch,
+            kept,
             teammate,
             agent_call,
             from_load,
         } = start;
-        if self.agents.next_id as u64 > self.trace.limits.max_agents {
-            self.hit_limit(Limit::MaxAgents, self.trace.limits.max_agents);
-            return Err(None);
-        }
-        // CAP-8: a teammate takes no slot, so `max_running` does not count it; its record
-        // does count toward `max_held`.
-        if !teammate && u64::from(self.agents.running) >= self.trace.limits.max_running {
-            self.hit_limit(Limit::MaxRunning, self.trace.limits.max_running);
-            return Err(None);
-        }
-        if self.agents.free.is_empty() && self.held_full() {
-            return Err(None);
-        }
-        // Started. The run's profile (type, model, effort, tools, context) is shared by
-        // every run of the same definition in the same situation (`run_profile`). While
-        // profiles are shared (no per-invocation model or effort, no agent has a name:
-        // CTX-6's roster), a plan keeps the one `run_profile` gave its first run.
-        let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
-        // Borrowed from the plan when it keeps one (no reference count changes hands unless
-        // the record takes a profile it does not hold already: `Agent::init`).
-        let made;
-        let profile: &Rc<RunProfile> = match planned.profile.get() {
-            Some(profile) if shared => {
-                debug_assert!(Rc::ptr_eq(
-                    profile,
-                    &self.run_profile(
-                        type_index,
-                        spec,
-                        mode,
-                        depth,
-                        permission_mode,
-                        teammate,
-                        self.plan_tools(planned)
-                    )
-                ));
-                profile
-            }
-            _ => {
-                let tools = self.plan_tools(planned);
-                made = self.run_profile(
-                    type_index,
-                    spec,
-                    mode,
-                    depth,
-                    permission_mode,
-                    teammate,
-                    tools,
-                );
-                if shared {
-                    // Unset here: a plan's profile is set once and kept.
-                    let _ = planned.profile.set(made.clone());
-                }
-                &made
-            }
+        let mode = launch.mode;
+        // Borrowed from the kept plan when it keeps the profile (no reference count
+        // changes hands unless the record takes a profile it does not hold already).
+        let made = self.start_profile(type_index, depth, launch, kept, teammate, spec);
+        let profile: &Rc<RunProfile> = match (&made, kept) {
+            (Some(made), _) => made,
+            (None, Some(kept)) => kept.profile.get().expect("the kept plan keeps the profile"),
+            (None, None) => unreachable!("a start without a kept plan makes its profile"),
         };
-        let (type_behavior, one_shot, max_turns) = match type_index {
-            Some(index) => {
-                let type_def = &self.session.types[index];
-                (
-                    &type_def.behavior,
-                    // RESUME-3 is about subagents returning no agent ID: a teammate of a
-                    // one-shot type is still addressed by its name (SPAWN-11).
-                    type_def.one_shot && !teammate,
-                    type_def.def.max_turns,
-                )
-            }
-            // A fork without its own behaviour runs the default program, built once.
-            None => (&self.session.default_program, false, None),
-        };
-        let behavior = spec.behavior.as_ref().unwrap_or(type_behavior);
+        let (behavior, one_shot, max_turns) =
+            self.session.start_program(type_index, teammate, spec);
         let id = self.agents.next_id;
         self.agents.next_id += 1;
-        // CAP-8: a teammate takes no slot.
-        self.agents.running += u32::from(!teammate);
-        // Kernel invariants: a start the cap checked never takes `running` past the cap
-        // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may), and no run is
-        // deeper than the limit allows (DEPTH-3: a caller below the limit spawns; main
-        // always may, so the bound is at least 1).
-        debug_assert!(
-            !cap_checked
-                || self.session.config.ultracode
-                || self
-                    .session
-                    .config
-                    .cap
-                    .is_none_or(|cap| self.agents.running <= cap),
-            "kernel invariant: running {} exceeds the cap after a checked start",
-            self.agents.running
-        );
+        // DEPTH-3: a caller below the limit spawns; main always may, so the bound is at
+        // least 1 (a kernel invariant).
         debug_assert!(
             depth <= self.session.config.depth_limit.max(1),
             "kernel invariant: depth {depth} is past the limit {}",
@@ -365,14 +286,13 @@ impl Kernel<'_> {
             fork: spec.fork,
             teammate,
             profile_background: mode == Mode::Background,
-            permission_mode,
+            permission_mode: launch.permission_mode,
             one_shot,
             max_turns,
             from_load,
             program: behavior,
             report_to: caller.id,
         });
-        self.agents.get_mut(caller_slot).children_running += 1;
         if let Some(name) = &name {
             self.agents.names.insert(name.clone(), id);
             if agent_call {
@@ -387,17 +307,137 @@ impl Kernel<'_> {
             depth,
             mode,
             fork: spec.fork,
-            running: self.agents.running,
-            cap_checked,
+            running: 0,
+            cap_checked: launch.cap_checked.0,
             profile,
         };
-        self.trace
-            .agent_started(self.clock.now, placement_rule, started);
-        self.observe_start(slot, subsim_rules::hooks::RunTransition::Start);
-        self.clock
-            .schedule(self.clock.now, Wake::Step { slot, gen });
+        let began = Began::Started(launch.rule, started);
+        self.start_tail(slot, gen, Some(caller_slot), !teammate, began);
         Ok((slot, mode))
     }
+
+    /// `max_agents`, `max_running` (CAP-8: a teammate takes no slot, so it does not count;
+    /// its record does count toward `max_held`) and `max_held`: whether one more run would
+    /// pass a limit; if so the run stops there (`limit_reached`) and this answers `true`.
+    #[inline(always)]
+    fn start_refused(&mut self, teammate: bool) -> bool {
+        let limits = self.trace.limits;
+        if self.agents.next_id as u64 > limits.max_agents {
+            self.hit_limit(Limit::MaxAgents, limits.max_agents);
+            return true;
+        }
+        if !teammate && u64::from(self.agents.running) >= limits.max_running {
+            self.hit_limit(Limit::MaxRunning, limits.max_running);
+            return true;
+        }
+        self.agents.free.is_empty() && self.held_full()
+    }
+
+    /// The tail every start shares — a new run's ([`Kernel::launch`]) and a resumed run's
+    /// (`Kernel::resume`): the run takes a slot (`takes_slot`; a teammate takes none,
+    /// CAP-8), counts as a running child of the run it reports to (in `recipient_slot`),
+    /// its event is written (`began`, with the running count after it took its slot),
+    /// the observers (hooks, the panel) see it start, and its first step is due now.
+    #[inline(always)]
+    pub(super) fn start_tail(
+        &mut self,
+        slot: u32,
+        gen: u32,
+        recipient_slot: Option<u32>,
+        takes_slot: bool,
+        began: Began<'_>,
+    ) {
+        self.agents.running += u32::from(takes_slot);
+        let running = self.agents.running;
+        if let Some(recipient_slot) = recipient_slot {
+            self.agents.get_mut(recipient_slot).children_running += 1;
+        }
+        let now = self.clock.now;
+        let transition = match began {
+            Began::Started(rule, mut started) => {
+                // A kernel invariant: a start the cap checked never takes `running` past
+                // the cap (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may).
+                debug_assert!(
+                    !started.cap_checked
+                        || self.session.config.ultracode
+                        || self.session.config.cap.is_none_or(|cap| running <= cap),
+                    "kernel invariant: running {running} exceeds the cap after a checked start"
+                );
+                started.running = running;
+                self.trace.agent_started(now, rule, started);
+                subsim_rules::hooks::RunTransition::Start
+            }
+            Began::Resumed(rule, resumed) => {
+                let Resumed {
+                    agent,
+                    by,
+                    mode,
+                    model,
+                    effort,
+                } = resumed;
+                let kind = EventKind::AgentResumed {
+                    agent,
+                    by,
+                    cap_checked: false,
+                    running,
+                    mode,
+                    model,
+                    effort,
+                };
+                self.trace.event(now, Some(rule), kind);
+                subsim_rules::hooks::RunTransition::Resume
+            }
+        };
+        self.observe_start(slot, transition);
+        self.clock.schedule(now, Wake::Step { slot, gen });
+    }
+}
+
+impl Session {
+    /// The program a new run of `type_index` runs (the call's own behaviour, else its
+    /// type's, else the default one, built once), whether it is one-shot (RESUME-3: a
+    /// teammate of a one-shot type is still addressed by its name, SPAWN-11) and its
+    /// `maxTurns`.
+    #[inline(always)]
+    fn start_program<'a>(
+        &'a self,
+        type_index: Option<usize>,
+        teammate: bool,
+        spec: &'a SpawnSpec,
+    ) -> (&'a Program, bool, Option<u32>) {
+        let (type_behavior, one_shot, max_turns) = match type_index {
+            Some(index) => {
+                let type_def = &self.types[index];
+                (
+                    &type_def.behavior,
+                    type_def.one_shot && !teammate,
+                    type_def.def.max_turns,
+                )
+            }
+            None => (&self.default_program, false, None),
+        };
+        (
+            spec.behavior.as_ref().unwrap_or(type_behavior),
+            one_shot,
+            max_turns,
+        )
+    }
+}
+
+/// How a run began, as [`Kernel::start_tail`] writes it: a new run's `agent_started`
+/// (under its launch's rule), or a resumed run's `agent_resumed` (under RESUME-6/8/9).
+pub(super) enum Began<'a> {
+    Started(RuleId, trace::Started<'a>),
+    Resumed(RuleId, Resumed),
+}
+
+/// An `agent_resumed`'s fields but the running count (never cap-checked: CAP-7).
+pub(super) struct Resumed {
+    pub(super) agent: AgentRef,
+    pub(super) by: AgentRef,
+    pub(super) mode: Mode,
+    pub(super) model: Rc<str>,
+    pub(super) effort: Option<Rc<str>>,
 }
 
 /// Which text a refused Agent call carries (`spawn_rejected.message`).
@@ -409,19 +449,23 @@ enum RefusalText {
     Limit,
 }
 
-/// An admitted Agent call, as `launch` starts it.
-struct Start {
+/// The facts of a new run's start, the one struct every door fills: an Agent call's
+/// (`Kernel::spawn`), a teammate's (`Kernel::launch_teammate`) and the person's `/subtask`
+/// (`Kernel::start_subtask`). The rules decided the rest: `launch` (mode, rule,
+/// permission mode, cap check, tools).
+pub(super) struct Start<'p> {
     /// The caller's id and name (names never change: the one it had at the call).
     caller: AgentRef,
     caller_slot: u32,
     name: Option<Rc<str>>,
     type_index: Option<usize>,
+    /// DEPTH-1, Q-10, Q-44: the child's depth for this caller (`Kernel::launch_depth`).
     depth: u32,
-    mode: Mode,
-    placement_rule: RuleId,
-    permission_mode: PermissionMode,
-    /// CAP-5 / CAP-10 / Q-44: the plan checked the start against the cap.
-    cap_checked: bool,
+    /// The rules' launch.
+    launch: &'p Launch,
+    /// The kept plan the launch came from (`None` for `/subtask`, which is not kept): its
+    /// tools as shared strings and the profile its runs share.
+    kept: Option<&'p CachedPlan>,
     /// SPAWN-11 / CAP-8: an agent-team teammate: no slot, its own tools (TOOLS-9).
     teammate: bool,
     /// An Agent tool call (not the person's `/subtask`): its name is one the conversation

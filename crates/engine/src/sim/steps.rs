@@ -288,45 +288,23 @@ impl Kernel<'_> {
         program: &Program,
         pc: usize,
     ) -> Flow {
-        let agent = self.agents.get(slot);
-        let reference = agent.reference();
-        let tool: Rc<str> = call.name.clone();
-        let input: Option<Rc<str>> = call.input.clone();
         if !self.run_has_tool(slot, &call.name) {
             // TOOLS-4: a tool the run was not given cannot be called; the trace says which
             // step of the resolution removed it, and by which rule.
             let (reason, rule) = self.removal_of(slot, &call.name);
-            self.emit(
-                Some(rule),
-                EventKind::ToolCalled {
-                    agent: reference,
-                    tool,
-                    allowed: false,
-                    reason: Some(reason),
-                    input,
-                    permission_rule: None,
-                },
-            );
+            self.refuse_tool(slot, call, reason, rule);
             return Flow::Continue;
         }
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
         // one that exits with code 2 blocks the call and its stderr goes back to the agent.
         if self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse) {
-            let reference = self.agents.get(slot).reference();
-            self.emit(
-                Some("HOOK-7"),
-                EventKind::ToolCalled {
-                    agent: reference,
-                    tool: call.name.clone(),
-                    allowed: false,
-                    reason: Some(ToolRefusal::HookBlocked),
-                    input,
-                    permission_rule: None,
-                },
-            );
+            self.refuse_tool(slot, call, ToolRefusal::HookBlocked, "HOOK-7");
             return Flow::Continue;
         }
         let agent = self.agents.get(slot);
+        let reference = agent.reference();
+        let tool: Rc<str> = call.name.clone();
+        let input: Option<Rc<str>> = call.input.clone();
         // PERM-3/9/14, HANDBACK-5: the scenario's forced `prompt:`, else the mode, the
         // allow/deny rules and session-wide grants decide (PERM-9…16).
         let decision = prompt::decide_step(
@@ -380,65 +358,87 @@ impl Kernel<'_> {
                 );
                 Flow::Continue
             }
-            CallDecision::Prompt(_) => {
-                let asker = Asker {
-                    depth: agent.depth,
-                    mode: agent.mode,
-                    fork: agent.fork,
-                    chain_foreground: self.chain_foreground(slot),
+            CallDecision::Prompt(_) => self.ask_person(slot, call, program, pc),
+        }
+    }
+
+    /// A tool call refused before any permission question (TOOLS-4, HOOK-7): its
+    /// `tool_called`, not allowed, under `rule`.
+    fn refuse_tool(&mut self, slot: u32, call: &ToolCall, reason: ToolRefusal, rule: RuleId) {
+        let kind = EventKind::ToolCalled {
+            agent: self.agents.get(slot).reference(),
+            tool: call.name.clone(),
+            allowed: false,
+            reason: Some(reason),
+            input: call.input.clone(),
+            permission_rule: None,
+        };
+        self.emit(Some(rule), kind);
+    }
+
+    /// PERM-4/5, Q-37: a tool call that needs the person's permission: routed by the rules
+    /// ([`prompt::route`]) to the terminal or main, or auto-denied (a background run that
+    /// cannot ask); a prompt shown blocks the run until the person answers it.
+    fn ask_person(&mut self, slot: u32, call: &ToolCall, program: &Program, pc: usize) -> Flow {
+        let agent = self.agents.get(slot);
+        let reference = agent.reference();
+        let (tool, input) = (call.name.clone(), call.input.clone());
+        let asker = Asker {
+            depth: agent.depth,
+            mode: agent.mode,
+            fork: agent.fork,
+            chain_foreground: self.chain_foreground(slot),
+        };
+        let route = prompt::route(asker, &self.session.config.gates);
+        let agent_type = agent.profile.agent_type.clone();
+        let number = self.person.next_prompt;
+        self.person.next_prompt += 1;
+        match route {
+            Route::AutoDeny(rule) => {
+                self.emit(
+                    Some(rule),
+                    EventKind::PermissionRequested {
+                        agent: reference.clone(),
+                        agent_type: agent_type.clone(),
+                        tool: tool.clone(),
+                        routed_to: None,
+                        auto_denied: true,
+                        prompt: number,
+                    },
+                );
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: false,
+                        reason: Some(ToolRefusal::AutoDenied),
+                        input,
+                        permission_rule: None,
+                    },
+                );
+                Flow::Continue
+            }
+            Route::Terminal(rule) | Route::Main(rule) => {
+                let route = route.routed_to();
+                let shown = trace::Prompted {
+                    agent: reference,
+                    agent_type: &agent_type,
+                    tool: &tool,
+                    routed_to: route,
+                    prompt: number,
                 };
-                let route = prompt::route(asker, &self.session.config.gates);
-                let agent_type = agent.profile.agent_type.clone();
-                let number = self.person.next_prompt;
-                self.person.next_prompt += 1;
-                match route {
-                    Route::AutoDeny(rule) => {
-                        self.emit(
-                            Some(rule),
-                            EventKind::PermissionRequested {
-                                agent: reference.clone(),
-                                agent_type: agent_type.clone(),
-                                tool: tool.clone(),
-                                routed_to: None,
-                                auto_denied: true,
-                                prompt: number,
-                            },
-                        );
-                        self.emit(
-                            Some(rule),
-                            EventKind::ToolCalled {
-                                agent: reference,
-                                tool,
-                                allowed: false,
-                                reason: Some(ToolRefusal::AutoDenied),
-                                input,
-                                permission_rule: None,
-                            },
-                        );
-                        Flow::Continue
-                    }
-                    Route::Terminal(rule) | Route::Main(rule) => {
-                        let route = route.routed_to();
-                        let shown = trace::Prompted {
-                            agent: reference,
-                            agent_type: &agent_type,
-                            tool: &tool,
-                            routed_to: route,
-                            prompt: number,
-                        };
-                        self.trace.permission_requested(self.clock.now, rule, shown);
-                        debug_assert!(
-                            Rc::ptr_eq(program, PendingPrompt::program(self.agents.get(slot))),
-                            "the answer finds the call in the program the run took it from"
-                        );
-                        let pending = PendingPrompt::new(slot, pc, self.clock.now);
-                        self.person.prompts.insert(number, pending);
-                        let agent = self.agents.get_mut(slot);
-                        agent.block = Block::Prompt(number);
-                        self.person_next();
-                        Flow::Stop
-                    }
-                }
+                self.trace.permission_requested(self.clock.now, rule, shown);
+                debug_assert!(
+                    Rc::ptr_eq(program, PendingPrompt::program(self.agents.get(slot))),
+                    "the answer finds the call in the program the run took it from"
+                );
+                let pending = PendingPrompt::new(slot, pc, self.clock.now);
+                self.person.prompts.insert(number, pending);
+                let agent = self.agents.get_mut(slot);
+                agent.block = Block::Prompt(number);
+                self.person_next();
+                Flow::Stop
             }
         }
     }
