@@ -12,7 +12,14 @@
 //! forwarding (docs/PERFORMANCE.md). A new slot gets a vacant record first
 //! (`Agent::vacant`), so `init` is the one place a run's record is written.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use subsim_rules::{Mode, PermissionMode};
+
+use crate::event::{AgentId, AgentRef, Outcome, RunProfile, MAIN};
+use crate::spec::{Program, Step};
+use crate::time::SimTime;
 
 /// Agent id → slot: ids are handed out in increasing order and the agents it holds stay
 /// (only anonymous load runs, which it does not hold, are released), so a [`crate::ids::Window`] indexed by id (a vector, 8 bytes an id,
@@ -819,6 +826,9 @@ impl Agents {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dist::Dist;
+    use crate::sim::Kernel;
+    use crate::spec::{SimSpec, SpawnSpec, WaitTarget};
 
     /// Adds a run to `agents`: an anonymous load run when `from_load`, else main's
     /// kind of record (indexed from its start).

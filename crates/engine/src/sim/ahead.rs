@@ -13,7 +13,11 @@
 //! the loads are kept alive only by [`std::hint::black_box`]. (`_mm_prefetch` would do the
 //! same with fewer loads, but it is `unsafe`, which the workspace forbids.)
 
-use super::*;
+use crate::sink::Sink;
+
+use super::agents::Agents;
+use super::clock::Wake;
+use super::{observe, Kernel};
 
 impl Kernel<'_> {
     /// Loads what the wakes the timer queue gathered ([`queue::TimeQueue::ahead`]) will

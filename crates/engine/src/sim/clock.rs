@@ -1,7 +1,10 @@
 //! The kernel's clock: virtual time and the wake queue, one `(time, seq)` order over three
 //! sources (a monotone radix heap, the same-instant FIFO, the load generator's one pending arrival).
 
-use super::*;
+use crate::event::AgentId;
+use crate::time::SimTime;
+
+use super::queue;
 
 /// Something queued for a moment in virtual time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -196,6 +199,7 @@ pub(super) enum Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     /// Pushes and pops interleaved — draining it now and then, and long stretches where
     /// every pop is followed by pushes (the read part compacted) — give a `VecDeque`'s

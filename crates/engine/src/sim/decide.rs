@@ -60,12 +60,12 @@ use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
-use subsim_rules::{context, model, scan, spawn};
-use subsim_rules::{Mode, PermissionMode, RuleId};
+use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
 
-use super::Kernel;
 use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, Scope, SpawnSpec};
+
+use super::Kernel;
 
 /// Every memo of a rules answer the kernel keeps (see the module's ground rules).
 #[derive(Default)]

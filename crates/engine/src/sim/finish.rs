@@ -1,11 +1,16 @@
 //! Ending runs and delivering their one result (NOTIFY), children bookkeeping, background shells, API errors.
 
-use subsim_rules::errors;
-use subsim_rules::notify::Notice;
+use std::rc::Rc;
 
-use super::trace;
-use super::*;
-use crate::spec::FailSpec;
+use subsim_rules::notify::{Delivery, Finishing, Notice, Recipient};
+use subsim_rules::{errors, notify, Mode, RuleId};
+
+use crate::event::{AgentId, AgentRef, EventKind, Outcome, MAIN};
+use crate::spec::{ApiError, FailSpec};
+
+use super::agents::{Block, Status};
+use super::clock::Wake;
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done. The
 /// run's waiters stay in its record until then (nothing adds one to a run that is not

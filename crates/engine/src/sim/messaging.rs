@@ -1,9 +1,17 @@
 //! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
 
-use subsim_rules::resume;
+use std::rc::Rc;
 
+use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
+
+use crate::event::{
+    AgentId, AgentRef, EventKind, IgnoredAction, MessageRejection, Outcome, StopSource, MAIN,
+};
+use crate::spec::{Program, WaitTarget};
+
+use super::agents::Block;
 use super::spawn::{Began, Resumed};
-use super::*;
+use super::{Flow, Kernel};
 
 impl Kernel<'_> {
     // -- waits, messages, stops --------------------------------------------------------

@@ -26,22 +26,17 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use subsim_rules::context;
 use subsim_rules::model;
-use subsim_rules::notify::{self, Delivery, Finishing, Recipient};
-use subsim_rules::placement;
-use subsim_rules::prompt::{self, Asker, CallDecision, Route};
+use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
 use subsim_rules::tools;
-use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
+use subsim_rules::{messages, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{
-    AgentId, AgentRef, EventKind, HookSource, IgnoredAction, Limit, MessageRejection, Outcome,
-    RunProfile, StopSource, ToolList, ToolRefusal, WaitingFor, MAIN,
-};
+use crate::event::{EventKind, Limit, RunProfile, ToolList, MAIN};
 use crate::sink::Sink;
 use crate::spec::{
-    default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
-    LoadSpec, LoadUntil, Program, Retry, Scope, SimSpec, SpawnSpec, Step, ToolCall, WaitTarget,
+    default_behavior, default_resume_behavior, AgentDef, Answer, Program, Scope, SimSpec, Step,
+    ToolCall,
 };
 use crate::time::SimTime;
 
@@ -64,7 +59,7 @@ mod trace;
 
 pub use ties::{TieBreak, TieOptions};
 
-use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
+use agents::{Agent, AgentStart, Agents, Block, Status};
 use clock::{Clock, Wake};
 use trace::Trace;
 
@@ -536,34 +531,8 @@ impl<'s> Kernel<'s> {
             disable_explore_plan: config.disable_explore_plan,
             sdk_disable_builtins: config.disable_builtins,
         };
-        // MAIN-1…6: what main becomes when the session runs as an agent (the rules decide
-        // its tools and model; MAIN-4 / Q-32 how its name is found).
-        let main_agent_key = main_agent_key(&spec, &config, builtin_env);
-        let main_def = main_agent_key
-            .as_deref()
-            .and_then(|key| match spec.agents.get(key) {
-                Some(def) => Some(def.clone()),
-                None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
-            });
-        let main_agent = context::main_agent(&context::MainAgentInput {
-            flag: spec.session.agent.as_deref(),
-            setting: None,
-            definition: main_def.as_ref().map(|def| context::MainDefinition {
-                name: main_agent_key.as_deref().unwrap_or_default(),
-                scope: (def.scope != Scope::BuiltIn).then_some(def.scope),
-                prompt: def.prompt.as_deref(),
-                memory: def.memory.is_some(),
-                tools: def.tools.as_deref(),
-                disallowed: &def.disallowed_tools,
-                model: def.model.as_deref(),
-                initial_prompt: def.initial_prompt.as_deref(),
-                omit_claude_md: def.omit_claude_md,
-            }),
-            user_prompt: None,
-            pool: &pool,
-            auto_memory: spec.session.auto_memory,
-            gates: config.gates,
-        });
+        // MAIN-1…6: what main becomes when the session runs as an agent.
+        let (main_agent_key, main_agent) = main_agent_of(&spec, &config, builtin_env, &pool);
         // MAIN-1: main runs on the agent's model, and subagents that inherit the main
         // model inherit that one.
         if let Some((model, _)) = &main_agent.model {
@@ -1093,6 +1062,44 @@ impl Session {
             default_resume_program: default_resume_behavior(),
         }
     }
+}
+
+/// MAIN-1…6: what main becomes when the session runs as an agent — the rules decide its
+/// tools and model (`context::main_agent`), MAIN-4 / Q-32 how its name is found
+/// ([`main_agent_key`]) — with the key of the definition it runs, if any.
+fn main_agent_of(
+    spec: &SimSpec,
+    config: &SessionConfig,
+    builtin_env: subsim_rules::spawn::BuiltinEnv,
+    pool: &[String],
+) -> (Option<String>, context::MainAgent) {
+    let main_agent_key = main_agent_key(spec, config, builtin_env);
+    let main_def = main_agent_key
+        .as_deref()
+        .and_then(|key| match spec.agents.get(key) {
+            Some(def) => Some(def.clone()),
+            None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
+        });
+    let main_agent = context::main_agent(&context::MainAgentInput {
+        flag: spec.session.agent.as_deref(),
+        setting: None,
+        definition: main_def.as_ref().map(|def| context::MainDefinition {
+            name: main_agent_key.as_deref().unwrap_or_default(),
+            scope: (def.scope != Scope::BuiltIn).then_some(def.scope),
+            prompt: def.prompt.as_deref(),
+            memory: def.memory.is_some(),
+            tools: def.tools.as_deref(),
+            disallowed: &def.disallowed_tools,
+            model: def.model.as_deref(),
+            initial_prompt: def.initial_prompt.as_deref(),
+            omit_claude_md: def.omit_claude_md,
+        }),
+        user_prompt: None,
+        pool,
+        auto_memory: spec.session.auto_memory,
+        gates: config.gates,
+    });
+    (main_agent_key, main_agent)
 }
 
 /// MAIN-4 / Q-32: the key of the definition `session.agent` names — a definition by its

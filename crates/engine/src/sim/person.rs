@@ -1,6 +1,12 @@
 //! The person at the terminal: one prompt at a time, in order, after thinking.
 
-use super::*;
+use subsim_rules::prompt;
+
+use crate::event::ToolRefusal;
+
+use super::agents::Block;
+use super::clock::Wake;
+use super::{Flow, Kernel, PendingPrompt};
 
 impl Kernel<'_> {
     // -- the person and prompts --------------------------------------------------------

@@ -12,12 +12,18 @@
 //! check: CAP-6, FORK-9) and whose launch `rules::plan::Subtask::launch` gives
 //! (`start_subtask`).
 
-use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
-use subsim_rules::spawn;
+use std::rc::Rc;
 
+use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
+use subsim_rules::{spawn, Mode, RejectReason, RuleId};
+
+use crate::event::{AgentRef, EventKind, Limit, RunProfile};
+use crate::spec::{Program, SpawnSpec};
+
+use super::agents::{AgentStart, Block};
+use super::clock::Wake;
 use super::decide::CachedPlan;
-use super::trace;
-use super::*;
+use super::{trace, Flow, Kernel, Session};
 
 impl Kernel<'_> {
     // -- spawning ----------------------------------------------------------------------

@@ -1,7 +1,17 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
-use super::trace;
-use super::*;
+use std::rc::Rc;
+
+use subsim_rules::prompt::{Asker, CallDecision, Route};
+use subsim_rules::{notify, prompt, Mode, RuleId};
+
+use crate::dist::Dist;
+use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
+use crate::spec::{Program, Step, ToolCall};
+
+use super::agents::{Agent, Block, Frame, Status};
+use super::clock::Wake;
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// Where a run's next step lies (see [`Kernel::next_step`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

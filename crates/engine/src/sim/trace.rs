@@ -33,11 +33,12 @@ use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
 use subsim_rules::{cap, Mode, RejectReason, RuleId};
 
-use super::LimitHit;
 use crate::event::{AgentId, AgentRef, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal};
 use crate::sink::Sink;
 use crate::spec::{Answer, Limits};
 use crate::time::SimTime;
+
+use super::LimitHit;
 
 /// The trace being written, and the safety limits that can end it.
 pub(super) struct Trace<'s> {
