@@ -1007,7 +1007,7 @@ impl Kernel<'_> {
         scan_note: &Option<Rc<str>>,
         review: Option<ReviewOutcome>,
     ) {
-        let _ = (text, scan_note);
+        let _ = (text, scan_note, review);
         self.memos.last_delivery = Some(Delivered {
             report,
             key,

@@ -504,8 +504,6 @@ impl Kernel<'_> {
         let (key, text, scan_note, rule, review) = self.delivery_of(slot, &body);
         let agent = self.agents.get(slot);
         let reference = agent.reference();
-        let text: Rc<str> = Rc::from(text);
-        let scan_note: Option<Rc<str>> = scan_note.map(Rc::from);
         let reused = match &agent.report {
             Some(report) if !(outcome == Outcome::Failed && detail.is_some()) => report,
             _ => {
