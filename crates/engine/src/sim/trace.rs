@@ -9,7 +9,7 @@
 //! [`Event`] kept for that kind ([`Kept`]), in place, and hands that to the sink: an event
 //! built anew is written into a temporary and copied whole, which stalls on store
 //! forwarding, and is dropped through the generic drop of `EventKind` afterwards (see
-//! docs/PERFORMANCE.md, "Method"). So:
+//! docs/PERFORMANCE.md, "Choices that need a benchmark"). So:
 //!
 //! * Each kept event's variant is set once, by [`Kept::new`], and never changes: nothing
 //!   outside this module can reach a kept event, and each method here matches only its
