@@ -1,8 +1,15 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
 use subsim_rules::panel::{x_key, RowId};
+use std::rc::Rc;
 
-use super::*;
+use subsim_rules::Mode;
+
+use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
+use crate::spec::{ActionKind, Program};
+
+use super::agents::{Block, Status};
+use super::Kernel;
 
 impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------

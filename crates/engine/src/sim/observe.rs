@@ -2,14 +2,21 @@
 //! and `/tasks` (PANEL), and lifecycle and tool hooks (HOOK). None of this changes what the
 //! runs do; it turns their starts and ends into the events a person would notice.
 
+use std::rc::Rc;
+
 use subsim_rules::hooks::{self, HookEvent, HookOrigin, RunTransition};
 use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
+use subsim_rules::{Mode, RuleId, SessionConfig};
 
-use super::*;
-use crate::spec::HookSpec;
+use crate::event::{AgentId, AgentRef, EventKind, HookSource, Outcome, MAIN};
+use crate::spec::{AgentDef, HookSpec};
+use crate::time::SimTime;
+
+use super::clock::Wake;
+use super::{agents, Kernel};
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
-/// every `hook_fired` it writes (issue #7, item 5: no copy per tool call).
+/// every `hook_fired` it writes (no copy per tool call).
 pub(super) struct Hook {
     /// The event it was declared for.
     declared: HookEvent,
