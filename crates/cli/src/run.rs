@@ -60,10 +60,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
     };
     let seed = args.seed.unwrap_or(loaded.spec.session.seed);
-    let mut simulation = Simulation::new(loaded.spec);
-    if let Some(seed) = args.seed {
-        simulation = simulation.with_seed(seed);
-    }
+    let simulation = simulation(loaded.spec, args.seed);
     let mut out = output::open(args.out.as_deref())?;
     let coloured = args.format == Format::Text && narration.color;
     if matches!(args.format, Format::Text | Format::Summary) && !coloured {
@@ -117,6 +114,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     match determinism {
         Some((spec, order)) => crate::explore::check_determinism(spec, order, status),
         None => Ok(status),
+    }
+}
+
+/// The simulation of `spec`, under `seed` when one is given (else the scenario's own
+/// `session.seed`). `subsim serve` starts its runs here too.
+pub fn simulation(spec: subsim_engine::SimSpec, seed: Option<u64>) -> Simulation {
+    match seed {
+        Some(seed) => Simulation::new(spec).with_seed(seed),
+        None => Simulation::new(spec),
     }
 }
 
@@ -226,7 +232,8 @@ fn batch(
 }
 
 /// The JSON Lines writer: the contract's full form, or the compact one (`--compact`).
-fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
+/// `subsim serve` streams its trace through this same writer.
+pub fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
     if compact {
         JsonlWriter::compact(out)
     } else {
