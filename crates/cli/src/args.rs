@@ -137,10 +137,15 @@ pub struct ServeArgs {
     /// The address to listen on; anything but a loopback address is warned about.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub bind: std::net::SocketAddr,
-    /// Most runs at once (default: twice the CPUs); past it the answer is 503 with
-    /// Retry-After.
+    /// Most runs (and checks) at once (default: twice the CPUs); past it requests wait in
+    /// a queue.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub max_runs: Option<u64>,
+    /// Most requests waiting for a run, each for at most --client-timeout; past it (or
+    /// after the wait) the answer is 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub queue: u64,
     /// Most connections at once; past it new ones are closed.
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..=65536))]

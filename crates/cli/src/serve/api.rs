@@ -1,5 +1,6 @@
 //! The routes: the page and its two files, and the API (`docs/playground.md`).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -26,7 +27,28 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/panel", post(panel))
         .route("/api/compare", post(compare))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn(soft_problems))
         .with_state(shared)
+}
+
+/// `?problems=200`: a 422 (problems in the scenario) or a 404 (no such rule) answered as
+/// 200 with the same body and `X-Subsim-Status` giving the real status. The page asks this
+/// way because browsers log every 4xx answer as a console error, and a scenario being
+/// edited is often broken for a moment.
+async fn soft_problems(request: Request<Body>, next: axum::middleware::Next) -> Response {
+    let soft = request
+        .uri()
+        .query()
+        .is_some_and(|query| query.split('&').any(|pair| pair == "problems=200"));
+    let mut response = next.run(request).await;
+    let status = response.status();
+    if soft && (status == StatusCode::UNPROCESSABLE_ENTITY || status == StatusCode::NOT_FOUND) {
+        *response.status_mut() = StatusCode::OK;
+        response
+            .headers_mut()
+            .insert("x-subsim-status", HeaderValue::from(status.as_u16()));
+    }
+    response
 }
 
 async fn not_found() -> Response {
@@ -69,6 +91,8 @@ async fn explain(Path(id): Path<String>) -> Response {
 /// A request body as the API takes it: the scenario, its overrides, the seed.
 pub struct Posted {
     pub scenario: String,
+    /// What diagnostics and the trace call the file (`"name"`; default `scenario.yaml`).
+    pub name: String,
     pub set: Vec<Override>,
     pub seed: Option<u64>,
     pub fields: Map<String, Value>,
@@ -125,6 +149,17 @@ fn parse_body(bytes: &[u8]) -> Result<Posted, String> {
             return Err("`set` must be an object of PATH: VALUE, as `--set PATH=VALUE`".into())
         }
     };
+    let name = match fields.get("name") {
+        None | Some(Value::Null) => "scenario.yaml".to_string(),
+        Some(Value::String(name)) if file_name(name) => name.clone(),
+        Some(_) => {
+            return Err(
+                "`name` must be a file name (no folder, at most 255 bytes), \
+                        such as \"demo.yaml\""
+                    .into(),
+            )
+        }
+    };
     let seed = match fields.get("seed") {
         None | Some(Value::Null) => None,
         Some(value) => Some(
@@ -135,10 +170,21 @@ fn parse_body(bytes: &[u8]) -> Result<Posted, String> {
     };
     Ok(Posted {
         scenario,
+        name,
         set,
         seed,
         fields,
     })
+}
+
+/// A plain file name: no folder, no control characters, not `.` or `..`.
+fn file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control)
 }
 
 /// `set` as `--set` overrides, in key order.
@@ -165,7 +211,7 @@ fn overrides(set: &Map<String, Value>) -> Result<Vec<Override>, String> {
 pub fn load(shared: &Shared, posted: &Posted) -> Result<Loaded, Diagnostics> {
     let mut loaded = subsim_scenario::parse_scenario_under(
         &posted.scenario,
-        "scenario.yaml",
+        &posted.name,
         &shared.empty_dir,
         &posted.set,
         &subsim_scenario::Options::default(),
@@ -210,14 +256,12 @@ pub fn diagnostics(problems: &Diagnostics) -> Response {
 }
 
 /// Runs `work` on the blocking pool (loading and running are synchronous), holding a run
-/// permit: 503 with `Retry-After` when every permit is taken.
+/// slot ([`admit`]).
 pub async fn blocking<T: Send + 'static>(
     shared: &Arc<Shared>,
     work: impl FnOnce(&Shared) -> T + Send + 'static,
 ) -> Result<T, Response> {
-    let Ok(permit) = shared.runs.clone().try_acquire_owned() else {
-        return Err(busy());
-    };
+    let permit = admit(shared).await?;
     let shared = shared.clone();
     tokio::task::spawn_blocking(move || {
         let answer = work(&shared);
@@ -228,7 +272,30 @@ pub async fn blocking<T: Send + 'static>(
     .map_err(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"))
 }
 
-/// 503: every run slot is taken.
+/// A run slot: at once when one is free; else a place in the queue (first come, first
+/// served) for at most the client timeout; 503 when the queue is full or the wait too long.
+pub async fn admit(shared: &Shared) -> Result<tokio::sync::OwnedSemaphorePermit, Response> {
+    if let Ok(permit) = shared.runs.clone().try_acquire_owned() {
+        return Ok(permit);
+    }
+    let waiting = &shared.waiting;
+    if waiting.fetch_add(1, Ordering::SeqCst) >= shared.budgets.queue {
+        waiting.fetch_sub(1, Ordering::SeqCst);
+        return Err(busy());
+    }
+    let waited = tokio::time::timeout(
+        shared.budgets.client_timeout,
+        shared.runs.clone().acquire_owned(),
+    )
+    .await;
+    waiting.fetch_sub(1, Ordering::SeqCst);
+    match waited {
+        Ok(Ok(permit)) => Ok(permit),
+        Ok(Err(_)) | Err(_) => Err(busy()),
+    }
+}
+
+/// 503: every run slot is taken and the queue is full.
 pub fn busy() -> Response {
     let mut response = error(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -286,19 +353,20 @@ async fn panel(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Res
         );
     };
     let answer = blocking(&shared, move |shared| match load(shared, &posted) {
-        Err(problems) => Err(diagnostics(&problems)),
-        Ok(loaded) => crate::panel::at_instant(
+        Err(problems) => diagnostics(&problems),
+        Ok(loaded) => match crate::panel::at_instant(
             loaded.spec,
             posted.seed,
             subsim_engine::SimTime(at),
             "the scenario",
-        )
-        .map_err(|why| error(StatusCode::UNPROCESSABLE_ENTITY, &format!("{why:#}"))),
+        ) {
+            Ok(text) => axum::Json(json!({ "text": text })).into_response(),
+            Err(why) => error(StatusCode::UNPROCESSABLE_ENTITY, &format!("{why:#}")),
+        },
     })
     .await;
     match answer {
-        Ok(Ok(text)) => axum::Json(json!({ "text": text })).into_response(),
-        Ok(Err(response)) | Err(response) => response,
+        Ok(response) | Err(response) => response,
     }
 }
 

@@ -92,15 +92,21 @@ function body(extra) {
   return JSON.stringify(Object.assign({ scenario: $('source').value, set: controls() }, extra));
 }
 
-async function postJson(path, extra) {
-  const response = await fetch(path, {
+// The status of an answer: a 422 asked for as 200 (`?problems=200`, so that the browser
+// does not log a scenario being edited as an error) says 422 in X-Subsim-Status.
+function statusOf(response) {
+  return Number(response.headers.get('X-Subsim-Status') || response.status);
+}
+
+async function postJson(path, extra, payload) {
+  const response = await fetch(path + '?problems=200', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: body(extra),
+    body: payload || body(extra),
   });
   let answer = null;
   try { answer = await response.json(); } catch (_) { answer = {}; }
-  return { status: response.status, answer };
+  return { status: statusOf(response), answer };
 }
 
 let checkTimer = 0;
@@ -218,16 +224,16 @@ function parseBlock(block) {
 
 // POSTs to /api/run and calls on(event, data) for each server-sent event.
 async function stream(extra, on, signal) {
-  const response = await fetch('/api/run', {
+  const response = await fetch('/api/run?problems=200', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
     body: body(extra),
     signal,
   });
-  if (!response.ok) {
+  if (statusOf(response) !== 200) {
     let answer = {};
     try { answer = await response.json(); } catch (_) { /* not JSON */ }
-    return { status: response.status, answer };
+    return { status: statusOf(response), answer };
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -539,8 +545,8 @@ function rulesIn(text) {
 
 async function explainInto(container, rules) {
   for (const rule of rules.slice(0, 3)) {
-    const response = await fetch('/api/explain/' + encodeURIComponent(rule));
-    if (!response.ok) continue;
+    const response = await fetch('/api/explain/' + encodeURIComponent(rule) + '?problems=200');
+    if (statusOf(response) !== 200) continue;
     const answer = await response.json();
     const pre = document.createElement('pre');
     pre.textContent = answer.text;
@@ -590,12 +596,10 @@ function showAgent(id) {
 async function compare() {
   const other = controls();
   $('comparison').hidden = false;
+  delete $('comparison').dataset.done;
   $('parting').textContent = 'comparing…';
-  const { status, answer } = await fetch('/api/compare', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ scenario: $('source').value, set: {}, other }),
-  }).then(async (r) => ({ status: r.status, answer: await r.json() }));
+  const { status, answer } = await postJson('/api/compare', null,
+    JSON.stringify({ scenario: $('source').value, set: {}, other }));
   if (status !== 200) {
     $('parting').textContent = answer.error
       || (answer.diagnostics || []).map((d) => `${d.file}:${d.line}:${d.column}: ${d.message}`).join('\n');
@@ -605,8 +609,8 @@ async function compare() {
   for (const [side, set] of [['left', {}], ['right', other]]) {
     const events = [];
     const request = JSON.stringify({ scenario: $('source').value, set, speed: 'instant' });
-    const response = await fetch('/api/run', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: request });
-    if (!response.ok) continue;
+    const response = await fetch('/api/run?problems=200', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: request });
+    if (statusOf(response) !== 200) continue;
     const text = await response.text();
     for (const block of text.split('\n\n')) {
       const { event, data } = parseBlock(block);
@@ -615,6 +619,7 @@ async function compare() {
     const end = events.length ? events[events.length - 1].t_us : 1;
     drawTimeline($('timeline-' + side), model(events, events.length), end, end, null);
   }
+  $('comparison').dataset.done = 'true';
   $('comparison').scrollIntoView({ block: 'nearest' });
 }
 

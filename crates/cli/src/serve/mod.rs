@@ -12,7 +12,8 @@
 //! 413 past it, checked against `Content-Length` before anything is read), a request that
 //! is not all sent within [`Budgets::client_timeout`] is dropped, scenarios resolve their
 //! `file:` paths in an empty folder of their own, runs are clamped to the server's safety
-//! limits, at most [`Budgets::max_runs`] run at once (503 with `Retry-After` past it), and
+//! limits, at most [`Budgets::max_runs`] run at once (then up to [`Budgets::queue`] wait
+//! their turn for at most the client timeout; past that, 503 with `Retry-After`), and
 //! a run whose client goes away or stops reading is cancelled (`stream.rs`).
 
 mod api;
@@ -37,8 +38,11 @@ use crate::Status;
 pub struct Budgets {
     /// Largest request body (1 MiB): past it, 413.
     pub body_bytes: usize,
-    /// Runs at once; past it, 503 with `Retry-After`.
+    /// Runs at once; past it, requests wait in the queue.
     pub max_runs: usize,
+    /// Requests waiting for a run slot (each at most `client_timeout`); past it, 503 with
+    /// `Retry-After`.
+    pub queue: usize,
     /// Connections served at once; past it, new ones are closed at once.
     pub max_connections: usize,
     /// How long a client may take to send a request's head or body, and how long a run
@@ -60,6 +64,7 @@ impl Budgets {
         Budgets {
             body_bytes: MAX_BODY,
             max_runs: args.max_runs.map_or(2 * cores, |n| n as usize),
+            queue: args.queue as usize,
             max_connections: args.max_connections as usize,
             client_timeout: Duration::from_secs(args.client_timeout),
             limits: subsim_engine::spec::Limits {
@@ -81,6 +86,8 @@ pub struct Shared {
     pub budgets: Budgets,
     /// One permit per run allowed at once.
     pub runs: Arc<Semaphore>,
+    /// Requests waiting for a permit.
+    pub waiting: std::sync::atomic::AtomicUsize,
     /// The empty folder posted scenarios resolve their paths in (removed at exit).
     pub empty_dir: std::path::PathBuf,
 }
@@ -96,6 +103,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
     let budgets = Budgets::from_args(&args);
     let shared = Arc::new(Shared {
         runs: Arc::new(Semaphore::new(budgets.max_runs)),
+        waiting: std::sync::atomic::AtomicUsize::new(0),
         budgets,
         empty_dir: empty_dir.clone(),
     });

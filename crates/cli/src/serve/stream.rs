@@ -83,9 +83,13 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Err(message) => return api::error(StatusCode::BAD_REQUEST, &message),
     };
     let narration = posted.fields.get("narration") == Some(&Value::Bool(true));
-    let Ok(permit) = shared.runs.clone().try_acquire_owned() else {
-        return api::busy();
+    // Held by the simulation and by the pacer: the run's slot is free once both are done.
+    let permit = match api::admit(&shared).await {
+        Ok(permit) => permit,
+        Err(response) => return response,
     };
+    let permit = Arc::new(permit);
+    let pacer_permit = permit.clone();
     let (frames, from_run) = mpsc::channel::<Frame>(AHEAD);
     let (loaded_tx, loaded_rx) = oneshot::channel();
     let worker = shared.clone();
@@ -114,12 +118,10 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Err(_) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"),
     }
     let (to_client, body) = mpsc::channel::<SseEvent>(UNREAD);
-    tokio::spawn(pace(
-        from_run,
-        to_client,
-        speed,
-        shared.budgets.client_timeout,
-    ));
+    tokio::spawn(async move {
+        pace(from_run, to_client, speed, shared.budgets.client_timeout).await;
+        drop(pacer_permit);
+    });
     let stream = futures_util::stream::unfold(body, |mut body| async move {
         body.recv()
             .await
