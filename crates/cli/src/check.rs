@@ -9,11 +9,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use subsim_engine::expect::{Checker, Expectation, Failure, FilterValue, Located};
+use subsim_engine::expect::{Checker, Failure};
 use subsim_engine::Simulation;
 
 use crate::args::{Access, CheckArgs, CheckFormat, ValidateArgs};
 use crate::diagnostics::{self, Level};
+use crate::load::expects_limit;
 use crate::output;
 use crate::{AlreadyReported, Status};
 
@@ -311,18 +312,6 @@ fn check_file(
     }
     result.wall = started.elapsed();
     Some(result)
-}
-
-/// Does the file expect its run to be cut short (a `limit_reached` event in a filter)?
-pub(crate) fn expects_limit(expectations: &[Located]) -> bool {
-    expectations.iter().any(|located| {
-        !matches!(located.expectation, Expectation::NoEvent(_))
-            && located.expectation.filters().iter().any(|filter| {
-                filter.fields.iter().any(|(name, value)| {
-                    name == "kind" && *value == FilterValue::Str("limit_reached".to_string())
-                })
-            })
-    })
 }
 
 /// Control characters (an ANSI escape in a scenario's name or path) shown as `\u{…}`
@@ -652,7 +641,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
     for file in &files {
         let options = load_options(&args.access, &args.paths, file);
         let loaded =
-            match crate::run::report(subsim_scenario::load_scenario_under(file, &[], &options)) {
+            match crate::load::report(subsim_scenario::load_scenario_under(file, &[], &options)) {
                 Ok(loaded) => loaded,
                 Err(error) => {
                     if !error.is::<AlreadyReported>() {

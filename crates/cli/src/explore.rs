@@ -16,12 +16,12 @@ use crate::Status;
 const SHOW_FAILING: usize = 50;
 
 pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
-    let loaded = crate::run::load(&args.file, &args.access)?;
+    let loaded = crate::load::load(&args.file, &args.access)?;
     let mut spec = loaded.spec;
     if let Some(seed) = args.seed {
         spec.session.seed = seed;
     }
-    let limit_expected = crate::check::expects_limit(&loaded.expect);
+    let limit_expected = crate::load::expects_limit(&loaded.expect);
     let max = usize::try_from(args.max_orderings).unwrap_or(usize::MAX);
     let exploration = explore::explore(&spec, &loaded.expect, max, limit_expected);
 

@@ -15,6 +15,7 @@ mod erlang_cmd;
 mod explain;
 mod explore;
 mod import;
+mod load;
 mod output;
 mod panel;
 mod report;

@@ -14,16 +14,10 @@ use subsim_engine::summary::Summary;
 use subsim_engine::{Event, RunReport, Simulation, Sink};
 use subsim_scenario::Loaded;
 
-use crate::args::{Access, DetailArg, Format, RunArgs};
-use crate::diagnostics::{self, Level};
+use crate::args::{DetailArg, Format, RunArgs};
+pub use crate::load::{load, load_demo, read, report, DEMO, DEMO_NAME};
 use crate::output;
-use crate::{AlreadyReported, Status};
-
-/// The built-in demo, `scenarios/demo.yaml`: the cap, a resume past it, the depth limit,
-/// a routed prompt, who hears back. Embedded, so the binary needs no repository.
-pub const DEMO: &str = include_str!("../../../scenarios/demo.yaml");
-/// The name the demo's diagnostics and `--explain` use.
-pub const DEMO_NAME: &str = "demo.yaml";
+use crate::Status;
 
 pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if args.realtime.is_some() && !matches!(args.format, Format::Text | Format::Jsonl) {
@@ -347,53 +341,6 @@ fn describe(loaded: &Loaded) -> String {
     }
     text.push('\n');
     text
-}
-
-/// Loads a scenario file, its `file:` and `agent_dirs` confined to its folder and those of
-/// `--allow-path`; on failure prints its diagnostics to stderr.
-pub fn load(path: &Path, access: &Access) -> anyhow::Result<Loaded> {
-    tracing::debug!(path = %path.display(), "loading");
-    report(subsim_scenario::load_scenario_under(
-        path,
-        &[],
-        &access.options(),
-    ))
-}
-
-/// Loads the built-in demo (`scenarios/demo.yaml`, embedded).
-pub fn load_demo() -> anyhow::Result<Loaded> {
-    report(subsim_scenario::parse_scenario(
-        DEMO,
-        DEMO_NAME,
-        Path::new("."),
-    ))
-}
-
-/// Reads a scenario file's text under `options` (the byte limit, regular files when asked);
-/// on failure prints the located problem to stderr.
-pub fn read(path: &Path, options: &subsim_scenario::Options) -> anyhow::Result<String> {
-    subsim_scenario::read_scenario(path, options).map_err(|problems| {
-        diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
-        AlreadyReported.into()
-    })
-}
-
-/// Prints warnings (or the errors) of a load to stderr.
-pub fn report(
-    loaded: Result<Loaded, subsim_scenario::diagnostic::Diagnostics>,
-) -> anyhow::Result<Loaded> {
-    match loaded {
-        Ok(loaded) => {
-            if !loaded.warnings.is_empty() {
-                diagnostics::eprint(&loaded.warnings, &loaded.source, Level::Warning);
-            }
-            Ok(loaded)
-        }
-        Err(problems) => {
-            diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
-            Err(AlreadyReported.into())
-        }
-    }
 }
 
 #[cfg(test)]

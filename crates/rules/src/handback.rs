@@ -16,7 +16,7 @@
 //! - **Q-27** (nested destination): the launcher's conversation, i.e. the same recipient
 //!   [`crate::notify::completion`] picks; see [`destination`].
 //! - **Q-28** (permission rules on `SubagentHandback`): they do not apply; calling it always
-//!   runs without a prompt (HANDBACK-5); see [`call`].
+//!   runs without a prompt (HANDBACK-5); see [`crate::prompt::handback_call`].
 //! - **Forks in auto mode** have no `SubagentHandback` (HANDBACK-1), so their report returns
 //!   as the last message and is reviewed after delivery, as every auto-mode report was
 //!   before v2.1.271 (HANDBACK-9). The pre-delivery review works *through* the handback
@@ -30,7 +30,6 @@
 
 use crate::messages;
 use crate::notify::Recipient;
-use crate::prompt::{rule_matches, CallDecision, PermissionRules};
 use crate::tools;
 use crate::{Gates, PermissionMode, RuleId};
 
@@ -289,21 +288,10 @@ pub fn destination(launcher_is_main: bool) -> (Recipient, RuleId) {
     (Recipient::Caller, rule)
 }
 
-/// HANDBACK-5 / HANDBACK-11 / Q-28: a `SubagentHandback` call always runs without a prompt.
-/// Allow and deny rules naming the tool are not applied; when one would have matched,
-/// the decision cites Q-28 so the trace shows it was ignored.
-pub fn call(rules: &PermissionRules) -> CallDecision {
-    let named = rules
-        .allow
-        .iter()
-        .chain(&rules.deny)
-        .any(|rule| rule_matches(rule, TOOL, None));
-    CallDecision::Run(if named { "Q-28" } else { "HANDBACK-5" })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prompt::{handback_call, CallDecision, PermissionRules};
     use crate::Version;
     use PermissionMode::*;
 
@@ -435,18 +423,18 @@ mod tests {
         assert_eq!(destination(true), (Recipient::Caller, "HANDBACK-6"));
         assert_eq!(destination(false), (Recipient::Caller, "Q-27"));
         assert_eq!(
-            call(&PermissionRules::default()),
+            handback_call(&PermissionRules::default()),
             CallDecision::Run("HANDBACK-5")
         );
         let deny = PermissionRules {
             allow: vec![],
             deny: vec!["SubagentHandback".into()],
         };
-        assert_eq!(call(&deny), CallDecision::Run("Q-28"));
+        assert_eq!(handback_call(&deny), CallDecision::Run("Q-28"));
         let unrelated = PermissionRules {
             allow: vec!["Bash(ls)".into()],
             deny: vec!["Edit".into()],
         };
-        assert_eq!(call(&unrelated), CallDecision::Run("HANDBACK-5"));
+        assert_eq!(handback_call(&unrelated), CallDecision::Run("HANDBACK-5"));
     }
 }

@@ -379,7 +379,7 @@ pub fn decide_call(
 /// `prompt:` forces a prompt (`Some(true)`: the person is asked as for any prompt, PERM-3)
 /// or its absence (`Some(false)`: the call runs, PERM-9, unless a deny rule refuses it,
 /// PERM-14, a chained Bash command included). Otherwise `SubagentHandback` runs without a
-/// prompt and rules on it do not apply ([`crate::handback::call`], HANDBACK-5, Q-28), and
+/// prompt and rules on it do not apply ([`handback_call`], HANDBACK-5, Q-28), and
 /// any other call is [`decide_call`]'s.
 #[inline]
 pub fn decide_step(
@@ -390,13 +390,25 @@ pub fn decide_step(
 ) -> CallDecision {
     match forced {
         Some(true) => CallDecision::Prompt("PERM-3"),
-        _ if call.tool == crate::tools::HANDBACK => crate::handback::call(rules),
+        _ if call.tool == crate::tools::HANDBACK => handback_call(rules),
         Some(false) if denied_by_rule(rules, call.tool, call.input) => {
             CallDecision::Deny("PERM-14")
         }
         Some(false) => CallDecision::Run("PERM-9"),
         None => decide_call(call, rules, session_grants),
     }
+}
+
+/// HANDBACK-5 / HANDBACK-11 / Q-28: a `SubagentHandback` call always runs without a prompt.
+/// Allow and deny rules naming the tool are not applied; when one would have matched,
+/// the decision cites Q-28 so the trace shows it was ignored.
+pub fn handback_call(rules: &PermissionRules) -> CallDecision {
+    let named = rules
+        .allow
+        .iter()
+        .chain(&rules.deny)
+        .any(|rule| rule_matches(rule, crate::tools::HANDBACK, None));
+    CallDecision::Run(if named { "Q-28" } else { "HANDBACK-5" })
 }
 
 /// How the person answers a permission prompt.
@@ -748,8 +760,8 @@ mod tests {
             (Some(true), handback, CallDecision::Prompt("PERM-3")),
             (Some(false), push, CallDecision::Deny("PERM-14")),
             (Some(false), ls, CallDecision::Run("PERM-9")),
-            (Some(false), handback, crate::handback::call(&rules)),
-            (None, handback, crate::handback::call(&rules)),
+            (Some(false), handback, handback_call(&rules)),
+            (None, handback, handback_call(&rules)),
             (None, push, decide_call(&push, &rules, &[])),
             (None, ls, CallDecision::Prompt("PERM-9")),
         ];

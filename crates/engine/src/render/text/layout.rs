@@ -1,0 +1,485 @@
+//! How the lines are laid out: detail levels, grouping of same-instant lines, following one
+//! agent, colour, chapter headings and the closing summary.
+
+use super::narrate::*;
+use super::*;
+
+/// How much the narration shows (`--detail`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Detail {
+    /// Decisions and what people see; bookkeeping hidden, same-instant runs of identical
+    /// lines grouped.
+    #[default]
+    Brief,
+    /// Every event, one line each.
+    Full,
+}
+
+/// What a narration shows and how ([`TextWriter::with_options`]).
+#[derive(Clone, Debug, Default)]
+pub struct NarrationOptions {
+    /// How much to show.
+    pub detail: Detail,
+    /// ANSI colours (agents, refusals, prompts, headings).
+    pub color: bool,
+    /// Narrate only this agent (name or id) and what touches it.
+    pub follow: Option<String>,
+    /// One-line headings, each shown before the first event at or after its instant.
+    pub chapters: Vec<(crate::time::SimTime, String)>,
+    /// Commands to try next, shown after the closing summary.
+    pub next: Vec<String>,
+    /// Close with a summary of what happened.
+    pub summary: bool,
+}
+
+/// A line waiting for the end of its instant, so that identical lines can be grouped.
+struct Held {
+    key: String,
+    told: Told,
+    subjects: Vec<String>,
+}
+
+/// What the closing summary counts.
+#[derive(Default)]
+struct Tally {
+    started: u64,
+    rejected: std::collections::BTreeMap<(RejectReason, &'static str), u64>,
+    peak: u32,
+    cap: Option<u32>,
+    prompts: u64,
+    waited_us: u64,
+    resumed: u64,
+    notifications: u64,
+    denied: u64,
+    end: crate::time::SimTime,
+}
+
+const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
+const DIM: &str = "\x1b[2m";
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+
+/// Writes the narration into any [`Write`]: with [`Detail::Brief`] (the default), decisions
+/// and what people see, same-instant runs of identical lines grouped; with
+/// [`Detail::Full`], one line per event.
+///
+/// Output is buffered internally. The first I/O error is remembered (later events are
+/// dropped) and returned by [`TextWriter::finish`].
+pub struct TextWriter<W: Write> {
+    out: Buffered<W>,
+    narrator: Narrator,
+    options: NarrationOptions,
+    line: String,
+    /// The instant whose lines are held, and the lines.
+    held_at: crate::time::SimTime,
+    held: Vec<Held>,
+    chapter: usize,
+    tally: Tally,
+    /// Events that touched the followed agent (with `follow`).
+    followed: u64,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer into `out`, brief, without colours.
+    pub fn new(out: W) -> TextWriter<W> {
+        TextWriter::with_options(out, NarrationOptions::default())
+    }
+
+    /// A writer into `out` with `options`.
+    pub fn with_options(out: W, options: NarrationOptions) -> TextWriter<W> {
+        let narrator = match options.detail {
+            Detail::Brief => Narrator::brief(),
+            Detail::Full => Narrator::new(),
+        };
+        TextWriter {
+            out: Buffered::new(out, 1024),
+            narrator,
+            options,
+            line: String::with_capacity(256),
+            held_at: crate::time::SimTime::ZERO,
+            held: Vec::new(),
+            chapter: 0,
+            tally: Tally::default(),
+            followed: 0,
+        }
+    }
+
+    /// Ends the current instant (its held lines are grouped and written), hands everything
+    /// buffered to the underlying writer and flushes it; returns the remembered error, if a
+    /// write has failed. Call it between instants (`--realtime` does before each wait), not
+    /// in the middle of one, or that instant's identical lines are not grouped.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.release();
+        self.out.flush()
+    }
+
+    /// The followed name (`NarrationOptions::follow`) when no event so far touched it: a
+    /// misspelt name, or an agent that never ran.
+    pub fn follow_missed(&self) -> Option<&str> {
+        match &self.options.follow {
+            Some(name) if self.followed == 0 => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Writes out what is left (and the closing summary) and returns the underlying
+    /// writer, or the first I/O error.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.release();
+        if self.options.summary {
+            let text = self.closing();
+            self.emit_raw(&text);
+        }
+        self.out.finish()
+    }
+
+    fn emit_raw(&mut self, text: &str) {
+        if let Some(buffer) = self.out.buffer() {
+            buffer.extend_from_slice(text.as_bytes());
+            self.out.written();
+        }
+    }
+
+    /// Headings of the chapters that begin at or before `t`.
+    fn chapters_until(&mut self, t: crate::time::SimTime) {
+        while let Some((at, title)) = self.options.chapters.get(self.chapter) {
+            if *at > t {
+                break;
+            }
+            let text = if self.options.color {
+                format!("{BOLD}── {} ──{RESET}\n", visible(title))
+            } else {
+                format!("── {title} ──\n")
+            };
+            self.chapter += 1;
+            self.emit_raw(&text);
+        }
+    }
+
+    /// Writes the held lines of the instant that is over.
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        for mut group in held {
+            if group.subjects.len() > 1 {
+                let joined = join_subjects(&group.subjects);
+                let last = group.subjects.last().map(String::as_str).unwrap_or("");
+                if group.told.who == last {
+                    group.told.who = joined;
+                } else if let Some(at) = group.told.what.find(last) {
+                    group.told.what.replace_range(at..at + last.len(), &joined);
+                }
+            }
+            self.put(self.held_at, &group.told);
+        }
+    }
+
+    /// Writes one line, coloured if asked.
+    fn put(&mut self, t: crate::time::SimTime, told: &Told) {
+        self.chapters_until(t);
+        self.line.clear();
+        if self.options.color {
+            // The colours are the only escape sequences: the scenario's own text is made
+            // visible first (a name must not drive the terminal).
+            let told = &Told {
+                who: visible(&told.who),
+                what: visible(&told.what),
+                why: told.why.as_deref().map(visible),
+                cite: told.cite.as_deref().map(visible),
+                subject: None,
+                tone: told.tone,
+            };
+            let mut plain = told.clone();
+            plain.who = format!("{CYAN}{}{RESET}", told.who);
+            let colour = match told.tone {
+                Tone::Refusal => Some(RED),
+                Tone::Prompt => Some(YELLOW),
+                Tone::Plain => None,
+            };
+            if let Some(colour) = colour {
+                plain.what = format!("{colour}{}{RESET}", told.what);
+            }
+            plain.cite = None;
+            // The escape codes take no room on screen: pad by the plain name's width.
+            let pad = self
+                .narrator
+                .who_width
+                .saturating_sub(told.who.chars().count());
+            let _ = write!(self.line, "{t}  {}", plain.who);
+            self.line.extend(std::iter::repeat_n(' ', pad));
+            self.line.push_str("  ");
+            self.line.push_str(&plain.what);
+            if let Some(why) = &plain.why {
+                self.line.push_str(": ");
+                self.line.push_str(why);
+            }
+            if let Some(cite) = &told.cite {
+                let _ = write!(self.line, " {DIM}({cite}){RESET}");
+            }
+        } else {
+            self.narrator.write(t, told, &mut self.line);
+        }
+        self.line.push('\n');
+        let line = std::mem::take(&mut self.line);
+        self.emit_raw(&line);
+        self.line = line;
+    }
+
+    fn count(&mut self, event: &Event) {
+        let tally = &mut self.tally;
+        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+            tally.end = event.t;
+        }
+        match &event.kind {
+            EventKind::SessionStarted { cap, .. } => tally.cap = *cap,
+            EventKind::AgentStarted { running, .. } => {
+                tally.started += 1;
+                tally.peak = tally.peak.max(*running);
+            }
+            EventKind::AgentResumed { running, .. } => {
+                tally.resumed += 1;
+                tally.peak = tally.peak.max(*running);
+            }
+            EventKind::SpawnRejected { reason, .. } => {
+                *tally
+                    .rejected
+                    .entry((*reason, event.rule.unwrap_or("")))
+                    .or_default() += 1;
+            }
+            EventKind::PermissionAnswered { waited_us, .. } => {
+                tally.prompts += 1;
+                tally.waited_us += waited_us;
+            }
+            EventKind::ToolCalled { allowed: false, .. } => tally.denied += 1,
+            EventKind::Notification { .. } => tally.notifications += 1,
+            _ => {}
+        }
+    }
+
+    /// The closing summary and the commands to try next.
+    fn closing(&self) -> String {
+        let tally = &self.tally;
+        let mut text = String::from("── Summary ──\n");
+        let took = match tally.end.as_micros() {
+            0 => "0s".to_string(),
+            micros => human_duration(micros),
+        };
+        let _ = write!(
+            text,
+            "In {took} of virtual time: {} {} started",
+            tally.started,
+            if tally.started == 1 { "run" } else { "runs" },
+        );
+        if tally.resumed > 0 {
+            let _ = write!(text, " and {} resumed", tally.resumed);
+        }
+        let _ = write!(text, "; at most {} running at once", tally.peak);
+        if let Some(cap) = tally.cap {
+            let _ = write!(text, " (the cap is {cap})");
+        }
+        text.push_str(".\n");
+        let rejected: u64 = tally.rejected.values().sum();
+        if rejected > 0 {
+            let parts: Vec<String> = tally
+                .rejected
+                .iter()
+                .map(|((reason, rule), count)| {
+                    format!("{} ×{count} ({rule})", reason_words(*reason))
+                })
+                .collect();
+            let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));
+        }
+        if tally.prompts > 0 {
+            let _ = writeln!(
+                text,
+                "{} permission {} answered, after {} of waiting in all.",
+                tally.prompts,
+                if tally.prompts == 1 {
+                    "prompt"
+                } else {
+                    "prompts"
+                },
+                human_duration(tally.waited_us)
+            );
+        }
+        if tally.denied > 0 {
+            let _ = writeln!(
+                text,
+                "{} tool {} refused.",
+                tally.denied,
+                if tally.denied == 1 { "call" } else { "calls" }
+            );
+        }
+        let _ = writeln!(
+            text,
+            "{} {} delivered.",
+            tally.notifications,
+            if tally.notifications == 1 {
+                "notification or result"
+            } else {
+                "notifications and results"
+            }
+        );
+        if !self.options.next.is_empty() {
+            text.push_str("Try next:\n");
+            for command in &self.options.next {
+                let _ = writeln!(text, "  {}", visible(command));
+            }
+        }
+        text
+    }
+
+    /// Does `event` touch the followed agent?
+    fn followed(&self, event: &Event) -> bool {
+        let Some(name) = &self.options.follow else {
+            return true;
+        };
+        if matches!(event.kind, EventKind::SessionStarted { .. }) {
+            return true;
+        }
+        let mut touches = false;
+        let names = &self.narrator;
+        event.visit_fields(&mut |field, value| {
+            let hit = match value {
+                Field::Agent(agent) => agent.is(name) || names.label(agent) == *name,
+                Field::Str(text) => matches!(field, "name" | "to") && text == name,
+                _ => false,
+            };
+            touches |= hit;
+        });
+        touches
+    }
+}
+
+/// `text` with every control character other than newline and tab (and the bidirectional
+/// overrides) written as a visible escape (`\u{1b}`): what coloured output does to the
+/// scenario's own strings before it adds its colours.
+fn visible(text: &str) -> String {
+    let hostile = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if hostile(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Is `event` bookkeeping, shown with `--detail full` only?
+fn bookkeeping(event: &Event) -> bool {
+    match &event.kind {
+        EventKind::PanelChanged { .. } | EventKind::SpawnRequested { .. } => true,
+        EventKind::ReportDelivered { scan, review, .. } => scan.is_none() && review.is_none(),
+        EventKind::DefinitionNoted { outcome, .. } => *outcome == DefinitionOutcome::Loaded,
+        _ => false,
+    }
+}
+
+/// `a`, `a and b`, or `a … z (n)`.
+fn join_subjects(subjects: &[String]) -> String {
+    match subjects {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [first, .., last] => format!("{first} … {last} ({})", subjects.len()),
+    }
+}
+
+/// What a line looks like with its subject and numbers left out: lines with the same
+/// shape at the same instant are grouped.
+fn shape(told: &Told) -> Option<String> {
+    let subject = told.subject.as_deref()?;
+    let mut key = String::new();
+    for part in [&told.who, &told.what] {
+        key.push_str(&part.replacen(subject, "\u{0}", 1));
+        key.push('\u{1}');
+    }
+    if let Some(why) = &told.why {
+        key.push_str(why);
+    }
+    if let Some(cite) = &told.cite {
+        key.push_str(cite);
+    }
+    // Counts (`(20 running)`) and ids differ between otherwise identical lines.
+    let mut shape = String::with_capacity(key.len());
+    for c in key.chars() {
+        if c.is_ascii_digit() {
+            if !shape.ends_with('#') {
+                shape.push('#');
+            }
+        } else {
+            shape.push(c);
+        }
+    }
+    Some(shape)
+}
+
+impl<W: Write> Sink for TextWriter<W> {
+    fn event(&mut self, event: &Event) {
+        if self.out.buffer().is_none() {
+            return;
+        }
+        self.count(event);
+        let followed = self.followed(event);
+        let told = self.narrator.tell(event);
+        if !followed {
+            return;
+        }
+        if self.options.follow.is_some() && !matches!(event.kind, EventKind::SessionStarted { .. })
+        {
+            self.followed += 1;
+        }
+        if self.options.detail == Detail::Full {
+            self.put(event.t, &told);
+            return;
+        }
+        if bookkeeping(event) {
+            return;
+        }
+        if event.t != self.held_at {
+            self.release();
+            self.held_at = event.t;
+        }
+        let key = shape(&told);
+        if let Some(key) = key {
+            let found = self.held.iter().position(|held| held.key == key);
+            // A line joins an earlier group unless something in between happened to its
+            // subject (a notification it received): then the order matters.
+            let joins = found.filter(|&at| {
+                let subject = told.subject.as_deref();
+                !self.held[at + 1..].iter().any(|between| {
+                    Some(between.told.who.as_str()) == subject
+                        && between.subjects.last().map(String::as_str) != subject
+                })
+            });
+            if let Some(at) = joins {
+                let group = &mut self.held[at];
+                if let Some(subject) = told.subject.clone() {
+                    group.subjects.push(subject);
+                }
+                group.told = told;
+                return;
+            }
+            let subjects = told.subject.iter().cloned().collect();
+            self.held.push(Held {
+                key,
+                told,
+                subjects,
+            });
+        } else {
+            // Lines without a subject are never grouped: a unique key keeps their place.
+            let key = format!("\u{2}{}", self.held.len());
+            self.held.push(Held {
+                key,
+                told,
+                subjects: Vec::new(),
+            });
+        }
+    }
+}

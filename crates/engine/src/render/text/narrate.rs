@@ -1,0 +1,834 @@
+//! What each event says: the narration's words, one line per event.
+
+use super::*;
+
+/// The "who" column starts this wide and grows (up to [`MAX_WHO_WIDTH`]) as longer names
+/// appear, so that most runs stay aligned from the first line.
+const MIN_WHO_WIDTH: usize = 14;
+/// Names longer than this overflow the column rather than push every line far right.
+const MAX_WHO_WIDTH: usize = 24;
+
+/// Turns events into narration lines; remembers what later lines need (the cap, names).
+///
+/// ```
+/// use subsim_engine::render::Narrator;
+/// use subsim_engine::{AgentRef, Event, EventKind, Outcome, SimTime};
+/// let mut narrator = Narrator::new();
+/// let mut line = String::new();
+/// narrator.line(&Event { t: SimTime::from_secs(30), seq: 9, rule: None,
+///     kind: EventKind::AgentFinished { agent: AgentRef { id: 3, name: Some("researcher-3".into()) },
+///         outcome: Outcome::Completed, running: 13, detail: None } }, &mut line);
+/// assert_eq!(line, "00:00:30.000  researcher-3    finished: completed (13 running)");
+/// ```
+#[derive(Debug)]
+pub struct Narrator {
+    /// The session's cap, learned from `session_started`.
+    cap: Option<u32>,
+    /// The session's depth limit and whether background tasks are disabled.
+    depth_limit: u32,
+    background_disabled: bool,
+    /// Names by agent id, learned from any event that carries one.
+    names: Vec<Option<Rc<str>>>,
+    /// Permission modes by agent id (main's from `session_started`), for the reasons.
+    modes: Vec<Option<&'static str>>,
+    pub(super) who_width: usize,
+    /// Leave out what only the full detail shows (agent ids on start lines).
+    brief: bool,
+}
+
+/// One narrated event, in parts: who, what happened, why, and the rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Told {
+    /// The "who" column.
+    pub who: String,
+    /// What happened.
+    pub what: String,
+    /// Why, in words (from [`subsim_rules::why`]), when the event decided something.
+    pub why: Option<String>,
+    /// The rule as cited (`FGBG-1 case 3, FORK-3`).
+    pub cite: Option<String>,
+    /// The agent this line is about, which same-instant lines may differ in only.
+    pub subject: Option<String>,
+    /// How the line is coloured.
+    pub tone: Tone,
+}
+
+/// What kind of line, for colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tone {
+    /// Anything else.
+    #[default]
+    Plain,
+    /// A refusal: a rejected spawn or message, a denied tool call.
+    Refusal,
+    /// A permission prompt or its answer.
+    Prompt,
+}
+
+impl Default for Narrator {
+    fn default() -> Narrator {
+        Narrator::new()
+    }
+}
+
+impl Narrator {
+    /// A narrator that has seen nothing yet.
+    pub fn new() -> Narrator {
+        Narrator {
+            cap: None,
+            depth_limit: 0,
+            background_disabled: false,
+            names: Vec::new(),
+            modes: Vec::new(),
+            who_width: MIN_WHO_WIDTH,
+            brief: false,
+        }
+    }
+
+    /// A narrator that leaves out what only `--detail full` shows.
+    pub fn brief() -> Narrator {
+        Narrator {
+            brief: true,
+            ..Narrator::new()
+        }
+    }
+
+    /// Learns from `event` and tells it in parts.
+    pub fn tell(&mut self, event: &Event) -> Told {
+        self.learn(event);
+        let mut what = String::new();
+        let who = self.describe(event, &mut what);
+        self.widen(&who);
+        let mut told = Told {
+            subject: self.subject(event, &who),
+            tone: tone(event),
+            who,
+            what,
+            ..Told::default()
+        };
+        if let Some(rule) = event.rule {
+            match self.why(event, rule) {
+                Some((why, cite)) => {
+                    told.why = Some(why);
+                    told.cite = Some(cite.to_string());
+                }
+                None => told.cite = Some(rule.to_string()),
+            }
+        }
+        told
+    }
+
+    /// Writes a told line: `time  who  what: why (RULE)`.
+    pub fn write(&self, t: crate::time::SimTime, told: &Told, out: &mut String) {
+        let _ = write!(out, "{t}  ");
+        out.push_str(&told.who);
+        let pad = self.who_width.saturating_sub(told.who.chars().count());
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str("  ");
+        out.push_str(&told.what);
+        if let Some(why) = &told.why {
+            out.push_str(": ");
+            out.push_str(why);
+        }
+        if let Some(cite) = &told.cite {
+            out.push_str(" (");
+            out.push_str(cite);
+            out.push(')');
+        }
+    }
+
+    /// The reason for `event`'s decision in words, with placeholders filled, and how to
+    /// cite the rule.
+    fn why(&self, event: &Event, rule: &str) -> Option<(String, &'static str)> {
+        let kind = event.kind.name();
+        let mut case = String::from("*");
+        let mut fill: Vec<(&str, String)> = Vec::new();
+        if let Some(cap) = self.cap {
+            fill.push(("{cap}", cap.to_string()));
+        }
+        fill.push(("{depth_limit}", self.depth_limit.to_string()));
+        match &event.kind {
+            EventKind::Notification { what, .. } => case = what.to_string(),
+            EventKind::AgentStarted { mode, .. } => {
+                case = mode.as_str().to_string();
+                if *mode == subsim_rules::Mode::Foreground && self.background_disabled {
+                    case.push_str("_background_disabled");
+                }
+            }
+            EventKind::ToolCalled {
+                agent,
+                tool,
+                allowed,
+                reason,
+                input,
+                permission_rule,
+            } => {
+                let mode = self.mode(agent.id);
+                case = if *allowed {
+                    "allowed".to_string()
+                } else if *reason == Some(ToolRefusal::Denied) && rule == "PERM-9" {
+                    format!("denied_{mode}")
+                } else {
+                    reason.unwrap_or(ToolRefusal::Denied).to_string()
+                };
+                fill.push(("{mode}", mode.to_string()));
+                fill.push(("{tool}", tool.to_string()));
+                fill.push(("{input}", input.as_deref().unwrap_or(tool).to_string()));
+                if let Some(pattern) = permission_rule {
+                    fill.push(("{pattern}", pattern.to_string()));
+                }
+            }
+            _ => {}
+        }
+        let found = subsim_rules::why::reason(kind, rule, &case)?;
+        let mut text = found.text.to_string();
+        for (placeholder, value) in &fill {
+            text = text.replace(placeholder, value);
+        }
+        // A placeholder the trace could not fill: say nothing rather than something wrong.
+        if text.contains('{') {
+            return None;
+        }
+        Some((text, found.citation()))
+    }
+
+    fn mode(&self, id: u32) -> &'static str {
+        self.modes
+            .get(id as usize)
+            .copied()
+            .flatten()
+            .unwrap_or("default")
+    }
+
+    /// The agent a line is about, for grouping same-instant lines.
+    fn subject(&self, event: &Event, who: &str) -> Option<String> {
+        match &event.kind {
+            EventKind::SpawnRejected { name, .. } => name.as_deref().map(str::to_string),
+            EventKind::Notification { from, .. } => Some(self.label(from)),
+            EventKind::AgentStarted { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::ReportDelivered { .. } => Some(who.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Appends the line for `event` to `out`, without a newline.
+    pub fn line(&mut self, event: &Event, out: &mut String) {
+        let told = self.tell(event);
+        self.write(event.t, &told, out);
+    }
+
+    /// The agent's name if it has one (on this event or an earlier one), else its id.
+    pub fn label(&self, agent: &AgentRef) -> String {
+        if let Some(name) = &agent.name {
+            return name.to_string();
+        }
+        match self.names.get(agent.id as usize) {
+            Some(Some(name)) => name.to_string(),
+            _ => id_string(agent.id),
+        }
+    }
+
+    fn learn(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::SessionStarted {
+                cap,
+                depth_limit,
+                background_disabled,
+                permission_mode,
+                ..
+            } => {
+                self.cap = *cap;
+                self.depth_limit = *depth_limit;
+                self.background_disabled = *background_disabled;
+                self.set_mode(crate::event::MAIN, permission_mode.as_str());
+            }
+            EventKind::AgentStarted { agent, profile, .. } => {
+                self.set_mode(agent.id, profile.permission_mode.as_str());
+            }
+            _ => {}
+        }
+        let names = &mut self.names;
+        event.visit_fields(&mut |_, value| {
+            if let Field::Agent(AgentRef {
+                id,
+                name: Some(name),
+            }) = value
+            {
+                let index = *id as usize;
+                if names.len() <= index {
+                    names.resize(index + 1, None);
+                }
+                names[index] = Some(name.clone());
+            }
+        });
+        // A requested name will soon stand in the who column: make room before it does.
+        if let EventKind::SpawnRequested {
+            name: Some(name), ..
+        } = &event.kind
+        {
+            self.widen(name);
+        }
+    }
+
+    fn set_mode(&mut self, id: u32, mode: &'static str) {
+        let index = id as usize;
+        if self.modes.len() <= index {
+            self.modes.resize(index + 1, None);
+        }
+        self.modes[index] = Some(mode);
+    }
+
+    fn widen(&mut self, who: &str) {
+        let width = who.chars().count();
+        if width > self.who_width {
+            self.who_width = width.min(MAX_WHO_WIDTH);
+        }
+    }
+
+    /// `(14 running)`, or `(21 running, over the cap of 20)`.
+    fn running(&self, running: u32) -> String {
+        match self.cap {
+            Some(cap) if running > cap => format!("({running} running, over the cap of {cap})"),
+            _ => format!("({running} running)"),
+        }
+    }
+
+    /// Writes what happened into `what`; returns who it happened to (or who did it).
+    fn describe(&self, event: &Event, what: &mut String) -> String {
+        match &event.kind {
+            EventKind::SessionStarted {
+                version,
+                session_kind,
+                cap,
+                depth_limit,
+                fork_mode,
+                background_disabled,
+                main_agent,
+                permission_mode,
+            } => {
+                let _ = write!(
+                    what,
+                    "Claude Code {version}, {} session: ",
+                    session_kind.as_str()
+                );
+                if let Some(main_agent) = main_agent {
+                    // PANEL-12: the startup header shows @<name>.
+                    let _ = write!(what, "main runs as @{main_agent}; ");
+                }
+                match cap {
+                    Some(cap) => {
+                        let _ = write!(what, "at most {cap} subagents running at once");
+                    }
+                    None => what.push_str("no cap on running subagents"),
+                }
+                let _ = write!(
+                    what,
+                    ", nesting down to depth {depth_limit}, fork mode {}",
+                    if *fork_mode { "on" } else { "off" }
+                );
+                if *background_disabled {
+                    what.push_str(", background tasks disabled");
+                }
+                if *permission_mode != subsim_rules::PermissionMode::Default {
+                    let _ = write!(what, ", permission mode {permission_mode}");
+                }
+                "session".to_string()
+            }
+            EventKind::SpawnRequested {
+                caller,
+                agent_type,
+                name,
+                background,
+                fork,
+                ..
+            } => {
+                if *fork {
+                    what.push_str("forks itself");
+                    if let Some(name) = name {
+                        let _ = write!(what, " as {name}");
+                    }
+                } else {
+                    let _ = write!(
+                        what,
+                        "asks for {} {agent_type} subagent",
+                        article(agent_type)
+                    );
+                    if let Some(name) = name {
+                        let _ = write!(what, " named {name}");
+                    }
+                }
+                match background {
+                    Some(true) => what.push_str(" in the background"),
+                    Some(false) => what.push_str(" in the foreground"),
+                    None => {}
+                }
+                self.label(caller)
+            }
+            EventKind::SpawnRejected {
+                caller,
+                agent_type,
+                name,
+                reason,
+                message,
+                hint,
+                running,
+            } => {
+                match name {
+                    Some(name) => {
+                        let _ = write!(what, "spawn {name} rejected");
+                    }
+                    None => {
+                        let _ = write!(
+                            what,
+                            "spawn of {} {agent_type} subagent rejected",
+                            article(agent_type)
+                        );
+                    }
+                }
+                let detail = match (reason, self.cap) {
+                    (RejectReason::ConcurrentLimit, Some(cap)) => {
+                        format!("{running}/{cap} running")
+                    }
+                    (RejectReason::ConcurrentLimit, None) => format!("{running} running"),
+                    _ => reason_words(*reason).to_string(),
+                };
+                if message.is_empty() {
+                    let _ = write!(what, " ({detail})");
+                } else if message.contains(&detail) {
+                    // The kernel's cap message already says `(20/20 running)`.
+                    let _ = write!(what, " with \"{message}\"");
+                } else {
+                    let _ = write!(what, " with \"{message}\" ({detail})");
+                }
+                if let (Some(hint), false) = (hint, self.brief) {
+                    let _ = write!(what, "; Claude is also told: {hint}");
+                }
+                self.label(caller)
+            }
+            EventKind::AgentStarted {
+                agent,
+                parent,
+                depth,
+                mode,
+                fork,
+                running,
+                cap_checked,
+                profile,
+            } => {
+                let (agent_type, model, effort) =
+                    (&profile.agent_type, &profile.model, &profile.effort);
+                let label = self.label(agent);
+                let _ = write!(what, "started in the {} at depth {depth}", mode.as_str());
+                if label != agent.id_string() && !self.brief {
+                    let _ = write!(what, " as {}", agent.id_string());
+                }
+                if *fork {
+                    let _ = write!(what, " (a fork of {} on {model}", self.label(parent));
+                } else {
+                    let _ = write!(what, " ({agent_type} on {model}");
+                    if let Some(effort) = effort {
+                        let _ = write!(what, ", effort {effort}");
+                    }
+                    let _ = write!(what, ", launched by {}", self.label(parent));
+                }
+                let running = self.running(*running);
+                let _ = write!(what, "; {})", &running[1..running.len() - 1]);
+                if !*cap_checked && self.cap.is_some() {
+                    what.push_str(", without a cap check");
+                }
+                label
+            }
+            EventKind::ToolCalled {
+                agent,
+                tool,
+                allowed,
+                reason,
+                input,
+                ..
+            } => {
+                if *allowed {
+                    let _ = write!(what, "uses {tool}");
+                    if let Some(input) = input {
+                        let _ = write!(what, " `{input}`");
+                    }
+                } else if *reason == Some(ToolRefusal::Denied) {
+                    let _ = match input {
+                        Some(input) => write!(what, "{tool} `{input}` denied"),
+                        None => write!(what, "{tool} denied"),
+                    };
+                } else {
+                    let _ = match reason {
+                        Some(ToolRefusal::NotInTools) => {
+                            write!(what, "tries {tool}, which is not among its tools")
+                        }
+                        Some(ToolRefusal::Denied) => write!(what, "tries {tool}: denied"),
+                        Some(ToolRefusal::AutoDenied) => {
+                            write!(what, "tries {tool}: auto-denied")
+                        }
+                        Some(other) => write!(
+                            what,
+                            "tries {tool}: refused ({})",
+                            other.as_str().replace('_', " ")
+                        ),
+                        None => write!(what, "tries {tool}: refused"),
+                    };
+                }
+                self.label(agent)
+            }
+            EventKind::PermissionRequested {
+                agent,
+                tool,
+                routed_to,
+                auto_denied,
+                prompt,
+                ..
+            } => {
+                let _ = write!(what, "permission prompt #{prompt}: asks to use {tool}");
+                if *auto_denied {
+                    what.push_str(" — auto-denied silently, nobody is asked");
+                } else {
+                    let _ = match routed_to {
+                        Some(RoutedTo::Main) => write!(what, " — shown in the main session"),
+                        Some(RoutedTo::Terminal) => write!(what, " — shown in the terminal"),
+                        None => Ok(()),
+                    };
+                }
+                self.label(agent)
+            }
+            EventKind::PermissionAnswered {
+                agent,
+                tool,
+                answer,
+                waited_us,
+                prompt,
+            } => {
+                let asker = self.label(agent);
+                let waited = human_duration(*waited_us);
+                let _ = match answer {
+                    Answer::Approve => write!(what, "approved {asker}'s {tool} after {waited}"),
+                    Answer::Deny => write!(what, "denied {asker}'s {tool} (Esc) after {waited}"),
+                    Answer::ApproveSession => {
+                        write!(
+                            what,
+                            "approved {asker}'s {tool} for the rest of the session after {waited}"
+                        )
+                    }
+                };
+                let _ = write!(what, " (prompt #{prompt})");
+                "person".to_string()
+            }
+            EventKind::PermissionWithdrawn {
+                agent,
+                tool,
+                prompt,
+            } => {
+                let _ = write!(
+                    what,
+                    "permission prompt #{prompt} for {tool} withdrawn: the run ended before it was answered"
+                );
+                self.label(agent)
+            }
+            EventKind::AgentWaiting {
+                agent,
+                waiting_for,
+                count,
+            } => {
+                what.push_str("done with its steps; waits for ");
+                let _ = match *waiting_for {
+                    WaitingFor::Children => write!(
+                        what,
+                        "{count} {} it launched",
+                        plural(*count, "subagent", "subagents")
+                    ),
+                    WaitingFor::Bash => write!(
+                        what,
+                        "{count} background shell {}",
+                        plural(*count, "command", "commands")
+                    ),
+                };
+                self.label(agent)
+            }
+            EventKind::AgentBackgrounded { agent, running } => {
+                let _ = write!(
+                    what,
+                    "moved to the background with Ctrl+B {}",
+                    self.running(*running)
+                );
+                self.label(agent)
+            }
+            EventKind::AgentFinished {
+                agent,
+                outcome,
+                running,
+                detail,
+            } => {
+                let _ = write!(what, "finished: {}", outcome.as_str());
+                if let Some(detail) = detail {
+                    let _ = write!(what, " — {detail}");
+                }
+                let _ = write!(what, " {}", self.running(*running));
+                self.label(agent)
+            }
+            EventKind::Notification {
+                to,
+                from,
+                what: kind,
+            } => {
+                let _ = write!(what, "← {}: ", self.label(from));
+                match *kind {
+                    Notice::Completion => what.push_str("completion notification"),
+                    Notice::Result => what.push_str("result returned"),
+                    Notice::Failed => what.push_str("failure notification"),
+                    other => {
+                        let _ = write!(what, "{} notification", other.as_str().replace('_', " "));
+                    }
+                }
+                self.label(to)
+            }
+            EventKind::AgentResumed {
+                agent,
+                by,
+                cap_checked,
+                running,
+                mode,
+                model,
+                effort,
+            } => {
+                let _ = write!(
+                    what,
+                    "resumed by {} in the {} on {model}",
+                    self.label(by),
+                    mode.as_str()
+                );
+                if let Some(effort) = effort {
+                    let _ = write!(what, " with effort {effort}");
+                }
+                let _ = write!(what, " {}", self.running(*running));
+                if !*cap_checked && self.cap.is_some() {
+                    what.push_str(", without a cap check");
+                }
+                self.label(agent)
+            }
+            EventKind::MessageDelivered { to, from } => {
+                let _ = write!(
+                    what,
+                    "→ {}: message delivered while it runs",
+                    self.label(to)
+                );
+                self.label(from)
+            }
+            EventKind::MessageRejected {
+                to,
+                by,
+                reason,
+                message,
+            } => {
+                let reason = reason.as_str().replace('_', " ");
+                if message.is_empty() {
+                    let _ = write!(what, "message to {to} rejected: {reason}");
+                } else {
+                    let _ = write!(what, "message to {to} rejected: {message} ({reason})");
+                }
+                self.label(by)
+            }
+            EventKind::StopRequested { agent, by, source } => {
+                let target = self.label(agent);
+                match *source {
+                    StopSource::User => {
+                        let _ = write!(what, "stops {target} from the tasks panel");
+                        "person".to_string()
+                    }
+                    StopSource::TaskStop => {
+                        let _ = write!(what, "stops {target} (TaskStop)");
+                        self.label(by)
+                    }
+                }
+            }
+            EventKind::DefinitionNoted {
+                name,
+                path,
+                scope,
+                outcome,
+                reason,
+            } => {
+                let subject = name.as_deref().unwrap_or(path);
+                let _ = write!(what, "definition {subject} ({scope}, {path}): {outcome}");
+                if let Some(reason) = reason {
+                    let _ = write!(what, " — {reason}");
+                }
+                "definitions".to_string()
+            }
+            EventKind::PanelChanged {
+                change,
+                row,
+                reason,
+                status,
+            } => {
+                let row_label = if row.id == crate::event::MAIN {
+                    "the main session".to_string()
+                } else {
+                    self.label(row)
+                };
+                let _ = match *change {
+                    ChangeKind::RowAdded => write!(what, "row for {row_label} appears"),
+                    ChangeKind::RowRemoved => write!(
+                        what,
+                        "row for {row_label} leaves ({})",
+                        reason
+                            .map_or("gone", |reason| reason.as_str())
+                            .replace('_', " ")
+                    ),
+                    ChangeKind::RowStatusChanged => write!(
+                        what,
+                        "row for {row_label} now reads {}",
+                        status.map_or("?", RowStatus::as_str)
+                    ),
+                    ChangeKind::FooterHintShown => {
+                        write!(what, "footer shows \"/tasks to see subagents\"")
+                    }
+                    ChangeKind::FooterHintCleared => write!(what, "footer hint goes away"),
+                };
+                "panel".to_string()
+            }
+            EventKind::HookFired {
+                agent,
+                hook,
+                matcher,
+                command,
+                source,
+            } => {
+                let _ = write!(what, "{source} hook {hook}");
+                if let Some(matcher) = matcher {
+                    let _ = write!(what, " [{matcher}]");
+                }
+                let _ = write!(
+                    what,
+                    " fires for {}: `{command}` (recorded, not run)",
+                    self.label(agent)
+                );
+                "hooks".to_string()
+            }
+            EventKind::HookSkipped { agent, hook, why } => {
+                let _ = write!(what, "hook {hook} for {} skipped: {why}", self.label(agent));
+                "hooks".to_string()
+            }
+            EventKind::ReportDelivered {
+                agent,
+                to,
+                text,
+                scan,
+                review,
+            } => {
+                // The first line is the subagent-output header (NOTIFY-13); show what follows.
+                let mut lines = text.lines().skip(1);
+                let first_line = lines.next().unwrap_or("");
+                let _ = write!(
+                    what,
+                    "report to {} under the subagent-output header: \"{first_line}\"",
+                    self.label(to)
+                );
+                if lines.next().is_some() {
+                    what.push_str(" …");
+                }
+                if let Some(scan) = scan {
+                    let _ = write!(what, "; scan: {scan}");
+                }
+                if let Some(review) = review {
+                    let _ = write!(what, "; review: {review}");
+                }
+                self.label(agent)
+            }
+            EventKind::ContinuationRequested { agent, attempt } => {
+                let _ = write!(
+                    what,
+                    "response cut mid-stream; asked to continue (#{attempt})"
+                );
+                self.label(agent)
+            }
+            EventKind::ModelSwitched {
+                agent,
+                from_model,
+                model,
+            } => {
+                let _ = write!(
+                    what,
+                    "switches from {from_model} to the fallback model {model}"
+                );
+                self.label(agent)
+            }
+            EventKind::ConversationCleared => {
+                what.push_str(
+                    "cleared the conversation (/clear): names no longer bind to earlier agents",
+                );
+                "person".to_string()
+            }
+            EventKind::ActionIgnored { action, why } => {
+                let _ = write!(
+                    what,
+                    "{} had no effect: {why}",
+                    action.as_str().replace('_', " ")
+                );
+                "person".to_string()
+            }
+            EventKind::LimitReached { limit, value } => {
+                let bound = limit.bound_text(*value);
+                let _ = write!(
+                    what,
+                    "safety limit reached: {limit} = {bound}; the run stops here"
+                );
+                "session".to_string()
+            }
+        }
+    }
+}
+
+/// How a line is coloured.
+fn tone(event: &Event) -> Tone {
+    match &event.kind {
+        EventKind::SpawnRejected { .. } | EventKind::MessageRejected { .. } => Tone::Refusal,
+        EventKind::ToolCalled { allowed: false, .. } => Tone::Refusal,
+        EventKind::PermissionRequested { .. }
+        | EventKind::PermissionAnswered { .. }
+        | EventKind::PermissionWithdrawn { .. } => Tone::Prompt,
+        _ => Tone::Plain,
+    }
+}
+
+/// `a` or `an`, by the first letter (good enough for agent type names).
+fn article(word: &str) -> &'static str {
+    match word.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
+fn plural(count: u32, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// Why a spawn was refused, in words.
+pub(super) fn reason_words(reason: RejectReason) -> &'static str {
+    match reason {
+        RejectReason::ConcurrentLimit => "concurrency cap",
+        RejectReason::DepthLimit => "depth limit",
+        RejectReason::Denied => "type denied",
+        RejectReason::UnknownType => "unknown agent type",
+        RejectReason::TypeRequired => "no agent type given",
+        RejectReason::ZeroTools => "no tools left",
+        RejectReason::ForkInFork => "a fork cannot fork",
+        RejectReason::TeammateBackground => "teammates cannot run in the background",
+        RejectReason::ForkUnavailable => "forking unavailable",
+        RejectReason::ForkFromSubagent => "only the main conversation can fork",
+        RejectReason::NoAgentTool => "the caller has no Agent tool",
+        other => other.as_str(),
+    }
+}
