@@ -237,10 +237,37 @@ fn the_streamed_trace_is_run_format_jsonl_for_every_shipped_scenario() {
     collect(&repo_root().join("scenarios"), &mut files);
     files.sort();
     assert!(files.len() > 200);
-    let (compared, refused) = block_on(async {
+    // Two at a time: the server and the command line each run one scenario while the
+    // other is read.
+    let halves = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|half| {
+                let (files, server) = (&files, &server);
+                scope.spawn(move || stream_and_compare(server, files.iter().skip(half).step_by(2)))
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a worker"))
+            .collect::<Vec<_>>()
+    });
+    let (compared, refused) = halves.iter().fold((0, 0), |(c, r), (compared, refused)| {
+        (c + compared, r + refused)
+    });
+    eprintln!("{compared} scenarios streamed exactly as run --format jsonl; {refused} refused (they name files)");
+    assert!(refused <= 12, "{refused}");
+}
+
+/// Streams each of `files` and compares it with the command line's output; returns how
+/// many were compared and how many refused.
+fn stream_and_compare<'a>(
+    server: &Server,
+    files: impl Iterator<Item = &'a PathBuf>,
+) -> (usize, usize) {
+    block_on(async {
         let http = client();
         let (mut compared, mut refused) = (0, 0);
-        for file in &files {
+        for file in files {
             let source = std::fs::read_to_string(file).unwrap();
             let name = file.file_name().unwrap().to_str().unwrap();
             let body = json!({"scenario": source, "name": name, "seed": 7}).to_string();
@@ -281,9 +308,7 @@ fn the_streamed_trace_is_run_format_jsonl_for_every_shipped_scenario() {
             compared += 1;
         }
         (compared, refused)
-    });
-    eprintln!("{compared} scenarios streamed exactly as run --format jsonl; {refused} refused (they name files)");
-    assert!(refused <= 12, "{refused}");
+    })
 }
 
 fn collect(folder: &Path, found: &mut Vec<PathBuf>) {
@@ -457,6 +482,58 @@ fn the_playground_works_in_a_real_browser() {
         )
         .await;
         assert_no_errors(&page).await;
+
+        // Live at ×10: the stream plays in virtual time; Pause holds the picture while the
+        // stream goes on, Step shows one more decision, Resume catches up.
+        page.script(
+            "document.getElementById('speed').value = '10'; document.getElementById('run').click()",
+        )
+        .await;
+        page.wait_until(
+            "the first bars",
+            "return document.querySelectorAll('#timeline [data-agent]').length > 0",
+        )
+        .await;
+        page.wait_until(
+            "the count past 0 s",
+            "return /^00:00:0[1-9]/.test(document.getElementById('clock').textContent)",
+        )
+        .await;
+        page.script("document.getElementById('pause').click()")
+            .await;
+        page.screenshot("playground-2c-live-paused").await;
+        // "N of M events shown": N holds while M, what has arrived, goes on growing.
+        let shown = |text: Value| -> u64 {
+            text.as_str()
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let clock = "return document.getElementById('clock').textContent.split('·')[1].trim()";
+        let held = shown(page.script(clock).await);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(
+            held,
+            shown(page.script(clock).await),
+            "the picture moved while paused"
+        );
+        page.script("document.getElementById('step').click()").await;
+        let stepped = shown(page.script(clock).await);
+        assert!(stepped > held, "{held} then {stepped}");
+        page.script("document.getElementById('pause').click()")
+            .await;
+        page.wait_until(
+            "the live run to end",
+            "return document.getElementById('status').textContent.startsWith('done')",
+        )
+        .await;
+        let bars = page
+            .script("return document.querySelectorAll('#timeline [data-agent]').length")
+            .await;
+        assert_eq!(bars, 24);
 
         // The cap raised to 30: nobody is turned away by the cap.
         page.script(
