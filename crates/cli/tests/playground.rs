@@ -872,3 +872,61 @@ fn peak_memory(pid: u32) -> u64 {
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
+
+/// SIGTERM (what Ctrl+C's SIGINT does too) stops the server cleanly: exit 0, said on
+/// stderr, with a run in progress.
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(BINARY)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("subsim serve starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.starts_with("playground at http://127.0.0.1:"),
+        "{first}"
+    );
+    let addr: std::net::SocketAddr = first.trim()["playground at http://".len()..]
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    // A run played in real time, left going.
+    let mut socket = std::net::TcpStream::connect(addr).unwrap();
+    let body = json!({"scenario": demo(), "speed": 1}).to_string();
+    std::io::Write::write_all(
+        &mut socket,
+        format!(
+            "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running 20 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(stderr.contains("stopped serving"), "{stderr}");
+}
