@@ -31,13 +31,14 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     let mut stdout_gone = false;
     let mut write_error = None;
     std::thread::scope(|scope| {
+        let mut started = 0;
         for _ in 0..args.jobs.min(files.len() as u32).max(1) {
             let sender = sender.clone();
             let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
             let seeds = args.seeds;
             let fail_fast = args.fail_fast;
             let (access, paths) = (&args.access, &args.paths);
-            scope.spawn(move || loop {
+            let worker = move || loop {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
@@ -51,7 +52,23 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 if sender.send((index, result)).is_err() {
                     break;
                 }
-            });
+            };
+            // A thread that cannot start (memory or threads exhausted) leaves the work to
+            // those that did; with none, this thread does it all before printing.
+            match std::thread::Builder::new().spawn_scoped(scope, worker.clone()) {
+                Ok(_) => started += 1,
+                Err(error) => {
+                    eprintln!(
+                        "subsim: note: {started} of {} worker threads started ({error}); \
+                         the files are checked by those",
+                        args.jobs
+                    );
+                    if started == 0 {
+                        worker();
+                    }
+                    break;
+                }
+            }
         }
         drop(sender);
         // Print in file order as results come in.

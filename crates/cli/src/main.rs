@@ -6,6 +6,7 @@
 //! safety limit (its output so far is kept).
 
 mod args;
+mod budgets;
 mod catalog;
 mod chart;
 mod check;

@@ -98,7 +98,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             ties.as_mut(),
             narration,
             seed,
-            args.compact,
+            (args.compact, args.max_rows),
         ),
     };
     let status = finish_with(written, Some(report), &args)?;
@@ -178,7 +178,7 @@ fn batch(
     ties: Option<&mut Replay>,
     narration: NarrationOptions,
     seed: u64,
-    compact: bool,
+    (compact, max_rows): (bool, u64),
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
@@ -199,12 +199,27 @@ fn batch(
             (report, writer.finish().map(drop))
         }
         Format::Gantt | Format::Chrome => {
-            let mut trace = Collect::default();
-            let report = simulate(simulation, &mut trace, ties);
+            // The view is built as the events come, under its row budget: a run of
+            // millions of arrivals is drawn, never held (it aborted).
+            let rows = match format {
+                Format::Gantt => crate::timeline::MAX_ROWS as u64,
+                _ => max_rows,
+            };
+            let mut builder = crate::timeline::Builder::new(rows);
+            let report = simulate(simulation, &mut builder, ties);
+            let timeline = builder.finish();
             let text = if format == Format::Gantt {
-                crate::timeline::gantt(&trace.events, crate::timeline::terminal_width())
+                crate::timeline::gantt(&timeline, crate::timeline::terminal_width())
             } else {
-                crate::timeline::chrome(&trace.events, seed, env!("CARGO_PKG_VERSION"))
+                if timeline.more_runs > 0 {
+                    eprintln!(
+                        "subsim: note: {} runs past the first {max_rows} are counted, not \
+                         drawn (runs_not_drawn in the metadata); raise the view rows budget \
+                         with --max-rows N",
+                        timeline.more_runs
+                    );
+                }
+                crate::timeline::chrome(&timeline, seed, env!("CARGO_PKG_VERSION"))
             };
             (report, write_all(out, text.as_bytes()))
         }

@@ -23,6 +23,11 @@ use crate::{output, AlreadyReported, Status};
 const WIDTH: usize = 100;
 
 pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
+    if let Some(name) = &args.agent {
+        // Its "did you mean" compares it with every name: 100,000 characters took seconds
+        // and were echoed whole in the error.
+        crate::budgets::TYPED_CHARS.check("--agent", name.chars().count() as u64)?;
+    }
     let scenario = args
         .file
         .as_deref()

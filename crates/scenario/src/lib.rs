@@ -62,7 +62,7 @@ pub mod import;
 mod load;
 mod overrides;
 mod raw;
-mod read;
+pub mod read;
 mod session;
 mod steps;
 
@@ -202,7 +202,7 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
     let file_name = path.display().to_string();
     match read::read_text(path, options.regular_file_only) {
         Ok(source) => Ok(source),
-        Err(read::ReadError::Io(message)) => Err(Diagnostics {
+        Err(error @ (read::ReadError::Io(_) | read::ReadError::TooLarge(_))) => Err(Diagnostics {
             source: String::new(),
             problems: vec![Diagnostic {
                 file: file_name,
@@ -210,7 +210,7 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
                 column: 1,
                 offset: 0,
                 len: 0,
-                message: format!("cannot read the scenario file: {message}"),
+                message: format!("cannot read the scenario file: {error}"),
                 help: None,
             }],
         }),

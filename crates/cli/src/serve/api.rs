@@ -102,11 +102,11 @@ pub struct Posted {
 /// the budget (told by `Content-Length` before anything is read, or found while reading),
 /// 408 when the client stops sending, 400 for anything that is not the API's JSON.
 pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted, Response> {
-    let limit = shared.budgets.body_bytes;
-    let too_large = || {
+    let budget = shared.budgets.body_bytes;
+    let too_large = |count: Option<u64>| {
         error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("the body is over the server's limit of {limit} bytes (1 MiB)"),
+            &budget.over("the request body", count).to_string(),
         )
     };
     let announced = request
@@ -114,9 +114,12 @@ pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<u64>().ok());
-    if announced.is_some_and(|length| length > limit as u64) {
-        return Err(too_large());
+    if let Some(length) = announced {
+        if budget.check("the request body", length).is_err() {
+            return Err(too_large(Some(length)));
+        }
     }
+    let limit = usize::try_from(budget.limit).unwrap_or(usize::MAX);
     let reading = axum::body::to_bytes(request.into_body(), limit);
     let bytes: Bytes = match tokio::time::timeout(shared.budgets.client_timeout, reading).await {
         Err(_) => {
@@ -125,7 +128,7 @@ pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted
                 "the body did not arrive in time",
             ))
         }
-        Ok(Err(_)) => return Err(too_large()),
+        Ok(Err(_)) => return Err(too_large(None)),
         Ok(Ok(bytes)) => bytes,
     };
     parse_body(&bytes).map_err(|message| error(StatusCode::BAD_REQUEST, &message))

@@ -36,8 +36,8 @@ use crate::Status;
 /// Everything the server bounds, from the command line.
 #[derive(Clone, Debug)]
 pub struct Budgets {
-    /// Largest request body (1 MiB): past it, 413.
-    pub body_bytes: usize,
+    /// Largest request body ([`crate::budgets::REQUEST_BODY_BYTES`], 1 MiB): past it, 413.
+    pub body_bytes: subsim_engine::budget::Budget,
     /// Runs at once; past it, requests wait in the queue.
     pub max_runs: usize,
     /// Requests waiting for a run slot (each at most `client_timeout`); past it, 503 with
@@ -52,9 +52,6 @@ pub struct Budgets {
     pub limits: subsim_engine::spec::Limits,
 }
 
-/// The largest request body the server reads.
-pub const MAX_BODY: usize = 1024 * 1024;
-
 impl Budgets {
     /// The budgets `args` ask for; the limits not on the command line are the server's
     /// tighter defaults.
@@ -62,7 +59,7 @@ impl Budgets {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let defaults = subsim_engine::spec::Limits::default();
         Budgets {
-            body_bytes: MAX_BODY,
+            body_bytes: crate::budgets::REQUEST_BODY_BYTES,
             max_runs: args.max_runs.map_or(2 * cores, |n| n as usize),
             queue: args.queue as usize,
             max_connections: args.max_connections as usize,
