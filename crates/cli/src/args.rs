@@ -122,6 +122,51 @@ pub enum Command {
     /// Join the shard files of `subsim sweep --shard I/N` into exactly the output of the
     /// same sweep on one machine.
     Merge(MergeArgs),
+    /// Serve the playground: a web page to edit a scenario, change a setting and watch the
+    /// run play out, and its API (docs/playground.md).
+    ///
+    /// Prints `playground at http://ADDR/` first, then serves until Ctrl+C or SIGTERM.
+    /// Scenarios posted to it are untrusted: they read no file of this machine, and every
+    /// run is held to the limits below (tighter than `run`'s).
+    Serve(ServeArgs),
+}
+
+/// `subsim serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on; anything but a loopback address is warned about.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub bind: std::net::SocketAddr,
+    /// Most runs (and checks) at once (default: twice the CPUs); past it requests wait in
+    /// a queue.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_runs: Option<u64>,
+    /// Most requests waiting for a run, each for at most --client-timeout; past it (or
+    /// after the wait) the answer is 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub queue: u64,
+    /// Most connections at once; past it new ones are closed.
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections: u64,
+    /// Seconds a client may take to send its request, or leave a run's stream unread,
+    /// before it is dropped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub client_timeout: u64,
+    /// Most trace events of one run (`session.limits.max_events` may only lower it).
+    #[arg(long, value_name = "N", default_value_t = 200_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_events: u64,
+    /// Most agents one run creates (also bounds those running and held at once).
+    #[arg(long, value_name = "N", default_value_t = 20_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_agents: u64,
+    /// Most steps of one run (also bounds steps at one instant and without an event).
+    #[arg(long, value_name = "N", default_value_t = 2_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: u64,
 }
 
 /// `subsim sweep`.

@@ -237,6 +237,20 @@ fn corrected(
     (fixed != words).then(|| fixed.join(" "))
 }
 
+/// What `subsim explain ID` prints first for a rule ID or an open question (its text, not
+/// the run of its scenario); `None` for anything else. `subsim serve` shows it when a
+/// decision is clicked.
+pub fn describe_id(id: &str) -> Option<String> {
+    let wanted = id.trim().to_ascii_uppercase();
+    if let Some(rule) = catalog::rules().iter().find(|rule| rule.id == wanted) {
+        return Some(describe(rule));
+    }
+    catalog::questions()
+        .iter()
+        .find(|question| question.id == wanted)
+        .map(describe_question)
+}
+
 /// An open question in words: the question, the answer subsim adopted, the scenarios.
 fn describe_question(question: &Question) -> String {
     let mut out = format!(

@@ -22,6 +22,7 @@ mod panel;
 mod report;
 mod rules_cmd;
 mod run;
+mod serve;
 mod sweep;
 mod timeline;
 mod tools_cmd;
@@ -119,6 +120,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Import(args) => import::import(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::Serve(args) => serve::serve(args),
     }
 }
 

@@ -57,13 +57,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
     };
     let seed = args.seed.unwrap_or(loaded.spec.session.seed);
-    let mut simulation = Simulation::new(loaded.spec);
-    if let Some(seed) = args.seed {
-        simulation = simulation.with_seed(seed);
-    }
+    let simulation = simulation(loaded.spec, args.seed);
     if args.format == Format::Text {
         if let Some(name) = &args.follow {
-            follow_touches(&simulation, name, &narration, args.order.clone())?;
+            follow_touches(&simulation, args.seed, name, &narration, args.order.clone())?;
         }
     }
     let (mut out, commit) = output::open(args.out.as_deref(), &inputs)?;
@@ -130,6 +127,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
 /// nowhere, finds out.
 fn follow_touches(
     simulation: &Simulation,
+    seed: Option<u64>,
     name: &str,
     narration: &NarrationOptions,
     order: Option<crate::args::Order>,
@@ -139,7 +137,7 @@ fn follow_touches(
         ..narration.clone()
     };
     let mut writer = TextWriter::with_options(io::sink(), quiet);
-    let rerun = Simulation::new(simulation.spec().clone());
+    let rerun = self::simulation(simulation.spec().clone(), seed);
     let mut ties = order.map(|order| Replay::new(order.0));
     simulate(rerun, &mut writer, ties.as_mut());
     if writer.follow_missed().is_some() {
@@ -151,6 +149,15 @@ fn follow_touches(
         );
     }
     Ok(())
+}
+
+/// The simulation of `spec`, under `seed` when one is given (else the scenario's own
+/// `session.seed`). `subsim serve` starts its runs here too.
+pub fn simulation(spec: subsim_engine::SimSpec, seed: Option<u64>) -> Simulation {
+    match seed {
+        Some(seed) => Simulation::new(spec).with_seed(seed),
+        None => Simulation::new(spec),
+    }
 }
 
 /// Runs `simulation` into `sink`, with `ties` choosing at same-instant ties if given.
@@ -281,7 +288,8 @@ fn batch(
 }
 
 /// The JSON Lines writer: the contract's full form, or the compact one (`--compact`).
-fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
+/// `subsim serve` streams its trace through this same writer.
+pub fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
     if compact {
         JsonlWriter::compact(out)
     } else {
