@@ -7,7 +7,7 @@
 //! - only regular files where a path comes from a file or a folder search (a FIFO would
 //!   block forever), while a file named on the command line may be a pipe
 //!   (`subsim run <(cat x.yaml)`) or `-`, stdin ([`Input::Stdin`]);
-//! - [`Confine`]: a scenario reads only inside its own folder and the folders the user
+//! - `Confine`: a scenario reads only inside its own folder and the folders the user
 //!   allowed (`--allow-path`); absolute paths, `..` that leaves the folder and symbolic
 //!   links that lead out are refused;
 //! - text that is not UTF-8 is located at the first bad byte; a leading UTF-8 byte-order
@@ -322,7 +322,7 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
 pub(crate) struct Confine {
     /// The scenario's folder first, then the allowed ones.
     roots: Vec<PathBuf>,
-    /// Every file read through [`Confine::read`], in order: the run's inputs, which no
+    /// Every file read through `read_limited`, in order: the run's inputs, which no
     /// output may overwrite (`Loaded::read_files`).
     read: std::cell::RefCell<Vec<PathBuf>>,
 }
