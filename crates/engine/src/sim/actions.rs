@@ -1,7 +1,7 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
-use subsim_rules::panel::{x_key, RowId};
 use std::rc::Rc;
+use subsim_rules::panel::{x_key, RowId};
 
 use subsim_rules::Mode;
 

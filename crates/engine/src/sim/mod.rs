@@ -1066,7 +1066,11 @@ fn main_agent_of(
     config: &SessionConfig,
     builtin_env: subsim_rules::spawn::BuiltinEnv,
     pool: &mut Vec<String>,
-) -> (Option<String>, context::MainAgent, Vec<crate::spec::McpServerRef>) {
+) -> (
+    Option<String>,
+    context::MainAgent,
+    Vec<crate::spec::McpServerRef>,
+) {
     let main_agent_key = main_agent_key(spec, config, builtin_env);
     let main_def = main_agent_key
         .as_deref()
