@@ -10,10 +10,11 @@ use subsim_engine::budget::Budget;
 /// kept), and rows of one `merge`. A run's row is about a kilobyte of memory.
 pub const SWEEP_RUNS: Budget = Budget::new("sweep runs", 100_000, "runs", Some("--max-runs N"));
 
-/// Bytes of one shard file `merge` reads (a row is a few hundred bytes).
+/// Bytes of one shard file `merge` reads: a row is a few hundred bytes, so the default
+/// runs budget fits in half of it.
 pub const SHARD_FILE_BYTES: Budget = Budget::new(
     "shard file bytes",
-    256 * 1024 * 1024,
+    64 * 1024 * 1024,
     "bytes",
     Some("--max-input-bytes N"),
 );
@@ -28,3 +29,8 @@ pub const ERLANG_CAP: Budget = Budget::new("erlang cap", 10_000_000, "slots", No
 /// A name or words typed on the command line and compared with every known one
 /// (`explain QUERY`, `tools --agent NAME`); names are at most 256 characters.
 pub const TYPED_CHARS: Budget = Budget::new("typed text", 1_000, "characters", None);
+
+/// Bytes of one request body `subsim serve` reads (issue #25): past it, 413, told by
+/// `Content-Length` before anything is read, or found while reading.
+pub const REQUEST_BODY_BYTES: Budget =
+    Budget::new("request body bytes", 1024 * 1024, "bytes", None);

@@ -51,6 +51,9 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         Some(path) => run::load(path, &args.access)?,
         None => run::load_demo()?,
     };
+    let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
+    inputs.extend(loaded.read_files.iter().cloned());
+    output::refuse_inputs(&args.out, &inputs)?;
     let spec = loaded.spec;
     let seed = args.seed.unwrap_or(spec.session.seed);
     let simulation = |spec| Simulation::new(spec).with_seed(seed);
@@ -68,8 +71,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     if args.out.extension().is_some_and(|ext| ext == "svg") {
         // Only the picture: the timeline and the running strip, for docs and issues.
         let path = &args.out;
-        std::fs::write(path, picture(&timeline))
-            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+        output::write_file(path, &inputs, picture(&timeline).as_bytes())?;
         output::print(&format!("wrote {}\n", path.display()))?;
         return Ok(match report.limit {
             Some(_) => Status::LimitHit,
@@ -125,8 +127,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         views: &views,
     });
     let path = args.out.clone();
-    std::fs::write(&path, page)
-        .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+    output::write_file(&path, &inputs, page.as_bytes())?;
     output::print(&format!(
         "wrote {} ({} runs, {} scrubber positions)\n",
         path.display(),
@@ -141,11 +142,16 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
 }
 
 /// The instants the scrubber offers: every instant something happened among the kept
-/// events (evenly thinned to [`MAX_SAMPLES`]), in order, and 60 evenly spaced up to `end`.
+/// events (evenly thinned to [`MAX_SAMPLES`]), in order, and 60 evenly spaced up to `end`,
+/// the session's end (`EventKind::moves_the_end`, like the running chart): the panel's
+/// bookkeeping after it is no instant of the session.
 fn sample_times(events: &[Event], end: u64) -> Vec<u64> {
-    let mut times: Vec<u64> = events.iter().map(|event| event.t.as_micros()).collect();
+    let mut times: Vec<u64> = events
+        .iter()
+        .map(|event| event.t.as_micros())
+        .filter(|at| *at <= end)
+        .collect();
     // And 60 evenly spaced instants, so that the scrubber also moves through quiet times.
-    let end = times.last().copied().unwrap_or(0).max(end);
     times.extend((0..=60).map(|step| end * step / 60));
     times.sort_unstable();
     times.dedup();
@@ -158,20 +164,12 @@ fn sample_times(events: &[Event], end: u64) -> Vec<u64> {
         .collect()
 }
 
-/// HTML-escapes `text` for element content and quoted attributes.
+/// `text` for element content and quoted attributes of the page and the SVG: the
+/// workspace's one XML/HTML escaper, [`subsim_escape::xml::text`] (markup escaped; U+0001,
+/// U+000B, U+FFFE and the other characters XML 1.0 forbids shown as `\u{…}`, so the SVG stays
+/// well-formed).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    subsim_escape::xml::text(text).into_owned()
 }
 
 struct Page<'a> {

@@ -7,8 +7,8 @@
 //! input is not `Send`), with its own seed derived from the base seed, the point's index
 //! and the replica's, so no run depends on which thread ran it or on what ran before.
 
-use std::io::{IsTerminal as _, Write as _};
-use std::path::Path;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use rayon::prelude::*;
@@ -19,6 +19,7 @@ use subsim_engine::spec::{Arrivals, Retry, SimSpec, Step};
 use subsim_engine::stats::{t_975, Estimate};
 use subsim_engine::summary::{Summary, TypeReport};
 use subsim_engine::Simulation;
+use subsim_escape::csv;
 use subsim_scenario::{read, Override};
 
 use crate::args::{MergeArgs, SweepArgs, SweepFormat};
@@ -75,13 +76,21 @@ struct Table {
     rows: Vec<Vec<String>>,
 }
 
-pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
+pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
     let runs = budgets::SWEEP_RUNS.with_limit(args.max_runs);
-    let axes = args
-        .set
+    let cap = args
+        .cap
+        .as_ref()
+        .map(|values| format!("{}={values}", subsim_scenario::CAP_PATH));
+    // The cap is the first axis (the slowest, and a chart's x axis).
+    let axes = cap
         .iter()
+        .chain(&args.set)
         .map(|text| parse_axis(text, &runs))
         .collect::<Result<Vec<_>, _>>()?;
+    if cap.is_some() && args.vary.as_deref() == Some("cap") {
+        args.vary = Some(subsim_scenario::CAP_PATH.to_string());
+    }
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1 (the replicas of each point)");
     }
@@ -123,11 +132,17 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
     // Every point is validated before anything runs: a bad path or value is reported
     // with its fix, never as a partial table.
     let mut base_seed = None;
+    let mut inputs = vec![args.file.clone()];
     for point in &points {
         let loaded = run::report(subsim_scenario::parse_scenario_under(
             &source, &file_name, &base_dir, point, &options,
         ))?;
         base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
+        inputs.extend(loaded.read_files);
+    }
+    // Refused before the sweep runs, not after.
+    if let Some(out) = &args.out {
+        output::refuse_inputs(out, &inputs)?;
     }
     let base_seed = base_seed.unwrap_or(0);
     let seeds = args.seeds;
@@ -206,8 +221,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         rows.push(row);
     }
     let table = Table { header, rows };
+    let mut target_met = true;
     if let (Some((metric, bound)), Some(vary)) = (&target, &args.vary) {
-        eprint!("{}", find_target(&table, &axes, vary, metric, *bound));
+        let (text, met) = find_target(&table, &axes, vary, metric, *bound);
+        eprint!("{text}");
+        target_met = met;
     }
     let text = match shard {
         Some((index, of)) => {
@@ -219,9 +237,9 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
                 render_csv(&table)
             )
         }
-        None => render(&table, args.format)?,
+        None => render(&table, args.format, target.as_ref())?,
     };
-    write_out(args.out.as_deref(), &text)?;
+    write_out(args.out.as_deref(), &inputs, &text)?;
     if limited > 0 {
         eprintln!(
             "subsim: {limited} of {} runs stopped at a safety limit (named above); raise it \
@@ -230,7 +248,12 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         );
         return Ok(Status::LimitHit);
     }
-    Ok(Status::Ok)
+    // An unmet target is a failed expectation: exit 1 (the table is still written).
+    Ok(if target_met {
+        Status::Ok
+    } else {
+        Status::ExpectationsFailed
+    })
 }
 
 /// A point as its overrides, `PATH=VALUE …`, for messages.
@@ -252,7 +275,11 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
         shards.push((input.shown(), text));
     }
     let table = merge_shards(&shards, &budgets::SWEEP_RUNS.with_limit(args.max_runs))?;
-    write_out(args.out.as_deref(), &render(&table, args.format)?)?;
+    write_out(
+        args.out.as_deref(),
+        &args.shards,
+        &render(&table, args.format, None)?,
+    )?;
     Ok(Status::Ok)
 }
 
@@ -602,9 +629,28 @@ fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
             Ok((metric.to_string(), bound))
         }
         _ => anyhow::bail!(
-            "--target {text}: give METRIC<BOUND with a statistics column, e.g. \
-             --target 'blocking<0.01' or --target 'wait_p95<30'"
+            "--target {text}: give METRIC<BOUND with a statistics column{}, e.g. \
+             --target 'blocking<0.01' or --target 'wait_p95<30'",
+            target_hint(text)
         ),
+    }
+}
+
+/// `, did you mean `blocking`?` for a misspelt `--target` column (`blockng<0.01`).
+fn target_hint(text: &str) -> String {
+    let metric = text
+        .split(['<', '>', '='])
+        .next()
+        .unwrap_or_default()
+        .trim();
+    let columns: Vec<&str> = STAT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|column| !column.ends_with("_lo"))
+        .collect();
+    match subsim_scenario::suggest(metric, &columns) {
+        Some(column) if column != metric => format!(" (did you mean `{column}`?)"),
+        _ => String::new(),
     }
 }
 
@@ -849,34 +895,43 @@ fn format_name(format: SweepFormat) -> &'static str {
     }
 }
 
-fn render(table: &Table, format: SweepFormat) -> anyhow::Result<String> {
+/// The table in `format`; a chart draws the `--target` statistic and its bound, if given.
+fn render(
+    table: &Table,
+    format: SweepFormat,
+    target: Option<&(String, f64)>,
+) -> anyhow::Result<String> {
     match format {
         SweepFormat::Csv => Ok(render_csv(table)),
         SweepFormat::Json => Ok(render_json(table)),
-        SweepFormat::Svg => crate::chart::render(&table.header, &table.rows),
-    }
-}
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
+        SweepFormat::Svg => crate::chart::render(
+            &table.header,
+            &table.rows,
+            target.map(|(metric, bound)| (metric.as_str(), *bound)),
+        ),
     }
 }
 
 fn render_csv(table: &Table) -> String {
     let mut text = String::new();
     for row in std::iter::once(&table.header).chain(&table.rows) {
-        let line: Vec<String> = row.iter().map(|cell| csv_field(cell)).collect();
-        text.push_str(&line.join(","));
-        text.push('\n');
+        // `--set` values and names are cells of the one CSV escaper: quoted as needed, and
+        // never a formula a spreadsheet would run.
+        text.push_str(&csv::row(row.iter().map(String::as_str)));
     }
     text
 }
 
-/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes).
+/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes); a
+/// cell's `'` in front of a formula is taken off again ([`csv::unescape`]).
 fn split_csv(line: &str) -> Vec<String> {
+    split_fields(line)
+        .into_iter()
+        .map(|field| csv::unescape(&field).to_string())
+        .collect()
+}
+
+fn split_fields(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -948,18 +1003,7 @@ fn json_value(cell: &str) -> String {
 }
 
 fn json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
-            ch => out.push(ch),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string(text)
 }
 
 /// FNV-1a over what makes two shards parts of the same sweep.
@@ -986,8 +1030,16 @@ fn fingerprint(source: &str, axes: &[Axis], seeds: u64, base_seed: u64) -> u64 {
 }
 
 /// `--target METRIC<BOUND --vary PATH`: per combination of the other paths, the smallest
-/// value of PATH whose aggregated interval lies wholly under the bound.
-fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f64) -> String {
+/// value of PATH whose aggregated interval lies wholly under the bound (a column without an
+/// interval, such as `wait_p95`: whose mean over the replicas does, and the text says so);
+/// with whether every combination met it.
+fn find_target(
+    table: &Table,
+    axes: &[Axis],
+    vary: &str,
+    metric: &str,
+    bound: f64,
+) -> (String, bool) {
     let column = |name: &str| table.header.iter().position(|known| known == name);
     let vary_index = column(vary).expect("--vary is a --set path");
     let replica = column("replica").expect("the table has replicas");
@@ -1007,6 +1059,7 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
         }
     }
     let mut text = String::new();
+    let mut met = true;
     for (key, mut rows) in groups {
         rows.sort_by(|a, b| {
             let value = |row: &Vec<String>| row[vary_index].parse::<f64>().unwrap_or(f64::NAN);
@@ -1031,35 +1084,36 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
             .find(|row| upper(row).is_some_and(|value| value < bound));
         match found {
             Some(row) => {
-                let interval = match hi {
+                let why = match hi {
                     Some(hi) => format!(
-                        " [{}, {}]",
+                        " [{}, {}], 95 % interval wholly under {bound}",
                         row[column(&format!("{metric}_lo")).unwrap_or(hi)],
                         row[hi]
                     ),
-                    None => String::new(),
+                    None => format!(
+                        ", the mean over the replicas; {metric} has no interval, so it is \
+                         under {bound} without a margin"
+                    ),
                 };
                 text.push_str(&format!(
-                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{interval}, 95 % interval wholly under {bound})\n",
+                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{why})\n",
                     row[vary_index], row[mean]
                 ));
             }
-            None => text.push_str(&format!(
-                "target {metric}<{bound}{context}: no swept value of {vary} meets it (widen the range)\n"
-            )),
+            None => {
+                met = false;
+                text.push_str(&format!(
+                    "target {metric}<{bound}{context}: not met: no swept value of {vary} meets it (widen the range)\n"
+                ));
+            }
         }
     }
-    text
+    (text, met)
 }
 
-fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
     match path {
-        Some(path) => {
-            let mut file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create the output file {}", path.display()))?;
-            file.write_all(text.as_bytes())
-                .with_context(|| format!("cannot write to {}", path.display()))
-        }
+        Some(path) => output::write_file(path, inputs, text.as_bytes()),
         None => output::print(text),
     }
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use subsim_engine::{Event, EventKind, Sink};
+use subsim_escape::terminal;
 
 /// What a stretch of a row shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,8 +198,9 @@ impl Builder {
     /// Reads one event.
     pub fn add(&mut self, event: &Event) {
         let at = event.t.as_micros();
-        // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
-        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+        // The timeline ends with the session (EventKind::moves_the_end), not with the
+        // panel's rows lingering after it (PANEL-2).
+        if event.kind.moves_the_end() {
             self.timeline.end = self.timeline.end.max(at);
         }
         match &event.kind {
@@ -425,7 +427,7 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
     let label_width = timeline
         .rows
         .iter()
-        .map(|row| row.label.chars().count() + row.depth as usize)
+        .map(|row| terminal::line(&row.label).chars().count() + row.depth as usize)
         .max()
         .unwrap_or(4)
         .clamp(7, 22);
@@ -468,10 +470,9 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
             }
         }
         let indent = " ".repeat(row.depth as usize);
-        let label: String = format!("{indent}{}", row.label)
-            .chars()
-            .take(label_width)
-            .collect();
+        // Escaped first, then cut by what is shown: a name's ESC sequence, OSC-8 link or
+        // U+202E is shown as `\u{1b}`, and the cut never splits such an escape.
+        let label = terminal::cut(&format!("{indent}{}", row.label), label_width);
         let cells: String = cells.into_iter().collect();
         let _ = writeln!(out, "{label:label_width$} |{}", cells.trim_end());
     }
@@ -545,26 +546,10 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
     out
 }
 
-/// A JSON string literal.
+/// A JSON string literal that can also sit inside an HTML `<script>` element (the report
+/// page embeds it): the workspace's one JSON escaper, [`subsim_escape::json::string_html`].
 pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            // `<` too, so the JSON can sit inside an HTML <script> element.
-            c if (c as u32) < 0x20 || c == '<' || c == '>' || c == '&' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string_html(text)
 }
 
 /// `--format chrome`: Chrome Trace Event JSON. Each launcher is a process whose threads

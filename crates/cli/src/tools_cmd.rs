@@ -164,11 +164,12 @@ fn load_definition(path: &Path, session: &SessionSpec) -> anyhow::Result<AgentDe
     // Problems located in the wrapper are told without its text, which the person never
     // wrote; problems inside the definition file keep their file:line:col.
     let tell = |problem: &subsim_scenario::Diagnostic, level: &str| {
-        if problem.file == shown {
-            eprintln!("subsim: {level}: {shown}: {}", problem.message);
+        let told = if problem.file == shown {
+            format!("{shown}: {}", problem.message)
         } else {
-            eprintln!("subsim: {level}: {problem}");
-        }
+            problem.to_string()
+        };
+        eprintln!("subsim: {level}: {}", crate::output::escape_controls(&told));
     };
     let loaded = match subsim_scenario::parse_scenario(&wrapper, &shown, &folder) {
         Ok(loaded) => loaded,

@@ -89,6 +89,10 @@ pub struct Loaded {
     pub agent_dirs: Vec<AgentDir>,
     /// `(agent key, resolved path)` of every `agents.*.file`, in file order.
     pub agent_files: Vec<(String, PathBuf)>,
+    /// Every file the scenario named and the loader read (agent definitions, the files of
+    /// `agent_dirs`, arrival times files), in order: with the scenario file itself, the
+    /// inputs an output must not overwrite.
+    pub read_files: Vec<PathBuf>,
     /// The scenario text, so warnings can be rendered with snippets.
     pub source: String,
     /// `narration:`: chapter headings and commands to try next.
@@ -206,8 +210,8 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
             source: String::new(),
             problems: vec![Diagnostic {
                 file: file_name,
-                line: 1,
-                column: 1,
+                line: 0,
+                column: 0,
                 offset: 0,
                 len: 0,
                 message: format!("cannot read the scenario file: {error}"),

@@ -7,7 +7,7 @@
 //! - only regular files where a path comes from a file or a folder search (a FIFO would
 //!   block forever), while a file named on the command line may be a pipe
 //!   (`subsim run <(cat x.yaml)`) or `-`, stdin ([`Input::Stdin`]);
-//! - [`Confine`]: a scenario reads only inside its own folder and the folders the user
+//! - `Confine`: a scenario reads only inside its own folder and the folders the user
 //!   allowed (`--allow-path`); absolute paths, `..` that leaves the folder and symbolic
 //!   links that lead out are refused;
 //! - text that is not UTF-8 is located at the first bad byte; a leading UTF-8 byte-order
@@ -322,6 +322,9 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
 pub(crate) struct Confine {
     /// The scenario's folder first, then the allowed ones.
     roots: Vec<PathBuf>,
+    /// Every file read through `read_limited`, in order: the run's inputs, which no
+    /// output may overwrite (`Loaded::read_files`).
+    read: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl Confine {
@@ -329,7 +332,20 @@ impl Confine {
     pub fn new(base_dir: &Path, allowed: &[PathBuf]) -> Confine {
         let mut roots = vec![non_empty(base_dir)];
         roots.extend(allowed.iter().map(|dir| non_empty(dir)));
-        Confine { roots }
+        Confine {
+            roots,
+            read: std::cell::RefCell::default(),
+        }
+    }
+
+    /// Notes that `path` was read (see `read`).
+    pub fn note_read(&self, path: &Path) {
+        self.read.borrow_mut().push(path.to_path_buf());
+    }
+
+    /// The files read so far, in order.
+    pub fn files_read(&self) -> Vec<PathBuf> {
+        self.read.borrow().clone()
     }
 
     /// `Ok` if `path` lies inside one of the folders, both as written (after folding `.`

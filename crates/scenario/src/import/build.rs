@@ -678,14 +678,24 @@ fn unfinished(covered_until: i64, stop_at: i64) -> u64 {
         .saturating_add(UNFINISHED_MS)
 }
 
+/// `text` as a double-quoted YAML scalar with YAML's own escapes (U+2028, controls and
+/// overrides as `\uXXXX`), which subsim and other YAML readers load back as the same text.
 fn quote(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+    subsim_escape::yaml::quoted(text)
 }
 
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        // A comment is one line for YAML readers and terminals alike (some readers break
+        // lines at U+2028/U+2029).
+        .map(|c| {
+            if c.is_control() || subsim_escape::terminal::is_hostile(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let flat = flat.trim();
     if flat.chars().count() > max {
