@@ -4,36 +4,16 @@
 //! chromium through fantoccini; screenshots of each stage in `target/playground-*.png`),
 //! and a load of honest and hostile clients at once.
 
-#[path = "support/browser.rs"]
-#[allow(dead_code)] // each test binary uses part of it
-mod browser;
-#[path = "support/server.rs"]
-#[allow(dead_code)]
-mod server;
-
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::server::{client, send, trace_and_end, Server};
+use crate::support::{block_on, browser, repo_root, server, BINARY};
 use serde_json::{json, Value};
-use server::{client, send, trace_and_end, Server, BINARY};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn demo() -> String {
     std::fs::read_to_string(repo_root().join("scenarios/demo.yaml")).expect("the demo")
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(future)
 }
 
 fn json(text: &str) -> Value {
