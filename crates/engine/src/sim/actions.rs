@@ -1,6 +1,7 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
 use super::*;
+use subsim_rules::panel::XAction;
 
 impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------
@@ -32,11 +33,21 @@ impl Kernel<'_> {
     /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
     pub(super) fn dismiss(&mut self, target: &str) {
         let why = match self.agents.lookup(target) {
-            Some(id) if self.agents.is_running(id) => {
-                format!("{target} is running; `x` on a running row stops it (use `stop`)")
+            Some(id) => {
+                // PANEL-7: what `x` does on this agent's row (the scenario's `dismiss` opens
+                // no transcript, and names a subagent's row even when it is main's).
+                let row = subsim_rules::panel::RowId::Agent(id);
+                match subsim_rules::panel::x_key(row, self.agents.is_running(id), false).0 {
+                    XAction::Stop => {
+                        format!("{target} is running; `x` on a running row stops it (use `stop`)")
+                    }
+                    XAction::Dismiss if self.observe_dismiss(id) => return,
+                    // `TypeIntoPrompt` needs an open transcript or the main row: not here.
+                    XAction::Dismiss | XAction::TypeIntoPrompt => {
+                        format!("{target} has no row kept in the panel")
+                    }
+                }
             }
-            Some(id) if self.observe_dismiss(id) => return,
-            Some(_) => format!("{target} has no row kept in the panel"),
             None => format!("no agent named {target}"),
         };
         self.emit(

@@ -114,11 +114,15 @@ impl Kernel<'_> {
         if let Block::Prompt(number) = agent.block {
             let reference = agent.reference();
             // a pending prompt is withdrawn when its run ends.
-            if let Some(pending) = self.person.prompts.remove(number) {
+            let pending = self.person.prompts.remove(number);
+            if let (Some(pending), Some(rule)) = (
+                &pending,
+                subsim_rules::prompt::withdrawn_at_run_end(pending.is_some()),
+            ) {
                 let program = PendingPrompt::program(self.agents.get(slot));
                 let tool = pending.call(program).name.clone();
                 self.emit(
-                    Some("Q-38"),
+                    Some(rule),
                     EventKind::PermissionWithdrawn {
                         agent: reference,
                         tool,
@@ -316,14 +320,15 @@ impl Kernel<'_> {
         let agent = self.agents.get_mut(slot);
         // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
         // nobody: its run no longer waits for it.
-        if agent.status != Status::Running || agent.run != run {
+        let Some(rule) = notify::shell_done(agent.status == Status::Running && agent.run == run)
+        else {
             return;
-        }
+        };
         agent.bash_running -= 1;
         let reference = agent.reference();
         // NOTIFY-5: the shell's end is reported to the subagent itself.
         self.emit(
-            Some("NOTIFY-5"),
+            Some(rule),
             EventKind::Notification {
                 to: reference.clone(),
                 from: reference,

@@ -762,19 +762,11 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        let mut pool = spec.session.tools.clone().unwrap_or_else(|| {
-            // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
-            // cross-session messaging.
-            tools::main_tools(tools::SessionTools {
-                cross_session_messaging: spec.session.cross_session_messaging,
-                ..tools::SessionTools::default()
-            })
-        });
-        for (server, server_tools) in &spec.session.mcp {
-            for tool in server_tools {
-                pool.push(format!("mcp__{server}__{tool}"));
-            }
-        }
+        let pool = tools::session_pool(
+            spec.session.tools.as_deref(),
+            spec.session.cross_session_messaging,
+            &spec.session.mcp,
+        );
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
             disable_explore_plan: config.disable_explore_plan,
@@ -823,8 +815,7 @@ impl<'s> Kernel<'s> {
             let name: Rc<str> = Rc::from(def.name.as_str());
             let built_in = def.scope == Scope::BuiltIn;
             // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
-            let one_shot = built_in
-                && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
+            let (one_shot, _) = subsim_rules::resume::one_shot_type(built_in, &def.name);
             let models = ModelSettings::from_session(session);
             let choice = models.choose(&config, &def, None, false, false);
             let behavior = def
@@ -998,7 +989,7 @@ impl<'s> Kernel<'s> {
                 .filter(|server| server.inline)
             {
                 for tool in &server.tools {
-                    main_tools.push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
+                    main_tools.push(Rc::from(tools::mcp_tool_name(&server.name, tool).as_str()));
                 }
             }
             main_type = type_def.name.clone();

@@ -422,7 +422,11 @@ impl Kernel<'_> {
             class,
             depth: agent.depth,
             // DEPTH-5: a subagent needs `Agent` in its own tools; main always has it.
-            has_agent_tool: agent.id == MAIN || agent.profile.tools.iter().any(|t| &**t == "Agent"),
+            has_agent_tool: subsim_rules::depth::has_agent_tool(
+                agent.id == MAIN,
+                agent.profile.tools.iter().map(|tool| &**tool),
+            )
+            .0,
         }
     }
 
@@ -657,7 +661,7 @@ impl Kernel<'_> {
                     &type_def.behavior,
                     // RESUME-3 is about subagents returning no agent ID: a teammate of a
                     // one-shot type is still addressed by its name (SPAWN-11).
-                    type_def.one_shot && !teammate,
+                    subsim_rules::resume::returns_no_id(type_def.one_shot, teammate).0,
                     type_def.def.max_turns,
                 )
             }
@@ -944,7 +948,7 @@ impl Kernel<'_> {
                 {
                     for tool in &server.tools {
                         inline_tools
-                            .push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
+                            .push(Rc::from(tools::mcp_tool_name(&server.name, tool).as_str()));
                     }
                 }
             }

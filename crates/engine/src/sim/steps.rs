@@ -271,12 +271,13 @@ impl Kernel<'_> {
             return;
         }
         let reference = agent.reference();
-        if agent.bash_running > 0 {
+        let (waits_for_shells, rule) = notify::waits_for_shells(agent.bash_running);
+        if waits_for_shells {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
             self.agents.get_mut(slot).block = Block::EndBash;
             self.emit(
-                Some("NOTIFY-5"),
+                Some(rule),
                 EventKind::AgentWaiting {
                     agent: reference,
                     waiting_for: WaitingFor::Bash,
@@ -338,10 +339,12 @@ impl Kernel<'_> {
         }
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
         // one that exits with code 2 blocks the call and its stderr goes back to the agent.
-        if self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse) {
+        if let Some(rule) =
+            self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse)
+        {
             let reference = self.agents.get(slot).reference();
             self.emit(
-                Some("HOOK-7"),
+                Some(rule),
                 EventKind::ToolCalled {
                     agent: reference,
                     tool: call.name.clone(),
