@@ -829,6 +829,8 @@ pub(super) fn reason_words(reason: RejectReason) -> &'static str {
         RejectReason::ForkUnavailable => "forking unavailable",
         RejectReason::ForkFromSubagent => "only the main conversation can fork",
         RejectReason::NoAgentTool => "the caller has no Agent tool",
-        other => other.as_str(),
+        RejectReason::NotAllowed => "not on the main thread's Agent allowlist",
+        RejectReason::Ambiguous => "ambiguous agent name",
+        RejectReason::ClassifierBlocked => "blocked by the auto-mode classifier",
     }
 }
