@@ -1,11 +1,13 @@
 //! The integration tests, one binary with a module per topic.
 
+mod budgets;
 mod compact;
 mod determinism;
 mod docs;
 mod fuzz;
 mod gates;
 mod import;
+mod import_hostile;
 mod links;
 mod narration;
 mod properties;

@@ -157,6 +157,9 @@ pub struct SweepArgs {
     /// The --set path --target searches along.
     #[arg(long, value_name = "PATH", requires = "target")]
     pub vary: Option<String>,
+    /// The most runs (points × --seeds) the sweep may make: the sweep runs budget.
+    #[arg(long, value_name = "N", default_value_t = crate::budgets::SWEEP_RUNS.limit)]
+    pub max_runs: u64,
     /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
     #[command(flatten)]
     pub access: Access,
@@ -174,6 +177,12 @@ pub struct MergeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
     pub format: SweepFormat,
+    /// The most rows (and shards) the merged sweep may have: the sweep runs budget.
+    #[arg(long, value_name = "N", default_value_t = crate::budgets::SWEEP_RUNS.limit)]
+    pub max_runs: u64,
+    /// The most bytes read from one shard file: the shard file bytes budget.
+    #[arg(long, value_name = "N", default_value_t = crate::budgets::SHARD_FILE_BYTES.limit)]
+    pub max_input_bytes: u64,
 }
 
 /// Output formats of `subsim sweep` and `merge`.
@@ -250,7 +259,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub cap: Option<u32>,
     /// Replay an ordering of same-instant ties as `subsim explore` prints it: the choice
-    /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default).
+    /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default;
+    /// `0*500` for a run of one choice).
     #[arg(long, value_name = "CHOICES", value_parser = parse_order)]
     pub order: Option<Order>,
     /// Also run the scenario twice more and compare the hashes of the two traces; exit 1
@@ -270,6 +280,10 @@ pub struct RunArgs {
     /// gets `"compact_lists":true`. Carry each list forward to restore the full form.
     #[arg(long)]
     pub compact: bool,
+    /// With `--format chrome`: the most runs drawn one by one (the view rows budget); the
+    /// rest are counted in the file's metadata (`runs_not_drawn`).
+    #[arg(long, value_name = "N", default_value_t = crate::budgets::VIEW_ROWS.limit)]
+    pub max_rows: u64,
 }
 
 impl RunArgs {

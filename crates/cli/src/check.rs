@@ -17,9 +17,14 @@ use crate::diagnostics::{self, Level};
 use crate::load::expects_limit;
 use crate::output;
 use crate::{AlreadyReported, Status};
+use subsim_escape::terminal;
 
 pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     let files = collect(&args.paths, "check")?;
+    // The report must not overwrite a scenario: refused before anything runs.
+    if let Some(junit) = &args.junit {
+        output::refuse_inputs(junit, &files)?;
+    }
     let text_format = args.format == CheckFormat::Text;
     let color = text_format && output::stdout_color();
     let filter = args.filter.as_ref().map(|text| text.to_lowercase());
@@ -31,13 +36,14 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     let mut stdout_gone = false;
     let mut write_error = None;
     std::thread::scope(|scope| {
+        let mut started = 0;
         for _ in 0..args.jobs.min(files.len() as u32).max(1) {
             let sender = sender.clone();
             let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
             let seeds = args.seeds;
             let fail_fast = args.fail_fast;
             let (access, paths) = (&args.access, &args.paths);
-            scope.spawn(move || loop {
+            let worker = move || loop {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
@@ -51,7 +57,23 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 if sender.send((index, result)).is_err() {
                     break;
                 }
-            });
+            };
+            // A thread that cannot start (memory or threads exhausted) leaves the work to
+            // those that did; with none, this thread does it all before printing.
+            match std::thread::Builder::new().spawn_scoped(scope, worker.clone()) {
+                Ok(_) => started += 1,
+                Err(error) => {
+                    eprintln!(
+                        "subsim: note: {started} of {} worker threads started ({error}); \
+                         the files are checked by those",
+                        args.jobs
+                    );
+                    if started == 0 {
+                        worker();
+                    }
+                    break;
+                }
+            }
         }
         drop(sender);
         // Print in file order as results come in.
@@ -100,7 +122,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     let failed = selected.len() - passed;
     if let Some(path) = &args.junit {
         let xml = junit(&selected, &not_run, args.seeds);
-        std::fs::write(path, xml)
+        output::write_file(path, &files, xml.as_bytes())
             .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
     }
     let mut closing = String::new();
@@ -314,18 +336,10 @@ fn check_file(
     Some(result)
 }
 
-/// Control characters (an ANSI escape in a scenario's name or path) shown as `\u{…}`
-/// instead of reaching the terminal raw.
+/// A path, a name or a value inside one line of the report: shown, never obeyed, and
+/// unable to start a line of its own (a newline in a file name cannot forge `ok   x.yaml`).
 fn escape_control(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                format!("\\u{{{:x}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    terminal::line(text).into_owned()
 }
 
 fn indent(text: &str, by: usize) -> String {
@@ -347,7 +361,8 @@ fn render_text(result: &FileResult, color: bool, seeds: u64) -> String {
     }
     let mut notes = String::new();
     for warning in &result.warnings {
-        notes.push_str(&format!("     warning: {}\n", indent(warning, 5)));
+        let warning = terminal::text(warning);
+        notes.push_str(&format!("     warning: {}\n", indent(&warning, 5)));
     }
     if result.passed() {
         let note = if result.expectations == 0 {
@@ -380,20 +395,25 @@ fn render_text(result: &FileResult, color: bool, seeds: u64) -> String {
                 run.seed, run.seed
             ));
         }
+        // Each value is one field of one line: names in it cannot forge lines.
+        let line = |text: &str| terminal::line(text).into_owned();
         if let Some(limit) = &run.limit {
-            text.push_str(&format!("  {limit}\n"));
+            text.push_str(&format!("  {}\n", line(limit)));
         }
         for failure in &run.failures {
-            let location = failure.location.clone().unwrap_or_else(|| shown.clone());
+            let location = failure
+                .location
+                .as_deref()
+                .map_or_else(|| shown.clone(), line);
             text.push_str(&format!("  expect #{} at {location}\n", failure.index + 1));
-            text.push_str(&format!("    expected: {}\n", failure.expected));
-            text.push_str(&format!("    got:      {}\n", failure.got));
+            text.push_str(&format!("    expected: {}\n", line(&failure.expected)));
+            text.push_str(&format!("    got:      {}\n", line(&failure.got)));
             for (index, event) in failure.events.iter().enumerate() {
                 let label = if index == 0 { "events:  " } else { "         " };
-                text.push_str(&format!("    {label} {event}\n"));
+                text.push_str(&format!("    {label} {}\n", line(event)));
             }
             for hint in &failure.hints {
-                text.push_str(&format!("    {hint}\n"));
+                text.push_str(&format!("    {}\n", line(hint)));
             }
         }
     }
@@ -402,25 +422,9 @@ fn render_text(result: &FileResult, color: bool, seeds: u64) -> String {
 
 // -- JSON ---------------------------------------------------------------------------------
 
-/// A JSON string literal.
+/// A JSON string literal, by the workspace's one JSON escaper.
 fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string(text)
 }
 
 fn json_list(items: &[String]) -> String {
@@ -505,25 +509,15 @@ fn json_report(
 
 // -- JUnit --------------------------------------------------------------------------------
 
-/// Text as XML character data or an attribute value: markup escaped, characters XML 1.0
-/// forbids (control codes such as ESC) written as `\u{…}`.
+/// Text as XML character data (`subsim_escape::xml`): markup escaped, characters XML 1.0
+/// forbids (control codes such as ESC, U+FFFE) shown as `\u{…}`.
 fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' | '\t' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{fffe}' || c == '\u{ffff}' => {
-                out.push_str(&format!("\\u{{{:x}}}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    subsim_escape::xml::text(text).into_owned()
+}
+
+/// Text as an XML attribute value: as [`xml`], and newlines and tabs kept as references.
+fn xml_attr(text: &str) -> String {
+    subsim_escape::xml::attr(text).into_owned()
 }
 
 /// `classname` and `name` of a file's test case: its folder (dotted) and file name.
@@ -569,9 +563,9 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
         let (classname, name) = case_names(&result.path);
         cases.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"{:.3}\"",
-            xml(&classname),
-            xml(&name),
-            xml(&result.path.display().to_string()),
+            xml_attr(&classname),
+            xml_attr(&name),
+            xml_attr(&result.path.display().to_string()),
             result.wall.as_secs_f64()
         ));
         if let Some((_, plain)) = &result.load_errors {
@@ -609,7 +603,7 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
         let body = render_text(result, false, seeds);
         cases.push_str(&format!(
             ">\n      <failure message=\"{}\" type=\"expectation\">{}</failure>\n    </testcase>\n",
-            xml(&message),
+            xml_attr(&message),
             xml(&body)
         ));
     }
@@ -617,9 +611,9 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
         let (classname, name) = case_names(path);
         cases.push_str(&format!(
             "    <testcase classname=\"{}\" name=\"{}\" file=\"{}\" time=\"0.000\">\n      <skipped message=\"not run: --fail-fast stopped after the first failure\"/>\n    </testcase>\n",
-            xml(&classname),
-            xml(&name),
-            xml(&path.display().to_string())
+            xml_attr(&classname),
+            xml_attr(&name),
+            xml_attr(&path.display().to_string())
         ));
     }
     format!(
@@ -645,7 +639,8 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
                 Ok(loaded) => loaded,
                 Err(error) => {
                     if !error.is::<AlreadyReported>() {
-                        eprintln!("subsim: error: {error:#}");
+                        let message = format!("{error:#}");
+                        eprintln!("subsim: error: {}", output::escape_controls(&message));
                     }
                     bad += 1;
                     continue;
@@ -689,7 +684,7 @@ mod tests {
     fn xml_escapes_markup_and_forbidden_characters() {
         assert_eq!(
             xml("<a & 'b'>\u{1b}[31m"),
-            "&lt;a &amp; &apos;b&apos;&gt;\\u{1b}[31m"
+            "&lt;a &amp; &#39;b&#39;&gt;\\u{1b}[31m"
         );
     }
 

@@ -5,8 +5,8 @@
 use subsim_engine::erlang;
 
 use crate::args::{ErlangArgs, ErlangFormat};
-use crate::output;
 use crate::Status;
+use crate::{budgets, output};
 
 /// Largest cap `--target` searches.
 const MAX_CAP: u32 = 1_000_000;
@@ -20,7 +20,11 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
         );
     }
     let cap = match (args.cap, args.target) {
-        (Some(cap), None) => cap,
+        // Erlang B and C take O(cap) steps: 4294967295 ran for tens of seconds.
+        (Some(cap), None) => {
+            budgets::ERLANG_CAP.check("--cap", u64::from(cap))?;
+            cap
+        }
         (None, Some(target)) => {
             if !(target > 0.0 && target <= 1.0) {
                 anyhow::bail!(
@@ -31,8 +35,9 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
             match erlang::smallest_cap(args.load, target, MAX_CAP) {
                 Some(cap) => cap,
                 None => anyhow::bail!(
-                    "no cap up to {MAX_CAP} keeps blocking at {} Erlangs at or below {target}",
-                    args.load
+                    "no cap up to {MAX_CAP} keeps blocking at {} Erlangs at or below {}",
+                    args.load,
+                    short(target)
                 ),
             }
         }
@@ -60,7 +65,8 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
             let mut text = String::new();
             if let Some(target) = args.target {
                 text.push_str(&format!(
-                    "smallest cap with blocking ≤ {target} at {} Erlangs: {cap}\n",
+                    "smallest cap with blocking ≤ {} at {} Erlangs: {cap}\n",
+                    short(target),
                     args.load
                 ));
             }
@@ -86,6 +92,16 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
     };
     output::print(&text)?;
     Ok(Status::Ok)
+}
+
+/// A number for a sentence: in scientific notation when it is tiny (`1e-300`, not 300
+/// zeros).
+fn short(value: f64) -> String {
+    if value != 0.0 && value.abs() < 1e-4 {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
 }
 
 /// A JSON number: Rust's shortest round-trip form; `null` for infinity.

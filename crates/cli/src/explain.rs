@@ -23,11 +23,14 @@ use subsim_rules::Gates;
 
 use crate::args::ExplainArgs;
 use crate::catalog::{self, Discrepancy, Question, Rule};
-use crate::{output, run, Status};
+use crate::{budgets, output, run, Status};
 
 pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     let rules = catalog::rules();
     let query = args.rule.trim();
+    // The search and the "did you mean" compare the query with every entry: 100,000
+    // characters took 10 s and were echoed whole in the error.
+    budgets::TYPED_CHARS.check("the query", query.chars().count() as u64)?;
     let wanted = query.to_ascii_uppercase();
     if let Some(rule) = rules.iter().find(|rule| rule.id == wanted) {
         output::print(&describe(rule))?;

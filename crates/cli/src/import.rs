@@ -1,9 +1,6 @@
 //! `subsim import`: a Claude Code session transcript in, a scenario out (the importer
 //! itself is `subsim_scenario::import`); with `--report`, the fidelity of the replay.
 
-use std::io::Write as _;
-
-use anyhow::Context as _;
 use subsim_scenario::import::{fidelity, import_session, ImportOptions};
 
 use crate::args::ImportArgs;
@@ -17,7 +14,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
     // Every import error is bad input (exit 2): not a transcript, unreadable, too large.
     let imported = import_session(&args.session, options)?;
     for warning in &imported.warnings {
-        eprintln!("subsim: warning: {warning}");
+        eprintln!("subsim: warning: {}", output::escape_controls(warning));
     }
     let report = if args.report {
         match fidelity(&imported) {
@@ -32,13 +29,13 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
     };
     match &args.out {
         Some(path) => {
-            let mut out = output::open(Some(path))?;
-            out.write_all(imported.yaml.as_bytes())
-                .and_then(|()| out.flush())
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            // The transcript and its subagents' files are inputs: never overwritten.
+            let mut inputs = vec![args.session.clone()];
+            inputs.extend(imported.subagent_files.iter().cloned());
+            output::write_file(path, &inputs, imported.yaml.as_bytes())?;
             eprintln!(
                 "subsim: wrote {} ({} Agent calls, {} subagent transcripts, {} observed facts)",
-                path.display(),
+                output::escape_controls(&path.display().to_string()),
                 imported.spawn_calls,
                 imported.subagent_files.len(),
                 imported.facts.len()

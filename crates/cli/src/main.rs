@@ -6,6 +6,7 @@
 //! safety limit (its output so far is kept).
 
 mod args;
+mod budgets;
 mod catalog;
 mod chart;
 mod check;
@@ -71,7 +72,9 @@ fn main() -> ExitCode {
         Ok(Status::LimitHit) => ExitCode::from(3),
         Err(error) => {
             if !error.is::<AlreadyReported>() {
-                eprintln!("subsim: error: {error:#}");
+                // Messages carry paths and names: shown, never obeyed by the terminal.
+                let message = format!("{error:#}");
+                eprintln!("subsim: error: {}", output::escape_controls(&message));
             }
             ExitCode::from(2)
         }

@@ -11,12 +11,12 @@
 
 use std::fmt::Write as _;
 use subsim_engine::render::{Detail, NarrationOptions, TextWriter};
-use subsim_engine::sink::{Collect, Discard};
+use subsim_engine::sink::{Discard, Tee};
 use subsim_engine::{Event, SimTime, Simulation};
 use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::ReportArgs;
-use crate::timeline::{json_string, State, Timeline};
+use crate::timeline::{json_string, Builder, State, Timeline};
 use crate::{output, run, Status};
 
 /// Most scrubber positions: each is one run of the scenario up to that instant.
@@ -25,23 +25,53 @@ const MAX_SAMPLES: usize = 240;
 const MAX_ROWS: usize = 400;
 /// Most narration lines in the page; the rest are counted (`subsim run` prints them all).
 const MAX_LINES: usize = 3_000;
+/// Most events kept for the narration: every line is at least one event, so the first
+/// [`MAX_LINES`] lines are among them whatever the detail groups.
+const MAX_EVENTS: usize = 20 * MAX_LINES;
+
+/// The first [`MAX_EVENTS`] events; the rest are counted.
+#[derive(Default)]
+struct Kept {
+    events: Vec<Event>,
+    more: u64,
+}
+
+impl subsim_engine::Sink for Kept {
+    fn event(&mut self, event: &Event) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(event.clone());
+        } else {
+            self.more += 1;
+        }
+    }
+}
 
 pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     let loaded = match &args.file {
         Some(path) => run::load(path, &args.access)?,
         None => run::load_demo()?,
     };
+    let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
+    inputs.extend(loaded.read_files.iter().cloned());
+    output::refuse_inputs(&args.out, &inputs)?;
     let spec = loaded.spec;
     let seed = args.seed.unwrap_or(spec.session.seed);
     let simulation = |spec| Simulation::new(spec).with_seed(seed);
-    let mut trace = Collect::default();
-    let report = simulation(spec.clone()).run(&mut trace);
-    let events = trace.events;
+    // The timeline is built as the events come, and only the first events are kept for
+    // the narration (of which the page shows MAX_LINES lines): a run of millions of
+    // arrivals is drawn in bounded memory (it aborted).
+    let mut builder = Builder::new(MAX_ROWS as u64);
+    let mut kept = Kept::default();
+    let report = simulation(spec.clone()).run(&mut Tee {
+        first: &mut builder,
+        second: &mut kept,
+    });
+    let timeline = builder.finish();
+    let events = std::mem::take(&mut kept.events);
     if args.out.extension().is_some_and(|ext| ext == "svg") {
         // Only the picture: the timeline and the running strip, for docs and issues.
         let path = &args.out;
-        std::fs::write(path, picture(&events))
-            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+        output::write_file(path, &inputs, picture(&timeline).as_bytes())?;
         output::print(&format!("wrote {}\n", path.display()))?;
         return Ok(match report.limit {
             Some(_) => Status::LimitHit,
@@ -63,7 +93,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     }
     let narration = String::from_utf8_lossy(&writer.finish()?).into_owned();
     // The panel at each sample instant, from the engine's own panel (rules::panel).
-    let samples = sample_times(&events);
+    let samples = sample_times(&events, timeline.end);
     let mut views = Vec::with_capacity(samples.len());
     // A load run keeps no panel (and would be run again for every position): say so once.
     let keeps_panel = spec.load.is_none();
@@ -90,18 +120,18 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         name: &spec.name,
         description: spec.description.as_deref(),
         seed,
-        events: &events,
+        timeline: &timeline,
+        more_events: kept.more,
         narration: &narration,
         samples: &samples,
         views: &views,
     });
     let path = args.out.clone();
-    std::fs::write(&path, page)
-        .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))?;
+    output::write_file(&path, &inputs, page.as_bytes())?;
     output::print(&format!(
         "wrote {} ({} runs, {} scrubber positions)\n",
         path.display(),
-        Timeline::from_events(&events).rows.len() - 1,
+        timeline.rows.len() as u64 - 1 + timeline.more_runs,
         samples.len()
     ))?;
     if let Some(limit) = &report.limit {
@@ -111,12 +141,12 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     Ok(Status::Ok)
 }
 
-/// The instants the scrubber offers: every instant something happened (evenly thinned to
-/// [`MAX_SAMPLES`]), in order.
-fn sample_times(events: &[Event]) -> Vec<u64> {
+/// The instants the scrubber offers: every instant something happened among the kept
+/// events (evenly thinned to [`MAX_SAMPLES`]), in order, and 60 evenly spaced up to `end`.
+fn sample_times(events: &[Event], end: u64) -> Vec<u64> {
     let mut times: Vec<u64> = events.iter().map(|event| event.t.as_micros()).collect();
     // And 60 evenly spaced instants, so that the scrubber also moves through quiet times.
-    let end = times.last().copied().unwrap_or(0);
+    let end = times.last().copied().unwrap_or(0).max(end);
     times.extend((0..=60).map(|step| end * step / 60));
     times.sort_unstable();
     times.dedup();
@@ -129,27 +159,20 @@ fn sample_times(events: &[Event]) -> Vec<u64> {
         .collect()
 }
 
-/// HTML-escapes `text` for element content and quoted attributes.
+/// `text` for element content and quoted attributes of the page and the SVG: the
+/// workspace's one XML/HTML escaper, [`subsim_escape::xml::text`] (markup escaped; U+0001,
+/// U+000B, U+FFFE and the other characters XML 1.0 forbids shown as `\u{…}`, so the SVG stays
+/// well-formed).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    subsim_escape::xml::text(text).into_owned()
 }
 
 struct Page<'a> {
     name: &'a str,
     description: Option<&'a str>,
     seed: u64,
-    events: &'a [Event],
+    timeline: &'a Timeline,
+    more_events: u64,
     narration: &'a str,
     samples: &'a [u64],
     views: &'a [(String, String)],
@@ -272,12 +295,12 @@ fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
             );
         }
     }
-    if timeline.rows.len() > MAX_ROWS {
+    if timeline.rows.len() > MAX_ROWS || timeline.more_runs > 0 {
         let _ = write!(
             svg,
             r##"<text x="4" y="{:.1}" font-size="11" fill="#666">… {} more runs</text>"##,
             rows.len() as f64 * row_height + 11.0,
-            timeline.rows.len() - MAX_ROWS
+            (timeline.rows.len().saturating_sub(MAX_ROWS) as u64) + timeline.more_runs
         );
     }
     let _ = write!(
@@ -327,9 +350,8 @@ fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
 }
 
 /// The timeline and the running strip as one standalone SVG picture (for docs).
-pub fn picture(events: &[Event]) -> String {
-    let timeline = Timeline::from_events(events);
-    let (svg, chart_height, strip, strip_height) = pictures(&timeline);
+pub fn picture(timeline: &Timeline) -> String {
+    let (svg, chart_height, strip, strip_height) = pictures(timeline);
     let width = 150.0 + 760.0 + 10.0;
     format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" viewBox="0 0 {width} {h}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{gantt}<g transform="translate(0 {chart_height})">{strip}</g></svg>
@@ -340,11 +362,11 @@ pub fn picture(events: &[Event]) -> String {
 }
 
 fn page(page: &Page<'_>) -> String {
-    let timeline = Timeline::from_events(page.events);
+    let timeline = page.timeline;
     let end = timeline.end.max(1);
     let label_width = 150.0;
     let chart_width = 760.0;
-    let (svg, _, strip, _) = pictures(&timeline);
+    let (svg, _, strip, _) = pictures(timeline);
     // The narration, one item per line, each with its instant.
     let mut lines = String::new();
     let total = page.narration.lines().count();
@@ -362,7 +384,13 @@ fn page(page: &Page<'_>) -> String {
             }
         }
     }
-    if total > MAX_LINES {
+    if page.more_events > 0 && total <= MAX_LINES {
+        let _ = write!(
+            lines,
+            r#"<li class="heading">… the narration stops after the first {MAX_EVENTS} events ({} more): `subsim run` prints them all</li>"#,
+            page.more_events
+        );
+    } else if total > MAX_LINES {
         let _ = write!(
             lines,
             r#"<li class="heading">… {} more lines: `subsim run` prints them all</li>"#,

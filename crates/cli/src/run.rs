@@ -40,6 +40,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             &overrides,
         ))?,
     };
+    // The scenario and every file it named: no output may overwrite one.
+    let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
+    inputs.extend(loaded.read_files.iter().cloned());
     let description = describe(&loaded);
     let summary = Summary::for_spec(&loaded.spec);
     let narration = NarrationOptions {
@@ -58,7 +61,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if let Some(seed) = args.seed {
         simulation = simulation.with_seed(seed);
     }
-    let mut out = output::open(args.out.as_deref())?;
+    let (mut out, commit) = output::open(args.out.as_deref(), &inputs)?;
     let coloured = args.format == Format::Text && narration.color;
     if matches!(args.format, Format::Text | Format::Summary) && !coloured {
         // Names come from the scenario: no escape sequence reaches the terminal raw. (The
@@ -101,10 +104,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
             ties.as_mut(),
             narration,
             seed,
-            args.compact,
+            (args.compact, args.max_rows),
         ),
     };
     let status = finish_with(written, Some(report), &args)?;
+    // Written whole, or up to a safety limit (exit 3 keeps the trace so far): put in place.
+    // On a write error the temporary file is removed and `--out` keeps what it held.
+    commit.commit()?;
     if let Some(replay) = &ties {
         crate::explore::check_replay(replay)?;
     }
@@ -144,12 +150,19 @@ fn finish_with(
         return Ok(Status::Ok);
     };
     for note in &report.notes {
-        eprintln!("subsim: note: {} [{}]", note.text, note.rule);
+        eprintln!(
+            "subsim: note: {} [{}]",
+            output::escape_controls(&note.text),
+            note.rule
+        );
     }
     match &report.limit {
         Some(limit) => {
             let kept = match &args.out {
-                Some(path) => format!("in {}", path.display()),
+                Some(path) => format!(
+                    "in {}",
+                    output::escape_controls(&path.display().to_string())
+                ),
                 None => "above".to_string(),
             };
             eprintln!(
@@ -172,7 +185,7 @@ fn batch(
     ties: Option<&mut Replay>,
     narration: NarrationOptions,
     seed: u64,
-    compact: bool,
+    (compact, max_rows): (bool, u64),
 ) -> (RunReport, io::Result<()>) {
     match format {
         Format::Text => {
@@ -193,12 +206,27 @@ fn batch(
             (report, writer.finish().map(drop))
         }
         Format::Gantt | Format::Chrome => {
-            let mut trace = Collect::default();
-            let report = simulate(simulation, &mut trace, ties);
+            // The view is built as the events come, under its row budget: a run of
+            // millions of arrivals is drawn, never held (it aborted).
+            let rows = match format {
+                Format::Gantt => crate::timeline::MAX_ROWS as u64,
+                _ => max_rows,
+            };
+            let mut builder = crate::timeline::Builder::new(rows);
+            let report = simulate(simulation, &mut builder, ties);
+            let timeline = builder.finish();
             let text = if format == Format::Gantt {
-                crate::timeline::gantt(&trace.events, crate::timeline::terminal_width())
+                crate::timeline::gantt(&timeline, crate::timeline::terminal_width())
             } else {
-                crate::timeline::chrome(&trace.events, seed, env!("CARGO_PKG_VERSION"))
+                if timeline.more_runs > 0 {
+                    eprintln!(
+                        "subsim: note: {} runs past the first {max_rows} are counted, not \
+                         drawn (runs_not_drawn in the metadata); raise the view rows budget \
+                         with --max-rows N",
+                        timeline.more_runs
+                    );
+                }
+                crate::timeline::chrome(&timeline, seed, env!("CARGO_PKG_VERSION"))
             };
             (report, write_all(out, text.as_bytes()))
         }

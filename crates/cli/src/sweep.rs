@@ -7,21 +7,23 @@
 //! input is not `Send`), with its own seed derived from the base seed, the point's index
 //! and the replica's, so no run depends on which thread ran it or on what ran before.
 
-use std::io::{IsTerminal as _, Write as _};
-use std::path::Path;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use rayon::prelude::*;
+use subsim_engine::budget::Budget;
 use subsim_engine::dist::Dist;
 use subsim_engine::erlang;
 use subsim_engine::spec::{Arrivals, Retry, SimSpec, Step};
 use subsim_engine::stats::{t_975, Estimate};
 use subsim_engine::summary::{Summary, TypeReport};
 use subsim_engine::Simulation;
-use subsim_scenario::Override;
+use subsim_escape::csv;
+use subsim_scenario::{read, Override};
 
 use crate::args::{MergeArgs, SweepArgs, SweepFormat};
-use crate::{output, run, Status};
+use crate::{budgets, output, run, Status};
 
 /// The statistics columns, after the `--set` paths, `replica` and `seed`.
 pub const STAT_COLUMNS: [&str; 27] = [
@@ -75,14 +77,25 @@ struct Table {
 }
 
 pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
+    let runs = budgets::SWEEP_RUNS.with_limit(args.max_runs);
     let axes = args
         .set
         .iter()
-        .map(|text| parse_axis(text))
+        .map(|text| parse_axis(text, &runs))
         .collect::<Result<Vec<_>, _>>()?;
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1 (the replicas of each point)");
     }
+    // Checked before anything is sized by it: the points, the tasks, the rows.
+    let sizes: Vec<u64> = axes
+        .iter()
+        .map(|axis| axis.values.len() as u64)
+        .chain([args.seeds])
+        .collect();
+    runs.check_product(
+        "the sweep (the --set values' cross product × --seeds)",
+        &sizes,
+    )?;
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     if shard.is_some() && args.format != SweepFormat::Csv {
         anyhow::bail!(
@@ -111,11 +124,17 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
     // Every point is validated before anything runs: a bad path or value is reported
     // with its fix, never as a partial table.
     let mut base_seed = None;
+    let mut inputs = vec![args.file.clone()];
     for point in &points {
         let loaded = run::report(subsim_scenario::parse_scenario_under(
             &source, &file_name, &base_dir, point, &options,
         ))?;
         base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
+        inputs.extend(loaded.read_files);
+    }
+    // Refused before the sweep runs, not after.
+    if let Some(out) = &args.out {
+        output::refuse_inputs(out, &inputs)?;
     }
     let base_seed = base_seed.unwrap_or(0);
     let seeds = args.seeds;
@@ -131,7 +150,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         .num_threads(args.jobs.map_or_else(default_jobs, |jobs| jobs as usize))
         .build()
         .context("cannot start the worker threads")?;
-    let results: Vec<anyhow::Result<Vec<Cell>>> = pool.install(|| {
+    let results: Vec<anyhow::Result<Result<Vec<Cell>, String>>> = pool.install(|| {
         tasks
             .par_iter()
             .map(|&(point, replica)| {
@@ -160,11 +179,26 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
     header.extend(STAT_COLUMNS.iter().map(|name| name.to_string()));
     let mut rows = Vec::new();
     let mut results = results.into_iter();
+    let mut limited = 0usize;
     for point in &selected {
         let values: Vec<String> = points[*point].iter().map(|set| set.value.clone()).collect();
         let mut replicas = Vec::new();
         for replica in 0..seeds {
-            let stats = results.next().expect("one result per task")?;
+            // A run a safety limit stopped keeps its row, empty, and is named; the rest of
+            // the sweep is still written (exit 3).
+            let stats = match results.next().expect("one result per task")? {
+                Ok(stats) => stats,
+                Err(limit) => {
+                    limited += 1;
+                    eprintln!(
+                        "subsim: point {} replica {replica} (seed {}): {limit}; its row is left \
+                         empty",
+                        describe_point(&points[*point]),
+                        derive_seed(base_seed, *point as u64, replica)
+                    );
+                    vec![None; STAT_COLUMNS.len()]
+                }
+            };
             let mut row = values.clone();
             row.push(replica.to_string());
             row.push(derive_seed(base_seed, *point as u64, replica).to_string());
@@ -194,75 +228,66 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         }
         None => render(&table, args.format)?,
     };
-    write_out(args.out.as_deref(), &text)?;
+    write_out(args.out.as_deref(), &inputs, &text)?;
+    if limited > 0 {
+        eprintln!(
+            "subsim: {limited} of {} runs stopped at a safety limit (named above); raise it \
+             with --set session.limits.NAME=VALUE",
+            tasks.len()
+        );
+        return Ok(Status::LimitHit);
+    }
     Ok(Status::Ok)
+}
+
+/// A point as its overrides, `PATH=VALUE …`, for messages.
+fn describe_point(point: &[Override]) -> String {
+    let parts: Vec<String> = point
+        .iter()
+        .map(|set| format!("{}={}", set.path, set.value))
+        .collect();
+    parts.join(" ")
 }
 
 pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
+    let bytes = budgets::SHARD_FILE_BYTES.with_limit(args.max_input_bytes);
     let mut shards = Vec::new();
     for path in &args.shards {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the shard file {}", path.display()))?;
-        shards.push((path.display().to_string(), text));
+        let input = read::Input::from_arg(path);
+        let text = read::read_bounded(input, &bytes, false)
+            .with_context(|| format!("cannot read the shard file {}", input.shown()))?;
+        shards.push((input.shown(), text));
     }
-    let table = merge_shards(&shards)?;
-    write_out(args.out.as_deref(), &render(&table, args.format)?)?;
+    let table = merge_shards(&shards, &budgets::SWEEP_RUNS.with_limit(args.max_runs))?;
+    write_out(
+        args.out.as_deref(),
+        &args.shards,
+        &render(&table, args.format)?,
+    )?;
     Ok(Status::Ok)
 }
 
-/// Joins shard files (name, text) into the table the unsharded sweep gives.
-fn merge_shards(shards: &[(String, String)]) -> anyhow::Result<Table> {
-    struct Shard<'t> {
-        name: &'t str,
-        index: usize,
-        of: usize,
-        points: usize,
-        per_point: usize,
-        fingerprint: &'t str,
-        header: &'t str,
-        rows: Vec<&'t str>,
-    }
+/// One shard file, its first line read.
+struct Shard<'t> {
+    name: &'t str,
+    index: usize,
+    of: usize,
+    points: usize,
+    per_point: usize,
+    fingerprint: &'t str,
+    header: &'t str,
+    /// Its rows, with their 1-based line numbers.
+    rows: Vec<(usize, &'t str)>,
+}
+
+/// Joins shard files (name, text) into the table the unsharded sweep gives. Every count
+/// the files give is checked against `runs` before it sizes anything, and every row is
+/// checked (its cells, its replica, the line end), so a cut-off or edited shard is an
+/// error at its line, never valid-looking output.
+fn merge_shards(shards: &[(String, String)], runs: &Budget) -> anyhow::Result<Table> {
     let mut parsed: Vec<Shard<'_>> = Vec::new();
     for (name, text) in shards {
-        let mut lines = text.lines();
-        let first = lines.next().unwrap_or_default();
-        let fields: Vec<&str> = first
-            .strip_prefix(SHARD_MARK)
-            .unwrap_or_default()
-            .split_whitespace()
-            .collect();
-        let shape = match fields.as_slice() {
-            [shard, "points", points, "rows-per-point", per_point, "fingerprint", fingerprint] => {
-                parse_shard(shard).ok().and_then(|(index, of)| {
-                    Some((
-                        index,
-                        of,
-                        points.parse().ok()?,
-                        per_point.parse().ok()?,
-                        *fingerprint,
-                    ))
-                })
-            }
-            _ => None,
-        };
-        let Some((index, of, points, per_point, fingerprint)) = shape else {
-            anyhow::bail!(
-                "{name} is not a shard of `subsim sweep --shard I/N` (its first line should \
-                 start with `{}`); give the files `sweep --shard` wrote",
-                SHARD_MARK.trim()
-            );
-        };
-        let header = lines.next().unwrap_or_default();
-        parsed.push(Shard {
-            name,
-            index,
-            of,
-            points,
-            per_point,
-            fingerprint,
-            header,
-            rows: lines.collect(),
-        });
+        parsed.push(read_shard(name, text, runs)?);
     }
     let Some(first) = parsed.first() else {
         anyhow::bail!("give the shard files to merge");
@@ -315,27 +340,121 @@ fn merge_shards(shards: &[(String, String)]) -> anyhow::Result<Table> {
             first.of
         );
     }
+    let header = split_csv(first.header);
+    let replica = header.iter().position(|name| name == "replica");
     let mut rows = Vec::new();
     for point in 0..first.points {
         let shard = by_index[point % first.of].expect("every shard is present");
-        let local = point / first.of;
-        let start = local * first.per_point;
-        let Some(block) = shard.rows.get(start..start + first.per_point) else {
-            anyhow::bail!(
-                "{} is cut short: rows of point {point} are missing",
-                shard.name
-            );
-        };
-        rows.extend(block.iter().map(|row| split_csv(row)));
+        let start = (point / first.of) * first.per_point;
+        let block = &shard.rows[start..start + first.per_point];
+        for (position, (line, row)) in block.iter().enumerate() {
+            let cells = split_csv(row);
+            let expected = if position + 1 == first.per_point {
+                "all".to_string()
+            } else {
+                position.to_string()
+            };
+            if cells.len() != header.len() {
+                anyhow::bail!(
+                    "{}:{line}: the row has {} cells, the header {}: the file was cut off or \
+                     edited; merge the files `sweep --shard` wrote",
+                    shard.name,
+                    cells.len(),
+                    header.len()
+                );
+            }
+            if let Some(found) = replica.map(|column| &cells[column]) {
+                if *found != expected {
+                    anyhow::bail!(
+                        "{}:{line}: replica `{found}` where point {point}'s replica `{expected}` \
+                         belongs: rows were removed, added or reordered; merge the files \
+                         `sweep --shard` wrote",
+                        shard.name
+                    );
+                }
+            }
+            rows.push(cells);
+        }
     }
-    Ok(Table {
-        header: split_csv(first.header),
+    Ok(Table { header, rows })
+}
+
+/// Reads one shard file: its first line, checked against `runs` before it sizes
+/// anything, its header and rows, their count and the last line's end.
+fn read_shard<'t>(name: &'t str, text: &'t str, runs: &Budget) -> anyhow::Result<Shard<'t>> {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let fields: Vec<&str> = first
+        .strip_prefix(SHARD_MARK)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let shape = match fields.as_slice() {
+        [shard, "points", points, "rows-per-point", per_point, "fingerprint", fingerprint] => {
+            parse_shard(shard).ok().and_then(|(index, of)| {
+                Some((
+                    index,
+                    of,
+                    points.parse::<u64>().ok()?,
+                    per_point.parse::<u64>().ok()?,
+                    *fingerprint,
+                ))
+            })
+        }
+        _ => None,
+    };
+    let Some((index, of, points, per_point, fingerprint)) = shape else {
+        anyhow::bail!(
+            "{name}:1: not a shard of `subsim sweep --shard I/N` (its first line should \
+             start with `{}`); give the files `sweep --shard` wrote",
+            SHARD_MARK.trim()
+        );
+    };
+    runs.check(format!("{name}:1: the shard count"), of as u64)?;
+    let announced = runs.check_product(
+        format!("{name}:1: the rows announced (points × rows-per-point)"),
+        &[points, per_point],
+    )?;
+    if per_point < 2 {
+        anyhow::bail!(
+            "{name}:1: rows-per-point {per_point}: a sweep writes at least 2 (a replica and \
+             the `all` row); give the files `sweep --shard` wrote"
+        );
+    }
+    let (points, per_point) = (points as usize, per_point as usize);
+    let header = lines.next().unwrap_or_default();
+    let rows: Vec<(usize, &str)> = lines.enumerate().map(|(at, row)| (at + 3, row)).collect();
+    // Points index, index + of, …: this shard's share of the announced rows.
+    let share = (points + of - index) / of * per_point;
+    if rows.len() != share {
+        anyhow::bail!(
+            "{name}: {} rows after the header, but its first line announces {share} (of \
+             {announced} in the sweep): the file was cut off or rows were added; merge the \
+             files `sweep --shard` wrote",
+            rows.len()
+        );
+    }
+    if !text.ends_with('\n') {
+        anyhow::bail!(
+            "{name}:{}: the last line has no line end: the file was cut off while it was \
+             written; write the shard again",
+            rows.last().map_or(2, |(line, _)| *line)
+        );
+    }
+    Ok(Shard {
+        name,
+        index,
+        of,
+        points,
+        per_point,
+        fingerprint,
+        header,
         rows,
     })
 }
 
-/// `PATH=V1,V2,…` or `PATH=A..B[:STEP]`.
-fn parse_axis(text: &str) -> anyhow::Result<Axis> {
+/// `PATH=V1,V2,…` or `PATH=A..B[:STEP]`; a range has at most `runs` values.
+fn parse_axis(text: &str, runs: &Budget) -> anyhow::Result<Axis> {
     let set = Override::parse(text).map_err(anyhow::Error::msg)?;
     let value = set.value.trim();
     let values = if let Some((from, rest)) = value.split_once("..") {
@@ -343,7 +462,7 @@ fn parse_axis(text: &str) -> anyhow::Result<Axis> {
             Some((to, step)) => (to, Some(step)),
             None => (rest, None),
         };
-        range(from.trim(), to.trim(), step.map(str::trim)).map_err(|why| {
+        range(from.trim(), to.trim(), step.map(str::trim), runs).map_err(|why| {
             anyhow::anyhow!(
                 "--set {}={value}: {why}; a range is A..B or A..B:STEP, e.g. 16..32:2",
                 set.path
@@ -387,7 +506,7 @@ fn split_values(text: &str) -> Vec<String> {
     values
 }
 
-fn range(from: &str, to: &str, step: Option<&str>) -> Result<Vec<String>, String> {
+fn range(from: &str, to: &str, step: Option<&str>, runs: &Budget) -> Result<Vec<String>, String> {
     let parse = |text: &str| {
         text.parse::<f64>()
             .ok()
@@ -405,10 +524,10 @@ fn range(from: &str, to: &str, step: Option<&str>) -> Result<Vec<String>, String
     if a > b {
         return Err(format!("the range is empty ({from} is above {to})"));
     }
-    let count = ((b - a) / step_value + 1e-9).floor() as u64 + 1;
-    if count > 100_000 {
-        return Err(format!("{count} values is too many (at most 100000)"));
-    }
+    // Saturating: a range past u64 is over any budget.
+    let count = (((b - a) / step_value + 1e-9).floor() as u64).saturating_add(1);
+    runs.check("the range", count)
+        .map_err(|over| over.to_string())?;
     // Whole numbers are counted exactly: through `f64` a value past 2^53 came out
     // rounded (`session.seed=18446744073709551615..18446744073709551615` ran seed
     // 18446744073709551616).
@@ -418,6 +537,8 @@ fn range(from: &str, to: &str, step: Option<&str>) -> Result<Vec<String>, String
             return Err(format!("the range is empty ({from} is above {to})"));
         }
         let count = (b - a) / step + 1;
+        runs.check("the range", u64::try_from(count).unwrap_or(u64::MAX))
+            .map_err(|over| over.to_string())?;
         return Ok((0..count)
             .map(|index| (a + index * step).to_string())
             .collect());
@@ -471,6 +592,18 @@ fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
 
 /// `METRIC<BOUND` (also `<=`).
 fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
+    // `NaN` and `inf` parse as numbers but no statistic is ever under them (`blocking<NaN`
+    // exited 0 advising to widen the range).
+    if let Some((metric, bound)) = text.split_once('<') {
+        let bound = bound.strip_prefix('=').unwrap_or(bound).trim();
+        if bound.parse::<f64>().is_ok_and(|value| !value.is_finite()) {
+            anyhow::bail!(
+                "--target {text}: the bound `{bound}` (after `{}<`) is not a finite number; \
+                 give METRIC<BOUND with a number, e.g. --target 'blocking<0.01'",
+                metric.trim()
+            );
+        }
+    }
     let parsed = text
         .split_once("<=")
         .or_else(|| text.split_once('<'))
@@ -515,7 +648,8 @@ fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Runs one point once; its statistics in [`STAT_COLUMNS`] order.
+/// Runs one point once; its statistics in [`STAT_COLUMNS`] order, or the message of the
+/// safety limit that stopped it.
 fn run_point(
     source: &str,
     file_name: &str,
@@ -523,7 +657,7 @@ fn run_point(
     point: &[Override],
     options: &subsim_scenario::Options,
     seed: u64,
-) -> anyhow::Result<Vec<Cell>> {
+) -> anyhow::Result<Result<Vec<Cell>, String>> {
     let loaded = subsim_scenario::parse_scenario_under(source, file_name, base_dir, point, options)
         .map_err(|problems| anyhow::anyhow!("{problems}"))?;
     let model = Model::of(&loaded.spec);
@@ -532,7 +666,7 @@ fn run_point(
         .with_seed(seed)
         .run(&mut summary);
     if let Some(limit) = &report.limit {
-        anyhow::bail!("{}", crate::output::limit_message(limit, report.end));
+        return Ok(Err(crate::output::limit_message(limit, report.end)));
     }
     let Some(load) = summary.load_report() else {
         anyhow::bail!("the scenario has no `load` arrivals to measure (after its warm-up)");
@@ -559,7 +693,7 @@ fn run_point(
     cells.push(Some(summary.makespan().as_micros() as f64 / 1e6));
     cells.extend(model.theory(summary.cap()));
     debug_assert_eq!(cells.len(), STAT_COLUMNS.len());
-    Ok(cells)
+    Ok(Ok(cells))
 }
 
 /// What queueing theory knows about a load: Poisson arrivals, one `work: DIST` step.
@@ -734,26 +868,26 @@ fn render(table: &Table, format: SweepFormat) -> anyhow::Result<String> {
     }
 }
 
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
-
 fn render_csv(table: &Table) -> String {
     let mut text = String::new();
     for row in std::iter::once(&table.header).chain(&table.rows) {
-        let line: Vec<String> = row.iter().map(|cell| csv_field(cell)).collect();
-        text.push_str(&line.join(","));
-        text.push('\n');
+        // `--set` values and names are cells of the one CSV escaper: quoted as needed, and
+        // never a formula a spreadsheet would run.
+        text.push_str(&csv::row(row.iter().map(String::as_str)));
     }
     text
 }
 
-/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes).
+/// Splits one CSV line written by [`render_csv`] (quoted fields with doubled quotes); a
+/// cell's `'` in front of a formula is taken off again ([`csv::unescape`]).
 fn split_csv(line: &str) -> Vec<String> {
+    split_fields(line)
+        .into_iter()
+        .map(|field| csv::unescape(&field).to_string())
+        .collect()
+}
+
+fn split_fields(line: &str) -> Vec<String> {
     let mut fields = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -825,18 +959,7 @@ fn json_value(cell: &str) -> String {
 }
 
 fn json_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            ch if (ch as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", ch as u32)),
-            ch => out.push(ch),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string(text)
 }
 
 /// FNV-1a over what makes two shards parts of the same sweep.
@@ -929,14 +1052,9 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
     text
 }
 
-fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
+fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
     match path {
-        Some(path) => {
-            let mut file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create the output file {}", path.display()))?;
-            file.write_all(text.as_bytes())
-                .with_context(|| format!("cannot write to {}", path.display()))
-        }
+        Some(path) => output::write_file(path, inputs, text.as_bytes()),
         None => output::print(text),
     }
 }
@@ -945,37 +1063,50 @@ fn write_out(path: Option<&Path>, text: &str) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    fn parse_axis_default(text: &str) -> anyhow::Result<Axis> {
+        parse_axis(text, &budgets::SWEEP_RUNS)
+    }
+
     #[test]
     fn axes_lists_and_ranges() {
-        let axis = parse_axis("load.arrivals=poisson(20/s),poisson(30/s)").unwrap();
+        let axis = parse_axis_default("load.arrivals=poisson(20/s),poisson(30/s)").unwrap();
         assert_eq!(axis.values, ["poisson(20/s)", "poisson(30/s)"]);
-        assert_eq!(parse_axis("c=16..20:2").unwrap().values, ["16", "18", "20"]);
-        assert_eq!(parse_axis("c=1..3").unwrap().values, ["1", "2", "3"]);
         assert_eq!(
-            parse_axis("x=0.5..1:0.25").unwrap().values,
+            parse_axis_default("c=16..20:2").unwrap().values,
+            ["16", "18", "20"]
+        );
+        assert_eq!(
+            parse_axis_default("c=1..3").unwrap().values,
+            ["1", "2", "3"]
+        );
+        assert_eq!(
+            parse_axis_default("x=0.5..1:0.25").unwrap().values,
             ["0.5", "0.75", "1"]
         );
         for bad in ["c=5..3", "c=1..3:0", "c=a..3", "c=", "c=1,,2", "c"] {
-            assert!(parse_axis(bad).is_err(), "{bad}");
+            assert!(parse_axis_default(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn a_range_of_whole_numbers_past_2_pow_53_keeps_every_digit() {
         assert_eq!(
-            parse_axis("session.seed=18446744073709551614..18446744073709551615")
+            parse_axis_default("session.seed=18446744073709551614..18446744073709551615")
                 .unwrap()
                 .values,
             ["18446744073709551614", "18446744073709551615"]
         );
         assert_eq!(
-            parse_axis("s=9007199254740993..9007199254740997:2")
+            parse_axis_default("s=9007199254740993..9007199254740997:2")
                 .unwrap()
                 .values,
             ["9007199254740993", "9007199254740995", "9007199254740997"]
         );
-        assert_eq!(parse_axis("c=-2..2:2").unwrap().values, ["-2", "0", "2"]);
-        assert!(parse_axis("s=18446744073709551615..18446744073709551614").is_err());
+        assert_eq!(
+            parse_axis_default("c=-2..2:2").unwrap().values,
+            ["-2", "0", "2"]
+        );
+        assert!(parse_axis_default("s=18446744073709551615..18446744073709551614").is_err());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use subsim_engine::{Event, EventKind};
+use subsim_engine::{Event, EventKind, Sink};
+use subsim_escape::terminal;
 
 /// What a stretch of a row shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,13 +94,48 @@ pub struct Timeline {
     pub end: u64,
     /// Claude Code's version the run simulated.
     pub version: String,
+    /// Runs past the row budget: counted, not drawn ([`Builder`]).
+    pub more_runs: u64,
+    /// Marks past the budget: counted, not drawn.
+    pub more_marks: u64,
 }
 
 impl Timeline {
-    /// Reads the timeline from a trace.
-    pub fn from_events(events: &[Event]) -> Timeline {
+    /// The running count at `at`.
+    pub fn running_at(&self, at: u64) -> u32 {
+        self.running
+            .iter()
+            .take_while(|(when, _)| *when <= at)
+            .last()
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// The highest running count.
+    pub fn peak(&self) -> u32 {
+        self.running.iter().map(|(_, n)| *n).max().unwrap_or(0)
+    }
+}
+
+/// Builds a [`Timeline`] from events as they come (a [`Sink`]), so a view of a run never
+/// holds the run's events: memory is bounded by a row budget, whatever the run's size.
+/// Runs past `max_rows` are counted ([`Timeline::more_runs`]), marks past it too, and the
+/// running count is thinned, keeping its peaks, when it passes twice as many points.
+pub struct Builder {
+    timeline: Timeline,
+    /// Agent id → its row, for the rows kept.
+    index: BTreeMap<u32, usize>,
+    /// Load arrivals: when each first asked (while rows are still kept).
+    first_asked: BTreeMap<u64, u64>,
+    /// The arrival the latest request was for.
+    asking: Option<u64>,
+    max_rows: usize,
+    marks: usize,
+}
+
+impl Builder {
+    /// A builder that keeps at most `max_rows` rows (main's included) and as many marks.
+    pub fn new(max_rows: u64) -> Builder {
         let mut timeline = Timeline::default();
-        let mut index: BTreeMap<u32, usize> = BTreeMap::new();
         timeline.rows.push(Row {
             id: "main".into(),
             label: "main".into(),
@@ -114,191 +150,239 @@ impl Timeline {
             }],
             marks: Vec::new(),
         });
-        index.insert(0, 0);
-        // Load arrivals: when each first asked, and the arrival the latest request was for.
-        let mut first_asked: BTreeMap<u64, u64> = BTreeMap::new();
-        let mut asking: Option<u64> = None;
-        for event in events {
-            let at = event.t.as_micros();
-            // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
-            if !matches!(event.kind, EventKind::PanelChanged { .. }) {
-                timeline.end = timeline.end.max(at);
-            }
-            let change = |timeline: &mut Timeline, running: u32| {
-                if timeline.running.last().map(|(_, n)| *n) != Some(running) {
-                    timeline.running.push((at, running));
-                }
-            };
-            match &event.kind {
-                EventKind::SessionStarted { cap, version, .. } => {
-                    timeline.cap = *cap;
-                    timeline.version = version.to_string();
-                    change(&mut timeline, 0);
-                }
-                EventKind::SpawnRequested { arrival, .. } => {
-                    asking = *arrival;
-                    if let Some(arrival) = arrival {
-                        first_asked.entry(*arrival).or_insert(at);
-                    }
-                }
-                EventKind::AgentStarted {
-                    agent,
-                    parent,
-                    depth,
-                    mode,
-                    running,
-                    ..
-                } => {
-                    // A load arrival that asked earlier waited (queued) until now.
-                    let waited_from = asking
-                        .take()
-                        .and_then(|arrival| first_asked.remove(&arrival))
-                        .filter(|asked| *asked < at);
-                    index.insert(agent.id, timeline.rows.len());
-                    timeline.rows.push(Row {
-                        id: agent.id_string(),
-                        label: agent.label(),
-                        parent: parent.id_string(),
-                        depth: *depth,
-                        mode: mode.as_str(),
-                        spans: waited_from
-                            .map(|asked| Span {
-                                from: asked,
-                                to: at,
-                                state: State::Queued,
-                                rule: None,
-                            })
-                            .into_iter()
-                            .chain(std::iter::once(Span {
-                                from: at,
-                                to: OPEN,
-                                state: State::Running,
-                                rule: event.rule,
-                            }))
-                            .collect(),
-                        marks: Vec::new(),
-                    });
-                    change(&mut timeline, *running);
-                }
-                EventKind::AgentResumed { agent, running, .. } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        row.spans.push(Span {
-                            from: at,
-                            to: OPEN,
-                            state: State::Running,
-                            rule: event.rule,
-                        });
-                    }
-                    change(&mut timeline, *running);
-                }
-                EventKind::PermissionRequested {
-                    agent,
-                    tool,
-                    prompt,
-                    routed_to,
-                    ..
-                } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        open(row, at, State::Prompt, event.rule);
-                        let place =
-                            routed_to.map_or("nowhere (auto-denied)", |route| route.as_str());
-                        row.marks.push(Mark {
-                            at,
-                            kind: "prompt",
-                            text: format!("prompt #{prompt} for {tool}, shown in {place}"),
-                            rule: event.rule,
-                        });
-                    }
-                }
-                EventKind::PermissionAnswered { agent, .. }
-                | EventKind::PermissionWithdrawn { agent, .. } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        open(row, at, State::Running, event.rule);
-                    }
-                }
-                EventKind::AgentWaiting { agent, .. } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        open(row, at, State::Waiting, event.rule);
-                    }
-                }
-                EventKind::AgentFinished { agent, running, .. } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        if let Some(last) = row.spans.last_mut() {
-                            last.to = at;
-                        }
-                    }
-                    change(&mut timeline, *running);
-                }
-                EventKind::AgentBackgrounded { agent, running } => {
-                    if let Some(row) = index.get(&agent.id).map(|i| &mut timeline.rows[*i]) {
-                        row.mode = "background";
-                    }
-                    change(&mut timeline, *running);
-                }
-                EventKind::SpawnRejected {
-                    caller,
-                    name,
-                    agent_type,
-                    reason,
-                    ..
-                } => {
-                    if let Some(row) = index.get(&caller.id).map(|i| &mut timeline.rows[*i]) {
-                        let what = name.as_deref().unwrap_or(agent_type);
-                        row.marks.push(Mark {
-                            at,
-                            kind: "rejected",
-                            text: format!(
-                                "spawn of {what} rejected: {}",
-                                reason.as_str().replace('_', " ")
-                            ),
-                            rule: event.rule,
-                        });
-                    }
-                }
-                EventKind::Notification { to, from, what } => {
-                    if let Some(row) = index.get(&to.id).map(|i| &mut timeline.rows[*i]) {
-                        row.marks.push(Mark {
-                            at,
-                            kind: "notification",
-                            text: format!(
-                                "{} notification from {}",
-                                what.as_str().replace('_', " "),
-                                from.label()
-                            ),
-                            rule: event.rule,
-                        });
-                    }
-                }
-                _ => {}
-            }
+        Builder {
+            timeline,
+            index: BTreeMap::from([(0, 0)]),
+            first_asked: BTreeMap::new(),
+            asking: None,
+            max_rows: usize::try_from(max_rows.max(1)).unwrap_or(usize::MAX),
+            marks: 0,
         }
-        // Main runs from start to end; any span left open ends with the run.
-        let end = timeline.end;
-        if let Some(span) = timeline.rows[0].spans.first_mut() {
+    }
+
+    /// The row of agent `id`, if it is kept.
+    fn row(&mut self, id: u32) -> Option<&mut Row> {
+        let index = *self.index.get(&id)?;
+        self.timeline.rows.get_mut(index)
+    }
+
+    /// A mark on agent `id`'s row, within the budget.
+    fn mark(&mut self, id: u32, mark: Mark) {
+        if self.marks >= self.max_rows {
+            self.timeline.more_marks += 1;
+            return;
+        }
+        if let Some(row) = self.row(id) {
+            row.marks.push(mark);
+            self.marks += 1;
+        }
+    }
+
+    /// The running count changed to `running` at `at`.
+    fn change(&mut self, at: u64, running: u32) {
+        let series = &mut self.timeline.running;
+        if series.last().map(|(_, n)| *n) == Some(running) {
+            return;
+        }
+        series.push((at, running));
+        if series.len() >= self.max_rows.saturating_mul(2).max(64) {
+            // Pairs become one point, at the first's time with the higher count.
+            let thinned: Vec<(u64, u32)> = series
+                .chunks(2)
+                .map(|pair| (pair[0].0, pair.iter().map(|(_, n)| *n).max().unwrap_or(0)))
+                .collect();
+            *series = thinned;
+        }
+    }
+
+    /// Reads one event.
+    pub fn add(&mut self, event: &Event) {
+        let at = event.t.as_micros();
+        // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
+        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+            self.timeline.end = self.timeline.end.max(at);
+        }
+        match &event.kind {
+            EventKind::SessionStarted { cap, version, .. } => {
+                self.timeline.cap = *cap;
+                self.timeline.version = version.to_string();
+                self.change(at, 0);
+            }
+            EventKind::SpawnRequested { arrival, .. } => {
+                self.asking = *arrival;
+                let keeping = self.timeline.rows.len() < self.max_rows
+                    && self.first_asked.len() < self.max_rows;
+                if let (Some(arrival), true) = (arrival, keeping) {
+                    self.first_asked.entry(*arrival).or_insert(at);
+                }
+            }
+            EventKind::AgentStarted {
+                agent,
+                parent,
+                depth,
+                mode,
+                running,
+                ..
+            } => {
+                self.started(event, agent, parent, *depth, mode.as_str());
+                self.change(at, *running);
+            }
+            EventKind::AgentResumed { agent, running, .. } => {
+                if let Some(row) = self.row(agent.id) {
+                    row.spans.push(Span {
+                        from: at,
+                        to: OPEN,
+                        state: State::Running,
+                        rule: event.rule,
+                    });
+                }
+                self.change(at, *running);
+            }
+            EventKind::AgentFinished { agent, running, .. } => {
+                if let Some(last) = self.row(agent.id).and_then(|row| row.spans.last_mut()) {
+                    last.to = at;
+                }
+                self.change(at, *running);
+            }
+            EventKind::AgentBackgrounded { agent, running } => {
+                if let Some(row) = self.row(agent.id) {
+                    row.mode = "background";
+                }
+                self.change(at, *running);
+            }
+            _ => self.add_other(event, at),
+        }
+    }
+
+    /// A run started: its row, while the budget lasts.
+    fn started(
+        &mut self,
+        event: &Event,
+        agent: &subsim_engine::AgentRef,
+        parent: &subsim_engine::AgentRef,
+        depth: u32,
+        mode: &'static str,
+    ) {
+        let at = event.t.as_micros();
+        // A load arrival that asked earlier waited (queued) until now.
+        let waited_from = self
+            .asking
+            .take()
+            .and_then(|arrival| self.first_asked.remove(&arrival))
+            .filter(|asked| *asked < at);
+        if self.timeline.rows.len() >= self.max_rows {
+            self.timeline.more_runs += 1;
+            return;
+        }
+        self.index.insert(agent.id, self.timeline.rows.len());
+        self.timeline.rows.push(Row {
+            id: agent.id_string(),
+            label: agent.label(),
+            parent: parent.id_string(),
+            depth,
+            mode,
+            spans: waited_from
+                .map(|asked| Span {
+                    from: asked,
+                    to: at,
+                    state: State::Queued,
+                    rule: None,
+                })
+                .into_iter()
+                .chain(std::iter::once(Span {
+                    from: at,
+                    to: OPEN,
+                    state: State::Running,
+                    rule: event.rule,
+                }))
+                .collect(),
+            marks: Vec::new(),
+        });
+    }
+
+    /// Prompts, waits, rejections and notifications.
+    fn add_other(&mut self, event: &Event, at: u64) {
+        match &event.kind {
+            EventKind::PermissionRequested {
+                agent,
+                tool,
+                prompt,
+                routed_to,
+                ..
+            } => {
+                if let Some(row) = self.row(agent.id) {
+                    open(row, at, State::Prompt, event.rule);
+                }
+                let place = routed_to.map_or("nowhere (auto-denied)", |route| route.as_str());
+                let text = format!("prompt #{prompt} for {tool}, shown in {place}");
+                self.mark(agent.id, mark(at, "prompt", text, event.rule));
+            }
+            EventKind::PermissionAnswered { agent, .. }
+            | EventKind::PermissionWithdrawn { agent, .. } => {
+                if let Some(row) = self.row(agent.id) {
+                    open(row, at, State::Running, event.rule);
+                }
+            }
+            EventKind::AgentWaiting { agent, .. } => {
+                if let Some(row) = self.row(agent.id) {
+                    open(row, at, State::Waiting, event.rule);
+                }
+            }
+            EventKind::SpawnRejected {
+                caller,
+                name,
+                agent_type,
+                reason,
+                ..
+            } => {
+                let what = name.as_deref().unwrap_or(agent_type);
+                let text = format!(
+                    "spawn of {what} rejected: {}",
+                    reason.as_str().replace('_', " ")
+                );
+                self.mark(caller.id, mark(at, "rejected", text, event.rule));
+            }
+            EventKind::Notification { to, from, what } => {
+                let text = format!(
+                    "{} notification from {}",
+                    what.as_str().replace('_', " "),
+                    from.label()
+                );
+                self.mark(to.id, mark(at, "notification", text, event.rule));
+            }
+            _ => {}
+        }
+    }
+
+    /// The timeline: main runs from start to end; any span left open ends with the run.
+    pub fn finish(mut self) -> Timeline {
+        let end = self.timeline.end;
+        if let Some(span) = self.timeline.rows[0].spans.first_mut() {
             span.to = end;
         }
-        for row in &mut timeline.rows {
+        for row in &mut self.timeline.rows {
             if let Some(last) = row.spans.last_mut() {
                 if last.to == OPEN {
                     last.to = end;
                 }
             }
         }
-        timeline
+        self.timeline
     }
+}
 
-    /// The running count at `at`.
-    pub fn running_at(&self, at: u64) -> u32 {
-        self.running
-            .iter()
-            .take_while(|(when, _)| *when <= at)
-            .last()
-            .map_or(0, |(_, n)| *n)
+impl Sink for Builder {
+    fn event(&mut self, event: &Event) {
+        self.add(event);
     }
+}
 
-    /// The highest running count.
-    pub fn peak(&self) -> u32 {
-        self.running.iter().map(|(_, n)| *n).max().unwrap_or(0)
+fn mark(at: u64, kind: &'static str, text: String, rule: Option<&'static str>) -> Mark {
+    Mark {
+        at,
+        kind,
+        text,
+        rule,
     }
 }
 
@@ -315,7 +399,7 @@ fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
     });
 }
 
-/// The end of a span whose run has not ended yet; `from_events` closes what stays open.
+/// The end of a span whose run has not ended yet; `Builder::finish` closes what stays open.
 const OPEN: u64 = u64::MAX;
 
 /// The terminal's width from `COLUMNS`, or 100 (what an issue comment shows comfortably).
@@ -328,7 +412,7 @@ pub fn terminal_width() -> usize {
 }
 
 /// Most rows a text Gantt shows; the rest are counted.
-const MAX_ROWS: usize = 60;
+pub const MAX_ROWS: usize = 60;
 
 /// The widest text Gantt drawn, in columns: a wider `width` is taken as this. `COLUMNS`
 /// is whatever the environment says, and a format width past 65,535 panics (`COLUMNS=
@@ -337,13 +421,12 @@ pub const MAX_WIDTH: usize = 4096;
 
 /// `--format gantt`: one row per run fitted to `width` columns, then the running-count
 /// strip with the cap line, then a legend.
-pub fn gantt(events: &[Event], width: usize) -> String {
+pub fn gantt(timeline: &Timeline, width: usize) -> String {
     let width = width.min(MAX_WIDTH);
-    let timeline = Timeline::from_events(events);
     let label_width = timeline
         .rows
         .iter()
-        .map(|row| row.label.chars().count() + row.depth as usize)
+        .map(|row| terminal::line(&row.label).chars().count() + row.depth as usize)
         .max()
         .unwrap_or(4)
         .clamp(7, 22);
@@ -386,20 +469,15 @@ pub fn gantt(events: &[Event], width: usize) -> String {
             }
         }
         let indent = " ".repeat(row.depth as usize);
-        let label: String = format!("{indent}{}", row.label)
-            .chars()
-            .take(label_width)
-            .collect();
+        // Escaped first, then cut by what is shown: a name's ESC sequence, OSC-8 link or
+        // U+202E is shown as `\u{1b}`, and the cut never splits such an escape.
+        let label = terminal::cut(&format!("{indent}{}", row.label), label_width);
         let cells: String = cells.into_iter().collect();
         let _ = writeln!(out, "{label:label_width$} |{}", cells.trim_end());
     }
-    if timeline.rows.len() > MAX_ROWS {
-        let _ = writeln!(
-            out,
-            "{:label_width$} | … {} more runs",
-            "",
-            timeline.rows.len() - MAX_ROWS
-        );
+    let more = (timeline.rows.len().saturating_sub(MAX_ROWS) as u64) + timeline.more_runs;
+    if more > 0 {
+        let _ = writeln!(out, "{:label_width$} | … {more} more runs", "");
     }
     // The running strip: the highest count in each column, as a bar scaled to the cap.
     let top = timeline.cap.unwrap_or(0).max(timeline.peak()).max(1);
@@ -467,34 +545,17 @@ pub fn gantt(events: &[Event], width: usize) -> String {
     out
 }
 
-/// A JSON string literal.
+/// A JSON string literal that can also sit inside an HTML `<script>` element (the report
+/// page embeds it): the workspace's one JSON escaper, [`subsim_escape::json::string_html`].
 pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            // `<` too, so the JSON can sit inside an HTML <script> element.
-            c if (c as u32) < 0x20 || c == '<' || c == '>' || c == '&' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    subsim_escape::json::string_html(text)
 }
 
 /// `--format chrome`: Chrome Trace Event JSON. Each launcher is a process whose threads
 /// are the runs it launched (so a run is nested under its launcher); a counter track
 /// shows running against the cap; rejections, prompts and notifications are instant
 /// events with the rule in their args; the seed and the versions are in `metadata`.
-pub fn chrome(events: &[Event], seed: u64, subsim_version: &str) -> String {
-    let timeline = Timeline::from_events(events);
+pub fn chrome(timeline: &Timeline, seed: u64, subsim_version: &str) -> String {
     let mut items: Vec<String> = Vec::new();
     // pid of a launcher = its row index + 1; main's own track is in process 1 as tid 0.
     let pid_of: BTreeMap<&str, usize> = timeline
@@ -583,10 +644,12 @@ pub fn chrome(events: &[Event], seed: u64, subsim_version: &str) -> String {
     out.push_str(&items.join(",\n"));
     let _ = write!(
         out,
-        "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{{\"seed\":{seed},\"subsim_version\":{},\"claude_code_version\":{},\"cap\":{}}}}}\n",
+        "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{{\"seed\":{seed},\"subsim_version\":{},\"claude_code_version\":{},\"cap\":{},\"runs_not_drawn\":{},\"marks_not_drawn\":{}}}}}\n",
         json_string(subsim_version),
         json_string(&timeline.version),
-        timeline.cap.map_or("null".to_string(), |cap| cap.to_string())
+        timeline.cap.map_or("null".to_string(), |cap| cap.to_string()),
+        timeline.more_runs,
+        timeline.more_marks
     );
     out
 }

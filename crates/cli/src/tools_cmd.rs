@@ -23,6 +23,11 @@ use crate::{output, AlreadyReported, Status};
 const WIDTH: usize = 100;
 
 pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
+    if let Some(name) = &args.agent {
+        // Its "did you mean" compares it with every name: 100,000 characters took seconds
+        // and were echoed whole in the error.
+        crate::budgets::TYPED_CHARS.check("--agent", name.chars().count() as u64)?;
+    }
     let scenario = args
         .file
         .as_deref()
@@ -159,11 +164,12 @@ fn load_definition(path: &Path, session: &SessionSpec) -> anyhow::Result<AgentDe
     // Problems located in the wrapper are told without its text, which the person never
     // wrote; problems inside the definition file keep their file:line:col.
     let tell = |problem: &subsim_scenario::Diagnostic, level: &str| {
-        if problem.file == shown {
-            eprintln!("subsim: {level}: {shown}: {}", problem.message);
+        let told = if problem.file == shown {
+            format!("{shown}: {}", problem.message)
         } else {
-            eprintln!("subsim: {level}: {problem}");
-        }
+            problem.to_string()
+        };
+        eprintln!("subsim: {level}: {}", crate::output::escape_controls(&told));
     };
     let loaded = match subsim_scenario::parse_scenario(&wrapper, &shown, &folder) {
         Ok(loaded) => loaded,

@@ -660,7 +660,9 @@ fn a_panel_row_outlasting_max_time_is_not_a_limit_hit() {
 }
 
 /// Issue 10 §4.4: output is flushed as it goes, so a run that is killed keeps what it
-/// wrote — at least `session_started` — even when it writes nothing more afterwards.
+/// wrote — at least `session_started` — even when it writes nothing more afterwards. Since
+/// issue #24 a streamed `--out PATH` is written to `PATH.partial` and renamed when the run
+/// ends: a killed run keeps its trace there, and `PATH` is never half a file.
 #[test]
 fn interrupted_run_keeps_session_started() {
     let dir = TempDir::new("interrupted");
@@ -689,9 +691,10 @@ main:
         .spawn()
         .expect("the subsim binary runs");
     // Wait (a bounded number of polls, not a timing assertion) for the first line.
+    let partial = dir.path().join("trace.jsonl.partial");
     let mut written = String::new();
     for _ in 0..600 {
-        written = std::fs::read_to_string(&out).unwrap_or_default();
+        written = std::fs::read_to_string(&partial).unwrap_or_default();
         if written.contains('\n') || child.try_wait().expect("child status").is_some() {
             break;
         }
@@ -701,6 +704,7 @@ main:
     let _ = child.kill();
     let _ = child.wait();
     assert!(still_running, "the loop was meant to be interrupted");
+    assert!(!out.exists(), "a killed run left a half --out file");
     let events = parse_trace(&written);
     assert_eq!(
         events.first().and_then(|event| event["kind"].as_str()),

@@ -562,14 +562,11 @@ fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() 
     }
     let path = dir.write("session.jsonl", transcript);
     let out = dir.path().join("s.yaml");
-    let started = std::time::Instant::now();
+    // No wall-clock bound (the project's tests assert no timings; on a loaded machine
+    // this took 30 s of wall time for 4.6 s of CPU): the suffix search is linear by
+    // construction (`next_suffix` in import/build.rs).
     let output = subsim(&["import", text(&path), "--out", text(&out)]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(20),
-        "{:?}",
-        started.elapsed()
-    );
     let scenario = std::fs::read_to_string(&out).expect("the scenario");
     let cut = "x".repeat(235);
     assert!(
@@ -606,4 +603,358 @@ fn a_gantt_for_a_huge_columns_value_is_capped_instead_of_panicking() {
             "COLUMNS={columns}: {widest}"
         );
     }
+}
+
+// -- issue #24: output that injects -------------------------------------------------------
+// Each writer goes through `subsim_escape` (one module per output format); these are the
+// defects the hunt found, each on the command it broke.
+
+/// Names for the output-injection tests: a formula, an OSC-8 link with clear screen and a
+/// bidi override, a newline that forges a narration line, XML-forbidden characters.
+const HOSTILE_NAMES: &str = r#"name: "evil\nok   other.yaml"
+main:
+  - spawn: {agent: Explore, name: "=HYPERLINK(\"http://x\",\"y\")"}
+  - spawn: {agent: Explore, name: "@SUM(A1)\u202e\e]8;;http://x\e\\link\e[2J"}
+  - spawn: {agent: Explore, name: "a\n00:00:00.000  main  forged line"}
+  - spawn: {agent: Explore, name: "x\x01y\x0bz\uFFFE"}
+"#;
+
+/// No character that acts on a terminal: C0/C1 controls other than newline, ESC, DEL,
+/// bidirectional overrides, line separators.
+fn assert_terminal_safe(what: &str, out: &str) {
+    let bad = out.chars().find(|&c| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+    });
+    assert!(bad.is_none(), "{what}: {bad:?} in {out:?}");
+}
+
+#[test]
+fn run_csv_wrote_formula_names_as_bare_cells() {
+    let dir = TempDir::new("csv-formula");
+    let scenario = dir.write("s.yaml", HOSTILE_NAMES);
+    let output = subsim(&["run", text(&scenario), "--format", "csv"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains(r#"a1,"'=HYPERLINK(""http://x"",""y"")",Explore"#),
+        "{out}"
+    );
+    assert!(out.contains("a2,'@SUM(A1)"), "{out}");
+    for cell_start in [",=", ",@", ",\"=", ",\"@", ",+", ",-"] {
+        assert!(!out.contains(cell_start), "{cell_start}: {out}");
+    }
+}
+
+#[test]
+fn sweep_csv_wrote_formula_set_values_as_bare_cells() {
+    let dir = TempDir::new("sweep-formula");
+    let scenario = dir.write(
+        "l.yaml",
+        "name: l\nagents:\n  worker:\n    description: w\n    behavior: [{work: 1s}]\n\
+         load:\n  arrivals: poisson(5/s)\n  count: 20\n  spawn: {agent: worker}\n",
+    );
+    let output = subsim(&[
+        "sweep",
+        text(&scenario),
+        "--set",
+        r#"agents.worker.description==1+1,"@SUM(1)",-1+2,-3"#,
+        "--seeds",
+        "1",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let out = stdout(&output);
+    let firsts: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').next().unwrap_or(""))
+        .collect();
+    assert!(firsts.contains(&"'=1+1"), "{out}");
+    assert!(firsts.contains(&"'-1+2"), "{out}");
+    // A number stays a number.
+    assert!(firsts.contains(&"-3"), "{out}");
+    for first in firsts {
+        assert!(
+            !first.starts_with(['=', '+', '@']) && (first == "-3" || !first.starts_with('-')),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn gantt_printed_escape_sequences_and_a_bidi_override_raw() {
+    let dir = TempDir::new("gantt-escapes");
+    let scenario = dir.write("s.yaml", HOSTILE_NAMES);
+    let output = subsim(&["run", text(&scenario), "--format", "gantt"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let out = stdout(&output);
+    assert_terminal_safe("gantt", &out);
+    // The label is cut after escaping, never inside an escape.
+    for line in out.lines() {
+        let label = line.split(" |").next().unwrap_or("");
+        let opened = label.matches("\\u{").count();
+        let closed = label
+            .matches("\\u{")
+            .count()
+            .min(label.matches('}').count());
+        assert_eq!(opened, closed, "a cut escape in {label:?}");
+    }
+    assert!(out.contains(r"@SUM(A1)\u{202e}"), "{out}");
+}
+
+#[test]
+fn a_newline_in_a_name_forged_narration_lines() {
+    let dir = TempDir::new("forged-narration");
+    let scenario = dir.write("s.yaml", HOSTILE_NAMES);
+    for detail in ["brief", "full"] {
+        let output = subsim(&["run", text(&scenario), "--detail", detail]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let out = stdout(&output);
+        assert_terminal_safe("narration", &out);
+        assert!(
+            !out.lines()
+                .any(|line| line.starts_with("00:00:00.000  main  forged")),
+            "{out}"
+        );
+        assert!(
+            !out.lines().any(|line| line.starts_with("ok   other")),
+            "{out}"
+        );
+    }
+    let full = stdout(&subsim(&["run", text(&scenario), "--detail", "full"]));
+    assert!(
+        full.contains(r"a\n00:00:00.000  main  forged line"),
+        "{full}"
+    );
+    let summary = stdout(&subsim(&["run", text(&scenario), "--format", "summary"]));
+    assert_terminal_safe("summary", &summary);
+}
+
+#[test]
+fn a_newline_in_a_file_name_forged_an_ok_line_in_check() {
+    let dir = TempDir::new("forged-check");
+    dir.write("x.yaml\nok   other.yaml", SMALL);
+    let output = subsim(&["check", text(dir.path())]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        !out.lines().any(|line| line.starts_with("ok   other.yaml")),
+        "{out}"
+    );
+    assert!(out.contains(r"x.yaml\nok   other.yaml"), "{out}");
+    let validated = stdout(&subsim(&["validate", text(dir.path())]));
+    assert!(
+        !validated
+            .lines()
+            .any(|line| line.starts_with("ok   other.yaml")),
+        "{validated}"
+    );
+}
+
+#[test]
+fn report_svg_and_html_wrote_characters_xml_forbids() {
+    let dir = TempDir::new("report-xml");
+    let scenario = dir.write("s.yaml", HOSTILE_NAMES);
+    for name in ["r.svg", "r.html"] {
+        let out = dir.path().join(name);
+        let output = subsim(&["report", text(&scenario), "--out", text(&out)]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let page = std::fs::read_to_string(&out).expect("the report");
+        let bad = page.chars().find(|&c| {
+            !matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..='\u{10ffff}')
+        });
+        assert!(bad.is_none(), "{name}: {bad:?}");
+        assert!(page.contains(r"x\u{1}y\u{b}z\u{fffe}"), "{name}");
+    }
+}
+
+/// A transcript of one Agent call whose name and description hold `text` (JSON-escaped).
+fn transcript_with(text: &str) -> String {
+    format!(
+        "{{\"type\":\"assistant\",\"uuid\":\"u0\",\"parentUuid\":null,\"timestamp\":\"2026-01-01T00:00:10.000Z\",\"message\":{{\"id\":\"m0\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t0\",\"name\":\"Agent\",\"input\":{{\"name\":\"{text}\",\"description\":\"{text}\",\"prompt\":\"{text}\",\"subagent_type\":\"Explore\"}}}}]}}}}\n"
+    )
+}
+
+#[test]
+fn import_to_stdout_wrote_rust_escapes_and_raw_line_separators_into_yaml() {
+    let dir = TempDir::new("import-yaml");
+    let session = dir.write(
+        "session.jsonl",
+        transcript_with(r#"a\u202eb\u2028c\u2029d\u001b[2Je\"f\\g"#),
+    );
+    let output = subsim(&["import", text(&session), "--keep-text"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let yaml = stdout(&output);
+    let strings: Vec<&str> = yaml
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .collect();
+    assert!(
+        !strings.iter().any(|line| line.contains("\\u{")),
+        "Rust escapes in YAML: {yaml}"
+    );
+    assert!(
+        !yaml.contains(['\u{2028}', '\u{2029}', '\u{202e}']),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains(r#"a\u202eb\u2028c\u2029d\u001b[2Je\"f\\g"#),
+        "{yaml}"
+    );
+    // What stdout printed loads.
+    let scenario = dir.write("imported.yaml", &yaml);
+    let loaded = subsim(&["validate", text(&scenario)]);
+    assert_eq!(code(&loaded), 0, "{}\n{yaml}", stderr(&loaded));
+}
+
+// -- issue #24: outputs that destroyed inputs ---------------------------------------------
+
+/// Refused with exit 2 naming both paths, and `input` still holds `before`.
+fn assert_input_kept(output: &Output, input: &Path, before: &[u8]) {
+    let err = refused(output);
+    assert!(err.contains("is the input"), "{err}");
+    assert_eq!(std::fs::read(input).expect("the input"), before, "{err}");
+}
+
+#[test]
+fn import_out_onto_its_transcript_overwrote_it() {
+    let dir = TempDir::new("import-onto-input");
+    let session = dir.write("S.jsonl", transcript_with("worker"));
+    let before = std::fs::read(&session).expect("read");
+    let output = subsim(&["import", text(&session), "--out", text(&session)]);
+    assert_input_kept(&output, &session, &before);
+}
+
+#[test]
+fn check_junit_onto_the_scenario_overwrote_it() {
+    let dir = TempDir::new("junit-onto-input");
+    let scenario = dir.write("x.yaml", SMALL);
+    let output = subsim(&["check", text(&scenario), "--junit", text(&scenario)]);
+    assert_input_kept(&output, &scenario, SMALL.as_bytes());
+    // A file inside a checked folder too.
+    let output = subsim(&["check", text(dir.path()), "--junit", text(&scenario)]);
+    assert_input_kept(&output, &scenario, SMALL.as_bytes());
+}
+
+#[test]
+fn outputs_onto_an_input_through_links_or_named_files_are_refused() {
+    let dir = TempDir::new("outputs-onto-inputs");
+    let agent = dir.write(
+        "agents/a.md",
+        "---\nname: a\ndescription: d\n---\nYou are a.\n",
+    );
+    let scenario = dir.write(
+        "s.yaml",
+        "name: s\nagents:\n  a: {file: agents/a.md}\nmain:\n  - spawn: {agent: a, name: w}\n",
+    );
+    let before = std::fs::read(&scenario).expect("read");
+    let agent_before = std::fs::read(&agent).expect("read");
+    let symlink = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink(&scenario, &symlink).expect("symlink");
+    let hard = dir.path().join("hard.yaml");
+    std::fs::hard_link(&scenario, &hard).expect("hard link");
+    for out in [&scenario, &symlink, &hard] {
+        for args in [
+            vec!["run", text(&scenario), "--out", text(out)],
+            vec![
+                "run",
+                text(&scenario),
+                "--format",
+                "jsonl",
+                "--out",
+                text(out),
+            ],
+            vec!["report", text(&scenario), "--out", text(out)],
+        ] {
+            assert_input_kept(&subsim(&args), &scenario, &before);
+        }
+    }
+    // A file the scenario named is an input too.
+    let output = subsim(&["run", text(&scenario), "--out", text(&agent)]);
+    assert_input_kept(&output, &agent, &agent_before);
+}
+
+#[test]
+fn sweep_and_merge_outputs_onto_their_inputs_are_refused() {
+    let dir = TempDir::new("sweep-onto-inputs");
+    let scenario = dir.write(
+        "l.yaml",
+        "name: l\nagents:\n  worker:\n    description: w\n    behavior: [{work: 1s}]\n\
+         load:\n  arrivals: poisson(5/s)\n  count: 20\n  spawn: {agent: worker}\n",
+    );
+    let before = std::fs::read(&scenario).expect("read");
+    let sweep = |out: &Path, shard: &str| {
+        subsim(&[
+            "sweep",
+            text(&scenario),
+            "--set",
+            "session.seed=1,2",
+            "--seeds",
+            "1",
+            "--shard",
+            shard,
+            "--out",
+            text(out),
+        ])
+    };
+    assert_input_kept(&sweep(&scenario, "1/2"), &scenario, &before);
+    let shards = [dir.path().join("1.csv"), dir.path().join("2.csv")];
+    for (index, shard) in shards.iter().enumerate() {
+        let output = sweep(shard, &format!("{}/2", index + 1));
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+    }
+    let shard_before = std::fs::read(&shards[0]).expect("read");
+    let output = subsim(&[
+        "merge",
+        text(&shards[0]),
+        text(&shards[1]),
+        "--out",
+        text(&shards[0]),
+    ]);
+    assert_input_kept(&output, &shards[0], &shard_before);
+}
+
+#[test]
+fn outputs_are_renamed_into_place_and_a_safety_limit_keeps_the_trace_so_far() {
+    let dir = TempDir::new("atomic-outputs");
+    let scenario = dir.write(
+        "s.yaml",
+        "name: s\nsession: {limits: {max_events: 5}}\nmain:\n  - spawn: {agent: Explore, name: w}\n  - spawn: {agent: Explore, name: v}\n",
+    );
+    let out = dir.write("trace.jsonl", "the old contents\n");
+    let output = subsim(&[
+        "run",
+        text(&scenario),
+        "--format",
+        "jsonl",
+        "--out",
+        text(&out),
+    ]);
+    assert_eq!(code(&output), 3, "{}", stderr(&output));
+    let trace = std::fs::read_to_string(&out).expect("the trace");
+    assert!(!trace.contains("the old contents"), "{trace}");
+    assert!(trace.contains("\"kind\":\"limit_reached\""), "{trace}");
+    // No temporary file is left beside the output.
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A refused run leaves the old output as it was.
+    let kept = dir.write("kept.txt", "kept\n");
+    let output = subsim(&[
+        "run",
+        text(&dir.path().join("missing.yaml")),
+        "--out",
+        text(&kept),
+    ]);
+    assert_eq!(code(&output), 2, "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(&kept).expect("kept"), "kept\n");
 }

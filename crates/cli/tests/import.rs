@@ -99,3 +99,124 @@ fn a_file_that_is_not_a_transcript_exits_2_with_its_line() {
     let output = subsim(&["import", "/definitely/not/here.jsonl"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// The fenced blocks of a Markdown text: (info string, body lines).
+fn fenced_blocks(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        match (&mut current, line.strip_prefix("```")) {
+            (None, Some(info)) => current = Some((info.trim().to_string(), Vec::new())),
+            (Some(_), Some(_)) => blocks.extend(current.take()),
+            (Some((_, body)), None) => body.push(line.to_string()),
+            (None, None) => {}
+        }
+    }
+    blocks
+}
+
+/// Whether `expected` (a doc excerpt: `…` alone skips lines, `…` inside a line stands for
+/// any text) appears in `actual` in order.
+fn excerpt_matches(expected: &[String], actual: &str) -> Result<(), String> {
+    let lines: Vec<&str> = actual.lines().collect();
+    let mut at = 0;
+    for wanted in expected {
+        let wanted = wanted.trim_end();
+        if wanted.trim() == "…" || wanted.is_empty() {
+            continue;
+        }
+        let (head, tail) = wanted.split_once('…').unwrap_or((wanted, ""));
+        let found = lines[at..].iter().position(|line| {
+            if wanted.contains('…') {
+                line.starts_with(head)
+                    && line.ends_with(tail)
+                    && line.len() >= head.len() + tail.len()
+            } else {
+                *line == wanted
+            }
+        });
+        match found {
+            Some(offset) => at += offset + 1,
+            None => return Err(format!("`{wanted}` not found (in order) in:\n{actual}")),
+        }
+    }
+    Ok(())
+}
+
+/// docs/replay-a-session.md runs as written (issue #23 item 12): every `sh` block's last
+/// command, run in a folder with the fixture as the doc's transcript, prints what the
+/// block after it shows; the scenario excerpt is in the imported scenario; every JSON
+/// line it shows is JSON.
+#[test]
+fn the_replay_doc_runs_as_written() {
+    let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/replay-a-session.md");
+    let doc = std::fs::read_to_string(&doc_path).expect("the replay doc");
+    let dir = temp("replay-doc");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let session = fixture("v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+    let blocks = fenced_blocks(&doc);
+    let mut ran = 0;
+    for (index, (info, body)) in blocks.iter().enumerate() {
+        if info == "json" {
+            for line in body {
+                serde_json::from_str::<serde_json::Value>(line)
+                    .unwrap_or_else(|error| panic!("doc JSON line {line}: {error}"));
+            }
+        }
+        if info != "sh" {
+            continue;
+        }
+        let Some((next_info, expected)) = blocks.get(index + 1) else {
+            continue;
+        };
+        if !next_info.is_empty() {
+            continue;
+        }
+        let joined = body.join("\n").replace("\\\n", " ");
+        let Some(command) = joined.lines().rfind(|line| line.starts_with("subsim ")) else {
+            continue;
+        };
+        let command = command.split(" # ").next().unwrap_or(command).replace(
+            "~/.claude/projects/-home-me-shop/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            &session,
+        );
+        let command = format!("{BINARY}{}", &command["subsim".len()..]);
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "400")
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("sh runs");
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
+        )
+        .replace(&session, "…/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+        excerpt_matches(expected, &printed)
+            .unwrap_or_else(|problem| panic!("docs/replay-a-session.md, `{command}`: {problem}"));
+        ran += 1;
+    }
+    assert!(ran >= 5, "the doc's commands were found ({ran})");
+    let scenario = std::fs::read_to_string(dir.join("session.yaml")).expect("imported");
+    let excerpts: Vec<&Vec<String>> = blocks
+        .iter()
+        .filter(|(info, body)| {
+            info == "yaml"
+                && body
+                    .first()
+                    .is_some_and(|l| l == "session:" || l == "expect:")
+        })
+        .map(|(_, body)| body)
+        .collect();
+    // The first two: the scenario's start and its expect block (a later one is an edit).
+    assert!(excerpts.len() >= 2, "the scenario and expect excerpts");
+    for excerpt in excerpts.into_iter().take(2) {
+        excerpt_matches(excerpt, &scenario)
+            .unwrap_or_else(|problem| panic!("docs/replay-a-session.md excerpt: {problem}"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::budget::Budget;
 use crate::event::{Event, EventKind, Limit};
 use crate::expect::{Checker, Failure, Located};
 use crate::sim::{LimitHit, Simulation, TieBreak, TieOptions};
@@ -64,8 +65,17 @@ impl TieBreak for Replay {
     }
 }
 
+/// The most choices one `--order` may name, its `C*N` runs counted out (issue #24): the
+/// list is sized by it, and a run meets at most one tie point per step.
+pub const ORDER_CHOICES: Budget = Budget::new("order choices", 10_000_000, "choices", None);
+
+/// An ordering written out longer than this is written with runs (`0*39999,1`): 40,000
+/// same-instant agents gave a suggested `--order` of megabytes.
+pub const ORDER_TEXT_BYTES: usize = 1024;
+
 /// Writes an ordering as `run --order` takes it: the choices, comma-separated, without
-/// the trailing zeros (`0` for the plain run).
+/// the trailing zeros (`0` for the plain run); past [`ORDER_TEXT_BYTES`], runs of three or
+/// more equal choices as `CHOICE*COUNT`.
 pub fn order_text(choices: &[usize]) -> String {
     let end = choices
         .iter()
@@ -74,25 +84,57 @@ pub fn order_text(choices: &[usize]) -> String {
     if end == 0 {
         return "0".to_string();
     }
-    choices[..end]
+    let plain = choices[..end]
         .iter()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
-        .join(",")
+        .join(",");
+    if plain.len() <= ORDER_TEXT_BYTES {
+        return plain;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for run in choices[..end].chunk_by(|a, b| a == b) {
+        if run.len() >= 3 {
+            parts.push(format!("{}*{}", run[0], run.len()));
+        } else {
+            parts.extend(run.iter().map(ToString::to_string));
+        }
+    }
+    parts.join(",")
 }
 
-/// Reads `run --order` text: whole numbers separated by commas.
+/// Reads `run --order` text: whole numbers separated by commas, `CHOICE*COUNT` for a run
+/// of one choice; at most [`ORDER_CHOICES`] in all, checked before the list is made.
 pub fn parse_order(text: &str) -> Result<Vec<usize>, String> {
-    text.split(',')
-        .map(|part| {
-            part.trim().parse::<usize>().map_err(|_| {
-                format!(
-                    "`{text}` is not an ordering: write the choices at each tie as whole numbers \
-                     separated by commas, e.g. `0,1,0` (as `subsim explore` prints them)"
-                )
-            })
-        })
-        .collect()
+    let shown: String = text.chars().take(40).collect();
+    let more = if text.chars().count() > 40 { "…" } else { "" };
+    let bad = || {
+        format!(
+            "`{shown}{more}` is not an ordering: write the choices at each tie as whole numbers \
+             separated by commas, e.g. `0,1,0`, and a run of one choice as CHOICE*COUNT, e.g. \
+             `0*500,1` (as `subsim explore` prints them)"
+        )
+    };
+    let mut runs: Vec<(usize, u64)> = Vec::new();
+    for part in text.split(',') {
+        let (choice, count) = match part.split_once('*') {
+            Some((choice, count)) => (choice, count.trim().parse::<u64>().map_err(|_| bad())?),
+            None => (part, 1),
+        };
+        runs.push((choice.trim().parse::<usize>().map_err(|_| bad())?, count));
+    }
+    let counts: u64 = runs
+        .iter()
+        .map(|(_, count)| *count)
+        .fold(0, u64::saturating_add);
+    let total = ORDER_CHOICES
+        .check_usize("the --order", counts)
+        .map_err(|over| over.to_string())?;
+    let mut choices = Vec::with_capacity(total);
+    for (choice, count) in runs {
+        choices.extend(std::iter::repeat_n(choice, count as usize));
+    }
+    Ok(choices)
 }
 
 /// What happened in one run, coarsely enough that orderings which only interleave
@@ -276,6 +318,35 @@ mod tests {
         assert!(parse_order("1;2").is_err());
         assert!(parse_order("").is_err());
         assert!(parse_order("-1").is_err());
+    }
+
+    #[test]
+    fn long_orders_are_written_with_runs_and_read_back_within_the_budget() {
+        // 40,000 same-instant agents suggested an --order of megabytes.
+        let mut choices = vec![0; 40_000];
+        choices[39_998] = 1;
+        choices.extend([2, 2, 2, 2]);
+        let text = order_text(&choices);
+        assert_eq!(text, "0*39998,1,0,2*4");
+        assert_eq!(parse_order(&text), Ok(choices));
+        assert_eq!(
+            order_text(&[0, 1, 1, 1]),
+            "0,1,1,1",
+            "short orders are as before"
+        );
+        assert_eq!(parse_order("0*2, 1*1"), Ok(vec![0, 0, 1]));
+        let over = parse_order("0*18446744073709551615,0*18446744073709551615").unwrap_err();
+        assert!(
+            over.contains("over the order choices budget of 10000000"),
+            "{over}"
+        );
+        let bad = parse_order(&"x".repeat(100_000)).unwrap_err();
+        assert!(
+            bad.len() < 400,
+            "the message quotes 40 characters: {}",
+            bad.len()
+        );
+        assert!(parse_order("1*x").is_err());
     }
 
     #[test]

@@ -32,6 +32,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod dist;
 pub mod erlang;
 pub mod event;

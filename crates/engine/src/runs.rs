@@ -7,11 +7,15 @@
 //! after a rejection, its first attempt), so `wait` = `started` − `requested`. A resume is a
 //! run of its own (its `requested` is empty); runs still going when the simulation ends get
 //! `outcome` = `running` and an empty `finished`. Rows come in the order runs end, then the
-//! unfinished ones by id. Memory is what is running (plus load arrivals waiting for a
+//! unfinished ones by id. Names and types are cells of [`subsim_escape::csv`]: quoted as
+//! needed, and a name that a spreadsheet would run as a formula (`=HYPERLINK(…)`) gets a `'`
+//! in front. Memory is what is running (plus load arrivals waiting for a
 //! retry), not what ran.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+
+use subsim_escape::csv;
 
 use crate::event::{id_string, Event, EventKind};
 use crate::sink::Sink;
@@ -81,8 +85,8 @@ impl<W: Write> RunTable<W> {
         let line = format!(
             "{},{},{},{},{},{},{},{},{},{},{}\n",
             id_string(id),
-            field(&run.name),
-            field(&run.agent_type),
+            csv::cell(&run.name),
+            csv::cell(&run.agent_type),
             run.parent,
             run.depth,
             requested,
@@ -182,15 +186,6 @@ fn seconds(micros: u64) -> String {
     }
     let text = format!("{whole}.{fraction:06}");
     text.trim_end_matches('0').to_string()
-}
-
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
 }
 
 /// `SimTime` as the table writes it (for tests and docs).

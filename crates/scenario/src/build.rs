@@ -228,6 +228,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
             .map(|entry| entry.dir)
             .collect(),
         agent_files,
+        read_files: ctx.confine.files_read(),
         source: source.to_string(),
         narration,
     })

@@ -979,6 +979,7 @@ pub(crate) fn split_frontmatter(text: &str) -> Option<(Option<&str>, usize)> {
 /// allows, at most as large as a scenario may be, and UTF-8.
 pub(crate) fn read_limited(path: &Path, confine: &Confine) -> Result<String, String> {
     confine.check(path)?;
+    confine.note_read(path);
     read_text(path, true).map_err(|error| error.to_string())
 }
 

@@ -62,7 +62,7 @@ pub mod import;
 mod load;
 mod overrides;
 mod raw;
-mod read;
+pub mod read;
 mod session;
 mod steps;
 
@@ -89,6 +89,10 @@ pub struct Loaded {
     pub agent_dirs: Vec<AgentDir>,
     /// `(agent key, resolved path)` of every `agents.*.file`, in file order.
     pub agent_files: Vec<(String, PathBuf)>,
+    /// Every file the scenario named and the loader read (agent definitions, the files of
+    /// `agent_dirs`, arrival times files), in order: with the scenario file itself, the
+    /// inputs an output must not overwrite.
+    pub read_files: Vec<PathBuf>,
     /// The scenario text, so warnings can be rendered with snippets.
     pub source: String,
     /// `narration:`: chapter headings and commands to try next.
@@ -202,7 +206,7 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
     let file_name = path.display().to_string();
     match read::read_text(path, options.regular_file_only) {
         Ok(source) => Ok(source),
-        Err(read::ReadError::Io(message)) => Err(Diagnostics {
+        Err(error @ (read::ReadError::Io(_) | read::ReadError::TooLarge(_))) => Err(Diagnostics {
             source: String::new(),
             problems: vec![Diagnostic {
                 file: file_name,
@@ -210,7 +214,7 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
                 column: 1,
                 offset: 0,
                 len: 0,
-                message: format!("cannot read the scenario file: {message}"),
+                message: format!("cannot read the scenario file: {error}"),
                 help: None,
             }],
         }),

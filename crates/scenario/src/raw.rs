@@ -141,34 +141,72 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
     // runs on its own thread with a stack sized for the depth budget whatever thread the
     // caller is on (test threads have 2 MiB). That thread also contains a panic: scenario
     // files are untrusted input, and a bug deep inside the YAML library is reported like
-    // any other unreadable file instead of taking the caller down.
-    let parsed = std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new()
-            .name("subsim-yaml".to_string())
-            .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || {
-                serde_saphyr::from_str_with_options::<RawNode>(source, options())
-                    .map(|raw| raw.into_node(&lines))
-                    .map_err(|error| syntax_error(&error, &lines))
-            });
-        match worker {
-            Ok(handle) => handle.join().ok(),
-            Err(_) => None,
+    // any other unreadable file instead of taking the caller down. A thread that cannot
+    // start (memory or threads exhausted: `check --jobs 8` under `ulimit -v`) is tried
+    // again one at a time, behind [`PARSER_SLOT`], then said to be what it is.
+    let parse_on_thread = || {
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("subsim-yaml".to_string())
+                .stack_size(PARSER_STACK_BYTES)
+                .spawn_scoped(scope, || {
+                    serde_saphyr::from_str_with_options::<RawNode>(source, options())
+                        .map(|raw| raw.into_node(&lines))
+                        .map_err(|error| syntax_error(&error, &lines))
+                })
+                .map(|handle| handle.join().ok())
+        })
+    };
+    let parsed = parse_on_thread().or_else(|_| {
+        // The other parsers end within moments and give their memory back: a few tries,
+        // one caller at a time.
+        let _one_at_a_time = PARSER_SLOT
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut tried = parse_on_thread();
+        for _ in 0..PARSER_RETRIES {
+            if tried.is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            tried = parse_on_thread();
         }
+        tried
     });
-    parsed.unwrap_or_else(|| {
-        Err(SyntaxError {
+    let at_start = Span {
+        offset: 0,
+        len: 0,
+        line: 1,
+        column: 1,
+    };
+    match parsed {
+        Ok(Some(result)) => result,
+        Ok(None) => Err(SyntaxError {
             message: "the YAML parser failed on this file".to_string(),
             help: Some("this is a bug in subsim; please report it with the file".to_string()),
-            span: Span {
-                offset: 0,
-                len: 0,
-                line: 1,
-                column: 1,
-            },
-        })
-    })
+            span: at_start,
+        }),
+        Err(error) => Err(SyntaxError {
+            message: format!(
+                "cannot start the YAML parser's thread ({PARSER_STACK_BYTES} bytes of stack): \
+                 {error}"
+            ),
+            help: Some(
+                "the machine is out of memory or threads: run fewer at once (`--jobs`) or \
+                 raise the limit (`ulimit -v`)"
+                    .to_string(),
+            ),
+            span: at_start,
+        }),
+    }
 }
+
+/// How many more times a parser thread that could not start is tried, 20 ms apart.
+const PARSER_RETRIES: u32 = 50;
+
+/// Held while a parser thread that could not start is tried again, so that the retries
+/// run one at a time.
+static PARSER_SLOT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn options() -> Options {
     let mut budget = Budget::default();

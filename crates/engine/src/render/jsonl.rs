@@ -13,6 +13,9 @@ use crate::sink::Sink;
 
 use super::Buffered;
 
+/// Every string in the trace is written by the workspace's one JSON escaper.
+pub(crate) use subsim_escape::json::write as write_string;
+
 /// Writes the trace as JSON Lines into any [`Write`].
 ///
 /// Output is buffered internally, so there is no need to wrap `W` in a `BufWriter`. The
@@ -267,120 +270,12 @@ pub fn write_u64(out: &mut Vec<u8>, mut number: u64) {
     out.extend_from_slice(&digits[start..]);
 }
 
-/// Bytes [`write_string`] must look at: `"`, `\`, control characters, DEL, and 0xE2 (the
-/// first byte of U+2028/U+2029).
-const NEEDS_LOOK: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        table[byte] = true;
-        byte += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table[0x7f] = true;
-    table[0xe2] = true;
-    table
-};
-
-/// Appends `text` as a JSON string literal, quotes included.
-///
-/// `"` and `\` are backslash-escaped, control characters (U+0000–U+001F and U+007F) become
-/// `\n`, `\t`, … or `\u00XX`, and U+2028/U+2029 are escaped so the output is also valid
-/// JavaScript. Everything else is copied as UTF-8, which JSON allows.
-pub fn write_string(out: &mut Vec<u8>, text: &str) {
-    let bytes = text.as_bytes();
-    // Most strings (names, ids, rule words) need no escaping: one look-up per byte, one copy.
-    if !bytes.iter().any(|&byte| NEEDS_LOOK[usize::from(byte)]) {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    }
-    out.push(b'"');
-    let mut clean_from = 0;
-    let mut index = 0;
-    while index < bytes.len() {
-        let byte = bytes[index];
-        let escape: Option<&[u8]> = match byte {
-            b'"' => Some(b"\\\""),
-            b'\\' => Some(b"\\\\"),
-            b'\n' => Some(b"\\n"),
-            b'\r' => Some(b"\\r"),
-            b'\t' => Some(b"\\t"),
-            0x08 => Some(b"\\b"),
-            0x0c => Some(b"\\f"),
-            0x00..=0x1f | 0x7f => Some(b""),
-            // U+2028 and U+2029 are E2 80 A8 / E2 80 A9 in UTF-8.
-            0xe2 if bytes.get(index + 1) == Some(&0x80)
-                && matches!(bytes.get(index + 2), Some(0xa8 | 0xa9)) =>
-            {
-                Some(b"")
-            }
-            _ => None,
-        };
-        let Some(escape) = escape else {
-            index += 1;
-            continue;
-        };
-        out.extend_from_slice(&bytes[clean_from..index]);
-        if !escape.is_empty() {
-            out.extend_from_slice(escape);
-            index += 1;
-        } else if byte == 0xe2 {
-            out.extend_from_slice(if bytes[index + 2] == 0xa8 {
-                b"\\u2028"
-            } else {
-                b"\\u2029"
-            });
-            index += 3;
-        } else {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(byte >> 4)]);
-            out.push(HEX[usize::from(byte & 0xf)]);
-            index += 1;
-        }
-        clean_from = index;
-    }
-    out.extend_from_slice(&bytes[clean_from..]);
-    out.push(b'"');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::event::EventKind;
     use crate::time::SimTime;
     use subsim_rules::Mode;
-
-    fn string(text: &str) -> String {
-        let mut out = Vec::new();
-        write_string(&mut out, text);
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn escapes_quotes_backslashes_and_controls() {
-        assert_eq!(string("plain"), r#""plain""#);
-        assert_eq!(string(r#"say "hi" \ bye"#), r#""say \"hi\" \\ bye""#);
-        assert_eq!(string("a\nb\rc\td"), r#""a\nb\rc\td""#);
-        assert_eq!(string("\u{8}\u{c}"), r#""\b\f""#);
-        assert_eq!(
-            string("\u{0}\u{1}\u{1f}\u{7f}"),
-            r#""\u0000\u0001\u001f\u007f""#
-        );
-        assert_eq!(string(""), r#""""#);
-    }
-
-    #[test]
-    fn keeps_unicode_as_utf8_except_line_separators() {
-        assert_eq!(string("café → 🚀"), "\"café → 🚀\"");
-        assert_eq!(string("a\u{2028}b\u{2029}c"), r#""a\u2028b\u2029c""#);
-        // A lone E2 80 prefix of another character is left alone.
-        assert_eq!(string("\u{2026}"), "\"\u{2026}\"");
-    }
 
     #[test]
     fn integers() {

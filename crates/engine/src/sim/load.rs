@@ -45,7 +45,18 @@ struct Stream {
     on_end: u64,
     /// `Times`: the next time's index.
     cursor: usize,
+    /// `OnOff`: the most on/off periods one draw may pass without an arrival
+    /// (`session.limits.max_silent_steps`), and whether a draw passed it: the kernel then
+    /// stops the run at that limit.
+    max_cycles: u64,
+    stalled: bool,
 }
+
+/// Phases a rate schedule's draw walks one by one before it skips whole cycles of the
+/// schedule at once: a draw that passes this many phases without an arrival is in a quiet
+/// stretch (1 ms phases at a near-zero rate spun for minutes), and the walk below this
+/// keeps the draws of every ordinary schedule what they were.
+const SCHEDULE_WALK: u32 = 64;
 
 /// FNV-1a of a stream's name: what its generator is derived from, so a stream keeps its
 /// arrival times whatever other streams the load has, and in whatever order.
@@ -83,6 +94,8 @@ impl Streams {
                 phase_start: 0,
                 on_end: 0,
                 cursor: 0,
+                max_cycles: u64::MAX,
+                stalled: false,
             })
             .collect();
         Streams {
@@ -169,14 +182,16 @@ impl Stream {
 
     /// A piecewise constant Poisson rate: exact, because the exponential forgets — a draw
     /// that passes the end of its phase starts again from that end at the next phase's
-    /// rate. Past `horizon` (the run's time limit) the draw stops where it is.
+    /// rate. Past `horizon` (the run's time limit) the draw stops where it is. After
+    /// [`SCHEDULE_WALK`] phases without an arrival the rest of the draw is
+    /// [`Stream::skip_cycles`], O(phases) whatever the rates.
     fn scheduled_after(&mut self, from: u64, horizon: SimTime) -> SimTime {
         let Arrivals::Schedule(phases) = &self.arrivals else {
             return SimTime(from);
         };
         let phases: Rc<[RatePhase]> = phases.clone();
         let mut at = from;
-        loop {
+        for _ in 0..SCHEDULE_WALK {
             let phase = phases[self.phase];
             let end = self.phase_start.saturating_add(phase.length);
             if phase.rate > 0.0 && at < end {
@@ -197,15 +212,59 @@ impl Stream {
                 return SimTime(at);
             }
         }
+        self.skip_cycles(&phases, horizon)
+    }
+
+    /// The next arrival of a rate schedule from the start of the current phase, by the
+    /// integrated rate: one unit exponential E, whole cycles of the schedule (each
+    /// expecting Σ rate × length arrivals) skipped at once, then the phases walked until
+    /// their expected arrivals pass E. The same law as the walk (a Poisson process of
+    /// that rate), in O(phases).
+    fn skip_cycles(&mut self, phases: &[RatePhase], horizon: SimTime) -> SimTime {
+        use rand_distr::Distribution as _;
+        let cycle: u64 = phases
+            .iter()
+            .map(|phase| phase.length)
+            .fold(0, u64::saturating_add);
+        let mass = |phase: &RatePhase| phase.rate * phase.length as f64 / 1e6;
+        let per_cycle: f64 = phases.iter().map(mass).sum();
+        let mut left: f64 = rand_distr::Exp1.sample(&mut self.rng);
+        let horizon = horizon.as_micros();
+        // Whole cycles, but never further than just past the horizon.
+        let to_horizon = horizon.saturating_sub(self.phase_start) / cycle.max(1) + 1;
+        let whole = if per_cycle > 0.0 {
+            ((left / per_cycle).floor() as u64).min(to_horizon)
+        } else {
+            to_horizon
+        };
+        self.phase_start = self.phase_start.saturating_add(whole.saturating_mul(cycle));
+        left -= whole as f64 * per_cycle;
+        loop {
+            let phase = phases[self.phase];
+            let end = self.phase_start.saturating_add(phase.length);
+            if self.phase_start > horizon {
+                return SimTime(self.phase_start);
+            }
+            if phase.rate > 0.0 && left < mass(&phase) {
+                let offset = (left.max(0.0) * 1e6 / phase.rate) as u64;
+                return SimTime(self.phase_start.saturating_add(offset).min(end - 1));
+            }
+            left -= mass(&phase);
+            self.phase = (self.phase + 1) % phases.len();
+            self.phase_start = end;
+        }
     }
 
     /// On/off arrivals: Poisson within on periods; a draw that passes the end of its on
-    /// period goes on from the end of the off period after it.
+    /// period goes on from the end of the off period after it. Period lengths are drawn,
+    /// so quiet periods cannot be skipped in bulk: a draw that passes `max_cycles` of them
+    /// marks the stream stalled, and the kernel stops the run at `max_silent_steps`.
     fn on_off_after(&mut self, from: u64, horizon: SimTime) -> SimTime {
         let Arrivals::OnOff { rate, on, off } = self.arrivals else {
             return SimTime(from);
         };
         let mut at = from;
+        let mut cycles: u64 = 0;
         loop {
             if at < self.on_end {
                 let next = at.saturating_add(Dist::Exp { mean: 1e6 / rate }.sample(&mut self.rng));
@@ -216,6 +275,11 @@ impl Stream {
             at = self.on_end.saturating_add(off.sample(&mut self.rng));
             self.on_end = at.saturating_add(on.sample(&mut self.rng));
             if at > horizon.as_micros() {
+                return SimTime(at);
+            }
+            cycles += 1;
+            if cycles >= self.max_cycles {
+                self.stalled = true;
                 return SimTime(at);
             }
         }
@@ -229,7 +293,11 @@ impl Kernel<'_> {
     pub(super) fn start_load(&mut self) {
         let horizon = self.trace.limits.max_time;
         for stream in &mut self.load.streams.list {
+            stream.max_cycles = self.trace.limits.max_silent_steps;
             stream.next = stream.first(horizon);
+        }
+        if self.load_stalled() {
+            return;
         }
         if let Some(first) = self.load.streams.earliest() {
             self.clock.schedule_arrival(first);
@@ -262,10 +330,25 @@ impl Kernel<'_> {
                 (earliest, next) => earliest.or(next),
             };
         }
+        if self.load_stalled() {
+            return;
+        }
         debug_assert_eq!(earliest, self.load.streams.earliest());
         if let Some(next) = earliest {
             self.clock.schedule_arrival(next);
         }
+    }
+
+    /// Whether a stream's draw passed `max_silent_steps` quiet on/off periods (an `on_off`
+    /// of 1 µs periods at a near-zero rate spun for minutes): the run stops there, at
+    /// that limit, with the trace so far.
+    #[inline]
+    fn load_stalled(&mut self) -> bool {
+        if !self.load.streams.list.iter().any(|stream| stream.stalled) {
+            return false;
+        }
+        self.hit_limit(Limit::MaxSilentSteps, self.trace.limits.max_silent_steps);
+        true
     }
 
     /// A rejected arrival tries again (`Wake::Retry`).

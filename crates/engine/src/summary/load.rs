@@ -542,7 +542,7 @@ impl LoadStats {
     }
 }
 
-/// Load statistics of a run ([`Summary::load_report`]); durations in seconds.
+/// Load statistics of a run ([`Summary::load_report`](super::Summary::load_report)); durations in seconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadReport {
     /// Whether the `retry` policy tries rejected arrivals again (else nobody is delayed

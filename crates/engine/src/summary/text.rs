@@ -179,6 +179,15 @@ impl Summary {
                 format!("safety limit {limit} = {}", limit.bound_text(value)),
             );
         }
+        // Labels and values carry type and stream names: each is one field of a terminal
+        // line, so a name's newline or escape sequence is shown, not obeyed.
+        let rows: Vec<(String, String)> = rows
+            .into_iter()
+            .map(|(label, value)| {
+                let line = subsim_escape::terminal::line;
+                (line(&label).into_owned(), line(&value).into_owned())
+            })
+            .collect();
         let width = rows
             .iter()
             .map(|(label, _)| label.chars().count())

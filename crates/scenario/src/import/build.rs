@@ -8,16 +8,18 @@
 //! action as `work`; after foreground Agent calls the cursor moves to their result, since
 //! the simulated caller waits for its children as the real one did.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use subsim_rules::model::BuiltIn;
+use subsim_rules::version::Version;
 
 use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
-use super::transcript::{conversation, Conversation, ToolResult, ToolUse};
+use super::transcript::{prompt_key, Collector, Conversation, Notice, ToolResult, ToolUse};
+use super::wire::{Num, Text};
 use super::{ImportError, ImportOptions, Imported};
 
 /// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
@@ -83,6 +85,28 @@ const MAX_SUBAGENT_FILES: usize = 10_000;
 /// finds it running despite small drifts of the replay; short enough that in a what-if
 /// where the stop comes too early (the run started later) the run simply finishes.
 const UNFINISHED_MS: u64 = 60_000;
+/// How much longer than the time between an Agent call and its result its
+/// `totalDurationMs` may be and still be taken as measured (timestamps are written to the
+/// millisecond, but lines of one moment can be a few seconds apart).
+const TOTAL_SLACK_MS: u64 = 5_000;
+/// The most characters of one prompt, report or command `--keep-text` copies.
+const MAX_KEPT_TEXT: usize = 16 * 1024;
+/// The longest agent type name kept: a definition's `name` is at most this long (DEF-10),
+/// so a longer `subagent_type` names no agent (and as a YAML key it would pass the
+/// 1,024 characters a key may have).
+const MAX_TYPE_CHARS: usize = 256;
+/// A session longer than this (less a margin) is past the simulator's default `max_time`
+/// of 30 days: the scenario raises it.
+const LONG_SESSION_MS: u64 = 29 * 24 * 3_600 * 1_000;
+/// The permission modes the scenario format knows (`session.permission_mode`).
+const PERMISSION_MODES: [&str; 6] = [
+    "default",
+    "acceptEdits",
+    "auto",
+    "dontAsk",
+    "bypassPermissions",
+    "plan",
+];
 
 /// A subagent transcript found beside the session.
 struct SubFile {
@@ -140,12 +164,11 @@ fn outcome(result: Option<&ToolResult>) -> Outcome {
     let Some(result) = result else {
         return Outcome::NoResult;
     };
-    let status = result.detail("status").and_then(Value::as_str);
-    let is_async = result.detail("isAsync").and_then(Value::as_bool) == Some(true);
-    if status == Some("async_launched") || is_async {
+    let status = result.status();
+    if status == Some("async_launched") || result.is_async() {
         return Outcome::Launched;
     }
-    let total = result.detail("totalDurationMs").and_then(Value::as_u64);
+    let total = total_ms(result);
     if status == Some("completed") {
         return Outcome::Completed(total);
     }
@@ -184,14 +207,111 @@ struct Builder {
     spawn_calls: usize,
     /// `session.kind` when the transcript says it was not an interactive session.
     kind: Option<&'static str>,
-    main_notices: Vec<super::transcript::Notice>,
+    /// The main file's `entrypoint`, when its lines carry one.
+    entrypoint: Option<String>,
+    /// The main file's first `permissionMode`.
+    permission_mode: Option<String>,
+    /// How long the person took to answer each prompt they denied (ms), in order.
+    answer_times: Vec<u64>,
+    /// What the Agent calls show about fork mode (FORK-1/FORK-3).
+    fork_evidence: ForkEvidence,
+    /// Where each response of main's began: where the replay can be cut to fit.
+    marks: Vec<Mark>,
+    main_notices: Notices,
+    /// Unclaimed subagent files by [`prompt_key`] of their task prompt, in id order.
+    by_prompt: HashMap<u64, VecDeque<String>>,
+    /// Unclaimed subagent files by the `description` of their `.meta.json`, in id order.
+    by_meta: HashMap<String, VecDeque<String>>,
+}
+
+/// The state of the import before one response of main's: cutting the replay there
+/// drops that response and everything after it, facts and person actions included.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    steps: usize,
+    facts: usize,
+    denials: usize,
+    stops: usize,
+    answers: usize,
+    spawn_calls: usize,
+    line: usize,
+}
+
+/// What a scenario file may hold, with room for the header and the session block: bytes
+/// (the loader reads 4 MiB) and an over-estimate of YAML values (the loader reads
+/// 100,000).
+const FIT_BYTES: usize = 3_500_000;
+const FIT_VALUES: usize = 90_000;
+
+/// An over-estimate of the YAML values (scalars, lists, maps) a rendered text holds:
+/// every key is two, every list item and flow map one more.
+fn values_in(text: &str) -> usize {
+    text.matches(": ").count() * 2
+        + text.matches(":\n").count() * 2
+        + text.matches("- ").count()
+        + text.matches('{').count()
+        + 1
+}
+
+/// What a transcript's Agent calls show about fork mode.
+#[derive(Clone, Copy, Debug, Default)]
+struct ForkEvidence {
+    /// Line of a call of main's that ran in the foreground: with fork mode on every call
+    /// of Claude's runs in the background unless background tasks are disabled (FGBG-1).
+    foreground: Option<usize>,
+    /// Line of a call of main's launched in the background.
+    background: Option<usize>,
+    /// Line of a call that passes `run_in_background`, which fork mode removes (FORK-3).
+    run_in_background: Option<usize>,
+    /// Line of a call asking for a `fork` (only while fork mode is on, FORK-3).
+    fork: Option<usize>,
+}
+
+/// A conversation's completion notifications, found by agent id or by call id.
+#[derive(Default)]
+struct Notices {
+    list: Vec<Notice>,
+    by_agent: HashMap<String, usize>,
+    by_call: HashMap<String, usize>,
+}
+
+impl Notices {
+    fn new(list: Vec<Notice>) -> Notices {
+        let mut by_agent = HashMap::new();
+        let mut by_call = HashMap::new();
+        for (index, notice) in list.iter().enumerate() {
+            if let Some(id) = &notice.agent_id {
+                by_agent.entry(id.clone()).or_insert(index);
+            }
+            if let Some(id) = &notice.tool_use_id {
+                by_call.entry(id.clone()).or_insert(index);
+            }
+        }
+        Notices {
+            list,
+            by_agent,
+            by_call,
+        }
+    }
+
+    /// The first notification of the agent `agent_id` or of the call `call_id`.
+    fn find(&self, agent_id: Option<&str>, call_id: &str) -> Option<&Notice> {
+        let by_agent = agent_id.and_then(|id| self.by_agent.get(id));
+        let by_call = self.by_call.get(call_id);
+        let index = match (by_agent, by_call) {
+            (Some(a), Some(c)) => *a.min(c),
+            (Some(a), None) => *a,
+            (None, Some(c)) => *c,
+            (None, None) => return None,
+        };
+        self.list.get(index)
+    }
 }
 
 pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, ImportError> {
     let mut warnings = Vec::new();
     let mut budget = MAX_TOTAL_BYTES;
-    let entries = read_entries(path, Strictness::Main, &mut budget, &mut warnings)?;
-    let main = conversation(&entries);
+    let main = read_conversation(path, Strictness::Main, &mut budget, &mut warnings)?;
     if !main.unknown_types.is_empty() {
         let listed: Vec<String> = main
             .unknown_types
@@ -227,9 +347,24 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         refused_types: BTreeSet::new(),
         spawn_calls: 0,
         kind: None,
-        main_notices: main.notices.clone(),
+        answer_times: Vec::new(),
+        entrypoint: main.entrypoint.clone(),
+        permission_mode: main.permission_mode.clone(),
+        fork_evidence: ForkEvidence::default(),
+        marks: Vec::new(),
+        main_notices: Notices::new(main.notices.clone()),
+        by_prompt: HashMap::new(),
+        by_meta: HashMap::new(),
     };
+    builder.index_subs();
     let main_steps = builder.script(&main, t0, None, 0);
+    if builder.spawn_calls == 0 {
+        builder.warnings.push(
+            "the transcript holds no Agent calls (Task/Agent): the scenario replays no \
+             subagent, only its single fact that none was asked for"
+                .to_string(),
+        );
+    }
     for sub in builder.subs.values() {
         if !sub.claimed {
             builder.warnings.push(format!(
@@ -238,25 +373,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
             ));
         }
     }
-    let version = main.versions.first().map(|(_, version)| version.clone());
-    if main.versions.len() > 1 {
-        let changes: Vec<String> = main.versions[1..]
-            .iter()
-            .map(|(line, version)| format!("{version} at line {line}"))
-            .collect();
-        builder.warnings.push(format!(
-            "the session was resumed with another version ({}); the scenario uses {}",
-            changes.join(", "),
-            version.as_deref().unwrap_or("the default")
-        ));
-    }
-    if version.is_none() {
-        builder.warnings.push(
-            "the transcript names no version; the scenario runs under the simulator's default \
-             (set session.version to the session's)"
-                .to_string(),
-        );
-    }
+    let version = session_version(&main.versions, &mut builder.warnings).map(|v| v.to_string());
     // `claude -p` writes `sdk-cli`, the Agent SDKs `sdk-ts` / `sdk-py`; the terminal `cli`.
     let kind = match main.entrypoint.as_deref() {
         Some("sdk-cli") => Some("headless"),
@@ -264,6 +381,8 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         _ => None,
     };
     builder.kind = kind;
+    let mut main_steps = main_steps;
+    builder.fit(&mut main_steps);
     let yaml = builder.render(
         path,
         &session_id,
@@ -344,8 +463,9 @@ fn find_subagents(
             continue;
         }
         let mut file_warnings = Vec::new();
-        let entries = match read_entries(&path, Strictness::Subagent, budget, &mut file_warnings) {
-            Ok(entries) => entries,
+        let conv = match read_conversation(&path, Strictness::Subagent, budget, &mut file_warnings)
+        {
+            Ok(conv) => conv,
             Err(error) => {
                 warnings.push(format!(
                     "{error}; this subagent is replayed from its result only"
@@ -353,7 +473,6 @@ fn find_subagents(
                 continue;
             }
         };
-        let conv = conversation(&entries);
         if conv
             .session_id
             .as_deref()
@@ -361,7 +480,7 @@ fn find_subagents(
         {
             continue; // another session's subagent (2.0.x keeps them all in one folder)
         }
-        if conv.first_prompt.as_deref().map(str::trim) == Some("Warmup") {
+        if conv.warmup {
             continue; // 2.0.x warm-up sidechain, not a spawn
         }
         warnings.extend(file_warnings);
@@ -418,6 +537,15 @@ fn peek_session_id(path: &Path) -> Option<String> {
 /// `-N` suffix within [`crate::check::MAX_RUN_NAME`].
 const MAX_BASE_NAME: usize = crate::check::MAX_RUN_NAME - 21;
 
+/// `main` and `a<digits>` are how `expect:` and `user:` name runs by id: a run named so
+/// would be mistaken for another (a call named `a1` and the first subagent, `a1`).
+fn looks_like_agent_id(name: &str) -> bool {
+    name == "main"
+        || name
+            .strip_prefix('a')
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn slug(text: &str, words: usize) -> String {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
@@ -435,14 +563,108 @@ fn ms_text(ms: u64) -> String {
     }
 }
 
+/// The session's version: the first `version` of the main file that is one (a value
+/// that is not `major.minor.patch` is said and skipped); a warning names any later change
+/// (a session resumed with another CLI) and a file without one.
+fn session_version(versions: &[(usize, String)], warnings: &mut Vec<String>) -> Option<Version> {
+    let mut found: Option<(usize, Version)> = None;
+    for (line, text) in versions {
+        match text.parse::<Version>() {
+            Ok(version) if found.is_none() => found = Some((*line, version)),
+            Ok(version) => {
+                if found.is_some_and(|(_, first)| first != version) {
+                    warnings.push(format!(
+                        "the session was resumed with another version ({version} at line \
+                         {line}); the scenario uses {}",
+                        found.map_or(String::new(), |(_, first)| first.to_string())
+                    ));
+                }
+            }
+            Err(_) => warnings.push(format!(
+                "line {line}: `version` {} is not a version (major.minor.patch); ignored",
+                quote(&one_line(text, 40))
+            )),
+        }
+    }
+    if found.is_none() {
+        warnings.push(
+            "the transcript names no version; the scenario runs under the simulator's default \
+             (set session.version to the session's)"
+                .to_string(),
+        );
+    }
+    found.map(|(_, version)| version)
+}
+
+/// Reads one transcript file into its conversation, a line at a time.
+fn read_conversation(
+    path: &Path,
+    strictness: Strictness,
+    budget: &mut u64,
+    warnings: &mut Vec<String>,
+) -> Result<Conversation, ImportError> {
+    let mut collector = Collector::default();
+    read_entries(path, strictness, budget, warnings, &mut |line, raw| {
+        collector.push(line, raw);
+    })?;
+    Ok(collector.finish())
+}
+
+/// The longest measured duration taken as written (a year): beyond it a figure is not a
+/// measurement, and in microseconds it would overflow the scenario's durations.
+const MAX_MEASURED_MS: u64 = 365 * 24 * 3_600 * 1_000;
+
+/// A measured duration as JSON wrote it, in whole milliseconds, or why it is not one
+/// (negative, not finite, over [`MAX_MEASURED_MS`], not a number).
+fn duration_ms(value: Num) -> Result<Option<u64>, String> {
+    let ms = match value {
+        Num::Missing => return Ok(None),
+        Num::Int(ms) => ms as f64,
+        Num::Float(ms) => ms,
+        Num::Other => return Err("is not a number".to_string()),
+    };
+    // 1e308 is shown as written, not as its 309 digits.
+    let shown = if ms.abs() >= 1e15 {
+        format!("{ms:e}")
+    } else {
+        format!("{ms}")
+    };
+    if !ms.is_finite() || ms < 0.0 {
+        return Err(format!("is {shown}, not a duration"));
+    }
+    if ms > MAX_MEASURED_MS as f64 {
+        return Err(format!("is {shown} ms, more than a year"));
+    }
+    Ok(Some(ms.round() as u64))
+}
+
+/// `totalDurationMs` of a result, when it is a usable duration.
+fn total_ms(result: &ToolResult) -> Option<u64> {
+    duration_ms(result.total_duration()).ok().flatten()
+}
+
+/// `duration_ms` of a notification's `<usage>`, read as a JSON number.
+fn notice_duration(notice: &Notice) -> Result<Option<u64>, String> {
+    let Some(token) = &notice.duration_ms else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<serde_json::Value>(token) {
+        Ok(serde_json::Value::Number(number)) => match number.as_u64() {
+            Some(ms) => duration_ms(Num::Int(i128::from(ms))),
+            None => duration_ms(number.as_f64().map_or(Num::Other, Num::Float)),
+        },
+        _ => Err(format!("`{}` is not a number", one_line(token, 40))),
+    }
+}
+
 /// When a call started: for a foreground call that completed, its result's time less its
 /// `totalDurationMs` (never before the call was written); otherwise when it was written.
 fn measured_start(call: &ToolUse, result: Option<&ToolResult>) -> i64 {
     let Some(result) = result.filter(|_| call.is_spawn()) else {
         return call.t_ms;
     };
-    let completed = result.detail("status").and_then(Value::as_str) == Some("completed");
-    match result.detail("totalDurationMs").and_then(Value::as_i64) {
+    let completed = result.status() == Some("completed");
+    match total_ms(result).and_then(|total| i64::try_from(total).ok()) {
         Some(total) if completed => result.t_ms.saturating_sub(total).max(call.t_ms),
         _ => call.t_ms,
     }
@@ -456,14 +678,24 @@ fn unfinished(covered_until: i64, stop_at: i64) -> u64 {
         .saturating_add(UNFINISHED_MS)
 }
 
+/// `text` as a double-quoted YAML scalar with YAML's own escapes (U+2028, controls and
+/// overrides as `\uXXXX`), which subsim and other YAML readers load back as the same text.
 fn quote(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_string())
+    subsim_escape::yaml::quoted(text)
 }
 
 fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        // A comment is one line for YAML readers and terminals alike (some readers break
+        // lines at U+2028/U+2029).
+        .map(|c| {
+            if c.is_control() || subsim_escape::terminal::is_hostile(c) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let flat = flat.trim();
     if flat.chars().count() > max {
@@ -481,6 +713,21 @@ impl Builder {
         } else {
             scrub(text)
         }
+    }
+
+    /// A text `--keep-text` copies, cut to [`MAX_KEPT_TEXT`] characters (with a warning
+    /// naming the call's line) so that the scenario stays within what a scenario file may
+    /// hold (4 MiB).
+    fn kept_text(&mut self, text: &str, what: &str, line: usize) -> String {
+        let Some((cut, _)) = text.char_indices().nth(MAX_KEPT_TEXT) else {
+            return text.to_string();
+        };
+        self.warnings.push(format!(
+            "the {what} of the call at line {line} is {} characters; the first {MAX_KEPT_TEXT} \
+             are kept (a scenario file holds at most 4 MiB)",
+            text.chars().count()
+        ));
+        format!("{}…", &text[..cut])
     }
 
     fn fact(&mut self, what: String, yaml: String) {
@@ -503,7 +750,7 @@ impl Builder {
             name = format!("{base}-{next}");
             *next += 1;
         }
-        while self.names.contains(&name) || name == "main" {
+        while self.names.contains(&name) || looks_like_agent_id(&name) {
             name = format!("{base}-{next}");
             *next += 1;
         }
@@ -528,6 +775,7 @@ impl Builder {
         let mut cursor = start;
         // Prompts of this run so far (the trace numbers them 1, 2, …).
         let mut prompts = 0u32;
+        let notices = Notices::new(conv.notices.clone());
         // Calls of one response share a message id; keep the order of first appearance.
         let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
         let mut group_of: HashMap<&str, usize> = HashMap::new();
@@ -541,6 +789,9 @@ impl Builder {
             }
         }
         for group in groups {
+            if owner.is_none() {
+                self.mark(steps.len(), group.first().map_or(0, |call| call.line));
+            }
             // A foreground call that completed started at (result − totalDurationMs), the
             // measured start; other calls at the time they were written.
             let group_time = group
@@ -558,7 +809,7 @@ impl Builder {
                 .copied()
                 .filter(|call| {
                     matches!(call.name.as_str(), "TaskOutput" | "AgentOutputTool")
-                        && call.input.get("block").and_then(Value::as_bool) != Some(false)
+                        && call.input().block.0 != Some(false)
                 })
                 .collect();
             let tools: Vec<&ToolUse> = match owner {
@@ -588,7 +839,7 @@ impl Builder {
                 let mut resume = cursor;
                 for call in spawns {
                     if let Some((spawn, back)) =
-                        self.spawn(conv, call, owner.map(|(name, _)| name), depth)
+                        self.spawn(conv, &notices, call, owner.map(|(name, _)| name), depth)
                     {
                         if let Some(back) = back {
                             resume = resume.max(back);
@@ -635,7 +886,8 @@ impl Builder {
                             || result.text.contains("tool use was rejected")
                     });
                     let input = if self.options.keep_text && call.name == "Bash" {
-                        call.text("command").map(str::to_string)
+                        call.text("command")
+                            .map(|text| self.kept_text(text, "Bash command", call.line))
                     } else {
                         None
                     };
@@ -661,6 +913,13 @@ impl Builder {
                             prompt: true,
                             input,
                         });
+                        // The time up to the answer is the person's: the scenario's think
+                        // time stands for it (not the next `work`).
+                        if let Some(result) = result {
+                            let answered = u64::try_from(result.t_ms.saturating_sub(cursor));
+                            self.answer_times.push(answered.unwrap_or(0));
+                            cursor = cursor.max(result.t_ms);
+                        }
                         continue;
                     }
                     if auto_denied {
@@ -704,24 +963,273 @@ impl Builder {
         steps
     }
 
+    /// Marks the start of one response of main's (see [`Mark`]).
+    fn mark(&mut self, steps: usize, line: usize) {
+        self.marks.push(Mark {
+            steps,
+            facts: self.facts.len(),
+            denials: self.denials.len(),
+            stops: self.stops.len(),
+            answers: self.answer_times.len(),
+            spawn_calls: self.spawn_calls,
+            line,
+        });
+    }
+
+    /// Cuts the replay before the first response of main's that would take it past what
+    /// a scenario file may hold, and says what was dropped: how many Agent calls, from
+    /// which line, and the lines of the first of them.
+    fn fit(&mut self, main: &mut Vec<Out>) {
+        let (mut bytes, mut values) = (0usize, 0usize);
+        let step_cost = |steps: &[Out]| {
+            let mut text = String::new();
+            render_steps(&mut text, steps, 2);
+            (text.len(), values_in(&text))
+        };
+        let marks = std::mem::take(&mut self.marks);
+        for (index, mark) in marks.iter().enumerate() {
+            let next = marks.get(index + 1);
+            let end = next.map_or(main.len(), |next| next.steps);
+            let facts_end = next.map_or(self.facts.len(), |next| next.facts);
+            let (step_bytes, step_values) = step_cost(&main[mark.steps..end]);
+            let fact_text: String = self.facts[mark.facts..facts_end]
+                .iter()
+                .map(|(what, yaml)| format!("  # {what}\n  - {yaml}\n"))
+                .collect();
+            bytes += step_bytes + fact_text.len();
+            values += step_values + values_in(&fact_text);
+            if bytes <= FIT_BYTES && values <= FIT_VALUES {
+                continue;
+            }
+            if index == 0 {
+                return; // nothing fits: the import says so (TooManyCalls)
+            }
+            let dropped = self.spawn_calls - mark.spawn_calls;
+            let lines: Vec<String> = marks[index..]
+                .iter()
+                .take(20)
+                .map(|mark| mark.line.to_string())
+                .collect();
+            self.warnings.push(format!(
+                "the replay stops before line {}: with the responses from there on it would \
+                 pass what one scenario file holds (4 MiB, 100,000 values); dropped: {dropped} \
+                 of {} Agent calls, in the responses at lines {}{}",
+                mark.line,
+                self.spawn_calls,
+                lines.join(", "),
+                if marks.len() - index > 20 {
+                    format!(" and {} more", marks.len() - index - 20)
+                } else {
+                    String::new()
+                }
+            ));
+            main.truncate(mark.steps);
+            self.facts.truncate(mark.facts);
+            self.denials.truncate(mark.denials);
+            self.stops.truncate(mark.stops);
+            self.answer_times.truncate(mark.answers);
+            self.spawn_calls = mark.spawn_calls;
+            return;
+        }
+    }
+
+    /// Notes what one Agent call shows about fork mode (see [`ForkEvidence`]).
+    fn note_fork_evidence(
+        &mut self,
+        call: &ToolUse,
+        agent_type: &str,
+        outcome: &Outcome,
+        background: bool,
+        by_main: bool,
+    ) {
+        let evidence = &mut self.fork_evidence;
+        let line = Some(call.line);
+        if agent_type == "fork" {
+            evidence.fork = evidence.fork.or(line);
+        }
+        if call.input().run_in_background.0.is_some() {
+            evidence.run_in_background = evidence.run_in_background.or(line);
+        }
+        if by_main {
+            match outcome {
+                Outcome::Completed(_) | Outcome::Interrupted if !background => {
+                    evidence.foreground = evidence.foreground.or(line);
+                }
+                Outcome::Launched => evidence.background = evidence.background.or(line),
+                _ => {}
+            }
+        }
+    }
+
+    /// The `subagent_type` of an Agent call, trimmed; empty (general-purpose, SPAWN-3)
+    /// when the call gives none, with a warning when it gives something that is not text.
+    fn agent_type(&mut self, call: &ToolUse) -> String {
+        match &call.input().subagent_type {
+            Text::Str(text) => text.trim().to_string(),
+            Text::Missing => String::new(),
+            Text::Other => {
+                self.warnings.push(format!(
+                    "{} call at line {}: its subagent_type is not text; replayed as \
+                     general-purpose",
+                    call.name, call.line
+                ));
+                String::new()
+            }
+        }
+    }
+
+    /// Indexes the subagent files by task prompt and by `.meta.json` description, so that
+    /// each Agent call finds its file in one look-up.
+    fn index_subs(&mut self) {
+        for (id, sub) in &self.subs {
+            if let Some(key) = sub.conv.first_prompt {
+                self.by_prompt.entry(key).or_default().push_back(id.clone());
+            }
+            if let Some((_, Some(description))) = &sub.meta {
+                self.by_meta
+                    .entry(description.clone())
+                    .or_default()
+                    .push_back(id.clone());
+            }
+        }
+    }
+
+    /// The subagent file of an Agent call: by the agent id of its result, else by its
+    /// task prompt, else by the type and description of its `.meta.json`. Claimed files
+    /// are dropped from the front of each queue as they are met, so every look-up is
+    /// amortised constant time.
+    fn find_sub(
+        &mut self,
+        call: &ToolUse,
+        agent_id: Option<&str>,
+        agent_type: &str,
+    ) -> Option<String> {
+        let unclaimed = |subs: &BTreeMap<String, SubFile>, id: &str| {
+            subs.get(id).is_some_and(|sub| !sub.claimed)
+        };
+        if let Some(id) = agent_id.filter(|id| unclaimed(&self.subs, id)) {
+            return Some(id.to_string());
+        }
+        if let Some(queue) = call
+            .text("prompt")
+            .and_then(|p| self.by_prompt.get_mut(&prompt_key(p)))
+        {
+            while let Some(id) = queue.front() {
+                if unclaimed(&self.subs, id) {
+                    return Some(id.clone());
+                }
+                queue.pop_front();
+            }
+        }
+        let queue = self.by_meta.get_mut(call.text("description")?)?;
+        while queue.front().is_some_and(|id| !unclaimed(&self.subs, id)) {
+            queue.pop_front();
+        }
+        let subs = &self.subs;
+        queue
+            .iter()
+            .find(|id| {
+                subs.get(id.as_str()).is_some_and(|sub| {
+                    !sub.claimed
+                        && sub.meta.as_ref().is_some_and(|(kind, _)| {
+                            kind.as_deref().is_none_or(|kind| kind == agent_type)
+                        })
+                })
+            })
+            .cloned()
+    }
+
+    /// How long a subagent without a transcript ran, from what its call's result and its
+    /// notification measured; a measured figure that is not a duration, or that is longer
+    /// than the transcript's own times allow, is said and replaced by those times.
+    fn measured(
+        &mut self,
+        name: &str,
+        call: &ToolUse,
+        result: Option<&ToolResult>,
+        outcome: &Outcome,
+        notice: Option<&Notice>,
+    ) -> Option<u64> {
+        let between = |from: i64, to: i64| u64::try_from(to.saturating_sub(from)).unwrap_or(0);
+        match outcome {
+            Outcome::Completed(total) => {
+                let result = result?;
+                let span = between(call.t_ms, result.t_ms);
+                match total {
+                    Some(total) if *total > span.saturating_add(TOTAL_SLACK_MS) => {
+                        self.warnings.push(format!(
+                            "{name} (line {}): totalDurationMs says {} but its result came {} \
+                             after the call; the transcript's times are replayed",
+                            call.line,
+                            ms_text(*total),
+                            ms_text(span)
+                        ));
+                        Some(span)
+                    }
+                    Some(total) => Some(*total),
+                    None => Some(span),
+                }
+            }
+            Outcome::Launched => {
+                let notice = notice?;
+                let launch = result.map_or(call.t_ms, |result| result.t_ms);
+                let span = between(launch, notice.t_ms);
+                match notice_duration(notice) {
+                    Ok(Some(ms)) => Some(ms),
+                    Ok(None) => Some(span),
+                    Err(why) => {
+                        self.warnings.push(format!(
+                            "{name} (line {}): its notification's duration_ms {why}; the time \
+                             up to the notification ({}) is replayed",
+                            call.line,
+                            ms_text(span)
+                        ));
+                        Some(span)
+                    }
+                }
+            }
+            Outcome::Interrupted => result.map(|result| between(call.t_ms, result.t_ms)),
+            Outcome::UnknownType | Outcome::Refused(_) | Outcome::NoResult => None,
+        }
+    }
+
     /// One Agent call: its `spawn` item, and when the caller gets going again (the
     /// result's time for a foreground call).
     fn spawn(
         &mut self,
         conv: &Conversation,
+        notices: &Notices,
         call: &ToolUse,
         caller: Option<&str>,
         depth: usize,
     ) -> Option<(SpawnOut, Option<i64>)> {
         self.spawn_calls += 1;
-        let agent_type = call.text("subagent_type").unwrap_or("").trim().to_string();
+        let agent_type = self.agent_type(call);
         let description = self.text(call.text("description").unwrap_or(""));
         let result = conv.results.get(&call.id);
         let outcome = outcome(result);
-        let agent_id = result
-            .and_then(|result| result.detail("agentId"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        if let Some(Err(why)) = result.map(|result| duration_ms(result.total_duration())) {
+            self.warnings.push(format!(
+                "{} call at line {}: its result's totalDurationMs {why}; ignored (the \
+                 transcript's times are replayed)",
+                call.name, call.line
+            ));
+        }
+        let agent_type = if agent_type.chars().count() > MAX_TYPE_CHARS
+            && !matches!(outcome, Outcome::UnknownType)
+        {
+            self.warnings.push(format!(
+                "{} call at line {}: its subagent_type is {} characters, longer than any \
+                 agent name ({MAX_TYPE_CHARS}); replayed as general-purpose",
+                call.name,
+                call.line,
+                agent_type.chars().count()
+            ));
+            String::new()
+        } else {
+            agent_type
+        };
+        let agent_id = result.and_then(ToolResult::agent_id).map(str::to_string);
         let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
             Some(name) => slug(&self.text(name), 6),
             None => {
@@ -737,8 +1245,9 @@ impl Builder {
         if let Some(id) = &agent_id {
             self.agent_names.insert(id.clone(), name.clone());
         }
-        let background = matches!(outcome, Outcome::Launched)
-            || call.input.get("run_in_background").and_then(Value::as_bool) == Some(true);
+        let background =
+            matches!(outcome, Outcome::Launched) || call.input().run_in_background.0 == Some(true);
+        self.note_fork_evidence(call, &agent_type, &outcome, background, caller.is_none());
         let tool = &call.name;
         let shown_type = if agent_type.is_empty() {
             "general-purpose"
@@ -758,46 +1267,14 @@ impl Builder {
                 .map(|caller| format!(", made by {caller}"))
                 .unwrap_or_default()
         );
-        // The subagent's own transcript: by agent id, else by its task prompt, else by
-        // the type and description of its `.meta.json`.
-        let sub_key = agent_id
-            .clone()
-            .filter(|id| self.subs.get(id).is_some_and(|sub| !sub.claimed))
-            .or_else(|| {
-                let prompt = call.text("prompt")?;
-                self.subs
-                    .iter()
-                    .find(|(_, sub)| {
-                        !sub.claimed && sub.conv.first_prompt.as_deref() == Some(prompt)
-                    })
-                    .map(|(id, _)| id.clone())
-            })
-            .or_else(|| {
-                let wanted = call.text("description")?;
-                self.subs
-                    .iter()
-                    .find(|(_, sub)| {
-                        !sub.claimed
-                            && sub.meta.as_ref().is_some_and(|(kind, description)| {
-                                description.as_deref() == Some(wanted)
-                                    && kind.as_deref().is_none_or(|kind| kind == agent_type)
-                            })
-                    })
-                    .map(|(id, _)| id.clone())
-            });
+        let sub_key = self.find_sub(call, agent_id.as_deref(), &agent_type);
         let mut behavior = Vec::new();
         let mut report = None;
         // Until when the behaviour replays what the transcripts show (real time).
         let mut covered_until = call.t_ms;
-        let launch_time = result.map_or(call.t_ms, |result| result.t_ms);
-        let notice = conv
-            .notices
-            .iter()
-            .chain(&self.main_notices)
-            .find(|notice| {
-                (agent_id.is_some() && notice.agent_id == agent_id)
-                    || notice.tool_use_id.as_deref() == Some(call.id.as_str())
-            })
+        let notice = notices
+            .find(agent_id.as_deref(), &call.id)
+            .or_else(|| self.main_notices.find(agent_id.as_deref(), &call.id))
             .cloned();
         if matches!(outcome, Outcome::UnknownType) {
             // Refused before it ran: no behaviour, no definition.
@@ -805,7 +1282,7 @@ impl Builder {
             let sub_conv = {
                 let sub = self.subs.get_mut(&key)?;
                 sub.claimed = true;
-                sub.conv.clone()
+                std::mem::take(&mut sub.conv)
             };
             if let Some(id) = &sub_conv.agent_id {
                 self.agent_names
@@ -831,20 +1308,7 @@ impl Builder {
             report = sub_conv.last_text.clone();
             covered_until = sub_conv.end_ms.unwrap_or(start);
         } else {
-            let measured = match &outcome {
-                Outcome::Completed(total) => total.or_else(|| {
-                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
-                }),
-                Outcome::Launched => notice.as_ref().map(|notice| {
-                    notice
-                        .duration_ms
-                        .unwrap_or_else(|| notice.t_ms.saturating_sub(launch_time).max(0) as u64)
-                }),
-                Outcome::Interrupted => {
-                    result.map(|result| result.t_ms.saturating_sub(call.t_ms).max(0) as u64)
-                }
-                _ => None,
-            };
+            let measured = self.measured(&name, call, result, &outcome, notice.as_ref());
             let measured = measured
                 .unwrap_or_else(|| self.session_end.saturating_sub(call.t_ms).max(0) as u64);
             if measured > 0 {
@@ -943,7 +1407,7 @@ impl Builder {
         }
         if !matches!(outcome, Outcome::UnknownType | Outcome::Refused(_)) {
             let text = match (&report, self.options.keep_text) {
-                (Some(text), true) => text.clone(),
+                (Some(text), true) => self.kept_text(text, "report", call.line),
                 _ => "(report not copied; import with --keep-text to keep it)".to_string(),
             };
             if !matches!(behavior.last(), Some(Out::Fail)) {
@@ -969,11 +1433,10 @@ impl Builder {
             }
             _ => None,
         };
-        let prompt = self
-            .options
-            .keep_text
-            .then(|| call.text("prompt").map(str::to_string))
-            .flatten();
+        let prompt = match call.text("prompt") {
+            Some(text) if self.options.keep_text => Some(self.kept_text(text, "prompt", call.line)),
+            _ => None,
+        };
         let resume = match outcome {
             Outcome::Completed(_) | Outcome::Interrupted if !background => {
                 Some(result.map_or(call.t_ms, |result| result.t_ms))
@@ -1041,24 +1504,7 @@ impl Builder {
             y,
             "  The expect: block is what the session showed; `subsim check` says whether the model reproduces it."
         );
-        let _ = writeln!(y, "session:");
-        if let Some(kind) = self.kind {
-            let _ = writeln!(y, "  kind: {kind}   # from the transcript's `entrypoint`");
-        }
-        match version {
-            Some(version) => {
-                let _ = writeln!(y, "  version: {}", quote(version));
-            }
-            None => {
-                let _ = writeln!(
-                    y,
-                    "  # the transcript names no version: the simulator's default applies"
-                );
-            }
-        }
-        if let Some(model) = model {
-            let _ = writeln!(y, "  model: {}", quote(model));
-        }
+        self.render_session(&mut y, version, model);
         let defined: Vec<String> = self.custom_types.iter().cloned().collect();
         if !defined.is_empty() {
             let _ = writeln!(y, "agents:");
@@ -1079,6 +1525,30 @@ impl Builder {
         }
         if !self.stops.is_empty() || !self.denials.is_empty() {
             let _ = writeln!(y, "user:");
+        }
+        if !self.answer_times.is_empty() {
+            // One think time for every prompt (the format has no per-prompt time): the
+            // mean of what the person took, each listed.
+            let total: u64 = self.answer_times.iter().sum();
+            let mean = total / self.answer_times.len() as u64;
+            let listed: Vec<String> = self
+                .answer_times
+                .iter()
+                .take(10)
+                .map(|ms| ms_text(*ms))
+                .collect();
+            let more = self.answer_times.len().saturating_sub(10);
+            let _ = writeln!(
+                y,
+                "  think: {}   # the person's measured answer times: {}{} (their mean)",
+                ms_text(mean),
+                listed.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            );
         }
         if !self.denials.is_empty() {
             let _ = writeln!(y, "  answers:");
@@ -1118,6 +1588,137 @@ impl Builder {
             let _ = writeln!(y, "  - {fact}");
         }
         y
+    }
+}
+
+impl Builder {
+    /// The `session:` block: what the transcript shows (version, kind, model, permission
+    /// mode, fork mode, the session's length), each with where it came from, and what it
+    /// could not show.
+    fn render_session(&mut self, y: &mut String, version: Option<&str>, model: Option<&str>) {
+        let _ = writeln!(y, "session:");
+        match (self.kind, self.entrypoint.as_deref()) {
+            (Some(kind), _) => {
+                let _ = writeln!(y, "  kind: {kind}   # from the transcript's `entrypoint`");
+            }
+            (None, Some(entry)) => {
+                let _ = writeln!(
+                    y,
+                    "  kind: interactive   # the transcript's `entrypoint` is {}",
+                    quote(&one_line(entry, 40))
+                );
+            }
+            (None, None) => {
+                let _ = writeln!(
+                    y,
+                    "  # kind: the transcript has no `entrypoint`; interactive is assumed"
+                );
+            }
+        }
+        match version {
+            Some(version) => {
+                let _ = writeln!(y, "  version: {}", quote(version));
+            }
+            None => {
+                let _ = writeln!(
+                    y,
+                    "  # the transcript names no version: the simulator's default applies"
+                );
+            }
+        }
+        if let Some(model) = model {
+            let _ = writeln!(y, "  model: {}", quote(model));
+        }
+        match self.permission_mode.as_deref() {
+            Some(mode) if PERMISSION_MODES.contains(&mode) => {
+                let _ = writeln!(
+                    y,
+                    "  permission_mode: {}   # the transcript's `permissionMode`",
+                    quote(mode)
+                );
+            }
+            Some(other) => {
+                self.warnings.push(format!(
+                    "the transcript's permissionMode {} is not one the simulator knows; the \
+                     default mode applies",
+                    quote(&one_line(other, 40))
+                ));
+            }
+            None => {}
+        }
+        let version = version
+            .and_then(|text| text.parse::<Version>().ok())
+            .unwrap_or_default();
+        if let Some((value, why)) = self.fork_mode(version) {
+            let _ = writeln!(
+                y,
+                "  env: {{CLAUDE_CODE_FORK_SUBAGENT: \"{value}\"}}   # {why}"
+            );
+        }
+        let span = u64::try_from(self.session_end.saturating_sub(self.t0)).unwrap_or(0);
+        if span.saturating_add(2 * UNFINISHED_MS) > LONG_SESSION_MS {
+            let hours = span / 3_600_000 + 48;
+            self.warnings.push(format!(
+                "the session spans {}, past the simulator's 30-day `max_time`; the scenario \
+                 sets `limits: {{max_time: {hours}h}}`",
+                ms_text(span)
+            ));
+            let _ = writeln!(
+                y,
+                "  limits: {{max_time: {hours}h}}   # the session spans {}",
+                ms_text(span)
+            );
+        }
+        let _ = writeln!(
+            y,
+            "  # not in a transcript, so not imported: settings (permissions, hooks, env), \
+             agent definition files, MCP servers"
+        );
+    }
+
+    /// `CLAUDE_CODE_FORK_SUBAGENT` when what the Agent calls show disagrees with the
+    /// default fork mode of the session's kind and version (FORK-1, FORK-2): a call of
+    /// main's that ran in the foreground, or one that passes `run_in_background`, shows
+    /// fork mode off (FGBG-1 case 3, FORK-3); a `fork` call shows it on.
+    fn fork_mode(&mut self, version: Version) -> Option<(&'static str, String)> {
+        let default_on = self.kind.is_none()
+            && subsim_rules::version::Gates::for_version(version).fork_mode_interactive_default;
+        let evidence = self.fork_evidence;
+        let off = evidence
+            .foreground
+            .map(|line| format!("the Agent call at line {line} ran in the foreground"))
+            .or_else(|| {
+                evidence
+                    .run_in_background
+                    .map(|line| format!("the Agent call at line {line} passes run_in_background"))
+            });
+        let on = evidence
+            .fork
+            .map(|line| format!("the Agent call at line {line} asks for a fork"));
+        match (default_on, off, on) {
+            (_, Some(off), Some(on)) => {
+                self.warnings.push(format!(
+                    "fork mode: {off} (fork mode off) but {on} (fork mode on); the default \
+                     of {version} applies"
+                ));
+                None
+            }
+            (true, Some(off), None) => {
+                self.warnings.push(format!(
+                    "fork mode is on by default in an interactive {version} session, but \
+                     {off}: the scenario turns it off (CLAUDE_CODE_FORK_SUBAGENT=0)"
+                ));
+                Some(("0", format!("fork mode off: {off} (FORK-2)")))
+            }
+            (false, None, Some(on)) => {
+                self.warnings.push(format!(
+                    "fork mode is off by default in this session, but {on}: the scenario \
+                     turns it on (CLAUDE_CODE_FORK_SUBAGENT=1)"
+                ));
+                Some(("1", format!("fork mode on: {on} (FORK-2)")))
+            }
+            _ => None,
+        }
     }
 }
 

@@ -13,7 +13,8 @@
 //!   structure-ordered time line;
 //! - `build.rs`: the main file and its subagent files → scenario steps, definitions,
 //!   person actions and the observed facts, rendered as YAML;
-//! - `privacy.rs`: masking of e-mail addresses and secrets.
+//! - `privacy.rs`: masking of e-mail addresses and secrets;
+//! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
 //! [`fidelity`] runs an import and says which observed facts the model reproduces.
 
@@ -21,6 +22,7 @@ mod build;
 mod privacy;
 mod read;
 mod transcript;
+mod wire;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -83,6 +85,11 @@ pub enum ImportError {
         /// What is wrong there.
         message: String,
     },
+    /// The session is too large for one scenario file (too many Agent calls).
+    TooManyCalls {
+        /// What was too large, and by how much.
+        message: String,
+    },
     /// The scenario written did not load (a bug of the importer; the text is kept).
     Internal {
         /// The problems, rendered.
@@ -111,6 +118,7 @@ impl fmt::Display for ImportError {
                 "{file}:{line}:{column}: {message}; expected a Claude Code session transcript \
                  (~/.claude/projects/<project>/<session-id>.jsonl)"
             ),
+            ImportError::TooManyCalls { message } => write!(f, "{message}"),
             ImportError::Internal { message } => {
                 write!(
                     f,
@@ -128,6 +136,18 @@ impl std::error::Error for ImportError {}
 pub fn import_session(path: &Path, options: ImportOptions) -> Result<Imported, ImportError> {
     let imported = build::import(path, options)?;
     // The output must load; a failure here is the importer's bug, not the user's.
+    if imported.yaml.len() > crate::raw::MAX_FILE_BYTES {
+        // Too many calls for one scenario file: said as what it is, not as a bug.
+        return Err(ImportError::TooManyCalls {
+            message: format!(
+                "the session's {} Agent calls make a scenario of {} bytes, past the {} a \
+                 scenario file may hold; no scenario was written (import a shorter session)",
+                imported.spawn_calls,
+                imported.yaml.len(),
+                crate::raw::MAX_FILE_BYTES
+            ),
+        });
+    }
     if let Err(problems) = crate::parse_scenario(&imported.yaml, "imported.yaml", Path::new(".")) {
         let message = problems
             .problems
@@ -135,6 +155,16 @@ pub fn import_session(path: &Path, options: ImportOptions) -> Result<Imported, I
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("; ");
+        if message.contains("the file has more than") {
+            return Err(ImportError::TooManyCalls {
+                message: format!(
+                    "the session's {} Agent calls make a scenario larger than a scenario \
+                     file may be ({message}); no scenario was written (import a shorter \
+                     session)",
+                    imported.spawn_calls
+                ),
+            });
+        }
         return Err(ImportError::Internal { message });
     }
     Ok(imported)

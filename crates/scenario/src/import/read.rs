@@ -5,15 +5,17 @@
 //! located error saying why the file is not a transcript). What the lines mean is
 //! `transcript.rs`'s job.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde_json::Value;
+use serde::de::IgnoredAny;
 
+use super::wire::RawLine;
 use super::ImportError;
 
 /// The most bytes read from one transcript file (main or subagent). Real sessions of a
-/// working day are a few MiB; a larger file is refused rather than read into memory.
+/// working day are a few MiB; a larger file is refused. The file is read one line at a
+/// time, so memory holds one line plus what the scenario needs, not the file.
 pub(crate) const MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
 /// The most bytes read over all the files of one import.
 pub(crate) const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
@@ -33,15 +35,6 @@ const KNOWN_TYPES: [&str; 10] = [
     "last-prompt",
 ];
 
-/// One JSON object of the file, with the 1-based line it was on.
-#[derive(Clone, Debug)]
-pub(crate) struct Entry {
-    /// 1-based line number in the file.
-    pub line: usize,
-    /// The object.
-    pub value: Value,
-}
-
 /// How strictly to read: the main session file must be a transcript; a subagent file that
 /// goes wrong only costs a warning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,14 +45,16 @@ pub(crate) enum Strictness {
     Subagent,
 }
 
-/// Reads one transcript file: every JSON object of every line, in file order. `budget`
-/// is what may still be read over the whole import; it is reduced by what this file used.
+/// Reads one transcript file, handing every JSON object of every line to `sink` with its
+/// 1-based line number, in file order. `budget` is what may still be read over the whole
+/// import; it is reduced by what this file used.
 pub(crate) fn read_entries(
     path: &Path,
     strictness: Strictness,
     budget: &mut u64,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Entry>, ImportError> {
+    sink: &mut dyn FnMut(usize, RawLine),
+) -> Result<(), ImportError> {
     let shown = path.display().to_string();
     let metadata = std::fs::metadata(path).map_err(|error| ImportError::Unreadable {
         file: shown.clone(),
@@ -85,106 +80,87 @@ pub(crate) fn read_entries(
         message: error.to_string(),
     })?;
     // `take` bounds the read even if the file grows while it is read (a live session).
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| ImportError::Unreadable {
-            file: shown.clone(),
-            message: error.to_string(),
-        })?;
-    if bytes.len() as u64 > limit {
+    let mut reader = BufReader::new(file.take(limit + 1));
+    let used = parse_entries(&mut reader, &shown, strictness, warnings, sink)?;
+    if used > limit {
         return Err(ImportError::TooLarge {
             file: shown,
-            bytes: bytes.len() as u64,
+            bytes: used,
             limit,
         });
     }
-    *budget = budget.saturating_sub(bytes.len() as u64);
-    let text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => {
-            warnings.push(format!(
-                "{shown}: not valid UTF-8; invalid bytes were replaced"
-            ));
-            String::from_utf8_lossy(error.as_bytes()).into_owned()
-        }
-    };
-    parse_entries(&text, &shown, strictness, warnings)
+    *budget = budget.saturating_sub(used);
+    Ok(())
 }
 
-/// Parses transcript text (see [`read_entries`]).
+/// A line that could not be read, held until the next line shows whether it was the last
+/// (a cut-off last line is a session still being written, not a broken file).
+struct Pending {
+    number: usize,
+    /// The line ended inside a value.
+    eof: bool,
+    column: usize,
+    message: String,
+}
+
+/// Parses transcript text from `reader` (see [`read_entries`]); returns the bytes read.
 pub(crate) fn parse_entries(
-    text: &str,
+    reader: &mut dyn BufRead,
     shown: &str,
     strictness: Strictness,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Entry>, ImportError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let last_content = lines.iter().rposition(|line| !line.trim().is_empty());
-    let mut entries = Vec::new();
+    sink: &mut dyn FnMut(usize, RawLine),
+) -> Result<u64, ImportError> {
     let mut known = 0usize;
-    for (index, raw_line) in lines.iter().enumerate() {
-        let line = raw_line.trim_end_matches('\r');
+    let mut used = 0u64;
+    let mut number = 0usize;
+    let mut bytes = Vec::new();
+    let mut pending: Option<Pending> = None;
+    let mut lossy_warned = false;
+    loop {
+        bytes.clear();
+        let read =
+            reader
+                .read_until(b'\n', &mut bytes)
+                .map_err(|error| ImportError::Unreadable {
+                    file: shown.to_string(),
+                    message: error.to_string(),
+                })?;
+        if read == 0 {
+            break;
+        }
+        used += read as u64;
+        number += 1;
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => {
+                if !lossy_warned {
+                    warnings.push(format!(
+                        "{shown}:{number}: not valid UTF-8; invalid bytes were replaced"
+                    ));
+                    lossy_warned = true;
+                }
+                String::from_utf8_lossy(&bytes)
+            }
+        };
+        let line = text.trim_end_matches(['\n', '\r']);
         if line.trim().is_empty() {
             continue;
         }
-        let number = index + 1;
-        // One line in a few real files holds two objects back to back: read them all.
-        let mut stream = serde_json::Deserializer::from_str(line).into_iter::<Value>();
-        loop {
-            let value = match stream.next() {
-                None => break,
-                Some(Ok(value)) => value,
-                Some(Err(error)) => {
-                    let half_written = Some(index) == last_content && error.is_eof();
-                    if half_written {
-                        warnings.push(format!(
-                            "{shown}:{number}: the last line is cut off (a session still being \
-                             written?); it was skipped"
-                        ));
-                    } else if strictness == Strictness::Subagent {
-                        warnings.push(format!(
-                            "{shown}:{number}:{}: not JSON ({error}); the line was skipped",
-                            error.column()
-                        ));
-                    } else {
-                        return Err(ImportError::NotTranscript {
-                            file: shown.to_string(),
-                            line: number,
-                            column: error.column().max(1),
-                            message: format!("this line is not JSON: {error}"),
-                        });
-                    }
-                    break;
-                }
-            };
-            let kind = value.get("type").and_then(Value::as_str);
-            match kind {
-                Some(kind) => {
-                    if KNOWN_TYPES.contains(&kind) {
-                        known += 1;
-                    }
-                    entries.push(Entry {
-                        line: number,
-                        value,
-                    });
-                }
-                None if strictness == Strictness::Subagent => {
-                    warnings.push(format!(
-                        "{shown}:{number}: a line without a `type`; skipped"
-                    ));
-                }
-                None => {
-                    return Err(ImportError::NotTranscript {
-                        file: shown.to_string(),
-                        line: number,
-                        column: 1,
-                        message: "this line is not a Claude Code transcript line (a JSON \
-                                  object with a `type` such as `user` or `assistant`)"
-                            .to_string(),
-                    })
-                }
-            }
+        if let Some(broken) = pending.take() {
+            not_json(broken, shown, strictness, warnings)?;
+        }
+        pending = parse_line(line, number, shown, strictness, warnings, &mut known, sink)?;
+    }
+    if let Some(broken) = pending {
+        if broken.eof {
+            warnings.push(format!(
+                "{shown}:{}: the last line is cut off (a session still being written?); it \
+                 was skipped",
+                broken.number
+            ));
+        } else {
+            not_json(broken, shown, strictness, warnings)?;
         }
     }
     if known == 0 && strictness == Strictness::Main {
@@ -196,7 +172,115 @@ pub(crate) fn parse_entries(
                 .to_string(),
         });
     }
-    Ok(entries)
+    Ok(used)
+}
+
+/// A line that is not JSON: an error in the main file, a warning in a subagent's.
+fn not_json(
+    broken: Pending,
+    shown: &str,
+    strictness: Strictness,
+    warnings: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    if strictness == Strictness::Subagent {
+        warnings.push(format!(
+            "{shown}:{}:{}: not JSON ({}); the line was skipped",
+            broken.number, broken.column, broken.message
+        ));
+        return Ok(());
+    }
+    Err(ImportError::NotTranscript {
+        file: shown.to_string(),
+        line: broken.number,
+        column: broken.column,
+        message: format!("this line is not JSON: {}", broken.message),
+    })
+}
+
+/// Reads the objects of one line. One line in a few real files holds two objects back to
+/// back: all are read. Returns the line's syntax error, if any, for the caller to judge.
+fn parse_line(
+    line: &str,
+    number: usize,
+    shown: &str,
+    strictness: Strictness,
+    warnings: &mut Vec<String>,
+    known: &mut usize,
+    sink: &mut dyn FnMut(usize, RawLine),
+) -> Result<Option<Pending>, ImportError> {
+    let mut stream = serde_json::Deserializer::from_str(line).into_iter::<RawLine>();
+    loop {
+        let offset = stream.byte_offset();
+        let raw = match stream.next() {
+            None => return Ok(None),
+            Some(Ok(raw)) => raw,
+            Some(Err(error)) => {
+                return skipped_or_broken(&line[offset..], number, shown, warnings, error)
+            }
+        };
+        match raw.kind.as_str() {
+            Some(kind) => {
+                if KNOWN_TYPES.contains(&kind) {
+                    *known += 1;
+                }
+                sink(number, raw);
+            }
+            None if strictness == Strictness::Subagent => {
+                warnings.push(format!(
+                    "{shown}:{number}: a line without a `type`; skipped"
+                ));
+            }
+            None => {
+                return Err(ImportError::NotTranscript {
+                    file: shown.to_string(),
+                    line: number,
+                    column: 1,
+                    message: "this line is not a Claude Code transcript line (a JSON \
+                              object with a `type` such as `user` or `assistant`)"
+                        .to_string(),
+                })
+            }
+        }
+    }
+}
+
+/// Why an object of a line could not be read: valid JSON of an unexpected shape or
+/// nesting deeper than the reader follows (the line is skipped with a warning, in any
+/// file), or not JSON at all (returned for the caller).
+fn skipped_or_broken(
+    rest: &str,
+    number: usize,
+    shown: &str,
+    warnings: &mut Vec<String>,
+    error: serde_json::Error,
+) -> Result<Option<Pending>, ImportError> {
+    let deep = error.to_string().contains("recursion limit exceeded");
+    if deep {
+        // serde_json follows 128 levels; a line nested deeper is skipped, not the file.
+        warnings.push(format!(
+            "{shown}:{number}: a line nested deeper than 128 levels; skipped (no transcript \
+             line Claude Code writes nests that deep)"
+        ));
+        return Ok(None);
+    }
+    if error.classify() == serde_json::error::Category::Data {
+        // Valid JSON whose fields are not what the importer reads (a field given twice…).
+        let valid = serde_json::Deserializer::from_str(rest)
+            .into_iter::<IgnoredAny>()
+            .all(|value| value.is_ok());
+        if valid {
+            warnings.push(format!(
+                "{shown}:{number}: a line of an unexpected shape ({error}); skipped"
+            ));
+            return Ok(None);
+        }
+    }
+    Ok(Some(Pending {
+        number,
+        eof: error.is_eof(),
+        column: error.column().max(1),
+        message: error.to_string(),
+    }))
 }
 
 /// Milliseconds since the Unix epoch of an ISO-8601 UTC time as Claude Code writes it
@@ -279,13 +363,34 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 mod tests {
     use super::*;
 
-    fn entries(
-        text: &str,
-        strictness: Strictness,
-    ) -> (Result<Vec<Entry>, ImportError>, Vec<String>) {
+    type Found = Vec<(usize, RawLine)>;
+
+    fn entries(text: &str, strictness: Strictness) -> (Result<Found, ImportError>, Vec<String>) {
         let mut warnings = Vec::new();
-        let result = parse_entries(text, "s.jsonl", strictness, &mut warnings);
-        (result, warnings)
+        let mut found = Vec::new();
+        let result = parse_entries(
+            &mut text.as_bytes(),
+            "s.jsonl",
+            strictness,
+            &mut warnings,
+            &mut |line, raw| found.push((line, raw)),
+        );
+        (result.map(|_| found), warnings)
+    }
+
+    fn read_file(path: &Path, budget: &mut u64) -> Result<usize, ImportError> {
+        let mut count = 0;
+        let mut warnings = Vec::new();
+        read_entries(
+            path,
+            Strictness::Main,
+            budget,
+            &mut warnings,
+            &mut |_, _| {
+                count += 1;
+            },
+        )?;
+        Ok(count)
     }
 
     #[test]
@@ -313,7 +418,7 @@ mod tests {
         );
         let found = result.unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(found.len(), 2);
-        assert_eq!((found[0].line, found[1].line), (1, 1));
+        assert_eq!((found[0].0, found[1].0), (1, 1));
         assert!(warnings.is_empty());
     }
 
@@ -365,9 +470,8 @@ mod tests {
         let path = dir.join("big.jsonl");
         std::fs::write(&path, "{\"type\":\"user\"}\n".repeat(10))
             .unwrap_or_else(|error| panic!("{error}"));
-        let mut warnings = Vec::new();
         let mut budget = 50;
-        let result = read_entries(&path, Strictness::Main, &mut budget, &mut warnings);
+        let result = read_file(&path, &mut budget);
         assert!(
             matches!(
                 result,
@@ -380,13 +484,12 @@ mod tests {
             "{result:?}"
         );
         let mut budget = 1_000;
-        let read = read_entries(&path, Strictness::Main, &mut budget, &mut warnings);
-        assert_eq!(read.map(|entries| entries.len()).ok(), Some(10));
+        assert_eq!(read_file(&path, &mut budget).ok(), Some(10));
         assert_eq!(
             budget, 840,
             "what a file used comes off the import's budget"
         );
-        let folder = read_entries(&dir, Strictness::Main, &mut budget, &mut warnings);
+        let folder = read_file(&dir, &mut budget);
         assert!(
             matches!(&folder, Err(ImportError::Unreadable { message, .. }) if message == "not a regular file"),
             "{folder:?}"

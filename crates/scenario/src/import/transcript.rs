@@ -6,12 +6,21 @@
 //! 5 s). Each line's time is therefore taken as the later of its own timestamp and its
 //! parent's (`parentUuid`), so that a reply never comes before what it replies to, and
 //! lines are ordered by that time (then by depth in the conversation, then file order).
+//!
+//! Memory: each line is reduced, as it is read, to a [`Digest`] of what the scenario
+//! needs (a few dozen bytes; a line that says nothing is dropped), so an import holds a
+//! small fraction of the transcript, not the parsed file. Every look-up (a call's id, a
+//! line's parent, a notification already seen) goes through a map.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
-use serde_json::Value;
+use super::read::parse_time_ms;
+use super::wire::{Content, Detail, Flag, Input, Num, RawLine, Text};
 
-use super::read::{parse_time_ms, Entry};
+/// The most characters of a tool result's text kept: the importer only looks for short
+/// error and denial texts at its start and shows a hundred characters of it.
+const MAX_RESULT_TEXT: usize = 4_096;
 
 /// A tool call (`tool_use` block) of the conversation.
 #[derive(Clone, Debug)]
@@ -20,27 +29,73 @@ pub(crate) struct ToolUse {
     pub id: String,
     /// The tool's name (`Task`, `Agent`, `Read`, …).
     pub name: String,
-    /// The call's input.
-    pub input: Value,
+    /// The call's input (the fields the importer reads), kept only for the calls whose
+    /// input it reads (see [`keeps_input`]).
+    input: Option<Box<Input>>,
     /// The assistant message it belongs to: calls of one response share it.
     pub message_id: String,
     /// When it was made (ms since the epoch, structure-ordered).
     pub t_ms: i64,
+    /// The 1-based line of the file it was on.
+    pub line: usize,
 }
 
 impl ToolUse {
-    /// An Agent call: any tool call whose input has `subagent_type` (`Task` before
-    /// 2.1.63, `Agent` after).
+    /// An Agent call: a `Task` (before 2.1.63) or `Agent` call, or any call whose input
+    /// has `subagent_type`. Without a type it asks for `general-purpose` (SPAWN-3).
     pub fn is_spawn(&self) -> bool {
-        self.input
-            .get("subagent_type")
-            .is_some_and(|value| value.is_string())
+        matches!(self.name.as_str(), "Task" | "Agent")
+            || self.input().subagent_type.as_str().is_some()
+    }
+
+    /// The call's input; empty for a call whose input is not kept.
+    pub fn input(&self) -> &Input {
+        self.input.as_deref().unwrap_or(&EMPTY_INPUT)
     }
 
     /// A text field of the input.
     pub fn text(&self, key: &str) -> Option<&str> {
-        self.input.get(key).and_then(Value::as_str)
+        let input = self.input();
+        match key {
+            "subagent_type" => input.subagent_type.as_str(),
+            "description" => input.description.as_str(),
+            "prompt" => input.prompt.as_str(),
+            "name" => input.name.as_str(),
+            "model" => input.model.as_str(),
+            "isolation" => input.isolation.as_str(),
+            "command" => input.command.as_str(),
+            "task_id" => input.task_id.as_str(),
+            "agentId" => input.agent_id_camel.as_str(),
+            "agent_id" => input.agent_id.as_str(),
+            _ => None,
+        }
     }
+}
+
+/// The input of a call whose input is not kept.
+static EMPTY_INPUT: Input = Input {
+    subagent_type: Text::Missing,
+    description: Text::Missing,
+    prompt: Text::Missing,
+    name: Text::Missing,
+    model: Text::Missing,
+    isolation: Text::Missing,
+    run_in_background: Flag(None),
+    command: Text::Missing,
+    block: Flag(None),
+    task_id: Text::Missing,
+    agent_id_camel: Text::Missing,
+    agent_id: Text::Missing,
+};
+
+/// Whether the importer reads the input of a call of tool `name`: Agent calls (and any
+/// call with a `subagent_type`), waits for an agent, and Bash (its command, under
+/// `--keep-text`). Other calls keep their name, id and times only.
+fn keeps_input(name: &str, input: &Input) -> bool {
+    matches!(
+        name,
+        "Task" | "Agent" | "TaskOutput" | "AgentOutputTool" | "Bash"
+    ) || input.subagent_type != Text::Missing
 }
 
 /// A tool result (`tool_result` block) with the line's `toolUseResult`.
@@ -48,18 +103,40 @@ impl ToolUse {
 pub(crate) struct ToolResult {
     /// When it came back.
     pub t_ms: i64,
-    /// Its text (the joined text blocks, or the string content).
+    /// Its text (the joined text blocks, or the string content), cut to
+    /// [`MAX_RESULT_TEXT`] characters.
     pub text: String,
     /// `is_error`.
     pub is_error: bool,
     /// The line's top-level `toolUseResult`, when it is an object.
-    pub detail: Option<Value>,
+    pub detail: Option<Detail>,
 }
 
 impl ToolResult {
-    /// A field of `toolUseResult`.
-    pub fn detail(&self, key: &str) -> Option<&Value> {
-        self.detail.as_ref().and_then(|detail| detail.get(key))
+    /// `toolUseResult.status`.
+    pub fn status(&self) -> Option<&str> {
+        self.detail
+            .as_ref()
+            .and_then(|detail| detail.status.as_str())
+    }
+
+    /// `toolUseResult.isAsync`.
+    pub fn is_async(&self) -> bool {
+        self.detail.as_ref().and_then(|detail| detail.is_async.0) == Some(true)
+    }
+
+    /// `toolUseResult.agentId`.
+    pub fn agent_id(&self) -> Option<&str> {
+        self.detail
+            .as_ref()
+            .and_then(|detail| detail.agent_id.as_str())
+    }
+
+    /// `toolUseResult.totalDurationMs` as written.
+    pub fn total_duration(&self) -> Num {
+        self.detail
+            .as_ref()
+            .map_or(Num::Missing, |detail| detail.total_duration_ms)
     }
 }
 
@@ -74,8 +151,16 @@ pub(crate) struct Notice {
     pub tool_use_id: Option<String>,
     /// `completed`, `failed`, `killed`, …
     pub status: String,
-    /// `duration_ms` of the `<usage>` block (2.1.37+).
-    pub duration_ms: Option<u64>,
+    /// `duration_ms` of the `<usage>` block (2.1.37+), as written.
+    pub duration_ms: Option<String>,
+}
+
+/// A hash of a subagent's task prompt: how an Agent call finds its subagent's file when
+/// the result names no agent id (the prompt itself is not kept).
+pub(crate) fn prompt_key(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Everything the importer reads from one transcript file.
@@ -87,15 +172,18 @@ pub(crate) struct Conversation {
     pub agent_id: Option<String>,
     /// The first `entrypoint` (`cli`, `sdk-cli`, `sdk-ts`, …), when lines carry one.
     pub entrypoint: Option<String>,
+    /// The first `permissionMode` a line carries, when one does.
+    pub permission_mode: Option<String>,
     /// The first `version`, and each later change with its line.
     pub versions: Vec<(usize, String)>,
     /// The first and last structure-ordered times.
     pub start_ms: Option<i64>,
     /// See `start_ms`.
     pub end_ms: Option<i64>,
-    /// The first user message's text (a subagent's task prompt; `Warmup` for 2.0.x
-    /// warm-up sidechains).
-    pub first_prompt: Option<String>,
+    /// [`prompt_key`] of the first user message's text (a subagent's task prompt).
+    pub first_prompt: Option<u64>,
+    /// The first user message is `Warmup` (a 2.0.x warm-up sidechain).
+    pub warmup: bool,
     /// The last assistant text (a subagent's report).
     pub last_text: Option<String>,
     /// The first assistant line's `message.model`.
@@ -110,35 +198,219 @@ pub(crate) struct Conversation {
     pub unknown_types: BTreeMap<String, usize>,
 }
 
-/// Structure-ordered times: each line's time is max(own timestamp, parent's time).
-fn ordered_times(entries: &[Entry]) -> Vec<(i64, usize)> {
-    let mut index_of: HashMap<&str, usize> = HashMap::new();
-    for (index, entry) in entries.iter().enumerate() {
-        if let Some(uuid) = entry.value.get("uuid").and_then(Value::as_str) {
-            index_of.entry(uuid).or_insert(index);
+/// What kind of line a digest is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    User,
+    Assistant,
+    /// `queue-operation`, `system`, `progress`: they count for the session's start and end.
+    Timed,
+    /// Known types that carry nothing the importer reads (`summary`, …).
+    Skipped,
+}
+
+/// What one line says, reduced to what the scenario needs.
+enum Payload {
+    None,
+    Assistant(Box<AssistantPart>),
+    User(Box<UserPart>),
+    Notice(Box<Notice>),
+}
+
+struct AssistantPart {
+    message_id: Option<String>,
+    model: Option<String>,
+    calls: Vec<(String, String, Input)>,
+    text: Option<String>,
+}
+
+struct UserPart {
+    results: Vec<(String, String, bool)>,
+    detail: Option<Detail>,
+    notice: Option<Notice>,
+    prompt: Option<(u64, bool)>,
+}
+
+/// One line, reduced.
+struct Digest {
+    line: usize,
+    kind: Kind,
+    uuid: Option<u32>,
+    parent: Option<u32>,
+    time: Option<i64>,
+    payload: Payload,
+}
+
+/// Reduces lines as they are read (see the module doc), then orders them.
+#[derive(Default)]
+pub(crate) struct Collector {
+    digests: Vec<Digest>,
+    /// Every `uuid` / `parentUuid` seen, as a small number.
+    ids: HashMap<String, u32>,
+    conv: Conversation,
+}
+
+impl Collector {
+    fn intern(&mut self, text: Option<String>) -> Option<u32> {
+        let text = text?;
+        let next = u32::try_from(self.ids.len()).ok()?;
+        Some(*self.ids.entry(text).or_insert(next))
+    }
+
+    /// Takes one line (an object of the file) at 1-based `line`.
+    pub(crate) fn push(&mut self, line: usize, raw: RawLine) {
+        let conv = &mut self.conv;
+        if conv.session_id.is_none() {
+            conv.session_id = raw.session_id.as_str().map(str::to_string);
+        }
+        if conv.agent_id.is_none() {
+            conv.agent_id = raw.agent_id.as_str().map(str::to_string);
+        }
+        if conv.entrypoint.is_none() {
+            conv.entrypoint = raw.entrypoint.as_str().map(str::to_string);
+        }
+        if conv.permission_mode.is_none() {
+            conv.permission_mode = raw.permission_mode.as_str().map(str::to_string);
+        }
+        if let Some(version) = raw.version.as_str() {
+            if conv.versions.last().map(|(_, v)| v.as_str()) != Some(version) {
+                conv.versions.push((line, version.to_string()));
+            }
+        }
+        let kind_text = raw.kind.as_str().unwrap_or("");
+        let kind = match kind_text {
+            "user" => Kind::User,
+            "assistant" => Kind::Assistant,
+            "queue-operation" | "system" | "progress" => Kind::Timed,
+            "summary"
+            | "file-history-snapshot"
+            | "attachment"
+            | "permission-mode"
+            | "last-prompt" => Kind::Skipped,
+            other => {
+                *conv.unknown_types.entry(other.to_string()).or_default() += 1;
+                Kind::Skipped
+            }
+        };
+        let time = raw.timestamp.as_str().and_then(parse_time_ms);
+        let payload = match kind {
+            Kind::Assistant => assistant_part(raw.message.0),
+            Kind::User => user_part(raw.message.0.map(|m| m.content), raw.tool_use_result.0),
+            Kind::Timed if raw.operation.as_str() == Some("enqueue") => {
+                notice(&raw.content.text(), 0)
+                    .map_or(Payload::None, |found| Payload::Notice(Box::new(found)))
+            }
+            Kind::Timed | Kind::Skipped => Payload::None,
+        };
+        let uuid = self.intern(raw.uuid.into_string());
+        let parent = self.intern(raw.parent_uuid.into_string());
+        if uuid.is_none() && parent.is_none() && time.is_none() && matches!(payload, Payload::None)
+        {
+            return; // says nothing the scenario needs, and no other line can point at it
+        }
+        self.digests.push(Digest {
+            line,
+            kind,
+            uuid,
+            parent,
+            time,
+            payload,
+        });
+    }
+
+    /// The conversation: lines in structure order, read into calls, results, notices.
+    pub(crate) fn finish(self) -> Conversation {
+        let Collector {
+            mut digests,
+            ids,
+            mut conv,
+        } = self;
+        let times = ordered_times(&digests, ids.len());
+        drop(ids);
+        let mut order: Vec<usize> = (0..digests.len()).collect();
+        order.sort_by_key(|&index| (times[index].0, times[index].1, index));
+        let mut seen_calls: HashSet<String> = HashSet::new();
+        let mut seen_notices: HashSet<(bool, String)> = HashSet::new();
+        for index in order {
+            let digest = &mut digests[index];
+            let t_ms = times[index].0;
+            if digest.kind == Kind::Skipped {
+                continue;
+            }
+            if t_ms != i64::MIN {
+                conv.start_ms = Some(conv.start_ms.map_or(t_ms, |start| start.min(t_ms)));
+                conv.end_ms = Some(conv.end_ms.map_or(t_ms, |end| end.max(t_ms)));
+            }
+            let line = digest.line;
+            match std::mem::replace(&mut digest.payload, Payload::None) {
+                Payload::None => {}
+                Payload::Assistant(part) => {
+                    read_assistant(&mut conv, &mut seen_calls, *part, line, t_ms);
+                }
+                Payload::User(part) => {
+                    let UserPart {
+                        results,
+                        detail,
+                        notice,
+                        prompt,
+                    } = *part;
+                    for (id, text, is_error) in results {
+                        conv.results.entry(id).or_insert(ToolResult {
+                            t_ms,
+                            text,
+                            is_error,
+                            detail: detail.clone(),
+                        });
+                    }
+                    if let Some(found) = notice {
+                        add_notice(&mut conv, &mut seen_notices, found, t_ms);
+                    } else if let Some((key, warmup)) = prompt {
+                        if conv.first_prompt.is_none() {
+                            conv.first_prompt = Some(key);
+                            conv.warmup = warmup;
+                        }
+                    }
+                }
+                Payload::Notice(found) => {
+                    add_notice(&mut conv, &mut seen_notices, *found, t_ms);
+                }
+            }
+        }
+        conv
+    }
+}
+
+/// Structure-ordered times: each line's time is max(own timestamp, parent's time), with
+/// its depth in the conversation.
+fn ordered_times(digests: &[Digest], ids: usize) -> Vec<(i64, usize)> {
+    // The first line with each uuid.
+    let mut index_of: Vec<Option<usize>> = vec![None; ids];
+    for (index, digest) in digests.iter().enumerate() {
+        if let Some(uuid) = digest.uuid {
+            let slot = &mut index_of[uuid as usize];
+            if slot.is_none() {
+                *slot = Some(index);
+            }
         }
     }
     let parent_of = |index: usize| -> Option<usize> {
-        let parent = entries[index].value.get("parentUuid")?.as_str()?;
-        index_of.get(parent).copied().filter(|&p| p != index)
-    };
-    let own = |index: usize| -> Option<i64> {
-        entries[index]
-            .value
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_time_ms)
+        let parent = digests[index].parent?;
+        index_of[parent as usize].filter(|&p| p != index)
     };
     // (time, depth) per line; computed iteratively along parent chains (chains can be
     // thousands of lines long, and a malformed file may even hold a cycle).
-    let mut memo: Vec<Option<(i64, usize)>> = vec![None; entries.len()];
+    let mut memo: Vec<Option<(i64, usize)>> = vec![None; digests.len()];
     let mut previous_time = i64::MIN;
-    for start in 0..entries.len() {
+    let mut chain = Vec::new();
+    let mut on_chain = HashSet::new();
+    for start in 0..digests.len() {
         if memo[start].is_some() {
             continue;
         }
-        let mut chain = vec![start];
-        let mut on_chain = std::collections::HashSet::from([start]);
+        chain.clear();
+        on_chain.clear();
+        chain.push(start);
+        on_chain.insert(start);
         let mut base: Option<(i64, usize)> = None;
         while let Some(parent) = parent_of(*chain.last().unwrap_or(&start)) {
             if let Some(known) = memo[parent] {
@@ -155,7 +427,7 @@ fn ordered_times(entries: &[Entry]) -> Vec<(i64, usize)> {
             None => (i64::MIN, 0),
         };
         for &index in chain.iter().rev() {
-            let stamp = own(index).unwrap_or(time.max(previous_time));
+            let stamp = digests[index].time.unwrap_or(time.max(previous_time));
             time = time.max(stamp);
             memo[index] = Some((time, depth));
             depth += 1;
@@ -165,21 +437,6 @@ fn ordered_times(entries: &[Entry]) -> Vec<(i64, usize)> {
     memo.into_iter()
         .map(|known| known.unwrap_or((i64::MIN, 0)))
         .collect()
-}
-
-fn content_text(content: &Value) -> String {
-    match content {
-        Value::String(text) => text.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                Value::String(text) => Some(text.as_str()),
-                _ => block.get("text").and_then(Value::as_str),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// The text between `<tag>` and `</tag>`.
@@ -194,14 +451,17 @@ fn tag<'t>(text: &'t str, name: &str) -> Option<&'t str> {
 /// A `<task-notification>` / `<agent-notification>` in `text`, if there is one.
 fn notice(text: &str, t_ms: i64) -> Option<Notice> {
     let body = tag(text, "task-notification").or_else(|| tag(text, "agent-notification"))?;
+    // The whole token after `duration_ms`, so that `1e308` or `-5` is seen as written
+    // (and refused by the importer), not read as its leading digits.
     let duration_ms = tag(body, "usage").and_then(|usage| {
         let at = usage.find("duration_ms")? + "duration_ms".len();
-        let digits: String = usage[at..]
+        let token: String = usage[at..]
             .trim_start_matches([':', ' ', '='])
             .chars()
-            .take_while(char::is_ascii_digit)
+            .take_while(|c| !c.is_whitespace() && *c != '<' && *c != ',')
+            .take(64)
             .collect();
-        digits.parse().ok()
+        (!token.is_empty()).then_some(token)
     });
     Some(Notice {
         t_ms,
@@ -214,197 +474,139 @@ fn notice(text: &str, t_ms: i64) -> Option<Notice> {
     })
 }
 
-/// Reads the entries of one file.
-pub(crate) fn conversation(entries: &[Entry]) -> Conversation {
-    let times = ordered_times(entries);
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by_key(|&index| (times[index].0, times[index].1, index));
-    let mut conv = Conversation::default();
-    for index in order {
-        let entry = &entries[index];
-        let value = &entry.value;
-        let t_ms = times[index].0;
-        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
-        if conv.session_id.is_none() {
-            conv.session_id = value
-                .get("sessionId")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if conv.agent_id.is_none() {
-            conv.agent_id = value
-                .get("agentId")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if conv.entrypoint.is_none() {
-            conv.entrypoint = value
-                .get("entrypoint")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        if let Some(version) = value.get("version").and_then(Value::as_str) {
-            if conv.versions.last().map(|(_, v)| v.as_str()) != Some(version) {
-                conv.versions.push((entry.line, version.to_string()));
-            }
-        }
-        match kind {
-            "user" | "assistant" | "queue-operation" | "system" | "progress" => {}
-            "summary"
-            | "file-history-snapshot"
-            | "attachment"
-            | "permission-mode"
-            | "last-prompt" => continue,
-            other => {
-                *conv.unknown_types.entry(other.to_string()).or_default() += 1;
-                continue;
-            }
-        }
-        if t_ms != i64::MIN {
-            conv.start_ms = Some(conv.start_ms.map_or(t_ms, |start| start.min(t_ms)));
-            conv.end_ms = Some(conv.end_ms.map_or(t_ms, |end| end.max(t_ms)));
-        }
-        match kind {
-            "assistant" => read_assistant(&mut conv, entry, t_ms),
-            "user" => read_user(&mut conv, entry, t_ms),
-            "queue-operation" => {
-                let enqueue = value.get("operation").and_then(Value::as_str) == Some("enqueue");
-                let text = value.get("content").map(content_text).unwrap_or_default();
-                if enqueue {
-                    if let Some(found) = notice(&text, t_ms) {
-                        add_notice(&mut conv, found);
-                    }
-                }
-            }
-            _ => {}
-        }
+/// The first [`MAX_RESULT_TEXT`] characters of `text`.
+fn cut(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(MAX_RESULT_TEXT) {
+        text.truncate(at);
     }
-    conv
+    text
 }
 
-fn add_notice(conv: &mut Conversation, found: Notice) {
-    // The enqueue time is the completion time; the same notification repeated later as a
-    // user line (2.1.17+) is a delivery, not a second completion.
-    let seen = conv.notices.iter().any(|known| {
-        (found.agent_id.is_some() && known.agent_id == found.agent_id)
-            || (found.tool_use_id.is_some() && known.tool_use_id == found.tool_use_id)
-    });
-    if !seen {
-        conv.notices.push(found);
-    }
-}
-
-fn read_assistant(conv: &mut Conversation, entry: &Entry, t_ms: i64) {
-    let Some(message) = entry.value.get("message") else {
-        return;
+fn assistant_part(message: Option<super::wire::Message>) -> Payload {
+    let Some(message) = message else {
+        return Payload::None;
     };
-    if conv.model.is_none() {
-        conv.model = message
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|model| !model.starts_with('<')) // `<synthetic>`
-            .map(str::to_string);
-    }
-    let message_id = message
-        .get("id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| {
-            entry
-                .value
-                .get("uuid")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| format!("line-{}", entry.line));
-    let Some(Value::Array(blocks)) = message.get("content") else {
-        return;
+    let model = message
+        .model
+        .into_string()
+        .filter(|model| !model.starts_with('<')); // `<synthetic>`
+    let mut part = AssistantPart {
+        message_id: message.id.into_string(),
+        model,
+        calls: Vec::new(),
+        text: None,
     };
-    for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("tool_use") => {
-                let (Some(id), Some(name)) = (
-                    block.get("id").and_then(Value::as_str),
-                    block.get("name").and_then(Value::as_str),
-                ) else {
-                    continue;
-                };
-                if conv.calls.iter().any(|call| call.id == id) {
-                    continue; // a line written twice
-                }
-                conv.calls.push(ToolUse {
-                    id: id.to_string(),
-                    name: name.to_string(),
-                    input: block.get("input").cloned().unwrap_or(Value::Null),
-                    message_id: message_id.clone(),
-                    t_ms,
-                });
-            }
-            Some("text") => {
-                if let Some(text) = block.get("text").and_then(Value::as_str) {
-                    if !text.trim().is_empty() {
-                        conv.last_text = Some(text.to_string());
+    if let Content::Blocks(blocks) = message.content {
+        for block in blocks {
+            match block.kind.as_str() {
+                Some("tool_use") => {
+                    if let (Some(id), Some(name)) =
+                        (block.id.into_string(), block.name.into_string())
+                    {
+                        part.calls
+                            .push((id, name, block.input.0.unwrap_or_default()));
                     }
                 }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn read_user(conv: &mut Conversation, entry: &Entry, t_ms: i64) {
-    let Some(content) = entry.value.get("message").and_then(|m| m.get("content")) else {
-        return;
-    };
-    let detail = entry
-        .value
-        .get("toolUseResult")
-        .filter(|detail| detail.is_object())
-        .cloned();
-    match content {
-        Value::String(text) => {
-            if let Some(found) = notice(text, t_ms) {
-                add_notice(conv, found);
-            } else if conv.first_prompt.is_none() {
-                conv.first_prompt = Some(text.clone());
-            }
-        }
-        Value::Array(blocks) => {
-            let mut plain = Vec::new();
-            for block in blocks {
-                match block.get("type").and_then(Value::as_str) {
-                    Some("tool_result") => {
-                        let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
-                            continue;
-                        };
-                        let text = block.get("content").map(content_text).unwrap_or_default();
-                        let is_error = block
-                            .get("is_error")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false);
-                        conv.results.entry(id.to_string()).or_insert(ToolResult {
-                            t_ms,
-                            text,
-                            is_error,
-                            detail: detail.clone(),
-                        });
-                    }
-                    Some("text") => {
-                        if let Some(text) = block.get("text").and_then(Value::as_str) {
-                            plain.push(text.to_string());
+                Some("text") => {
+                    if let Some(text) = block.text.into_string() {
+                        if !text.trim().is_empty() {
+                            part.text = Some(text);
                         }
                     }
+                }
+                _ => {}
+            }
+        }
+    }
+    Payload::Assistant(Box::new(part))
+}
+
+fn user_part(content: Option<Content>, detail: Option<Detail>) -> Payload {
+    let mut part = UserPart {
+        results: Vec::new(),
+        detail,
+        notice: None,
+        prompt: None,
+    };
+    let text = match content {
+        None | Some(Content::None) => return Payload::None,
+        Some(Content::Str(text)) => text,
+        Some(Content::Blocks(blocks)) => {
+            let mut plain = Vec::new();
+            for block in blocks {
+                match block.kind.as_str() {
+                    Some("tool_result") => {
+                        let Some(id) = block.tool_use_id.into_string() else {
+                            continue;
+                        };
+                        let text = cut(block.content.text());
+                        part.results
+                            .push((id, text, block.is_error.0.unwrap_or(false)));
+                    }
+                    Some("text") => plain.extend(block.text.into_string()),
                     _ => {}
                 }
             }
-            let joined = plain.join("\n");
-            if let Some(found) = notice(&joined, t_ms) {
-                add_notice(conv, found);
-            } else if conv.first_prompt.is_none() && !joined.is_empty() {
-                conv.first_prompt = Some(joined);
-            }
+            plain.join("\n")
         }
-        _ => {}
+    };
+    if let Some(found) = notice(&text, 0) {
+        part.notice = Some(found);
+    } else if !text.is_empty() {
+        part.prompt = Some((prompt_key(&text), text.trim() == "Warmup"));
+    }
+    Payload::User(Box::new(part))
+}
+
+fn add_notice(
+    conv: &mut Conversation,
+    seen: &mut HashSet<(bool, String)>,
+    mut found: Notice,
+    t_ms: i64,
+) {
+    // The enqueue time is the completion time; the same notification repeated later as a
+    // user line (2.1.17+) is a delivery, not a second completion.
+    let by_agent = found.agent_id.clone().map(|id| (true, id));
+    let by_call = found.tool_use_id.clone().map(|id| (false, id));
+    let known = by_agent
+        .iter()
+        .chain(&by_call)
+        .any(|key| seen.contains(key));
+    if known {
+        return;
+    }
+    seen.extend(by_agent);
+    seen.extend(by_call);
+    found.t_ms = t_ms;
+    conv.notices.push(found);
+}
+
+fn read_assistant(
+    conv: &mut Conversation,
+    seen: &mut HashSet<String>,
+    part: AssistantPart,
+    line: usize,
+    t_ms: i64,
+) {
+    if conv.model.is_none() {
+        conv.model = part.model;
+    }
+    let message_id = part.message_id.unwrap_or_else(|| format!("line-{line}"));
+    for (id, name, input) in part.calls {
+        if !seen.insert(id.clone()) {
+            continue; // a line written twice
+        }
+        conv.calls.push(ToolUse {
+            id,
+            input: keeps_input(&name, &input).then(|| Box::new(input)),
+            name,
+            message_id: message_id.clone(),
+            t_ms,
+            line,
+        });
+    }
+    if part.text.is_some() {
+        conv.last_text = part.text;
     }
 }
 
@@ -415,9 +617,16 @@ mod tests {
 
     fn read(text: &str) -> Conversation {
         let mut warnings = Vec::new();
-        let entries = parse_entries(text, "t.jsonl", Strictness::Main, &mut warnings)
-            .unwrap_or_else(|error| panic!("{error}"));
-        conversation(&entries)
+        let mut collector = Collector::default();
+        parse_entries(
+            &mut text.as_bytes(),
+            "t.jsonl",
+            Strictness::Main,
+            &mut warnings,
+            &mut |line, raw| collector.push(line, raw),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+        collector.finish()
     }
 
     #[test]
@@ -465,7 +674,7 @@ mod tests {
         );
         assert_eq!(conv.notices[0].agent_id.as_deref(), Some("abc"));
         assert_eq!(conv.notices[1].status, "failed");
-        assert_eq!(conv.notices[1].duration_ms, Some(4321));
+        assert_eq!(conv.notices[1].duration_ms.as_deref(), Some("4321"));
         assert_eq!(conv.notices[1].tool_use_id.as_deref(), Some("toolu_9"));
     }
 
@@ -474,6 +683,6 @@ mod tests {
         let conv =
             read("{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n{\"type\":\"hologram\"}\n");
         assert_eq!(conv.unknown_types.get("hologram"), Some(&1));
-        assert_eq!(conv.first_prompt.as_deref(), Some("hi"));
+        assert_eq!(conv.first_prompt, Some(prompt_key("hi")));
     }
 }

@@ -151,7 +151,7 @@ impl<W: Write> TextWriter<W> {
             let text = if self.options.color {
                 format!("{BOLD}── {} ──{RESET}\n", visible(title))
             } else {
-                format!("── {title} ──\n")
+                format!("── {} ──\n", visible(title))
             };
             self.chapter += 1;
             self.emit_raw(&text);
@@ -352,23 +352,10 @@ impl<W: Write> TextWriter<W> {
     }
 }
 
-/// `text` with every control character other than newline and tab (and the bidirectional
-/// overrides) written as a visible escape (`\u{1b}`): what coloured output does to the
-/// scenario's own strings before it adds its colours.
+/// `text` as one field of a terminal line ([`subsim_escape::terminal::line`]): what coloured
+/// output does to the scenario's own strings before it adds its colours.
 fn visible(text: &str) -> String {
-    let hostile = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if hostile(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    subsim_escape::terminal::line(text).into_owned()
 }
 
 /// Is `event` bookkeeping, shown with `--detail full` only?

@@ -1,6 +1,7 @@
 //! What each event says: the narration's words, one line per event.
 
 use super::*;
+use subsim_escape::terminal;
 
 /// The "who" column starts this wide and grows (up to [`MAX_WHO_WIDTH`]) as longer names
 /// appear, so that most runs stay aligned from the first line.
@@ -118,21 +119,24 @@ impl Narrator {
         told
     }
 
-    /// Writes a told line: `time  who  what: why (RULE)`.
+    /// Writes a told line: `time  who  what: why (RULE)`. Each part is one field of one
+    /// line for a terminal ([`terminal::line`]): a name's newline or escape sequence is
+    /// shown, never obeyed, and cannot forge a line.
     pub fn write(&self, t: crate::time::SimTime, told: &Told, out: &mut String) {
         let _ = write!(out, "{t}  ");
-        out.push_str(&told.who);
-        let pad = self.who_width.saturating_sub(told.who.chars().count());
+        let who = terminal::line(&told.who);
+        out.push_str(&who);
+        let pad = self.who_width.saturating_sub(who.chars().count());
         out.extend(std::iter::repeat_n(' ', pad));
         out.push_str("  ");
-        out.push_str(&told.what);
+        out.push_str(&terminal::line(&told.what));
         if let Some(why) = &told.why {
             out.push_str(": ");
-            out.push_str(why);
+            out.push_str(&terminal::line(why));
         }
         if let Some(cite) = &told.cite {
             out.push_str(" (");
-            out.push_str(cite);
+            out.push_str(&terminal::line(cite));
             out.push(')');
         }
     }
