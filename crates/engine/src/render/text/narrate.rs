@@ -303,6 +303,10 @@ impl Narrator {
     }
 
     /// Writes what happened into `what`; returns who it happened to (or who did it).
+    ///
+    /// One table, one arm per event kind (a long function on purpose): the match is
+    /// exhaustive, so a new kind does not compile until its words are written here, and
+    /// the wording of every kind can be read side by side.
     fn describe(&self, event: &Event, what: &mut String) -> String {
         match &event.kind {
             EventKind::SessionStarted {
