@@ -3,7 +3,8 @@
 //! (b) every rule marked `simulated` links at least one scenario, and every scenario it
 //!     links exists and cites the rule ID;
 //! (c) every scenario under `scenarios/` is linked from the page at least once;
-//! (d) the status counts at the top match the table.
+//! (d) the status counts at the top match the table;
+//! (e) docs/scenario-format.md names every context piece the trace can write.
 //!
 //! The catalog lives beside the repository (`<repo>/../shared/spec/rules.md`, also in CI);
 //! when it is absent, check (a) is skipped with a note and the others still run.
@@ -346,4 +347,66 @@ fn scenario_links(text: &str) -> Vec<String> {
         .into_iter()
         .filter(|target| target.starts_with(SCENARIO_LINK_PREFIX) || target.contains("scenarios/"))
         .collect()
+}
+
+/// The text of docs/scenario-format.md's `### {heading}` section (up to the next heading),
+/// each paragraph on one line.
+fn format_doc_section(heading: &str) -> String {
+    let text = read(&repo_root().join("docs/scenario-format.md"));
+    let start = text
+        .find(&format!("\n### {heading}\n"))
+        .unwrap_or_else(|| panic!("docs/scenario-format.md has no `### {heading}` section"));
+    let body = &text[start + heading.len() + 6..];
+    let end = body.find("\n#").unwrap_or(body.len());
+    // A name may be wrapped across lines: lines are joined by one space, paragraphs kept.
+    body[..end]
+        .split("\n\n")
+        .map(|paragraph| paragraph.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// (e) Every context piece the trace can write (`agent_started.context`) is named in
+/// docs/scenario-format.md's "Context pieces", and the fork's paragraph names each piece a
+/// fork starts with (issue #23: the doc gave a fork three pieces where the trace wrote
+/// eight).
+#[test]
+fn every_context_piece_is_named_in_the_format_doc() {
+    use subsim_rules::context::{piece, startup_context, AgentKind, StartupInput};
+    let section = format_doc_section("Context pieces");
+    let missing: Vec<&str> = piece::ALL
+        .iter()
+        .copied()
+        .filter(|label| !section.contains(&format!("`{label}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/scenario-format.md's Context pieces does not name {missing:?}"
+    );
+    let fork_paragraph = section
+        .split("\n\n")
+        .find(|paragraph| paragraph.starts_with("A fork"))
+        .expect("a paragraph on the fork's context");
+    let gates = subsim_rules::Gates::for_version(subsim_rules::Version::v2_1(292));
+    let fork = startup_context(&StartupInput::new(AgentKind::Fork, "fork", gates));
+    let included: Vec<&str> = fork
+        .pieces
+        .iter()
+        .filter(|piece| piece.included)
+        .map(|piece| piece.label)
+        .collect();
+    for label in &included {
+        assert!(
+            fork_paragraph.contains(&format!("`{label}`")),
+            "the fork's paragraph does not name `{label}`"
+        );
+    }
+    let words = [
+        "", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    let count = words.get(included.len()).copied().unwrap_or("many");
+    assert!(
+        fork_paragraph.contains(&format!("these {count} pieces")),
+        "the fork's paragraph should say `these {count} pieces`"
+    );
 }

@@ -122,6 +122,51 @@ pub enum Command {
     /// Join the shard files of `subsim sweep --shard I/N` into exactly the output of the
     /// same sweep on one machine.
     Merge(MergeArgs),
+    /// Serve the playground: a web page to edit a scenario, change a setting and watch the
+    /// run play out, and its API (docs/playground.md).
+    ///
+    /// Prints `playground at http://ADDR/` first, then serves until Ctrl+C or SIGTERM.
+    /// Scenarios posted to it are untrusted: they read no file of this machine, and every
+    /// run is held to the limits below (tighter than `run`'s).
+    Serve(ServeArgs),
+}
+
+/// `subsim serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on; anything but a loopback address is warned about.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub bind: std::net::SocketAddr,
+    /// Most runs (and checks) at once (default: twice the CPUs); past it requests wait in
+    /// a queue.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_runs: Option<u64>,
+    /// Most requests waiting for a run, each for at most --client-timeout; past it (or
+    /// after the wait) the answer is 503 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=65536))]
+    pub queue: u64,
+    /// Most connections at once; past it new ones are closed.
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections: u64,
+    /// Seconds a client may take to send its request, or leave a run's stream unread,
+    /// before it is dropped.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub client_timeout: u64,
+    /// Most trace events of one run (`session.limits.max_events` may only lower it).
+    #[arg(long, value_name = "N", default_value_t = 200_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_events: u64,
+    /// Most agents one run creates (also bounds those running and held at once).
+    #[arg(long, value_name = "N", default_value_t = 20_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_agents: u64,
+    /// Most steps of one run (also bounds steps at one instant and without an event).
+    #[arg(long, value_name = "N", default_value_t = 2_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_steps: u64,
 }
 
 /// `subsim sweep`.
@@ -130,8 +175,17 @@ pub struct SweepArgs {
     /// The scenario file (with a `load` block).
     pub file: PathBuf,
     /// `PATH=V1,V2,…` or `PATH=A..B[:STEP]` (repeatable: the cross product).
-    #[arg(long = "set", value_name = "PATH=VALUES", required = true)]
+    #[arg(
+        long = "set",
+        value_name = "PATH=VALUES",
+        required_unless_present = "cap"
+    )]
     pub set: Vec<String>,
+    /// The concurrency caps to sweep, `V1,V2,…` or `A..B[:STEP]`: short for
+    /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=VALUES` as the first axis
+    /// (a chart's x axis; `--vary cap` searches along it).
+    #[arg(long, value_name = "VALUES")]
+    pub cap: Option<String>,
     /// Replicas of every point.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seeds: u64,
@@ -154,7 +208,7 @@ pub struct SweepArgs {
     /// 'blocking<0.01' (its whole 95 % interval must be below it); printed to stderr.
     #[arg(long, value_name = "METRIC<BOUND", requires = "vary")]
     pub target: Option<String>,
-    /// The --set path --target searches along.
+    /// The --set path --target searches along (`cap` for the --cap values).
     #[arg(long, value_name = "PATH", requires = "target")]
     pub vary: Option<String>,
     /// The most runs (points × --seeds) the sweep may make: the sweep runs budget.

@@ -29,3 +29,8 @@ pub const ERLANG_CAP: Budget = Budget::new("erlang cap", 10_000_000, "slots", No
 /// A name or words typed on the command line and compared with every known one
 /// (`explain QUERY`, `tools --agent NAME`); names are at most 256 characters.
 pub const TYPED_CHARS: Budget = Budget::new("typed text", 1_000, "characters", None);
+
+/// Bytes of one request body `subsim serve` reads (issue #25): past it, 413, told by
+/// `Content-Length` before anything is read, or found while reading.
+pub const REQUEST_BODY_BYTES: Budget =
+    Budget::new("request body bytes", 1024 * 1024, "bytes", None);

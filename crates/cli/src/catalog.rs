@@ -243,7 +243,6 @@ pub fn scenario(path: &str) -> Option<&'static str> {
 }
 
 /// Every embedded scenario path, sorted.
-#[cfg(test)]
 pub fn scenario_paths() -> impl Iterator<Item = &'static str> {
     SCENARIOS.iter().map(|(path, _)| *path)
 }

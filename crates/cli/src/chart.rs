@@ -17,8 +17,44 @@ const SIZE: (u32, u32) = (800, 500);
 /// One line of the chart: its label and its points `(x, mean, lo, hi, theory)`.
 type Series = (String, Vec<(f64, f64, f64, f64, Option<f64>)>);
 
-/// Draws the chart of a sweep table.
-pub fn render(header: &[String], rows: &[Vec<String>]) -> anyhow::Result<String> {
+/// The axis title of a swept path: the cap's environment variable in words.
+fn axis_title(path: &str) -> String {
+    if path == subsim_scenario::CAP_PATH {
+        "cap (concurrent subagents, CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS)".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+/// What the chart draws: the statistic, its analytic column, the caption's and the y
+/// axis's words. A `--target` statistic is drawn (with its bound); otherwise blocking, or
+/// the mean wait when the runs waited.
+fn pick_metric(target: Option<&str>, waits: bool) -> (&str, Option<&'static str>, &str, String) {
+    let default = if waits { "wait_mean" } else { "blocking" };
+    match target.unwrap_or(default) {
+        "blocking" => (
+            "blocking",
+            Some("erlang_b"),
+            "blocking",
+            "blocking: share of arrivals rejected by the cap".to_string(),
+        ),
+        "wait_mean" => (
+            "wait_mean",
+            Some("erlang_wait"),
+            "mean wait",
+            "mean wait, s (first request → start)".to_string(),
+        ),
+        metric => (metric, None, metric, metric.replace('_', " ")),
+    }
+}
+
+/// Draws the chart of a sweep table; `target` (a statistic and its bound, from `sweep
+/// --target`) is drawn as a dashed line across the chart.
+pub fn render(
+    header: &[String],
+    rows: &[Vec<String>],
+    target: Option<(&str, f64)>,
+) -> anyhow::Result<String> {
     let column = |name: &str| header.iter().position(|known| known == name);
     let replica = column("replica").ok_or_else(|| anyhow::anyhow!("not a sweep table"))?;
     if replica == 0 {
@@ -31,26 +67,12 @@ pub fn render(header: &[String], rows: &[Vec<String>]) -> anyhow::Result<String>
     let waits = aggregated
         .iter()
         .any(|row| number(row, column("delayed")).is_some_and(|delayed| delayed > 0.0));
-    let (metric, theory, title, label) = if waits {
-        (
-            "wait_mean",
-            "erlang_wait",
-            "mean wait",
-            "mean wait, s (first request → start)",
-        )
-    } else {
-        (
-            "blocking",
-            "erlang_b",
-            "blocking",
-            "blocking: share of arrivals rejected by the cap",
-        )
-    };
+    let (metric, theory, title, label) = pick_metric(target.map(|(metric, _)| metric), waits);
     let (mean, lo, hi, analytic) = (
         column(metric),
         column(&format!("{metric}_lo")),
         column(&format!("{metric}_hi")),
-        column(theory),
+        theory.and_then(column),
     );
     let mut series: Vec<Series> = Vec::new();
     for row in &aggregated {
@@ -92,35 +114,67 @@ pub fn render(header: &[String], rows: &[Vec<String>]) -> anyhow::Result<String>
         x_max = x_max.max(x);
         y_max = y_max.max(y).max(hi).max(theory.unwrap_or(0.0));
     }
-    if x_min == x_max {
-        x_min -= 1.0;
-        x_max += 1.0;
-    }
-    let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
-    // A swept cap (or count) is labelled 20, 21, … rather than 20.0, 21.0, …
+    // The end points (dots and interval bars) are drawn whole: half a step of room (or 4 %
+    // of the range) either side, not on the frame.
     let whole = series
         .iter()
         .flat_map(|(_, points)| points.iter())
         .all(|&(x, ..)| x.fract() == 0.0);
     let steps = (x_max - x_min).round() as usize + 1;
+    let pad = if x_min == x_max {
+        1.0
+    } else if whole && steps <= 21 {
+        0.5
+    } else {
+        (x_max - x_min) * 0.04
+    };
+    let (x_min, x_max) = (x_min - pad, x_max + pad);
+    if let Some((_, bound)) = target {
+        y_max = y_max.max(bound);
+    }
+    let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
+    let x_title = axis_title(&header[0]);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(draw_error)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{title} against {}", header[0]), ("sans-serif", 16))
+            .caption(format!("{title} against {x_title}"), ("sans-serif", 16))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
             .build_cartesian_2d(x_min..x_max, 0.0..y_max)
             .map_err(draw_error)?;
-        let whole_label = |x: &f64| format!("{x:.0}");
+        // A swept cap (or count) is labelled 20, 21, … rather than 20.0, 21.0, …, and only
+        // at the swept values (not at the padding).
+        let whole_label = |x: &f64| {
+            if x.fract() == 0.0 {
+                format!("{x:.0}")
+            } else {
+                String::new()
+            }
+        };
         let mut mesh = chart.configure_mesh();
-        mesh.x_desc(header[0].as_str()).y_desc(label);
+        mesh.x_desc(x_title.as_str()).y_desc(label.as_str());
         if whole && steps <= 21 {
-            mesh.x_labels(steps).x_label_formatter(&whole_label);
+            mesh.x_labels(steps + 2).x_label_formatter(&whole_label);
         }
         mesh.draw().map_err(draw_error)?;
+        if let Some((metric, bound)) = target {
+            let line = RED.mix(0.8);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x_min, bound), (x_max, bound)],
+                    8,
+                    5,
+                    line.stroke_width(2),
+                ))
+                .map_err(draw_error)?
+                .label(format!("target: {metric} < {bound}"))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], line.stroke_width(2))
+                });
+        }
         for (index, (key, points)) in series.iter().enumerate() {
             let color = Palette99::pick(index).to_rgba();
             let theory: Vec<(f64, f64)> = points

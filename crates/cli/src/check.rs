@@ -153,7 +153,11 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
         }
         eprint!("{closing}");
     }
-    Ok(if failed > 0 {
+    // A file that does not load is bad input (exit 2, as README says), before failures.
+    let unloadable = selected.iter().any(|result| result.load_errors.is_some());
+    Ok(if unloadable {
+        Status::BadInput
+    } else if failed > 0 {
         Status::ExpectationsFailed
     } else {
         Status::Ok

@@ -48,6 +48,23 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<Status> {
     let _ = writeln!(out, "Compared: {from} and {to}\n");
     out.push_str(&gate_differences(args.from, args.to));
 
+    out.push_str(&parting(&left, &right, &from, &to, "the version"));
+    for (version, report) in [(&from, &left_report), (&to, &right_report)] {
+        if let Some(limit) = &report.limit {
+            let _ = writeln!(out, "note: the {version} run stopped early: {limit}");
+        }
+    }
+    output::print(&out)?;
+    Ok(Status::Ok)
+}
+
+/// Where two traces of one scenario part, as `diff` prints it after the gates: the
+/// settings of `session_started` that differ, the first event where they part (narrated,
+/// with context and the fields that differ) and the kinds of event whose counts differ.
+/// `from` and `to` name the two sides, `changed` what was changed between them ("the
+/// version"). `subsim serve`'s Compare shows this same text.
+pub fn parting(left: &[Event], right: &[Event], from: &str, to: &str, changed: &str) -> String {
+    let mut out = String::new();
     // The session line: what `session_started` resolved, less the version itself.
     let mut start = 0;
     if let (Some(a), Some(b)) = (left.first(), right.first()) {
@@ -75,20 +92,14 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<Status> {
         None => {
             let _ = writeln!(
                 out,
-                "\nThe two runs are identical apart from the version: {} events each.",
+                "\nThe two runs are identical apart from {changed}: {} events each.",
                 left.len()
             );
         }
-        Some(index) => out.push_str(&divergence(index, &left, &right, &from, &to)),
+        Some(index) => out.push_str(&divergence(index, left, right, from, to)),
     }
-    out.push_str(&summary(&left, &right, &from, &to));
-    for (version, report) in [(&from, &left_report), (&to, &right_report)] {
-        if let Some(limit) = &report.limit {
-            let _ = writeln!(out, "note: the {version} run stopped early: {limit}");
-        }
-    }
-    output::print(&out)?;
-    Ok(Status::Ok)
+    out.push_str(&summary(left, right, from, to));
+    out
 }
 
 /// The gates whose values differ between the two versions, one line each.

@@ -96,7 +96,12 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     ids.extend(discrepancies.iter().map(|d| d.id.as_str()));
     let hint = match subsim_scenario::suggest(&wanted, &ids) {
         Some(near) => format!(", did you mean `{near}`?"),
-        None => String::new(),
+        None => match corrected(query, &rules, &questions, &discrepancies) {
+            Some(fixed) if !search(&fixed, &rules, &questions, &discrepancies).is_empty() => {
+                format!(", did you mean `subsim explain \"{fixed}\"`?")
+            }
+            _ => String::new(),
+        },
     };
     anyhow::bail!(
         "nothing matches `{query}`: it is no rule ID, open question (Q-N) or discrepancy \
@@ -106,25 +111,74 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
 }
 
 /// Every rule, question and discrepancy whose text holds all the words of `query` (any
-/// case), as `(id, one line)`.
+/// case; a word also matches another form of it: `denied` finds "deny" and "denies"), as
+/// `(id, one line)`.
 fn search(
     query: &str,
     rules: &[Rule],
     questions: &[Question],
     discrepancies: &[Discrepancy],
 ) -> Vec<(String, String)> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words = query_words(query);
     if words.is_empty() {
         return Vec::new();
     }
-    let holds_all = |text: &str| {
-        let text = text.to_lowercase();
-        words.iter().all(|word| text.contains(word.as_str()))
-    };
+    entries(rules, questions, discrepancies)
+        .into_iter()
+        .filter(|(_, _, text)| words.iter().all(|word| holds(text, word)))
+        .map(|(id, line, _)| (id, line))
+        .collect()
+}
+
+/// The words of a query, lower case.
+fn query_words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Does `text` (lower case) hold `word` or another form of it?
+fn holds(text: &str, word: &str) -> bool {
+    if text.contains(word) {
+        return true;
+    }
+    let wanted = stem(word);
+    wanted.len() >= 3
+        && text
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|known| stem(known) == wanted)
+}
+
+/// A word without its inflection, enough for the catalog's verbs and nouns: `denied`,
+/// `denies` → `deny`; `rejected` → `reject`; `forks` → `fork`; `running` → `runn`.
+fn stem(word: &str) -> String {
+    for (ending, instead) in [
+        ("ied", "y"),
+        ("ies", "y"),
+        ("ing", ""),
+        ("ed", ""),
+        ("es", ""),
+    ] {
+        if let Some(root) = word.strip_suffix(ending) {
+            if root.len() >= 3 {
+                return format!("{root}{instead}");
+            }
+        }
+    }
+    match word.strip_suffix('s') {
+        Some(root) if root.len() >= 3 && !root.ends_with('s') => root.to_string(),
+        _ => word.to_string(),
+    }
+}
+
+/// Every rule, question and discrepancy as `(id, one line, searchable text in lower case)`.
+fn entries(
+    rules: &[Rule],
+    questions: &[Question],
+    discrepancies: &[Discrepancy],
+) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
     for rule in rules {
         let mut text = format!("{} {} {}", rule.id, rule.summary, rule.area);
@@ -132,9 +186,7 @@ fn search(
             text.push(' ');
             text.push_str(why.text);
         }
-        if holds_all(&text) {
-            found.push((rule.id.clone(), rule.summary.clone()));
-        }
+        found.push((rule.id.clone(), rule.summary.clone(), text.to_lowercase()));
     }
     for question in questions {
         let text = format!(
@@ -144,16 +196,59 @@ fn search(
             question.answer,
             question.adopted.as_deref().unwrap_or("")
         );
-        if holds_all(&text) {
-            found.push((question.id.clone(), question.question.clone()));
-        }
+        let line = question.question.clone();
+        found.push((question.id.clone(), line, text.to_lowercase()));
     }
     for discrepancy in discrepancies {
-        if holds_all(&format!("{} {}", discrepancy.id, discrepancy.adopted)) {
-            found.push((discrepancy.id.clone(), discrepancy.adopted.clone()));
-        }
+        let text = format!("{} {}", discrepancy.id, discrepancy.adopted);
+        let line = discrepancy.adopted.clone();
+        found.push((discrepancy.id.clone(), line, text.to_lowercase()));
     }
     found
+}
+
+/// The query with each word no entry holds replaced by the nearest word the entries use
+/// (`resme` → `resume`, `depht limit` → `depth limit`), when that changes something.
+fn corrected(
+    query: &str,
+    rules: &[Rule],
+    questions: &[Question],
+    discrepancies: &[Discrepancy],
+) -> Option<String> {
+    let all = entries(rules, questions, discrepancies);
+    let mut vocabulary: Vec<&str> = all
+        .iter()
+        .flat_map(|(_, _, text)| text.split(|c: char| !c.is_alphanumeric() && c != '-'))
+        .filter(|word| word.len() >= 3)
+        .collect();
+    vocabulary.sort_unstable();
+    vocabulary.dedup();
+    let words = query_words(query);
+    let fixed: Vec<String> = words
+        .iter()
+        .map(|word| {
+            let known = all.iter().any(|(_, _, text)| holds(text, word));
+            match subsim_scenario::suggest(word, &vocabulary) {
+                Some(near) if !known && word.len() >= 3 => near.to_string(),
+                _ => word.clone(),
+            }
+        })
+        .collect();
+    (fixed != words).then(|| fixed.join(" "))
+}
+
+/// What `subsim explain ID` prints first for a rule ID or an open question (its text, not
+/// the run of its scenario); `None` for anything else. `subsim serve` shows it when a
+/// decision is clicked.
+pub fn describe_id(id: &str) -> Option<String> {
+    let wanted = id.trim().to_ascii_uppercase();
+    if let Some(rule) = catalog::rules().iter().find(|rule| rule.id == wanted) {
+        return Some(describe(rule));
+    }
+    catalog::questions()
+        .iter()
+        .find(|question| question.id == wanted)
+        .map(describe_question)
 }
 
 /// An open question in words: the question, the answer subsim adopted, the scenarios.

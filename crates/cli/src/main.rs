@@ -22,6 +22,7 @@ mod panel;
 mod report;
 mod rules_cmd;
 mod run;
+mod serve;
 mod sweep;
 mod timeline;
 mod tools_cmd;
@@ -46,8 +47,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub enum Status {
     /// Everything went as expected.
     Ok,
-    /// At least one `expect:` assertion failed, or a file did not load (`check`).
+    /// At least one `expect:` assertion failed (or a `sweep --target` was not met).
     ExpectationsFailed,
+    /// Bad input reported in the output itself (a `check`ed file that does not load):
+    /// exit 2, like every other bad input.
+    BadInput,
     /// A safety limit ended the run; the message naming it has been printed.
     LimitHit,
 }
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Ok(Status::Ok) => ExitCode::SUCCESS,
         Ok(Status::ExpectationsFailed) => ExitCode::from(1),
         Ok(Status::LimitHit) => ExitCode::from(3),
+        Ok(Status::BadInput) => ExitCode::from(2),
         Err(error) => {
             if !error.is::<AlreadyReported>() {
                 // Messages carry paths and names: shown, never obeyed by the terminal.
@@ -115,6 +120,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Import(args) => import::import(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::Serve(args) => serve::serve(args),
     }
 }
 

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use subsim_engine::sink::Discard;
 use subsim_engine::time::human_duration;
-use subsim_engine::Simulation;
+use subsim_engine::{SimSpec, SimTime, Simulation};
 use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::PanelArgs;
@@ -17,22 +17,35 @@ use crate::{output, Status};
 
 pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
     let loaded = load(&args.file, &args.access)?;
-    let shown = args.file.display();
-    if loaded.spec.load.is_some() {
+    let shown = args.file.display().to_string();
+    output::print(&at_instant(loaded.spec, args.seed, args.at, &shown)?)?;
+    Ok(Status::Ok)
+}
+
+/// The panel and `/tasks` of `spec`'s run (under `seed`, else its own) at `at`, framed with
+/// what the run was doing then; `shown` names the scenario. `subsim serve` answers
+/// `/api/panel` with this same text.
+pub fn at_instant(
+    spec: SimSpec,
+    seed: Option<u64>,
+    at: SimTime,
+    shown: &str,
+) -> anyhow::Result<String> {
+    if spec.load.is_some() {
         anyhow::bail!(
             "{shown} is a load scenario (it has a `load:` block), and load runs keep no panel: \
              there is nothing to show. `subsim run {shown} --format summary` gives its statistics"
         );
     }
-    let name = loaded.spec.name.clone();
-    let loaded_kind = loaded.spec.session.kind.as_str();
-    let simulation = |spec| match args.seed {
+    let name = spec.name.clone();
+    let loaded_kind = spec.session.kind.as_str();
+    let simulation = |spec| match seed {
         Some(seed) => Simulation::new(spec).with_seed(seed),
         None => Simulation::new(spec),
     };
     // The whole run, only to say whether it was already over at that instant.
-    let whole = simulation(loaded.spec.clone()).run(&mut Discard);
-    let (report, view) = simulation(loaded.spec).run_until(&mut Discard, args.at);
+    let whole = simulation(spec.clone()).run(&mut Discard);
+    let (report, view) = simulation(spec).run_until(&mut Discard, at);
     let Some(view) = view else {
         anyhow::bail!(
             "{shown} is a `{}` session, and only interactive sessions have the subagent panel \
@@ -42,10 +55,10 @@ pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
     };
     let mut out = format!(
         "At {} ({}) in {shown}: {name}\n",
-        args.at,
-        human_duration(args.at.as_micros())
+        at,
+        human_duration(at.as_micros())
     );
-    if whole.end <= args.at {
+    if whole.end <= at {
         let _ = writeln!(out, "The run was over by then: it ended at {}.", whole.end);
     }
     if let Some(limit) = &report.limit {
@@ -61,6 +74,5 @@ pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
     }
     out.push('\n');
     out.push_str(&render_tasks(&view));
-    output::print(&out)?;
-    Ok(Status::Ok)
+    Ok(out)
 }

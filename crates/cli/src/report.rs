@@ -142,11 +142,16 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
 }
 
 /// The instants the scrubber offers: every instant something happened among the kept
-/// events (evenly thinned to [`MAX_SAMPLES`]), in order, and 60 evenly spaced up to `end`.
+/// events (evenly thinned to [`MAX_SAMPLES`]), in order, and 60 evenly spaced up to `end`,
+/// the session's end (`EventKind::moves_the_end`, like the running chart): the panel's
+/// bookkeeping after it is no instant of the session.
 fn sample_times(events: &[Event], end: u64) -> Vec<u64> {
-    let mut times: Vec<u64> = events.iter().map(|event| event.t.as_micros()).collect();
+    let mut times: Vec<u64> = events
+        .iter()
+        .map(|event| event.t.as_micros())
+        .filter(|at| *at <= end)
+        .collect();
     // And 60 evenly spaced instants, so that the scrubber also moves through quiet times.
-    let end = times.last().copied().unwrap_or(0).max(end);
     times.extend((0..=60).map(|step| end * step / 60));
     times.sort_unstable();
     times.dedup();

@@ -57,9 +57,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
     };
     let seed = args.seed.unwrap_or(loaded.spec.session.seed);
-    let mut simulation = Simulation::new(loaded.spec);
-    if let Some(seed) = args.seed {
-        simulation = simulation.with_seed(seed);
+    let simulation = simulation(loaded.spec, args.seed);
+    if args.format == Format::Text {
+        if let Some(name) = &args.follow {
+            follow_touches(&simulation, args.seed, name, &narration, args.order.clone())?;
+        }
     }
     let (mut out, commit) = output::open(args.out.as_deref(), &inputs)?;
     let coloured = args.format == Format::Text && narration.color;
@@ -117,6 +119,44 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     match determinism {
         Some((spec, order)) => crate::explore::check_determinism(spec, order, status),
         None => Ok(status),
+    }
+}
+
+/// `--follow NAME` of a name no event touches is refused before anything is printed (it
+/// printed chapter headings with nothing under them and exited 0): a quiet run first, into
+/// nowhere, finds out.
+fn follow_touches(
+    simulation: &Simulation,
+    seed: Option<u64>,
+    name: &str,
+    narration: &NarrationOptions,
+    order: Option<crate::args::Order>,
+) -> anyhow::Result<()> {
+    let quiet = NarrationOptions {
+        color: false,
+        ..narration.clone()
+    };
+    let mut writer = TextWriter::with_options(io::sink(), quiet);
+    let rerun = self::simulation(simulation.spec().clone(), seed);
+    let mut ties = order.map(|order| Replay::new(order.0));
+    simulate(rerun, &mut writer, ties.as_mut());
+    if writer.follow_missed().is_some() {
+        anyhow::bail!(
+            "--follow {}: nothing in this run touches it: no agent of that name or id ran \
+             (names are the `name:` of spawn steps, ids are a1, a2, …; `--format jsonl` lists \
+             them in `agent_started` events)",
+            crate::output::escape_controls(name)
+        );
+    }
+    Ok(())
+}
+
+/// The simulation of `spec`, under `seed` when one is given (else the scenario's own
+/// `session.seed`). `subsim serve` starts its runs here too.
+pub fn simulation(spec: subsim_engine::SimSpec, seed: Option<u64>) -> Simulation {
+    match seed {
+        Some(seed) => Simulation::new(spec).with_seed(seed),
+        None => Simulation::new(spec),
     }
 }
 
@@ -248,7 +288,8 @@ fn batch(
 }
 
 /// The JSON Lines writer: the contract's full form, or the compact one (`--compact`).
-fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
+/// `subsim serve` streams its trace through this same writer.
+pub fn jsonl_writer(out: Box<dyn Write>, compact: bool) -> JsonlWriter<Box<dyn Write>> {
     if compact {
         JsonlWriter::compact(out)
     } else {
@@ -334,9 +375,13 @@ async fn play<S: Sink>(
     flush: impl Fn(&mut S) -> io::Result<()>,
 ) -> io::Result<()> {
     let start = tokio::time::Instant::now();
+    // What follows the session's end (the panel's bookkeeping, EventKind::moves_the_end)
+    // is written at once with it: nothing is left to watch, so nothing to wait for.
+    let end = subsim_engine::event::session_end(events);
     for (index, event) in events.iter().enumerate() {
+        let event_t = event.t.min(end);
         let offset =
-            Duration::try_from_secs_f64(event.t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
+            Duration::try_from_secs_f64(event_t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
         // A wall-clock instant too far away to represent is as good as never.
         match start.checked_add(offset) {
             Some(due) => tokio::time::sleep_until(due).await,
@@ -345,7 +390,10 @@ async fn play<S: Sink>(
         sink.event(event);
         // Flush when the instant ends: the next event is later (or there is none), so the
         // narration can group the instant's identical lines before they are shown.
-        if events.get(index + 1).is_none_or(|next| next.t != event.t) {
+        if events
+            .get(index + 1)
+            .is_none_or(|next| next.t.min(end) != event_t)
+        {
             flush(sink)?;
         }
     }

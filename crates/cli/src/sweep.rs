@@ -76,13 +76,21 @@ struct Table {
     rows: Vec<Vec<String>>,
 }
 
-pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
+pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
     let runs = budgets::SWEEP_RUNS.with_limit(args.max_runs);
-    let axes = args
-        .set
+    let cap = args
+        .cap
+        .as_ref()
+        .map(|values| format!("{}={values}", subsim_scenario::CAP_PATH));
+    // The cap is the first axis (the slowest, and a chart's x axis).
+    let axes = cap
         .iter()
+        .chain(&args.set)
         .map(|text| parse_axis(text, &runs))
         .collect::<Result<Vec<_>, _>>()?;
+    if cap.is_some() && args.vary.as_deref() == Some("cap") {
+        args.vary = Some(subsim_scenario::CAP_PATH.to_string());
+    }
     if args.seeds == 0 {
         anyhow::bail!("--seeds must be at least 1 (the replicas of each point)");
     }
@@ -213,8 +221,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         rows.push(row);
     }
     let table = Table { header, rows };
+    let mut target_met = true;
     if let (Some((metric, bound)), Some(vary)) = (&target, &args.vary) {
-        eprint!("{}", find_target(&table, &axes, vary, metric, *bound));
+        let (text, met) = find_target(&table, &axes, vary, metric, *bound);
+        eprint!("{text}");
+        target_met = met;
     }
     let text = match shard {
         Some((index, of)) => {
@@ -226,7 +237,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
                 render_csv(&table)
             )
         }
-        None => render(&table, args.format)?,
+        None => render(&table, args.format, target.as_ref())?,
     };
     write_out(args.out.as_deref(), &inputs, &text)?;
     if limited > 0 {
@@ -237,7 +248,12 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<Status> {
         );
         return Ok(Status::LimitHit);
     }
-    Ok(Status::Ok)
+    // An unmet target is a failed expectation: exit 1 (the table is still written).
+    Ok(if target_met {
+        Status::Ok
+    } else {
+        Status::ExpectationsFailed
+    })
 }
 
 /// A point as its overrides, `PATH=VALUE …`, for messages.
@@ -262,7 +278,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
     write_out(
         args.out.as_deref(),
         &args.shards,
-        &render(&table, args.format)?,
+        &render(&table, args.format, None)?,
     )?;
     Ok(Status::Ok)
 }
@@ -613,9 +629,28 @@ fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
             Ok((metric.to_string(), bound))
         }
         _ => anyhow::bail!(
-            "--target {text}: give METRIC<BOUND with a statistics column, e.g. \
-             --target 'blocking<0.01' or --target 'wait_p95<30'"
+            "--target {text}: give METRIC<BOUND with a statistics column{}, e.g. \
+             --target 'blocking<0.01' or --target 'wait_p95<30'",
+            target_hint(text)
         ),
+    }
+}
+
+/// `, did you mean `blocking`?` for a misspelt `--target` column (`blockng<0.01`).
+fn target_hint(text: &str) -> String {
+    let metric = text
+        .split(['<', '>', '='])
+        .next()
+        .unwrap_or_default()
+        .trim();
+    let columns: Vec<&str> = STAT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|column| !column.ends_with("_lo"))
+        .collect();
+    match subsim_scenario::suggest(metric, &columns) {
+        Some(column) if column != metric => format!(" (did you mean `{column}`?)"),
+        _ => String::new(),
     }
 }
 
@@ -860,11 +895,20 @@ fn format_name(format: SweepFormat) -> &'static str {
     }
 }
 
-fn render(table: &Table, format: SweepFormat) -> anyhow::Result<String> {
+/// The table in `format`; a chart draws the `--target` statistic and its bound, if given.
+fn render(
+    table: &Table,
+    format: SweepFormat,
+    target: Option<&(String, f64)>,
+) -> anyhow::Result<String> {
     match format {
         SweepFormat::Csv => Ok(render_csv(table)),
         SweepFormat::Json => Ok(render_json(table)),
-        SweepFormat::Svg => crate::chart::render(&table.header, &table.rows),
+        SweepFormat::Svg => crate::chart::render(
+            &table.header,
+            &table.rows,
+            target.map(|(metric, bound)| (metric.as_str(), *bound)),
+        ),
     }
 }
 
@@ -986,8 +1030,16 @@ fn fingerprint(source: &str, axes: &[Axis], seeds: u64, base_seed: u64) -> u64 {
 }
 
 /// `--target METRIC<BOUND --vary PATH`: per combination of the other paths, the smallest
-/// value of PATH whose aggregated interval lies wholly under the bound.
-fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f64) -> String {
+/// value of PATH whose aggregated interval lies wholly under the bound (a column without an
+/// interval, such as `wait_p95`: whose mean over the replicas does, and the text says so);
+/// with whether every combination met it.
+fn find_target(
+    table: &Table,
+    axes: &[Axis],
+    vary: &str,
+    metric: &str,
+    bound: f64,
+) -> (String, bool) {
     let column = |name: &str| table.header.iter().position(|known| known == name);
     let vary_index = column(vary).expect("--vary is a --set path");
     let replica = column("replica").expect("the table has replicas");
@@ -1007,6 +1059,7 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
         }
     }
     let mut text = String::new();
+    let mut met = true;
     for (key, mut rows) in groups {
         rows.sort_by(|a, b| {
             let value = |row: &Vec<String>| row[vary_index].parse::<f64>().unwrap_or(f64::NAN);
@@ -1031,25 +1084,31 @@ fn find_target(table: &Table, axes: &[Axis], vary: &str, metric: &str, bound: f6
             .find(|row| upper(row).is_some_and(|value| value < bound));
         match found {
             Some(row) => {
-                let interval = match hi {
+                let why = match hi {
                     Some(hi) => format!(
-                        " [{}, {}]",
+                        " [{}, {}], 95 % interval wholly under {bound}",
                         row[column(&format!("{metric}_lo")).unwrap_or(hi)],
                         row[hi]
                     ),
-                    None => String::new(),
+                    None => format!(
+                        ", the mean over the replicas; {metric} has no interval, so it is \
+                         under {bound} without a margin"
+                    ),
                 };
                 text.push_str(&format!(
-                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{interval}, 95 % interval wholly under {bound})\n",
+                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{why})\n",
                     row[vary_index], row[mean]
                 ));
             }
-            None => text.push_str(&format!(
-                "target {metric}<{bound}{context}: no swept value of {vary} meets it (widen the range)\n"
-            )),
+            None => {
+                met = false;
+                text.push_str(&format!(
+                    "target {metric}<{bound}{context}: not met: no swept value of {vary} meets it (widen the range)\n"
+                ));
+            }
         }
     }
-    text
+    (text, met)
 }
 
 fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {

@@ -198,8 +198,9 @@ impl Builder {
     /// Reads one event.
     pub fn add(&mut self, event: &Event) {
         let at = event.t.as_micros();
-        // Panel rows linger 30 s after runs end (PANEL-2); the timeline ends with the runs.
-        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+        // The timeline ends with the session (EventKind::moves_the_end), not with the
+        // panel's rows lingering after it (PANEL-2).
+        if event.kind.moves_the_end() {
             self.timeline.end = self.timeline.end.max(at);
         }
         match &event.kind {

@@ -235,7 +235,11 @@ fn defect_9_fifos_are_refused_instead_of_blocking() {
     folder.fifo("b.yaml");
     let output = subsim(&["check", text(folder.path())]);
     let out = stdout(&output);
-    assert_eq!(code(&output), 1, "{out}");
+    assert_eq!(
+        code(&output),
+        2,
+        "a file that does not load is bad input: {out}"
+    );
     assert!(out.contains("FAIL"), "{out}");
     assert!(out.contains("FIFO"), "{out}");
     assert!(out.contains("1 passed, 1 failed"), "{out}");
@@ -347,7 +351,12 @@ fn defect_10_the_user_scope_location_is_read_when_allowed() {
             .expect("runs")
     };
     let refused_run = run(&[]);
-    assert_eq!(code(&refused_run), 1, "{}", stdout(&refused_run));
+    assert_eq!(
+        code(&refused_run),
+        2,
+        "a file that does not load: {}",
+        stdout(&refused_run)
+    );
     assert!(stdout(&refused_run).contains("--allow-path"));
     let agents = home.path().join(".claude/agents");
     let allowed = run(&["--allow-path", text(&agents)]);

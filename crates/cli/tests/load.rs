@@ -626,3 +626,131 @@ fn set_reaches_a_stream_by_name_and_the_summary_shows_each_stream() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn sweep_cap_is_short_for_the_cap_path_and_the_first_axis() {
+    // `sweep` had no `--cap` although `run` has one.
+    let file = erlang_scenario();
+    let by_cap = subsim(&["sweep", &file, "--cap", "18,20", "--set", "load.count=500"]);
+    let by_path = subsim(&[
+        "sweep",
+        &file,
+        "--set",
+        "session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=18,20",
+        "--set",
+        "load.count=500",
+    ]);
+    assert_eq!(code(&by_cap), 0, "{}", stderr(&by_cap));
+    assert_eq!(stdout(&by_cap), stdout(&by_path));
+}
+
+#[test]
+fn sweep_target_with_a_misspelt_column_suggests_the_right_one() {
+    let file = erlang_scenario();
+    let output = subsim(&[
+        "sweep",
+        &file,
+        "--cap",
+        "18",
+        "--target",
+        "blockng<0.01",
+        "--vary",
+        "cap",
+    ]);
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr(&output).contains("did you mean `blocking`?"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn sweep_target_that_no_value_meets_exits_1_and_says_not_met() {
+    // It exited 0, so a script could not tell.
+    let file = erlang_scenario();
+    let output = subsim(&[
+        "sweep",
+        &file,
+        "--cap",
+        "16,18",
+        "--set",
+        "load.count=500",
+        "--target",
+        "blocking<0.001",
+        "--vary",
+        "cap",
+    ]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    assert!(stderr(&output).contains("not met"), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("session.env."),
+        "the table is still written"
+    );
+}
+
+#[test]
+fn sweep_wait_p95_target_claims_no_interval_it_does_not_have() {
+    // It said "95 % interval wholly under" for a column with no interval.
+    let file = erlang_scenario();
+    let output = subsim(&[
+        "sweep",
+        &file,
+        "--cap",
+        "30,40",
+        "--set",
+        "load.count=500",
+        "--set",
+        "load.retry=queue",
+        "--target",
+        "wait_p95<1000",
+        "--vary",
+        "cap",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(said.contains("wait_p95 has no interval"), "{said}");
+    assert!(!said.contains("95 % interval wholly under"), "{said}");
+}
+
+#[test]
+fn sweep_chart_names_the_cap_in_words_pads_its_end_points_and_draws_the_target() {
+    // The axis title was the raw environment-variable path, the first and last points
+    // sat on the frame (half their bars cut), and `--target` drew nothing.
+    let file = erlang_scenario();
+    let output = subsim(&[
+        "sweep",
+        &file,
+        "--cap",
+        "18..22",
+        "--set",
+        "load.count=500",
+        "--format",
+        "svg",
+        "--target",
+        "blocking<0.1",
+        "--vary",
+        "cap",
+    ]);
+    assert!(matches!(code(&output), 0 | 1), "{}", stderr(&output));
+    let svg = stdout(&output);
+    assert!(
+        svg.contains("blocking against cap (concurrent subagents"),
+        "{svg}"
+    );
+    assert!(svg.contains("target: blocking &lt; 0.1") || svg.contains("target: blocking < 0.1"));
+    // The x labels are the swept caps, and there is room beyond 18 and 22 (labels are
+    // only drawn at whole numbers, so the padding shows as the frame beyond them).
+    let labels: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|chunk| chunk.rsplit('>').next())
+        .map(str::trim)
+        .collect();
+    for cap in ["18", "22"] {
+        assert!(labels.contains(&cap), "{cap}: {labels:?}");
+    }
+    assert!(
+        !labels.contains(&"17") && !labels.contains(&"23"),
+        "{labels:?}"
+    );
+}

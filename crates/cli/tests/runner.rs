@@ -255,7 +255,7 @@ fn junit_report_lists_every_file_with_its_failure() {
     dir.write("s3.yaml", "name: broken\nmain: [{wrok: 1s}]\n");
     let report = dir.path().join("report.xml");
     let output = subsim(&["check", dir.text(), "--junit", report.to_str().unwrap()]);
-    assert_eq!(code(&output), 1);
+    assert_eq!(code(&output), 2, "a file that does not load is bad input");
     let xml = std::fs::read_to_string(&report).expect("the report is written");
     assert!(
         xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),

@@ -297,6 +297,30 @@ fn explain_answers_words_open_questions_and_discrepancies() {
 }
 
 #[test]
+fn explain_suggests_the_words_meant_for_a_typo_in_words() {
+    // `explain resme` and `explain "depht limit"` got no suggestion.
+    for (typo, meant) in [("resme", "resume"), ("depht limit", "depth limit")] {
+        let output = subsim(&["explain", typo]);
+        assert_eq!(code(&output), 2, "{typo}");
+        assert_has(
+            &stderr(&output),
+            &format!("did you mean `subsim explain \"{meant}\"`?"),
+        );
+    }
+}
+
+#[test]
+fn explain_denied_finds_the_rules_that_deny_in_other_words() {
+    // `explain denied` missed PERM-14 ("deny rules") and PERM-9 ("denies it").
+    let output = subsim(&["explain", "denied"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    for id in ["PERM-14", "PERM-9", "PERM-5"] {
+        assert!(text.contains(&format!("  {id} ")), "{id}: {text}");
+    }
+}
+
+#[test]
 fn tools_compare_cites_tools_8_for_list_agents_and_tools_5_for_the_rest() {
     let output = subsim(&[
         "tools",

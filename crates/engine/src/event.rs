@@ -362,6 +362,16 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     ]
 }
 
+/// The end of a session whose events are `events` ([`EventKind::moves_the_end`]): the
+/// time of its last event that is not the panel's bookkeeping; 0 for none.
+pub fn session_end(events: &[Event]) -> SimTime {
+    events
+        .iter()
+        .rev()
+        .find(|event| event.kind.moves_the_end())
+        .map_or(SimTime::ZERO, |event| event.t)
+}
+
 /// A resolved tool list, shared by every run that resolved to the same set.
 pub type ToolList = Rc<[Rc<str>]>;
 
@@ -798,6 +808,17 @@ impl EventKind {
         "action_ignored",
         "limit_reached",
     ];
+
+    /// Does this event move the end of the session? Every event but a `panel_changed`: the
+    /// session ends at its last decision, and the panel's own bookkeeping after it (a
+    /// finished row leaving 30 s later, PANEL-2; the footer hint clearing) is in the trace
+    /// but not in the session's length. Every view's end uses this one test: the summary's
+    /// makespan and mean running, the narration's closing line, `--realtime` (which plays
+    /// what follows the end without waiting for it), the gantt chart and the report
+    /// (docs/decisions.md, "The end of a session").
+    pub fn moves_the_end(&self) -> bool {
+        !matches!(self, EventKind::PanelChanged { .. })
+    }
 
     /// The running count carried by the event, if it carries one.
     pub fn running(&self) -> Option<u32> {

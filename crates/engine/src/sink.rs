@@ -7,19 +7,28 @@ use crate::event::Event;
 
 /// Receives the trace, one event at a time, in order.
 ///
-/// The kinds the kernel writes for nearly every load arrival come through a method of
-/// their own (the kernel knows the kind it writes), each [`Sink::event`] unless a sink
-/// says otherwise: a sink that handles kinds differently needs no match on the kind (an
-/// indirect jump, mispredicted whenever the kinds' order changes) for them. A method is
-/// only ever given an event of its kind; `event` is given every other event.
+/// The contract, all a sink author needs:
+///
+/// * [`Sink::event`] is the one method a sink must write. Events come in `seq` order, each
+///   once, with non-decreasing `t`; the last one of a run stopped by a safety limit is
+///   `limit_reached`. The `&Event` is lent for the call only: keep what you need.
+/// * The six per-kind methods (`spawn_requested` … `report_delivered`) are optional: the
+///   kernel calls each, instead of `event`, for the kind it names — and only ever with an
+///   event of that kind (the kernel's trace writer has one method per kind that writes
+///   that kind and no other). Each defaults to `event`, so a sink that ignores them sees
+///   every event through `event`. They exist for speed: a sink that counts per kind (the
+///   summary) skips its match on the kind for the kinds a load run writes per arrival
+///   (docs/PERFORMANCE.md). An override should still handle any event it is given.
+/// * [`Sink::preload`] is a hint, not an event, and optional: it may read (never change)
+///   the sink's state for a run that will soon take a step, so the kernel can overlap the
+///   cache misses of many runs (`sim/ahead.rs`). What it returns is discarded.
 pub trait Sink {
     /// One event.
     fn event(&mut self, event: &Event);
 
     /// Not an event: the run of agent `id` will soon take a step (and may end). A sink
-    /// that keeps state per run may read that state now and return anything read from it
-    /// (the engine does this for several runs at once, when there are many, so that their
-    /// cache misses overlap). Changes nothing; the default reads nothing.
+    /// that keeps state per run may read that state now and return anything read from it;
+    /// it must change nothing. The default reads nothing.
     #[inline]
     fn preload(&self, id: u32) -> u64 {
         let _ = id;

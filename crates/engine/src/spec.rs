@@ -460,28 +460,6 @@ pub struct SpawnSpec {
     pub prompt: Option<String>,
     /// HANDBACK-7/8: classifier verdicts for these runs, overriding `session.classifier`.
     pub classifier: Option<ClassifierSpec>,
-    /// The kind of Agent call this is, numbered by the kernel on its own copy of the
-    /// spec when a run starts (see [`CallKind`]); leave it at its default.
-    pub call_kind: CallKind,
-}
-
-/// The kind of Agent call a [`SpawnSpec`] makes, as a small number: the kernel numbers
-/// the calls of its own copy of a scenario once, when a run starts, by their value (the
-/// type's name, `fork`, `isolation`, `run_in_background`, the need for the result, the
-/// classifier's launch verdict), so that two calls of one run with the same number make
-/// the same call but for the name, and the spawn plan kept for the last call is matched
-/// by comparing two numbers instead of the fields. The default — what every spec is built
-/// with, and all that code outside the kernel can make — is "not numbered": such a call is
-/// compared field by field.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CallKind(pub(crate) u32);
-
-impl CallKind {
-    /// Whether the kernel numbered this call.
-    #[inline(always)]
-    pub(crate) fn is_numbered(self) -> bool {
-        self.0 != 0
-    }
 }
 
 /// A `send` step.

@@ -8,7 +8,7 @@
 //! `\u0026`, so a string inside a `<script>` element cannot close it, and C1 controls and
 //! noncharacters (U+FFFE) as `\uXXXX`, so the page holds no character HTML or XML forbids.
 //!
-//! One implementation serves both a byte buffer ([`write`], the trace writer's hot path:
+//! One implementation serves both a byte buffer ([`write()`], the trace writer's hot path:
 //! one table look-up per byte, clean runs copied whole) and a `String` ([`push`]).
 
 /// Bytes the plain form must look at: `"`, `\`, control characters, DEL, and 0xE2 (the

@@ -5,10 +5,10 @@
 //! bidirectional override or isolate (U+202E shows `exe.txt` for `txt.exe`), no line or
 //! paragraph separator, no noncharacter. Each is written as a visible escape, `\u{1b}`.
 //!
-//! [`text`] is for whole text, whose newlines and tabs are its own layout. [`line`] is for
+//! [`text()`] is for whole text, whose newlines and tabs are its own layout. [`line()`] is for
 //! one field inside a line (a name in a narration line, a path after `ok   `): its
 //! newlines, carriage returns and tabs are escaped too (`\n`, `\r`, `\t`), so a name
-//! cannot forge a line of its own. [`cut`] shortens a field to a width after escaping it,
+//! cannot forge a line of its own. [`cut()`] shortens a field to a width after escaping it,
 //! never in the middle of an escape.
 
 use std::borrow::Cow;
@@ -17,8 +17,8 @@ use std::io::{self, Write};
 use crate::{is_bidi_control, is_noncharacter, push_visible};
 
 /// Would `c` act on a terminal instead of being shown (see the module doc)? Newline and tab
-/// are not counted: whether they may stand depends on where the text goes ([`text`] or
-/// [`line`]).
+/// are not counted: whether they may stand depends on where the text goes ([`text()`] or
+/// [`line()`]).
 pub fn is_hostile(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || is_bidi_control(c)
@@ -52,7 +52,7 @@ pub fn text(text: &str) -> Cow<'_, str> {
     escape(text, is_hostile)
 }
 
-/// One field inside a line of terminal text (a name, a path, a value): like [`text`], and
+/// One field inside a line of terminal text (a name, a path, a value): like [`text()`], and
 /// newlines, carriage returns and tabs become `\n`, `\r`, `\t`, so the field cannot start a
 /// line of its own.
 ///
@@ -64,7 +64,7 @@ pub fn line(text: &str) -> Cow<'_, str> {
     escape(text, is_hostile_in_line)
 }
 
-/// Appends `text` escaped as [`line`] does.
+/// Appends `text` escaped as [`line()`] does.
 pub fn push_line(out: &mut String, text: &str) {
     for c in text.chars() {
         if is_hostile_in_line(c) {
@@ -75,7 +75,7 @@ pub fn push_line(out: &mut String, text: &str) {
     }
 }
 
-/// `text` escaped as [`line`] does, then cut to at most `width` characters: an escape that
+/// `text` escaped as [`line()`] does, then cut to at most `width` characters: an escape that
 /// does not fit whole is left out whole, so the cut never splits one.
 ///
 /// ```
@@ -121,7 +121,7 @@ fn escape(text: &str, hostile: fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A writer that escapes text on its way to `inner` as [`text`] does: for output assembled
+/// A writer that escapes text on its way to `inner` as [`text()`] does: for output assembled
 /// elsewhere whose lines carry untrusted names (the narration, the statistics table). A
 /// UTF-8 sequence split across two writes is kept until it is whole.
 pub struct Escaping<W: Write> {

@@ -75,6 +75,26 @@ pub mod piece {
     /// CTX-3: how the trace names [`CLAUDE_MD`] when `omitClaudeMd` keeps only the managed
     /// policy files.
     pub const CLAUDE_MD_MANAGED_ONLY: &str = "CLAUDE.md (managed policy files only)";
+
+    /// Every label a piece can have ([`super::Piece::label`]): docs/scenario-format.md's
+    /// "Context pieces" names each of them (a test in tests/integration/docs.rs checks it).
+    pub const ALL: [&str; 15] = [
+        SYSTEM_PROMPT,
+        TASK,
+        HISTORY,
+        CLAUDE_MD,
+        CLAUDE_MD_MANAGED_ONLY,
+        GIT_STATUS,
+        SKILLS,
+        ROSTER,
+        MEMORY,
+        AUTO_MEMORY,
+        MCP,
+        OUTPUT_STYLE,
+        APPENDED_PROMPT,
+        CONTEXT_WINDOW,
+        INITIAL_PROMPT,
+    ];
 }
 
 /// One piece of a starting context.
@@ -436,6 +456,33 @@ pub fn mcp_servers(input: &McpInput<'_>, gates: &Gates) -> (Vec<McpOutcome>, Vec
         });
     }
     (outcomes, notes)
+}
+
+/// MCP-2 / MCP-3 / TOOLS-1: the inline servers of the agent the main session runs as
+/// (`--agent` or the `agent` setting) that connect at start, and the notes about the others.
+///
+/// ES §MCP scope: "when the agent is the main session, inline server definitions connect at
+/// startup alongside servers from `.mcp.json` and settings files, under the same trust rule
+/// for the agent file's folder". They are then servers of the main conversation, so its
+/// subagents inherit their tools like any other (TOOLS-1: subagents inherit "the MCP tools
+/// available in the main conversation") and a subagent's reference by name shares them
+/// (MCP-1). "Scoped to this subagent only" concerns the agent spawned as a subagent, whose
+/// parent conversation does not get them (MCP-1) — issue #23, docs/decisions.md.
+/// Returns the names of the servers that connect (in the definition's order) and
+/// [`mcp_servers`]' notes (trust, restrictions).
+pub fn session_agent_servers<'a>(
+    input: &McpInput<'a>,
+    gates: &Gates,
+) -> (Vec<&'a str>, Vec<Note>, RuleId) {
+    let (outcomes, notes) = mcp_servers(input, gates);
+    let connected = input
+        .servers
+        .iter()
+        .zip(&outcomes)
+        .filter(|(server, outcome)| server.inline && outcome.status == McpStatus::Connected)
+        .map(|(server, _)| server.name)
+        .collect();
+    (connected, notes, "MCP-2")
 }
 
 /// CTX-8: the `--append-subagent-system-prompt` flags.
@@ -1429,6 +1476,68 @@ mod tests {
         ] {
             assert_eq!(status.available(), available, "{status:?}");
         }
+    }
+
+    #[test]
+    fn every_label_is_in_piece_all() {
+        let omit = StartupInput {
+            omit_claude_md: true,
+            ..custom(gates(292))
+        };
+        let inputs = [
+            StartupInput::new(AgentKind::Fork, "fork", gates(292)),
+            custom(gates(292)),
+            omit,
+        ];
+        for input in inputs {
+            for piece in startup_context(&input).pieces {
+                assert!(piece::ALL.contains(&piece.label), "{}", piece.label);
+                assert!(piece::ALL.contains(&piece.name), "{}", piece.name);
+            }
+        }
+    }
+
+    #[test]
+    fn mcp_2_session_agent_inline_servers_join_main_s() {
+        let servers = [
+            McpServer {
+                name: "github",
+                inline: false,
+            },
+            McpServer {
+                name: "db",
+                inline: true,
+            },
+        ];
+        let trusted = strings(&["/repo"]);
+        let configured = strings(&["github"]);
+        let input = McpInput {
+            servers: &servers,
+            scope: Scope::Project,
+            source_dir: Some("/repo"),
+            trusted_dirs: &trusted,
+            configured: &configured,
+            policy: McpPolicy::default(),
+        };
+        // Only inline servers that connect join: the reference is main's already.
+        let (connected, notes, rule) = session_agent_servers(&input, &gates(292));
+        assert_eq!((connected, notes.len(), rule), (vec!["db"], 0, "MCP-2"));
+        // MCP-3: the same trust rule as for a subagent.
+        let untrusted = McpInput {
+            trusted_dirs: &[],
+            ..input
+        };
+        let (connected, notes, _) = session_agent_servers(&untrusted, &gates(292));
+        assert!(connected.is_empty());
+        assert!(notes
+            .iter()
+            .any(|note| note.rule == "MCP-3" && note.debug_log));
+        // A plugin agent's mcpServers are ignored (MCP-6).
+        let plugin = McpInput {
+            scope: Scope::Plugin,
+            ..input
+        };
+        assert!(session_agent_servers(&plugin, &gates(292)).0.is_empty());
     }
 
     #[test]

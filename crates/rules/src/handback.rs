@@ -203,9 +203,9 @@ impl ReviewOutcome {
     pub fn prefix(self) -> Option<&'static str> {
         match self {
             ReviewOutcome::Clean => None,
-            ReviewOutcome::Flagged | ReviewOutcome::Refused => {
-                Some(messages::HANDBACK_SECURITY_WARNING)
-            }
+            ReviewOutcome::Flagged => Some(messages::HANDBACK_SECURITY_WARNING),
+            // HANDBACK-8 lists a refused review as its own case: a warning that says so.
+            ReviewOutcome::Refused => Some(messages::HANDBACK_SECURITY_WARNING_REFUSED),
             ReviewOutcome::Unavailable => Some(messages::HANDBACK_REVIEW_NOTICE),
         }
     }
@@ -377,7 +377,8 @@ mod tests {
         use ReviewOutcome::*;
         check(Clean, Auto, false, 271, None, "HANDBACK-8", true);
         check(Flagged, Auto, false, 271, warning, "HANDBACK-8", true);
-        check(Refused, Auto, false, 292, warning, "HANDBACK-8", true);
+        let refused = Some(messages::HANDBACK_SECURITY_WARNING_REFUSED);
+        check(Refused, Auto, false, 292, refused, "HANDBACK-8", true);
         check(Unavailable, Auto, false, 292, notice, "HANDBACK-8", true);
         // HANDBACK-9: before v2.1.271, reviewed after delivery.
         check(Flagged, Auto, false, 270, None, "HANDBACK-9", false);

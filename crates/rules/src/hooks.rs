@@ -117,6 +117,18 @@ pub fn agent_type(definition_name: &str) -> (&str, RuleId) {
     (definition_name, "HOOK-8")
 }
 
+/// HOOK-2 / HOOK-8 / FORK-3: the agent type a `SubagentStart` / `SubagentStop` matcher reads
+/// for a run: its definition's `name` ([`agent_type`]), or `fork` for a fork. A fork is a
+/// subagent that Claude requests with the type `fork` (FORK-3), and a `/subtask` fork is
+/// the same kind of subagent (FORK-9), so an omitted matcher fires for both and a matcher
+/// `fork` selects them (issue #23; docs/decisions.md).
+pub fn lifecycle_agent_type(definition_name: Option<&str>) -> (&str, RuleId) {
+    match definition_name {
+        Some(name) => agent_type(name),
+        None => (crate::spawn::FORK_TYPE, "HOOK-2"),
+    }
+}
+
 /// The hook events this module distinguishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookEvent {
@@ -250,6 +262,9 @@ pub enum HookOrigin {
     Session,
     /// A subagent definition's `hooks` field (HOOK-4).
     Frontmatter,
+    /// The `hooks` field of the definition the main session runs as (`--agent` or the
+    /// `agent` setting): HOOK-4 says they fire alongside the `settings.json` hooks.
+    SessionAgent,
 }
 
 /// HOOK-1 / HOOK-4: is a hook of `origin` active for an event?
@@ -258,12 +273,24 @@ pub enum HookOrigin {
 /// to events of its own subagent's run (`event_from_owner`) while that run is active
 /// (`owner_running`) — the project reads "only while that subagent is active" as scoped to
 /// that subagent. An engine checks a finishing run's `SubagentStop` before it cleans the
-/// hooks up.
+/// hooks up. The session agent's hooks (`--agent`) are active for the whole session, the
+/// time that agent runs (HOOK-4).
 pub fn applies(origin: HookOrigin, owner_running: bool, event_from_owner: bool) -> (bool, RuleId) {
     match origin {
         HookOrigin::Session => (true, "HOOK-1"),
         HookOrigin::Frontmatter => (owner_running && event_from_owner, "HOOK-4"),
+        HookOrigin::SessionAgent => (owner_running, "HOOK-4"),
     }
+}
+
+/// HOOK-4: is an occasion one the session agent's own hooks see? They run alongside the
+/// `settings.json` hooks, in the main conversation: they see main's own tool calls and the
+/// `SubagentStart` / `SubagentStop` of every subagent (the lifecycle events are the main
+/// session's, HOOK-1's table), but not a subagent's own tool calls — HOOK-1 names settings
+/// files, managed policy and plugins as the hooks that apply inside subagents, and a
+/// frontmatter hook runs only while its own agent is active (docs/decisions.md).
+pub fn session_agent_sees(occasion: &Occasion<'_>, call_by_main: bool) -> (bool, RuleId) {
+    (occasion.lifecycle || call_by_main, "HOOK-4")
 }
 
 /// What a registered hook is checked against: a lifecycle event of a run, or a tool call
@@ -323,6 +350,11 @@ impl<'a> Occasion<'a> {
 /// definition names its one agent, so only a tool hook's matcher is read. It cites HOOK-5
 /// when its `Stop` fired as `SubagentStop`, else HOOK-4. Whether a definition's hooks run
 /// at all is [`frontmatter_hooks_run`]'s answer (HOOK-6, DEF-6).
+///
+/// A hook of the session agent (`--agent`, [`HookOrigin::SessionAgent`]) fires like a
+/// settings hook — its matcher read on every occasion, its `Stop` left a `Stop` (HOOK-5
+/// converts only a subagent's) — and cites HOOK-4; which occasions it sees is
+/// [`session_agent_sees`]'s answer.
 pub fn hook_fires(
     origin: HookOrigin,
     declared: HookEvent,
@@ -338,6 +370,10 @@ pub fn hook_fires(
         HookOrigin::Session => (declared == occasion.event
             && matches(matcher, occasion.subject, gates))
         .then_some(occasion.rule),
+        HookOrigin::SessionAgent => {
+            let (runtime, _) = runtime_event(declared, false);
+            (runtime == occasion.event && matches(matcher, occasion.subject, gates)).then_some(rule)
+        }
         HookOrigin::Frontmatter => {
             let (runtime, runtime_rule) = runtime_event(declared, true);
             let selected = occasion.lifecycle || matches(matcher, occasion.subject, gates);
@@ -969,5 +1005,64 @@ mod tests {
         assert_eq!(blocks_call(HookEvent::PreToolUse, true), Some("HOOK-7"));
         assert_eq!(blocks_call(HookEvent::PreToolUse, false), None);
         assert_eq!(blocks_call(HookEvent::PostToolUse, true), None);
+    }
+
+    #[test]
+    fn session_agent_hooks_fire_alongside_settings_hooks_hook_4() {
+        let gates = gates(292);
+        let start = Occasion::run(HookEvent::SubagentStart, RunTransition::Start, "worker")
+            .expect("SubagentStart fires on a start");
+        let fires = |declared, matcher, occasion: &Occasion<'_>| {
+            hook_fires(
+                HookOrigin::SessionAgent,
+                declared,
+                matcher,
+                occasion,
+                &gates,
+            )
+        };
+        // Like a settings hook: the matcher is read, and the hook cites HOOK-4.
+        assert_eq!(
+            fires(HookEvent::SubagentStart, None, &start),
+            Some("HOOK-4")
+        );
+        assert_eq!(
+            fires(HookEvent::SubagentStart, Some("worker"), &start),
+            Some("HOOK-4")
+        );
+        assert_eq!(fires(HookEvent::SubagentStart, Some("other"), &start), None);
+        // Its `Stop` is main's own and stays `Stop` (HOOK-5 converts only a subagent's).
+        let stop = Occasion::run(HookEvent::SubagentStop, RunTransition::Complete, "worker")
+            .expect("SubagentStop fires on a completion");
+        assert_eq!(fires(HookEvent::Stop, None, &stop), None);
+        assert_eq!(fires(HookEvent::SubagentStop, None, &stop), Some("HOOK-4"));
+        // Tool hooks: main's own calls, matched on the tool name; not a subagent's calls.
+        let bash = Occasion::tool(HookEvent::PreToolUse, "Bash");
+        assert_eq!(
+            fires(HookEvent::PreToolUse, Some("Bash"), &bash),
+            Some("HOOK-4")
+        );
+        assert_eq!(fires(HookEvent::PreToolUse, Some("Edit"), &bash), None);
+        assert_eq!(session_agent_sees(&bash, true), (true, "HOOK-4"));
+        assert_eq!(session_agent_sees(&bash, false), (false, "HOOK-4"));
+        assert_eq!(session_agent_sees(&start, false), (true, "HOOK-4"));
+        assert_eq!(
+            applies(HookOrigin::SessionAgent, true, false),
+            (true, "HOOK-4")
+        );
+    }
+
+    #[test]
+    fn forks_are_matched_as_the_fork_type_hook_2() {
+        let gates = gates(292);
+        assert_eq!(lifecycle_agent_type(None), ("fork", "HOOK-2"));
+        assert_eq!(
+            lifecycle_agent_type(Some("db-agent")),
+            ("db-agent", "HOOK-8")
+        );
+        let (fork, _) = lifecycle_agent_type(None);
+        assert!(matches(None, fork, &gates));
+        assert!(matches(Some("fork"), fork, &gates));
+        assert!(!matches(Some("db-agent"), fork, &gates));
     }
 }

@@ -6,10 +6,8 @@
 //! launch check (HANDBACK-7) → the cap (CAP-1…5, CAP-10). Everything before the cap depends
 //! only on the call, the caller's situation and the session, never on the moment, so
 //! [`plan`] answers it once as a [`SpawnPlan`] and the engine may keep that answer for every
-//! call of the same kind. Of the caller's depth a plan reads only its [`DepthClass`] and,
-//! for the launch's depth, the depth itself: a kept plan serves every caller of one class
-//! through [`Launch::child_depth`] ([`SpawnPlan::at_depth`]). The cap is the one question
-//! asked at the moment of each call: [`Launch::admit`].
+//! call of the same kind. The cap is the one question asked at the moment of each call:
+//! [`Launch::admit`].
 //!
 //! This module composes the other modules' decisions; it decides nothing of its own but
 //! the person's fork, [`subtask`], which is not an Agent call (FORK-9, FORK-10, CAP-6).
@@ -127,47 +125,6 @@ impl Launch {
     }
 }
 
-impl Launch {
-    /// DEPTH-1, Q-10, Q-44, SPAWN-11: the depth of the child this launch starts for a
-    /// caller at `caller_depth` — [`spawn::child_depth`], or the plan's own depth (0) for a
-    /// teammate. For a plan kept across callers of one [`DepthClass`] this is the only
-    /// field that differs between them.
-    #[inline]
-    pub fn child_depth(&self, caller: &Caller<'_>, caller_depth: u32) -> u32 {
-        match self.launched {
-            Launched::Teammate(_) => self.depth,
-            Launched::Subagent(_) | Launched::Fork => spawn::child_depth(caller, caller_depth).0,
-        }
-    }
-}
-
-/// What a plan reads of the caller's depth, besides the child's depth itself: the state
-/// of the caller's own `Agent` tool (DEPTH-3/4) and of the child's (DEPTH-3: a child at
-/// the limit loses it, which changes its tool set). Two calls whose callers differ only in
-/// depth, in the same class, get the same plan but for [`Launch::depth`], which
-/// [`Launch::child_depth`] answers per call ([`SpawnPlan::at_depth`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DepthClass {
-    /// The caller's `Agent` tool at its depth (DEPTH-3/4).
-    pub caller: depth::AgentTool,
-    /// The child's `Agent` tool at its depth, as the tool filters see it (DEPTH-3).
-    pub child: depth::AgentTool,
-}
-
-/// DEPTH-1…4, Q-10, Q-44: the [`DepthClass`] of `caller` at `caller_depth` under
-/// `depth_limit` — exactly the depth facts [`plan`] reads, so a plan made for one caller
-/// depth holds for every depth of the same class.
-#[inline]
-pub fn depth_class(caller: &Caller<'_>, caller_depth: u32, depth_limit: u32) -> DepthClass {
-    let (caller_tool, _) = depth::agent_tool(caller_depth, depth_limit, *caller == Caller::Fork);
-    let (child_depth, _) = spawn::child_depth(caller, caller_depth);
-    let (child_tool, _) = depth::agent_tool(child_depth, depth_limit, false);
-    DepthClass {
-        caller: caller_tool,
-        child: child_tool,
-    }
-}
-
 /// An Agent call's plan: it launches (subject to the cap), or it is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpawnPlan {
@@ -182,18 +139,6 @@ pub enum SpawnPlan {
         /// The message the Agent tool returns.
         message: String,
     },
-}
-
-impl SpawnPlan {
-    /// This plan, made for some caller of `caller`'s [`DepthClass`], for `caller` at
-    /// `caller_depth`: a launch's depth is [`Launch::child_depth`]; nothing else changes.
-    pub fn at_depth(&self, caller: &Caller<'_>, caller_depth: u32) -> SpawnPlan {
-        let mut plan = self.clone();
-        if let SpawnPlan::Launch(launch) = &mut plan {
-            launch.depth = launch.child_depth(caller, caller_depth);
-        }
-        plan
-    }
 }
 
 fn reject(reason: RejectReason, rule: RuleId, message: impl Into<String>) -> SpawnPlan {
@@ -760,112 +705,5 @@ mod tests {
                 ..
             }
         ));
-    }
-
-    #[test]
-    fn a_plan_holds_for_every_caller_depth_of_its_depth_class() {
-        let pool = tools::default_main_tools();
-        let mut classes_seen = 0;
-        for limit in [1, 2, 3, 5] {
-            let env = [(
-                "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH".to_string(),
-                limit.to_string(),
-            )]
-            .into_iter()
-            .collect();
-            let (config, _) = SessionConfig::resolve(
-                Version::NEWEST,
-                SessionKind::Headless,
-                &env,
-                false,
-                false,
-                PermissionMode::Default,
-            );
-            assert_eq!(config.depth_limit, limit);
-            for (caller, fork) in [
-                (Caller::Main, false),
-                (Caller::Main, true),
-                (Caller::Subagent, false),
-                (Caller::Fork, false),
-                (Caller::Teammate, false),
-            ] {
-                let request = SpawnRequest {
-                    fork,
-                    fork_mode: true,
-                    ..SpawnRequest::new(caller, config.gates)
-                };
-                let at = |depth: u32| {
-                    let mut planned = input(&config, &pool, request);
-                    planned.request.fork_mode = true;
-                    planned.caller_depth = depth;
-                    plan(&planned, &known)
-                };
-                let depths = 0..=limit + 2;
-                for first in depths.clone() {
-                    for other in depths.clone() {
-                        let same = depth_class(&caller, first, limit)
-                            == depth_class(&caller, other, limit);
-                        if same {
-                            assert_eq!(
-                                at(first).at_depth(&caller, other),
-                                at(other),
-                                "{caller:?} fork {fork}, limit {limit}: depth {first} → {other}"
-                            );
-                        }
-                        classes_seen += usize::from(!same);
-                    }
-                }
-            }
-        }
-        assert!(classes_seen > 0, "some depths fall in different classes");
-        // DEPTH-3: a subagent whose child lands on the limit plans a child without `Agent`;
-        // one depth higher up the child keeps it: two classes, two tool sets.
-        let config = {
-            let env = [(
-                "CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH".to_string(),
-                "3".to_string(),
-            )]
-            .into_iter()
-            .collect();
-            SessionConfig::resolve(
-                Version::NEWEST,
-                SessionKind::Headless,
-                &env,
-                false,
-                false,
-                PermissionMode::Default,
-            )
-            .0
-        };
-        let subagent = Caller::Subagent;
-        assert_ne!(depth_class(&subagent, 1, 3), depth_class(&subagent, 2, 3));
-        let tools_at = |depth| {
-            let mut planned = input(&config, &pool, SpawnRequest::new(subagent, config.gates));
-            planned.caller_depth = depth;
-            launched_tools(plan(&planned, &known))
-        };
-        assert!(tools_at(1).iter().any(|tool| tool == "Agent"));
-        assert!(!tools_at(2).iter().any(|tool| tool == "Agent"));
-    }
-
-    #[test]
-    fn q44_spawn_11_a_launch_s_child_depth() {
-        let config = config("20");
-        let pool = tools::default_main_tools();
-        let request = SpawnRequest::new(Caller::Subagent, config.gates);
-        let mut planned = input(&config, &pool, request);
-        planned.caller_depth = 2;
-        let SpawnPlan::Launch(launch) = plan(&planned, &known) else {
-            panic!("launches");
-        };
-        assert_eq!(launch.depth, 3);
-        assert_eq!(launch.child_depth(&Caller::Subagent, 4), 5);
-        assert_eq!(launch.child_depth(&Caller::Teammate, 0), 1, "Q-44");
-        let teammate = Launch {
-            launched: Launched::Teammate("general-purpose".into()),
-            depth: 0,
-            ..launch
-        };
-        assert_eq!(teammate.child_depth(&Caller::Main, 0), 0, "SPAWN-11");
     }
 }

@@ -122,6 +122,8 @@ pub enum TypedRefusal {
     RowGone,
     /// The session has no panel to type from.
     NoPanel,
+    /// The run is a one-shot built-in (Explore, Plan): it cannot be resumed (RESUME-3).
+    OneShot,
 }
 
 impl TypedRefusal {
@@ -139,6 +141,9 @@ impl TypedRefusal {
             }
             TypedRefusal::NoPanel => {
                 "a -p or SDK session has no subagent panel to type from (PANEL-1)".to_owned()
+            }
+            TypedRefusal::OneShot => {
+                "Explore and Plan are one-shot: they cannot be resumed (RESUME-3)".to_owned()
             }
         }
     }
@@ -169,6 +174,18 @@ pub fn type_to_finished(cancelled: bool, row: TypedRow, gates: &Gates) -> Typed 
         TypedRow::Gone => Typed::Refused(TypedRefusal::RowGone, "RESUME-11"),
         TypedRow::NoPanel => Typed::Refused(TypedRefusal::NoPanel, "RESUME-11"),
     }
+}
+
+/// RESUME-3, then RESUME-11 / Q-7: the person types into the transcript of a finished
+/// agent. A one-shot built-in (Explore, Plan) is refused whoever asks: RESUME-3 says it
+/// "cannot be resumed" and to use `general-purpose` or a custom subagent "when work must
+/// continue" — the missing agent ID is its reason for Claude, not a limit on the rule
+/// (issue #23, docs/decisions.md). Otherwise [`type_to_finished`] decides.
+pub fn type_to(one_shot: bool, cancelled: bool, row: TypedRow, gates: &Gates) -> Typed {
+    if one_shot {
+        return Typed::Refused(TypedRefusal::OneShot, "RESUME-3");
+    }
+    type_to_finished(cancelled, row, gates)
 }
 
 /// How a running agent's stop plays out: the rule of its `stop_requested`, the rule of
@@ -431,5 +448,18 @@ mod tests {
         assert!(!one_shot_type(true, "general-purpose").0);
         assert_eq!(returns_no_id(true, false), (true, "RESUME-3"));
         assert_eq!(returns_no_id(true, true), (false, "SPAWN-11"));
+    }
+
+    #[test]
+    fn typing_into_a_one_shot_run_is_refused_resume_3() {
+        let gates = Gates::for_version(crate::Version::v2_1(292));
+        assert_eq!(
+            type_to(true, false, TypedRow::InPanel, &gates),
+            Typed::Refused(TypedRefusal::OneShot, "RESUME-3")
+        );
+        assert_eq!(
+            type_to(false, false, TypedRow::InPanel, &gates),
+            Typed::Resumed("Q-7")
+        );
     }
 }

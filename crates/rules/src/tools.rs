@@ -1043,6 +1043,50 @@ pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
     })
 }
 
+/// TOOLS-13 / TOOLS-15 / MCP-1: the tools of a definition's inline `mcpServers` that its own
+/// fields let through. An inline server connects for the subagent and brings its tools
+/// (MCP-1), and they go through the same two fields as the inherited MCP tools:
+/// `disallowedTools` first (`mcp__*` removes every MCP tool, `mcp__<server>` or
+/// `mcp__<server>__*` that server's, TOOLS-13), then the `tools` allowlist, which keeps an
+/// MCP tool only if an entry lists it (`mcp__<server>`, `mcp__<server>__*` or the tool's
+/// own name, TOOLS-15) — issue #23, docs/decisions.md. Returns the kept tools, in order,
+/// and one step per rule that removed any.
+pub fn inline_mcp_tools(inline: &[String], fields: Fields<'_>) -> (Vec<String>, Vec<Step>) {
+    let mut kept = Vec::new();
+    let mut disallowed: Vec<(String, RuleId)> = Vec::new();
+    let mut not_listed: Vec<(String, RuleId)> = Vec::new();
+    for tool in inline {
+        if let Some(entry) = fields
+            .disallowed
+            .iter()
+            .find(|entry| entry_matches(entry, tool, true))
+        {
+            disallowed.push((tool.clone(), disallowed_rule(entry)));
+        } else if fields
+            .tools
+            .is_some_and(|list| !list.iter().any(|entry| entry_matches(entry, tool, false)))
+        {
+            not_listed.push((tool.clone(), "TOOLS-15"));
+        } else {
+            kept.push(tool.clone());
+        }
+    }
+    let mut steps = Vec::new();
+    push_grouped(
+        &mut steps,
+        StepKind::Disallowed,
+        "disallowedTools removed an inline server's tools",
+        disallowed,
+    );
+    push_grouped(
+        &mut steps,
+        StepKind::NotInTools,
+        "not in tools: an inline server's tools",
+        not_listed,
+    );
+    (kept, steps)
+}
+
 /// HANDBACK-1: `SubagentHandback` is attached iff the run is in auto mode, is not a fork,
 /// and the version has it.
 pub fn handback_attached(mode: PermissionMode, fork: bool, gates: &Gates) -> bool {
@@ -2079,5 +2123,48 @@ mod tests {
         let pool = session_pool(None, false, &mcp);
         assert_eq!(pool.len(), DEFAULT_MAIN_TOOLS.len() + 1);
         assert_eq!(mcp_tool_name("db", "query"), "mcp__db__query");
+    }
+
+    #[test]
+    fn inline_mcp_tools_go_through_both_fields_tools_13_15() {
+        let inline = strings(&["mcp__db__query", "mcp__db__write", "mcp__web__fetch"]);
+        let none: Vec<String> = Vec::new();
+        let run = |tools: Option<&[String]>, disallowed: &[String]| {
+            inline_mcp_tools(&inline, Fields { tools, disallowed })
+        };
+        // No field: every inline tool.
+        assert_eq!(run(None, &none).0, inline);
+        // disallowedTools: mcp__* removes every MCP tool (TOOLS-13).
+        let (kept, steps) = run(None, &strings(&["mcp__*"]));
+        assert!(kept.is_empty());
+        assert_eq!(steps.len(), 1);
+        assert_eq!(
+            (steps[0].kind, steps[0].rule),
+            (StepKind::Disallowed, "TOOLS-13")
+        );
+        // mcp__db and mcp__db__* remove that server's tools only.
+        for entry in ["mcp__db", "mcp__db__*"] {
+            assert_eq!(
+                run(None, &strings(&[entry])).0,
+                strings(&["mcp__web__fetch"]),
+                "{entry}"
+            );
+        }
+        // An allowlist keeps MCP tools only if listed (TOOLS-15).
+        let read = strings(&["Read"]);
+        let (kept, steps) = run(Some(&read), &none);
+        assert!(kept.is_empty());
+        assert_eq!(
+            (steps[0].kind, steps[0].rule),
+            (StepKind::NotInTools, "TOOLS-15")
+        );
+        let listed = strings(&["Read", "mcp__db", "mcp__web__fetch"]);
+        assert_eq!(run(Some(&listed), &none).0, inline);
+        // mcp__* grants nothing in tools; disallowedTools wins over tools.
+        assert!(run(Some(&strings(&["mcp__*"])), &none).0.is_empty());
+        assert_eq!(
+            run(Some(&listed), &strings(&["mcp__db__write"])).0,
+            strings(&["mcp__db__query", "mcp__web__fetch"])
+        );
     }
 }

@@ -90,6 +90,8 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
         "a resume takes a slot without a cap check, so it can push the count past the cap"),
     why("agent_resumed", "RESUME-11", "*", None,
         "the person typed into the stopped agent's transcript within 30 seconds, which resumes it"),
+    why("agent_resumed", "Q-7", "*", None,
+        "the person typed into the finished agent's transcript, which resumes it without a cap check"),
     why("agent_resumed", "FGBG-7", "*", None,
         "a resumed subagent runs in the background, with the tools it first had"),
     // Rejected spawns.

@@ -11,9 +11,10 @@ use std::fmt;
 pub struct Diagnostic {
     /// The file name, as given to [`parse_scenario`](crate::parse_scenario).
     pub file: String,
-    /// 1-based line.
+    /// 1-based line; 0 for a problem with the whole file (it cannot be read), which is
+    /// located by the file name alone.
     pub line: usize,
-    /// 1-based column, in characters.
+    /// 1-based column, in characters (0 with line 0).
     pub column: usize,
     /// Byte offset of the offending text in the source.
     pub offset: usize,
@@ -26,8 +27,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// `file:line:col`, the form `expect:` failures and messages use.
+    /// `file:line:col`, the form `expect:` failures and messages use; just `file` for a
+    /// problem with the whole file (line 0: a `:1:1` would point at text that is not there).
     pub fn location(&self) -> String {
+        if self.line == 0 {
+            return self.file.clone();
+        }
         format!("{}:{}:{}", self.file, self.line, self.column)
     }
 }

@@ -322,7 +322,18 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
             ctx.choice(value, "event kind", &EventKind::NAMES)
                 .map(|kind| FilterValue::Str(kind.to_string()))
         } else {
-            filter_value(ctx, value, name)
+            let kind = kind.as_ref().map(|(kind, _)| kind.as_str());
+            match closed_vocabulary(kind, name) {
+                Some(known) if matches!(value.value, Value::Str(_)) => {
+                    let what = match kind {
+                        Some(kind) => format!("{kind} {name}"),
+                        None => name.to_string(),
+                    };
+                    ctx.choice(value, &what, &known)
+                        .map(|text| FilterValue::Str(text.to_string()))
+                }
+                _ => filter_value(ctx, value, name),
+            }
         };
         match wanted {
             Some(wanted) => filter.fields.push((name.to_string(), wanted)),
@@ -330,6 +341,34 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
         }
     }
     ok.then_some(filter)
+}
+
+/// The spellings a filter's `field` can match when the trace writes it from a closed
+/// vocabulary: of that field of `kind`, or without a kind of every kind that has the field
+/// (`None` when some kind writes it as free text, such as `definition_noted.reason`). A
+/// misspelt value (`reason: concurent_limit`) matched nothing and only failed at `check`.
+fn closed_vocabulary(kind: Option<&str>, field: &str) -> Option<Vec<&'static str>> {
+    let vocabularies = subsim_engine::event::vocabularies();
+    let of = |kind: &str| {
+        vocabularies
+            .iter()
+            .find(|(known, name, _)| *known == kind && *name == field)
+            .map(|(_, _, values)| values.clone())
+    };
+    match kind {
+        Some(kind) => of(kind),
+        None => {
+            let mut all = Vec::new();
+            for kind in EventKind::NAMES {
+                if fields_of_kind(kind).is_some_and(|fields| fields.contains(&field)) {
+                    all.extend(of(kind)?);
+                }
+            }
+            all.sort_unstable();
+            all.dedup();
+            (!all.is_empty()).then_some(all)
+        }
+    }
 }
 
 /// Fields every event carries.
@@ -561,6 +600,43 @@ mod tests {
                 errors.iter().any(|error| error.contains(fragment)),
                 "{yaml}: wanted {fragment:?} in {errors:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_misspelt_closed_vocabulary_value_in_a_filter_fails_validation_with_the_fix() {
+        // `reason: concurent_limit` passed `validate` and matched nothing, so `count ...
+        // equals: 0` even passed `check`.
+        for (yaml, fragment) in [
+            (
+                "- count: {kind: spawn_rejected, reason: concurent_limit}\n  equals: 0",
+                "unknown spawn_rejected reason `concurent_limit`, did you mean `concurrent_limit`?",
+            ),
+            (
+                "- none: {kind: agent_finished, outcome: complete}",
+                "did you mean `completed`?",
+            ),
+            ("- none: {outcome: faild}", "did you mean `failed`?"),
+            (
+                "- none: {kind: tool_called, reason: denid}",
+                "did you mean `denied`?",
+            ),
+        ] {
+            let (_, errors) = check(yaml);
+            assert!(
+                errors.iter().any(|error| error.contains(fragment)),
+                "{yaml}: wanted {fragment:?} in {errors:?}"
+            );
+        }
+        // Spelt right, and free text (`definition_noted.reason`), pass.
+        for yaml in [
+            "- count: {kind: spawn_rejected, reason: concurrent_limit}\n  equals: 0",
+            "- none: {reason: anything at all}",
+            "- none: {kind: definition_noted, reason: anything at all}",
+        ] {
+            let (located, errors) = check(yaml);
+            assert!(errors.is_empty(), "{yaml}: {errors:?}");
+            assert_eq!(located.len(), 1, "{yaml}");
         }
     }
 

@@ -210,8 +210,8 @@ pub fn read_scenario(path: &Path, options: &Options) -> Result<String, Diagnosti
             source: String::new(),
             problems: vec![Diagnostic {
                 file: file_name,
-                line: 1,
-                column: 1,
+                line: 0,
+                column: 0,
                 offset: 0,
                 len: 0,
                 message: format!("cannot read the scenario file: {error}"),

@@ -322,7 +322,7 @@ fn kind_of(metadata: &std::fs::Metadata) -> &'static str {
 pub(crate) struct Confine {
     /// The scenario's folder first, then the allowed ones.
     roots: Vec<PathBuf>,
-    /// Every file read through [`Confine::read`], in order: the run's inputs, which no
+    /// Every file read through `read_limited`, in order: the run's inputs, which no
     /// output may overwrite (`Loaded::read_files`).
     read: std::cell::RefCell<Vec<PathBuf>>,
 }

@@ -305,6 +305,20 @@ fn warnings_do_not_stop_a_run() {
 }
 
 #[test]
+fn a_missing_scenario_file_is_reported_without_a_line_and_column() {
+    // It was `no-such-file.yaml:1:1: cannot read …`, a position in text that is not there.
+    let problems = load_scenario(&valid_dir().join("no-such-file.yaml")).expect_err("missing file");
+    let shown = problems.problems[0].to_string();
+    assert!(
+        shown.starts_with(&format!(
+            "{}: cannot read the scenario file",
+            valid_dir().join("no-such-file.yaml").display()
+        )),
+        "{shown}"
+    );
+}
+
+#[test]
 fn an_unreadable_scenario_file_is_a_diagnostic() {
     let problems = load_scenario(&valid_dir().join("no-such-file.yaml")).expect_err("missing file");
     assert_eq!(problems.problems.len(), 1);
@@ -313,7 +327,7 @@ fn an_unreadable_scenario_file_is_a_diagnostic() {
         .contains("cannot read the scenario file"));
     assert_eq!(
         (problems.problems[0].line, problems.problems[0].column),
-        (1, 1)
+        (0, 0)
     );
 }
 

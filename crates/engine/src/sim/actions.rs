@@ -1,7 +1,15 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
-use super::*;
-use subsim_rules::panel::XAction;
+use std::rc::Rc;
+use subsim_rules::panel::{x_key, RowId};
+
+use subsim_rules::Mode;
+
+use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
+use crate::spec::{ActionKind, Program};
+
+use super::agents::{Block, Status};
+use super::Kernel;
 
 impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------
@@ -32,26 +40,25 @@ impl Kernel<'_> {
 
     /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
     pub(super) fn dismiss(&mut self, target: &str) {
-        let why = match self.agents.lookup(target) {
+        let (why, rule) = match self.agents.lookup(target) {
             Some(id) => {
-                // PANEL-7: what `x` does on this agent's row (the scenario's `dismiss` opens
-                // no transcript, and names a subagent's row even when it is main's).
-                let row = subsim_rules::panel::RowId::Agent(id);
-                match subsim_rules::panel::x_key(row, self.agents.is_running(id), false).0 {
-                    XAction::Stop => {
-                        format!("{target} is running; `x` on a running row stops it (use `stop`)")
-                    }
-                    XAction::Dismiss if self.observe_dismiss(id) => return,
-                    // `TypeIntoPrompt` needs an open transcript or the main row: not here.
-                    XAction::Dismiss | XAction::TypeIntoPrompt => {
-                        format!("{target} has no row kept in the panel")
-                    }
+                // PANEL-7: what `x` does on that row (main's types into the prompt).
+                let row = if id == MAIN {
+                    RowId::Main
+                } else {
+                    RowId::Agent(id)
+                };
+                let (action, _) = x_key(row, self.agents.is_running(id), false);
+                match action.dismiss_ignored() {
+                    Some((why, rule)) => (format!("{target} {why}"), rule),
+                    None if self.observe_dismiss(id) => return,
+                    None => (format!("{target} has no row kept in the panel"), "PANEL-3"),
                 }
             }
-            None => format!("no agent named {target}"),
+            None => (format!("no agent named {target}"), "PANEL-3"),
         };
         self.emit(
-            Some("PANEL-3"),
+            Some(rule),
             EventKind::ActionIgnored {
                 action: IgnoredAction::Dismiss,
                 why: Rc::from(why.as_str()),
@@ -152,7 +159,8 @@ impl Kernel<'_> {
         let agent = self.agents.get(slot);
         let was_cancelled = agent.user_cancelled;
         let gates = self.session.config.gates;
-        let rule = match subsim_rules::resume::type_to_finished(
+        let rule = match subsim_rules::resume::type_to(
+            agent.one_shot,
             was_cancelled,
             self.typed_row(slot),
             &gates,

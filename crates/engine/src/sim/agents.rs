@@ -8,11 +8,18 @@
 //! A released slot keeps its record, marked vacant (nothing finds it: every accessor
 //! skips it), and the next run to take the slot overwrites that record field by field
 //! (`Agent::init`) instead of building a new one on the stack and copying it in whole:
-//! the copy of a ~250-byte record right after it was written field by field stalled on
-//! store forwarding, a tenth of W1's time. A new slot gets a vacant record first
+//! the copy of a record right after it was written field by field stalls on store
+//! forwarding (docs/PERFORMANCE.md). A new slot gets a vacant record first
 //! (`Agent::vacant`), so `init` is the one place a run's record is written.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use subsim_rules::{Mode, PermissionMode};
+
+use crate::event::{AgentId, AgentRef, Outcome, RunProfile, MAIN};
+use crate::spec::{Program, Step};
+use crate::time::SimTime;
 
 /// Agent id → slot: ids are handed out in increasing order and the agents it holds stay
 /// (only anonymous load runs, which it does not hold, are released), so a [`crate::ids::Window`] indexed by id (a vector, 8 bytes an id,
@@ -167,7 +174,7 @@ impl Agent {
     /// [`Agent::init`] overwrites (its destructuring lists every field). Out of line: a
     /// slot is new only while the slab grows. (It takes the two references, not the
     /// `AgentStart`: borrowing the start would keep it in memory on the path that reuses a
-    /// slot, ~20 instructions a start.)
+    /// slot.)
     #[cold]
     #[inline(never)]
     fn vacant(profile: &Rc<RunProfile>, program: &Program) -> Agent {
@@ -538,7 +545,7 @@ impl Agents {
         // paths after a branch that reads it (the new slot's vacant record needs its
         // profile and program) made the compiler move it whole to another place on the
         // stack first, with wider loads than the stores that had just built it, which
-        // stalled on store forwarding (13 % of `load_spawn`'s samples at 27b17d6).
+        // stalls on store forwarding.
         match self.slots.get_mut(slot as usize) {
             Some(record) => record.init(start, gen),
             None => self.push_new(start, gen),
@@ -561,17 +568,14 @@ impl Agents {
     /// the slab doubles, as any vector. A full slab of [`BIG_SLAB`] records or more is
     /// first grown to four times its size and to at least [`SLAB_RESERVE`] records: each
     /// growth copies every record into memory touched for the first time, so quadrupling
-    /// copies a third of the records doubling does (issue #7, W2: a million agents were
-    /// 210 MB copied, and as much fresh memory faulted in, on the way), and a run that
-    /// holds a thousand agents at once is a load test that will likely hold many more
-    /// (issue #7, W4: on the way to its 80,000 agents waiting on prompts, doubling to
-    /// 65,536 records copied 26 MB into fresh memory, 42 MB of its 73 MB peak RSS with the
-    /// 16 MB of records). Capacity past the last record is never written, so it takes no
+    /// copies a third of the records doubling does, and a run that holds a thousand agents
+    /// at once is a load test that will likely hold many more (W2 and W4's peak memory,
+    /// docs/PERFORMANCE.md). Capacity past the last record is never written, so it takes no
     /// memory, only address space (52 MB at [`SLAB_RESERVE`]). If the allocator refuses
     /// that, the slab doubles ([`grow_slab`]): the fourfold request must not be what ends
-    /// a run that doubling would have carried (REVIEW defect 8: under `ulimit -v 3GB` it
-    /// aborted at 1.5 GB RSS asking for 3.36 GB). Out of line: inside `add`, the check
-    /// cost W1 45 instructions per arrival in the path that reuses a slot.
+    /// a run that doubling would have carried (under `ulimit -v` the fourfold request can
+    /// fail long before memory runs out). Out of line: the path that reuses a slot, every
+    /// load arrival's, does not carry the check.
     #[inline(never)]
     fn new_slot(&mut self) -> u32 {
         let len = self.slots.len();
@@ -697,13 +701,12 @@ impl Agents {
     }
 
     /// Indexes the run in `slot` if `by_id` does not hold it yet. An anonymous load run
-    /// (W1's million arrivals) is kept out of `by_id` for speed while nothing can ask for
+    /// is kept out of `by_id` for speed while nothing can ask for
     /// it by id; the kernel calls this before such a run takes a step that hands its id
     /// out — any step but `work`, `sleep`, `report`, `tool`, `fail` and `repeat`: a
     /// spawn (its children report to it), a send, a stop, a wait, a shell — so every id
-    /// held anywhere is found by [`Agents::slot_of`] in one lookup (issue #7: with a scan
-    /// of the slab for the rest, a load of workers that each spawn a helper cost O(n²),
-    /// 24 s for 80k arrivals).
+    /// held anywhere is found by [`Agents::slot_of`] in one lookup (a scan of the slab for
+    /// the rest would make a load of workers that each spawn a helper O(n²)).
     #[inline]
     pub(super) fn index(&mut self, slot: u32) {
         let agent = &mut self.slots[slot as usize];
@@ -823,6 +826,9 @@ impl Agents {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dist::Dist;
+    use crate::sim::Kernel;
+    use crate::spec::{SimSpec, SpawnSpec, WaitTarget};
 
     /// Adds a run to `agents`: an anonymous load run when `from_load`, else main's
     /// kind of record (indexed from its start).
@@ -1011,10 +1017,8 @@ mod tests {
     }
 
     /// The record's size, pinned: W2 holds a million of them at once, and every byte more
-    /// is pages to fault in and TLB entries to miss (it was 248 bytes before the rarely
-    /// used `repeat` stack and waiters were boxed into `Rare` and the type index and pc
-    /// made 32-bit; moving the per-invocation model there too made 184 bytes but cost W1
-    /// 2 % more instructions in `Agent::reuse`).
+    /// is pages to fault in and TLB entries to miss (the rarely used `repeat` stack and
+    /// waiters are boxed into `Rare` for it).
     #[test]
     fn agent_record_size_is_pinned() {
         assert_eq!(std::mem::size_of::<Agent>(), 200);

@@ -13,7 +13,11 @@
 //! the loads are kept alive only by [`std::hint::black_box`]. (`_mm_prefetch` would do the
 //! same with fewer loads, but it is `unsafe`, which the workspace forbids.)
 
-use super::*;
+use crate::sink::Sink;
+
+use super::agents::Agents;
+use super::clock::Wake;
+use super::{observe, Kernel};
 
 impl Kernel<'_> {
     /// Loads what the wakes the timer queue gathered ([`queue::TimeQueue::ahead`]) will
@@ -32,7 +36,7 @@ impl Kernel<'_> {
 
     /// Loads what the answer to prompt `number` will read: the waiting prompt, then its
     /// run's record. The person answers prompts in the order they were shown, so with tens
-    /// of thousands waiting (issue #7, W4) both were written long ago and are cache
+    /// of thousands waiting both were written long ago and are cache
     /// misses; loaded when the answer is scheduled, they are at hand when it comes.
     #[inline]
     pub(super) fn load_answer_ahead(&self, number: u64) {

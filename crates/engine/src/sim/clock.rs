@@ -1,7 +1,10 @@
 //! The kernel's clock: virtual time and the wake queue, one `(time, seq)` order over three
 //! sources (a monotone radix heap, the same-instant FIFO, the load generator's one pending arrival).
 
-use super::*;
+use crate::event::AgentId;
+use crate::time::SimTime;
+
+use super::queue;
 
 /// Something queued for a moment in virtual time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -139,8 +142,8 @@ pub(super) fn key(time: SimTime, seq: u64) -> u128 {
 pub(super) const NONE: u128 = u128::MAX;
 
 /// The same-instant FIFO: a vector read from `head`. A start's first step passes through
-/// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic cost
-/// twice the instructions. It is emptied, keeping its memory, whenever everything in it
+/// it (one push, one pop per started run), where a `VecDeque`'s ring arithmetic costs
+/// more. It is emptied, keeping its memory, whenever everything in it
 /// has been read, and its read part is dropped once that is most of it, so that wakes
 /// that keep scheduling more at one instant hold only what is unread.
 #[derive(Default)]
@@ -196,6 +199,7 @@ pub(super) enum Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     /// Pushes and pops interleaved — draining it now and then, and long stretches where
     /// every pop is followed by pushes (the read part compacted) — give a `VecDeque`'s

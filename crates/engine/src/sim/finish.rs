@@ -1,44 +1,16 @@
 //! Ending runs and delivering their one result (NOTIFY), children bookkeeping, background shells, API errors.
 
-use subsim_rules::handback::ReviewOutcome;
-use subsim_rules::notify::Notice;
-use subsim_rules::version::Gates;
-use subsim_rules::{errors, handback, scan};
+use std::rc::Rc;
 
-use super::*;
-use crate::spec::FailSpec;
+use subsim_rules::notify::{Delivery, Finishing, Notice, Recipient};
+use subsim_rules::{errors, notify, Mode, RuleId};
 
-/// The last report delivery built (see `Kernel::reuses_delivery`), holding its report text
-/// so that pointer equality means equal text. What it delivered (the text, the scan's note
-/// and the review verdict) is in the kept `report_delivered` event (`HotEvents::delivered`),
-/// which nothing else writes: a delivery again writes only who from and who to.
-#[derive(Clone)]
-pub(super) struct Delivered {
-    report: Rc<str>,
-    /// The inputs of `handback::review` that vary by run (`Kernel::handback_key`): with
-    /// the same report text they decide everything the delivery writes.
-    key: HandbackKey,
-    rule: RuleId,
-    /// What the review put in front of the report, the text, the scan's note and the
-    /// verdict (checked again in debug builds).
-    #[cfg(debug_assertions)]
-    prefix: Option<&'static str>,
-    #[cfg(debug_assertions)]
-    text: Rc<str>,
-    #[cfg(debug_assertions)]
-    scan: Option<Rc<str>>,
-    #[cfg(debug_assertions)]
-    review: Option<ReviewOutcome>,
-}
+use crate::event::{AgentId, AgentRef, EventKind, Outcome, MAIN};
+use crate::spec::{ApiError, FailSpec};
 
-/// What `handback::review` is given for a run besides the session's gates, which do not
-/// change: the classifier's verdict, the run's permission mode, whether it is a fork.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct HandbackKey {
-    verdict: ReviewOutcome,
-    mode: PermissionMode,
-    fork: bool,
-}
+use super::agents::{Block, Status};
+use super::clock::Wake;
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done. The
 /// run's waiters stay in its record until then (nothing adds one to a run that is not
@@ -112,28 +84,7 @@ impl Kernel<'_> {
             return None;
         }
         if let Block::Prompt(number) = agent.block {
-            let reference = agent.reference();
-            // a pending prompt is withdrawn when its run ends.
-            let pending = self.person.prompts.remove(number);
-            if let (Some(pending), Some(rule)) = (
-                &pending,
-                subsim_rules::prompt::withdrawn_at_run_end(pending.is_some()),
-            ) {
-                let program = PendingPrompt::program(self.agents.get(slot));
-                let tool = pending.call(program).name.clone();
-                self.emit(
-                    Some(rule),
-                    EventKind::PermissionWithdrawn {
-                        agent: reference,
-                        tool,
-                        prompt: number,
-                    },
-                );
-                if self.person.busy == Some(number) {
-                    self.person.busy = None;
-                    self.person_next();
-                }
-            }
+            self.withdraw_prompt(slot, number);
         }
         let now = self.clock.now;
         let agent = self.agents.get_mut(slot);
@@ -164,21 +115,10 @@ impl Kernel<'_> {
         if !teammate {
             self.agents.running -= 1;
         }
-        emit_hot!(self, finished, rule, |kind| {
-            if let EventKind::AgentFinished {
-                agent,
-                outcome: kept_outcome,
-                running,
-                detail: kept_detail,
-            } = kind
-            {
-                agent.id = own_id;
-                agent.name.clone_from(&own_name);
-                *kept_outcome = outcome;
-                *running = self.agents.running;
-                *kept_detail = detail.as_deref().map(Rc::from);
-            }
-        });
+        let (now, running) = (self.clock.now, self.agents.running);
+        let detail_text = detail.as_deref();
+        self.trace
+            .agent_finished(now, rule, own_id, &own_name, outcome, running, detail_text);
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.agents.slot_of(report_to);
@@ -215,27 +155,67 @@ impl Kernel<'_> {
             None => None,
         };
         self.deliver_report(slot, to_id, &to_name, outcome, detail.as_deref());
-        emit_hot!(self, notification, Some(rule), |kind| {
-            if let EventKind::Notification {
-                to,
-                from,
-                what: kept_what,
-            } = kind
-            {
-                to.id = to_id;
-                to.name = to_name;
-                from.id = own_id;
-                from.name = own_name;
-                *kept_what = what;
-            }
-        });
-        // The caller's bookkeeping. Its count of running children stays exact even while
-        // the caller is not running (a stopped launcher may be resumed later).
+        let to = AgentRef {
+            id: to_id,
+            name: to_name,
+        };
+        let from = AgentRef {
+            id: own_id,
+            name: own_name,
+        };
+        self.trace
+            .notification(self.clock.now, rule, to, from, what);
+        let running_caller = caller_slot.filter(|_| caller_running);
+        let cascade = self.result_delivered(caller_slot, running_caller, to_slot, delivery);
+        let rest = FinishRest { slot, forget };
+        Some((rest, cascade))
+    }
+
+    /// the pending prompt `number` of the run in `slot`, which ends, is withdrawn;
+    /// the person moves on if it was the one they were thinking about.
+    fn withdraw_prompt(&mut self, slot: u32, number: u64) {
+        let reference = self.agents.get(slot).reference();
+        let Some(pending) = self.person.prompts.remove(number) else {
+            return;
+        };
+        let Some(rule) = self.prompt_withdrawn() else {
+            return;
+        };
+        let program = PendingPrompt::program(self.agents.get(slot));
+        let tool = pending.call(program).name.clone();
+        self.emit(
+            Some(rule),
+            EventKind::PermissionWithdrawn {
+                agent: reference,
+                tool,
+                prompt: number,
+            },
+        );
+        if self.person.busy == Some(number) {
+            self.person.busy = None;
+            self.person_next();
+        }
+    }
+
+    /// A run's result has gone out (`delivery`, to the run in `to_slot`): its caller's
+    /// bookkeeping (in `caller_slot`; `running_caller` when the caller still runs) — its
+    /// count of running children, which stays exact even while it is not running (a
+    /// stopped launcher may be resumed later), a foreground caller woken once its last
+    /// foreground child is done (FGBG-4) — and a notification delivered. Returns the
+    /// caller if it ends now because of it (NOTIFY-6).
+    #[inline(always)]
+    fn result_delivered(
+        &mut self,
+        caller_slot: Option<u32>,
+        running_caller: Option<u32>,
+        to_slot: Option<u32>,
+        delivery: Delivery,
+    ) -> Option<u32> {
         if let Some(caller_slot) = caller_slot {
             let caller = self.agents.get_mut(caller_slot);
             caller.children_running = caller.children_running.saturating_sub(1);
         }
-        if let Some(caller_slot) = caller_slot.filter(|_| caller_running) {
+        if let Some(caller_slot) = running_caller {
             let caller = self.agents.get_mut(caller_slot);
             if delivery == Delivery::ToolResult {
                 caller.foreground_pending = caller.foreground_pending.saturating_sub(1);
@@ -249,12 +229,7 @@ impl Kernel<'_> {
                 self.deliver_to(recipient_slot);
             }
         }
-        let cascade = match caller_slot.filter(|_| caller_running) {
-            Some(caller_slot) => self.after_child_finished(caller_slot),
-            None => None,
-        };
-        let rest = FinishRest { slot, forget };
-        Some((rest, cascade))
+        running_caller.and_then(|caller_slot| self.after_child_finished(caller_slot))
     }
 
     /// The rest of a run's end (see [`Kernel::finish`]): its waiters wake, a freed slot
@@ -317,16 +292,14 @@ impl Kernel<'_> {
         let Some(slot) = self.agents.slot_of(id) else {
             return;
         };
-        let agent = self.agents.get_mut(slot);
-        // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
-        // nobody: its run no longer waits for it.
-        let Some(rule) = notify::shell_done(agent.status == Status::Running && agent.run == run)
-        else {
+        // NOTIFY-5: the shell's end is reported to the subagent itself; a shell of an
+        // earlier run (the run ended, or was stopped and resumed) reports to nobody.
+        let Some(rule) = self.shell_heard(slot, run) else {
             return;
         };
+        let agent = self.agents.get_mut(slot);
         agent.bash_running -= 1;
         let reference = agent.reference();
-        // NOTIFY-5: the shell's end is reported to the subagent itself.
         self.emit(
             Some(rule),
             EventKind::Notification {
@@ -397,19 +370,7 @@ impl Kernel<'_> {
                         attempt,
                     },
                 );
-                let agent = self.agents.get_mut(slot);
-                agent.continuations = attempt;
-                if fail.recovers_after.is_some_and(|needed| attempt >= needed) {
-                    // The continuation succeeded: the run goes on past the cut.
-                    return Flow::Continue;
-                }
-                // Cut again: the same step runs again at once.
-                agent.pc = agent.pc.saturating_sub(1);
-                if let Some(frame) = agent.stack_last_mut() {
-                    frame.pc = frame.pc.saturating_sub(1);
-                    agent.pc += 1;
-                }
-                Flow::Continue
+                self.continuation(slot, attempt, fail.recovers_after)
             }
             errors::ErrorAction::SwitchModel(model) => {
                 let model: Rc<str> = Rc::from(model.as_str());
@@ -455,9 +416,26 @@ impl Kernel<'_> {
         }
     }
 
+    /// ERR-1: continuation `attempt` of the run in `slot` was asked for: it succeeds once
+    /// `recovers_after` attempts were made (the run goes on past the cut), else the cut
+    /// step runs again at once.
+    fn continuation(&mut self, slot: u32, attempt: u32, recovers_after: Option<u32>) -> Flow {
+        let agent = self.agents.get_mut(slot);
+        agent.continuations = attempt;
+        if recovers_after.is_some_and(|needed| attempt >= needed) {
+            return Flow::Continue;
+        }
+        agent.pc = agent.pc.saturating_sub(1);
+        if let Some(frame) = agent.stack_last_mut() {
+            frame.pc = frame.pc.saturating_sub(1);
+            agent.pc += 1;
+        }
+        Flow::Continue
+    }
+
     /// NOTIFY-13, SCAN, HANDBACK-8: the text the recipient reads of a finished run's report.
     /// Runs without a report and without an error to name deliver no text event: that is
-    /// decided here, inline in `finish`, so that such a run (every run of W1) makes no call.
+    /// decided here, inline in `finish`, so that such a run (every run of a plain load) makes no call.
     /// A report delivered as the last one was (`Kernel::reuses_delivery`: every run of a
     /// definition ending in one `report` step) is written here too, into the kept event;
     /// every other delivery is built out of line ([`Kernel::deliver_text`]).
@@ -485,34 +463,25 @@ impl Kernel<'_> {
     }
 
     /// The delivery of the run in `slot`'s report, the same text delivered the same way
-    /// as the last one (`Caches::last_delivery`): the delivered text is shared, not
-    /// rebuilt (scanned, prefixed, copied). The kept event (`emit_hot!`) holds the last
+    /// as the last one (`Memos::last_delivery`): the delivered text is shared, not
+    /// rebuilt (scanned, prefixed, copied). The trace writer's kept event holds the last
     /// delivery's text, note and verdict already: only who from and who to are written.
     #[inline(always)]
     fn deliver_again(&mut self, slot: u32, to_id: AgentId, to_name: &Option<Rc<str>>) {
-        let last = self.caches.last_delivery.as_ref();
-        let last = last.expect("reuses_delivery found the last delivery");
-        emit_hot!(self, delivered, Some(last.rule), |kind| {
-            if let EventKind::ReportDelivered { agent, to, .. } = kind {
-                let from = self.agents.get(slot);
-                agent.id = from.id;
-                share(&mut agent.name, &from.name);
-                to.id = to_id;
-                share(&mut to.name, to_name);
-            }
-            #[cfg(debug_assertions)]
-            if let EventKind::ReportDelivered {
-                text, scan, review, ..
-            } = kind
-            {
-                debug_assert!(
-                    Rc::ptr_eq(text, &last.text)
-                        && scan.as_deref() == last.scan.as_deref()
-                        && *review == last.review,
-                    "the kept report_delivered is not the last delivery's"
-                );
-            }
-        });
+        let last = self.memos.last_delivery();
+        #[cfg(debug_assertions)]
+        debug_assert!(
+            self.trace
+                .holds_delivery(&last.text, last.scan.as_deref(), last.review),
+            "the kept report_delivered is not the last delivery's"
+        );
+        let from = self.agents.get(slot);
+        self.trace.report_delivered_again(
+            self.clock.now,
+            last.rule,
+            (from.id, &from.name),
+            (to_id, to_name),
+        );
     }
 
     /// [`Kernel::deliver_report`] of a run with an error to name, or with a report not
@@ -534,13 +503,9 @@ impl Kernel<'_> {
             (None, Outcome::Failed, Some(detail)) => detail.to_string(),
             (None, _, _) => return,
         };
-        let key = self.handback_key(slot);
-        let (text, scan_note, rule, review) =
-            build_delivery(&body, key, &self.session.config.gates);
+        let (key, text, scan_note, rule, review) = self.delivery_of(slot, &body);
         let agent = self.agents.get(slot);
         let reference = agent.reference();
-        let text: Rc<str> = Rc::from(text);
-        let scan_note: Option<Rc<str>> = scan_note.map(Rc::from);
         let reused = match &agent.report {
             Some(report) if !(outcome == Outcome::Failed && detail.is_some()) => report,
             _ => {
@@ -563,139 +528,18 @@ impl Kernel<'_> {
         // Kept for the next run that delivers the same report the same way: written into
         // the kept event, which `deliver_again` then leaves as it is but for who from and
         // who to.
-        self.caches.last_delivery = Some(Delivered {
-            report: reused.clone(),
-            key,
-            rule,
-            #[cfg(debug_assertions)]
-            prefix: handback_of(key, &self.session.config.gates).0.prefix,
-            #[cfg(debug_assertions)]
-            text: text.clone(),
-            #[cfg(debug_assertions)]
-            scan: scan_note.clone(),
-            #[cfg(debug_assertions)]
+        let reused = reused.clone();
+        self.keep_delivery(reused, key, rule, &text, &scan_note, review);
+        let delivery = trace::Delivery {
+            agent: reference,
+            to: AgentRef {
+                id: to_id,
+                name: to_name.clone(),
+            },
+            text,
+            scan: scan_note,
             review,
-        });
-        emit_hot!(self, delivered, Some(rule), |kind| {
-            if let EventKind::ReportDelivered {
-                agent,
-                to,
-                text: kept_text,
-                scan,
-                review: kept_review,
-            } = kind
-            {
-                *agent = reference;
-                to.id = to_id;
-                to.name.clone_from(to_name);
-                *kept_text = text;
-                *scan = scan_note;
-                *kept_review = review;
-            }
-        });
-    }
-
-    /// HANDBACK-8 / SCAN: whether the delivery of `report` by the run in `slot` is the last
-    /// one built (`Caches::last_delivery`): the same text, and the same inputs to the
-    /// review (`handback_key`) — everything a delivery writes depends only on those (and
-    /// on the session, which does not change). So the review is decided once per distinct
-    /// input, not per delivery; debug builds decide it again and compare.
-    #[inline(always)]
-    fn reuses_delivery(&self, slot: u32, report: &Rc<str>) -> bool {
-        let Some(last) = self.caches.last_delivery.as_ref() else {
-            return false;
         };
-        if !Rc::ptr_eq(&last.report, report) || self.handback_key(slot) != last.key {
-            return false;
-        }
-        #[cfg(debug_assertions)]
-        {
-            // The review decided again (it allocates nothing): the same prefix, verdict and
-            // rule as the kept delivery's.
-            let (delivery, review) =
-                handback_of(self.handback_key(slot), &self.session.config.gates);
-            let rule = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
-            debug_assert_eq!(
-                (delivery.prefix, review, rule),
-                (last.prefix, last.review, last.rule),
-                "a reused delivery differs from the one its inputs give"
-            );
-        }
-        true
+        self.trace.report_delivered(self.clock.now, rule, delivery);
     }
-
-    /// The inputs of `handback::review` for the run in `slot` that are not the session's.
-    #[inline]
-    fn handback_key(&self, slot: u32) -> HandbackKey {
-        let agent = self.agents.get(slot);
-        HandbackKey {
-            verdict: agent.classifier.unwrap_or(self.session.classifier).review,
-            mode: agent.profile.permission_mode,
-            fork: agent.fork,
-        }
-    }
-}
-
-/// NOTIFY-13, SCAN, HANDBACK-8/9: what the recipient of `body` reads — the delivered text,
-/// the scan's note when it changed the text, the event's rule, and the review verdict the
-/// trace names when a review ran — for a run whose review inputs are `key`.
-fn build_delivery(
-    body: &str,
-    key: HandbackKey,
-    gates: &Gates,
-) -> (String, Option<String>, RuleId, Option<ReviewOutcome>) {
-    let scanned = scan::scan(body, gates);
-    let scan_note = (!scanned.changes.is_empty()).then(|| {
-        scanned
-            .changes
-            .iter()
-            .map(|change| match change {
-                scan::ScanChange::Backslash { pattern, line, .. } => {
-                    format!("backslash before {} on line {line}", pattern.name())
-                }
-                scan::ScanChange::Marker { .. } => "marker line prepended".to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    });
-    let (delivery, review) = handback_of(key, gates);
-    let mut text = String::new();
-    text.push_str(scan::header());
-    text.push('\n');
-    if let Some(prefix) = delivery.prefix {
-        text.push_str(prefix);
-        text.push('\n');
-    }
-    text.push_str(&scanned.text);
-    let rule = delivery_rule(
-        (!scanned.changes.is_empty()).then_some(scanned.rule),
-        delivery,
-    );
-    (text, scan_note, rule, review)
-}
-
-/// HANDBACK-8/9: how a report is handed over (`handback::review` with the run's classifier
-/// verdict and permission mode), and the verdict the trace names when a review ran.
-fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<ReviewOutcome>) {
-    let delivery = handback::review(key.verdict, key.mode, key.fork, gates);
-    (delivery, delivery.reviewed.then_some(key.verdict))
-}
-
-/// `*kept = shared.clone()`, skipped when `kept` already holds the same text (both `None`,
-/// or the same `Rc`): a field of a kept event is rewritten only when it changed.
-#[inline]
-fn share(kept: &mut Option<Rc<str>>, shared: &Option<Rc<str>>) {
-    let same = match (&*kept, shared) {
-        (None, None) => true,
-        (Some(kept), Some(shared)) => Rc::ptr_eq(kept, shared),
-        _ => false,
-    };
-    if !same {
-        kept.clone_from(shared);
-    }
-}
-
-/// The rule of a `report_delivered` ([`scan::delivered_rule`]).
-fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
-    scan::delivered_rule(scan_rule, delivery.reviewed.then_some(delivery.rule))
 }

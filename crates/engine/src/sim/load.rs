@@ -8,9 +8,19 @@
 //! wake, stream by stream in list order, and in file order within a stream. Arrivals are
 //! numbered across the whole load (1, 2, …) in the order they are made.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::rc::Rc;
 
-use crate::spec::RatePhase;
+use rand_chacha::ChaCha8Rng;
+use subsim_rules::RejectReason;
+
+use crate::dist::Dist;
+use crate::event::Limit;
+use crate::spec::{Arrivals, LoadSpec, LoadUntil, RatePhase, Retry, SpawnSpec};
+use crate::time::SimTime;
+
+use super::clock::Wake;
+use super::{purpose, stream, Kernel};
 
 /// The load generator's state: one [`Stream`] per `load` stream.
 #[derive(Default)]

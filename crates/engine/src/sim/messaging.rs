@@ -1,8 +1,17 @@
 //! Waits, SendMessage (resume, direction, rejections), TaskStop and progress questions.
 
-use subsim_rules::resume;
+use std::rc::Rc;
 
-use super::*;
+use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
+
+use crate::event::{
+    AgentId, AgentRef, EventKind, IgnoredAction, MessageRejection, Outcome, StopSource, MAIN,
+};
+use crate::spec::{Program, WaitTarget};
+
+use super::agents::Block;
+use super::spawn::{Began, Resumed};
+use super::{Flow, Kernel};
 
 impl Kernel<'_> {
     // -- waits, messages, stops --------------------------------------------------------
@@ -169,23 +178,11 @@ impl Kernel<'_> {
         let (mode, _) = placement::resume_mode(&self.session.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
-        let target = self.agents.get(slot).id;
-        let (redirect, _) = notify::redirected_on_resume(self.reports_to(by, target));
+        let redirect = self.resume_redirected(slot, by);
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
-        let agent = self.agents.get(slot);
-        let (how, model_rule) =
-            resume::resumed_model(agent.invocation_model().is_some(), agent.fork);
-        let resumed_model = match (how, agent.invocation_model()) {
-            (resume::ResumedModel::ChooseAgain, Some(invocation)) => {
-                let invocation = invocation.clone();
-                self.run_model(agent.type_index(), Some(&invocation), false, true)
-                    .0
-            }
-            _ => agent.profile.model.clone(),
-        };
-        self.agents.running += 1;
+        let (resumed_model, model_rule) = self.resumed_model(slot);
         let agent = self.agents.get_mut(slot);
         if agent.profile.model != resumed_model {
             let mut profile = (*agent.profile).clone();
@@ -196,7 +193,7 @@ impl Kernel<'_> {
         // RESUME-6: the next run under the same id, under the next generation.
         let program = behavior
             .as_ref()
-            .unwrap_or(&self.caches.default_resume_program);
+            .unwrap_or(&self.session.default_resume_program);
         agent.begin_run(program, mode, agent.gen.wrapping_add(1), agent.run + 1);
         if redirect {
             agent.report_to = by;
@@ -207,26 +204,22 @@ impl Kernel<'_> {
         // RESUME-15: the effort the run started with (a per-invocation one included) stays.
         let effort = agent.profile.effort.clone();
         let gen = agent.gen;
-        if let Some(caller_slot) = self.agents.slot_of(report_to) {
-            self.agents.get_mut(caller_slot).children_running += 1;
-        }
-        let by_ref = self.agents.reference(by);
-        let running = self.agents.running;
-        self.emit(
-            Some(rule),
-            EventKind::AgentResumed {
-                agent: reference,
-                by: by_ref,
-                cap_checked: false,
-                running,
-                mode,
-                model: resumed_model,
-                effort,
-            },
+        let recipient_slot = self.agents.slot_of(report_to);
+        let resumed = Resumed {
+            agent: reference,
+            by: self.agents.reference(by),
+            mode,
+            model: resumed_model,
+            effort,
+        };
+        // CAP-7: a resume takes a slot unchecked.
+        self.start_tail(
+            slot,
+            gen,
+            recipient_slot,
+            true,
+            Began::Resumed(rule, resumed),
         );
-        self.observe_start(slot, subsim_rules::hooks::RunTransition::Resume);
-        self.clock
-            .schedule(self.clock.now, Wake::Step { slot, gen });
         mode
     }
 

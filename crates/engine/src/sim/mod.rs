@@ -12,8 +12,8 @@
 //!
 //! The `Kernel` is made of named parts, each a plain field: `session` (configuration),
 //! `clock` (time and the wake queue, `clock.rs`), `agents` (the slab, `agents.rs`),
-//! `person` (prompts and timed actions), `load` (the generator), `caches` and `trace`
-//! (the sink and the safety limits).
+//! `person` (prompts and timed actions), `load` (the generator), `memos` (every kept
+//! rules answer, `decide.rs`), `draws` and `trace` (the sink and the safety limits).
 //!
 //! Memory grows with what is running, not with what ran: agent records live in a slab, and
 //! records of load-generated agents are released when their run ends (they are anonymous
@@ -24,104 +24,26 @@ use std::rc::Rc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use subsim_rules::cap;
 use subsim_rules::context;
 use subsim_rules::model;
-use subsim_rules::notify::{self, Delivery, Finishing, Notice, Recipient};
-use subsim_rules::placement;
-use subsim_rules::prompt::{self, Asker, CallDecision, Route};
+use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::tools::{self, Fields};
-use subsim_rules::{messages, Mode, PermissionMode, RejectReason, RuleId, SessionConfig};
+use subsim_rules::{messages, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{
-    AgentId, AgentRef, Event, EventKind, HookSource, IgnoredAction, Limit, MessageRejection,
-    Outcome, RunProfile, StopSource, ToolList, ToolRefusal, WaitingFor, MAIN,
-};
+use crate::event::{EventKind, Limit, RunProfile, ToolList, MAIN};
 use crate::sink::Sink;
 use crate::spec::{
-    default_behavior, default_resume_behavior, ActionKind, AgentDef, Answer, ApiError, Arrivals,
-    CallKind, LoadSpec, LoadUntil, Program, Retry, Scope, SendSpec, SimSpec, SpawnSpec, Step,
-    ToolCall, WaitTarget,
+    default_behavior, default_resume_behavior, AgentDef, Answer, Program, Scope, SimSpec, Step,
+    ToolCall,
 };
 use crate::time::SimTime;
-
-/// Hands a kept event of `trace.hot` to the sink through the [`Sink`] method of its kind.
-macro_rules! sink_hot {
-    ($sink:expr, requested, $event:expr) => {
-        $sink.spawn_requested($event)
-    };
-    ($sink:expr, rejected, $event:expr) => {
-        $sink.spawn_rejected($event)
-    };
-    ($sink:expr, started, $event:expr) => {
-        $sink.agent_started($event)
-    };
-    ($sink:expr, finished, $event:expr) => {
-        $sink.agent_finished($event)
-    };
-    ($sink:expr, notification, $event:expr) => {
-        $sink.notification($event)
-    };
-    ($sink:expr, delivered, $event:expr) => {
-        $sink.report_delivered($event)
-    };
-    // A prompt's events (`HotEvents::prompt`), which have no `Sink` method of their own.
-    ($sink:expr, prompt.$which:ident, $event:expr) => {
-        $sink.event($event)
-    };
-}
-
-/// Sets a kept event's shared string to `value`: nothing to do when it holds the same
-/// one already (the usual case: a load run's calls share their tool's name and input).
-#[inline]
-fn keep(kept: &mut Rc<str>, value: &Rc<str>) {
-    if !Rc::ptr_eq(kept, value) {
-        *kept = value.clone();
-    }
-}
-
-/// [`keep`] for an optional shared string.
-#[inline]
-fn keep_option(kept: &mut Option<Rc<str>>, value: &Option<Rc<str>>) {
-    match (kept.as_mut(), value) {
-        (Some(kept), Some(value)) => keep(kept, value),
-        (None, None) => {}
-        _ => *kept = value.clone(),
-    }
-}
-
-/// Emits one of the kept events of `trace.hot` (see [`HotEvents`]): `emit_hot!(self,
-/// finished, rule, |kind| { … })` sets its time, seq and rule, lets the block write the
-/// kind's fields in place (`kind` is `&mut EventKind`, of the kept event's variant), and
-/// hands the event to the sink (`sink_hot!`) — unless a safety limit has ended the trace
-/// (then the block does not run). A prompt's events are named `prompt.answered` and so on
-/// (`HotEvents::prompt`).
-macro_rules! emit_hot {
-    ($kernel:expr, $($which:ident).+, $rule:expr, |$kind:ident| $fill:block) => {
-        if $kernel.trace.limit.is_none() {
-            let now = $kernel.clock.now;
-            let event = &mut $kernel.trace.hot.$($which).+;
-            event.t = now;
-            event.seq = $kernel.trace.seq;
-            event.rule = $rule;
-            let $kind = &mut event.kind;
-            $fill
-            $kernel.trace.seq += 1;
-            $kernel.trace.last_time = now;
-            sink_hot!($kernel.trace.sink, $($which).+, &$kernel.trace.hot.$($which).+);
-            if $kernel.trace.seq >= $kernel.trace.limits.max_events {
-                $kernel.hit_limit(Limit::MaxEvents, $kernel.trace.limits.max_events);
-            }
-        }
-    };
-}
 
 mod actions;
 mod agents;
 mod ahead;
 mod clock;
+mod decide;
 mod finish;
 mod load;
 mod messaging;
@@ -132,11 +54,13 @@ mod spawn;
 mod steps;
 mod streams;
 mod ties;
+mod trace;
 
 pub use ties::{TieBreak, TieOptions};
 
-use agents::{Agent, AgentStart, Agents, Block, Frame, Status};
+use agents::{Agent, AgentStart, Agents, Block, Status};
 use clock::{Clock, Wake};
+use trace::Trace;
 
 /// A safety limit that ended a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -342,8 +266,8 @@ struct TypeDef {
 }
 
 /// A prompt shown and not yet answered: 16 bytes, `Option` included, so that tens of
-/// thousands waiting at once (issue #7, W4) are few cache lines and pages (a copy of the
-/// call's name, input and duration was 72 bytes; the call's program and index, 32). The
+/// thousands waiting at once are few cache lines and pages (it points at the call's step
+/// instead of copying the call). The
 /// call asked about is the `tool` step its run took last: a run blocked on a prompt takes
 /// no step until the prompt is answered or withdrawn, so the step is still in the program
 /// [`PendingPrompt::program`] finds.
@@ -398,8 +322,10 @@ struct Kernel<'s> {
     person: Person,
     /// The load generator (`load:`).
     load: LoadGen,
-    /// Values computed once and reused: profiles, spawn plans, shared strings.
-    caches: Caches,
+    /// Every memo of a rules answer (`decide.rs`, whose ground rules say what each keeps).
+    memos: decide::Memos,
+    /// The random draws' kept state.
+    draws: Draws,
     /// The trace being written and the safety limits that can end it.
     trace: Trace<'s>,
     /// The panel (PANEL); `None` for load runs (whose million rows nobody reads) and for `-p` and SDK sessions (PANEL-1: the panel is a terminal's).
@@ -449,6 +375,14 @@ struct Session {
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
+    /// CAP-2's message, shared by every refusal at the cap.
+    limit_message: Rc<str>,
+    /// The type a fork runs as (FORK-3), shared.
+    fork_arc: Rc<str>,
+    /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
+    /// resume without one ([`default_resume_behavior`]), built once and shared.
+    default_program: Program,
+    default_resume_program: Program,
 }
 
 /// The person: how they answer prompts, the prompts waiting for them, their timed actions.
@@ -458,7 +392,7 @@ struct Person {
     answers: Vec<crate::spec::AnswerRule>,
     think: Dist,
     /// The sampler of `think` when it is `exp(…)`: its own, as the kernel's
-    /// (`Caches::exp`) serves the runs' draws in between (see `dist::ExpCache`).
+    /// (`Draws::exp`) serves the runs' draws in between (see `dist::ExpCache`).
     think_exp: crate::dist::ExpCache,
     actions: Vec<crate::spec::UserAction>,
     /// Prompts shown and not yet answered, by number. Numbers are handed out in the
@@ -492,35 +426,12 @@ struct LoadGen {
     retry_rng: ChaCha8Rng,
 }
 
-/// Values computed once and reused (none of them changes what a run does).
-struct Caches {
-    profiles: BTreeMap<(usize, u8, PermissionMode), Rc<RunProfile>>,
-    /// The last profile handed out, with its key (load runs ask for the same one).
-    last_profile: Option<((usize, u8, PermissionMode), Rc<RunProfile>)>,
-    /// Spawn plans (`rules::plan`) by kind of call: a load run makes the same call for
-    /// every arrival. See `spawn::spawn_plan` for the rules of this cache.
-    plans: BTreeMap<spawn::PlanKey, Rc<spawn::CachedPlan>>,
-    /// The last kind of call, its caller and its plan, compared in place before the map is
-    /// asked.
-    last_plan: Option<spawn::LastPlan>,
-    /// Tool resolutions' steps by kind of run, for refused tool calls (`steps::removal_of`).
-    removals: BTreeMap<steps::RemovalKey, Rc<[tools::Step]>>,
-    /// The last report delivery built, reused for the same text delivered the same way.
-    last_delivery: Option<finish::Delivered>,
-    /// The last tool list and tool name a tool call was checked with, and whether the
-    /// list has the tool (`steps::has_tool`).
-    last_tool_check: Option<(ToolList, Rc<str>, bool)>,
+/// The random draws' state that is kept between draws (none of it changes what is drawn).
+struct Draws {
     /// The sampler of the last `exp(…)` a run drew from (see `dist::ExpCache`).
     exp: crate::dist::ExpCache,
     /// The runs' behaviour streams being drawn from (see `streams.rs`).
     streams: streams::Streams,
-    /// CAP-2's message, shared by every refusal at the cap.
-    limit_message: Rc<str>,
-    fork_arc: Rc<str>,
-    /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
-    /// resume without one ([`default_resume_behavior`]), built once and shared.
-    default_program: Program,
-    default_resume_program: Program,
 }
 
 impl Session {
@@ -530,153 +441,6 @@ impl Session {
         match entry {
             prompt::RuleEntry::Allow(index) => allow[index].clone(),
             prompt::RuleEntry::Deny(index) => deny[index].clone(),
-        }
-    }
-}
-
-/// The trace being written, and the safety limits that can end it.
-struct Trace<'s> {
-    sink: &'s mut dyn Sink,
-    /// The next event's seq (= events written so far).
-    seq: u64,
-    /// Virtual time of the last event.
-    last_time: SimTime,
-    /// The safety limit that stopped the run, once one has.
-    limit: Option<LimitHit>,
-    limits: crate::spec::Limits,
-    /// Steps left in the current block (`Kernel::next_step_block`): at most the smaller
-    /// of `max_instant_steps` and `max_silent_steps`, and together with `steps_after`
-    /// what `max_steps` (`Limits::steps`) leaves. Only this is counted per step.
-    steps_left: u64,
-    /// Steps `max_steps` leaves after the current block.
-    steps_after: u64,
-    /// When the current block began, the events written by then, and its length.
-    block_start: SimTime,
-    block_seq: u64,
-    block_len: u64,
-    /// Steps of the whole blocks just before this one taken at one instant, and taken
-    /// without an event written (`max_instant_steps`, `max_silent_steps`).
-    instant_run: u64,
-    silent_run: u64,
-    /// The events every arrival makes, kept built (see [`HotEvents`]).
-    hot: HotEvents,
-}
-
-/// One kept [`Event`] for each kind a load run writes for every arrival (a request, a
-/// refusal, a start, an end, a notification, a report delivered as the last one was; and
-/// a prompt's request, answer and tool call). `emit_hot!` writes a new event's fields
-/// into the kept one, in place, and hands it to the sink: an event built anew was written
-/// field by field into a temporary and then copied whole into the `Event` with wider
-/// loads, which stalled on store forwarding (the copies of `finish_run`'s two events were
-/// two fifths of its time), and it was dropped through the generic drop of `EventKind`
-/// afterwards. A kept event holds its last values (a few shared strings and a profile)
-/// until the next event of its kind overwrites them.
-struct HotEvents {
-    requested: Event,
-    rejected: Event,
-    started: Event,
-    finished: Event,
-    notification: Event,
-    /// A report delivered again as the last one was (`Caches::last_delivery`).
-    delivered: Event,
-    /// The events of a prompt shown and answered (issue #7, W4), kept apart (boxed): a run
-    /// without prompts carries one pointer more, not three more events.
-    prompt: Box<PromptEvents>,
-}
-
-/// The kept events of a prompt (see [`HotEvents`]).
-struct PromptEvents {
-    /// A prompt shown to the person (`permission_requested`, not auto-denied).
-    prompted: Event,
-    /// A prompt answered (`permission_answered`).
-    answered: Event,
-    /// A tool call answered by the person (`tool_called`).
-    tool_called: Event,
-}
-
-impl HotEvents {
-    /// Kept events with placeholder values (every field is written before each use).
-    fn new() -> HotEvents {
-        let event = |kind| Event {
-            t: SimTime::ZERO,
-            seq: 0,
-            rule: None,
-            kind,
-        };
-        let nobody = || AgentRef { id: 0, name: None };
-        let empty: Rc<str> = Rc::from("");
-        HotEvents {
-            requested: event(EventKind::SpawnRequested {
-                caller: nobody(),
-                agent_type: empty.clone(),
-                name: None,
-                background: None,
-                fork: false,
-                arrival: None,
-                stream: None,
-            }),
-            rejected: event(EventKind::SpawnRejected {
-                caller: nobody(),
-                agent_type: empty.clone(),
-                name: None,
-                reason: RejectReason::ConcurrentLimit,
-                message: empty.clone(),
-                hint: None,
-                running: 0,
-            }),
-            started: event(EventKind::AgentStarted {
-                agent: nobody(),
-                parent: nobody(),
-                depth: 0,
-                mode: Mode::Foreground,
-                fork: false,
-                running: 0,
-                cap_checked: false,
-                profile: Rc::new(RunProfile::new("", "", &[])),
-            }),
-            finished: event(EventKind::AgentFinished {
-                agent: nobody(),
-                outcome: Outcome::Completed,
-                running: 0,
-                detail: None,
-            }),
-            notification: event(EventKind::Notification {
-                to: nobody(),
-                from: nobody(),
-                what: Notice::Result,
-            }),
-            delivered: event(EventKind::ReportDelivered {
-                agent: nobody(),
-                to: nobody(),
-                text: empty.clone(),
-                scan: None,
-                review: None,
-            }),
-            prompt: Box::new(PromptEvents {
-                prompted: event(EventKind::PermissionRequested {
-                    agent: nobody(),
-                    agent_type: empty.clone(),
-                    tool: empty.clone(),
-                    routed_to: None,
-                    auto_denied: false,
-                    prompt: 0,
-                }),
-                answered: event(EventKind::PermissionAnswered {
-                    agent: nobody(),
-                    tool: empty.clone(),
-                    answer: Answer::Approve,
-                    waited_us: 0,
-                    prompt: 0,
-                }),
-                tool_called: event(EventKind::ToolCalled {
-                    agent: nobody(),
-                    tool: empty.clone(),
-                    allowed: false,
-                    reason: None,
-                    input: None,
-                    permission_rule: None,
-                }),
-            }),
         }
     }
 }
@@ -752,8 +516,6 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
-        // The kinds of Agent call, numbered once (`SpawnSpec::call_kind`).
-        spawn::number_calls(&mut spec);
         let (config, notes) = SessionConfig::resolve(
             spec.session.version,
             spec.session.kind,
@@ -762,44 +524,15 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        let pool = tools::session_pool(
-            spec.session.tools.as_deref(),
-            spec.session.cross_session_messaging,
-            &spec.session.mcp,
-        );
+        let mut pool = decide::session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
             disable_explore_plan: config.disable_explore_plan,
             sdk_disable_builtins: config.disable_builtins,
         };
-        // MAIN-1…6: what main becomes when the session runs as an agent (the rules decide
-        // its tools and model; MAIN-4 / Q-32 how its name is found).
-        let main_agent_key = main_agent_key(&spec, &config, builtin_env);
-        let main_def = main_agent_key
-            .as_deref()
-            .and_then(|key| match spec.agents.get(key) {
-                Some(def) => Some(def.clone()),
-                None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
-            });
-        let main_agent = context::main_agent(&context::MainAgentInput {
-            flag: spec.session.agent.as_deref(),
-            setting: None,
-            definition: main_def.as_ref().map(|def| context::MainDefinition {
-                name: main_agent_key.as_deref().unwrap_or_default(),
-                scope: (def.scope != Scope::BuiltIn).then_some(def.scope),
-                prompt: def.prompt.as_deref(),
-                memory: def.memory.is_some(),
-                tools: def.tools.as_deref(),
-                disallowed: &def.disallowed_tools,
-                model: def.model.as_deref(),
-                initial_prompt: def.initial_prompt.as_deref(),
-                omit_claude_md: def.omit_claude_md,
-            }),
-            user_prompt: None,
-            pool: &pool,
-            auto_memory: spec.session.auto_memory,
-            gates: config.gates,
-        });
+        // MAIN-1…6: what main becomes when the session runs as an agent.
+        let (main_agent_key, main_agent, main_servers) =
+            main_agent_of(&spec, &config, builtin_env, &mut pool);
         // MAIN-1: main runs on the agent's model, and subagents that inherit the main
         // model inherit that one.
         if let Some((model, _)) = &main_agent.model {
@@ -808,82 +541,19 @@ impl<'s> Kernel<'s> {
         let session = &spec.session;
         let seed = session.seed;
         let main_model: Rc<str> = Rc::from(session.model.as_str());
-        let mut types = Vec::new();
-        let mut type_index = BTreeMap::new();
         let default_program = default_behavior();
-        let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
-            let name: Rc<str> = Rc::from(def.name.as_str());
-            let built_in = def.scope == Scope::BuiltIn;
-            // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
-            let (one_shot, _) = subsim_rules::resume::one_shot_type(built_in, &def.name);
-            let models = ModelSettings::from_session(session);
-            let choice = models.choose(&config, &def, None, false, false);
-            let behavior = def
-                .behavior
-                .clone()
-                .unwrap_or_else(|| default_program.clone());
-            type_index.insert(def.name.clone(), types.len());
-            types.push(TypeDef {
-                name,
-                model: Rc::from(choice.model.as_str()),
-                model_rule: choice.rule,
-                one_shot,
-                behavior,
-                own_hooks: observe::OwnHooks::of(&def, &session.trusted_dirs, &config),
-                def,
-            });
-        };
-        // SPAWN-8: built-ins, less the ones the env removes.
-        for built_in in model::BuiltIn::REGISTRATION {
-            if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
-                continue;
-            }
-            if spec.agents.contains_key(built_in.name()) {
-                continue; // SPAWN-10: a definition of the same name overrides the built-in.
-            }
-            add(AgentDef::built_in(built_in), &mut types);
-        }
-        for (name, def) in &spec.agents {
-            let mut def = def.clone();
-            // DEF-5: a plugin definition is known by its scoped id, the map key.
-            if def.name.is_empty() || def.scope == Scope::Plugin {
-                def.name = name.clone();
-            }
-            add(def, &mut types);
-        }
+        let (types, type_index) = agent_types(&spec, &config, builtin_env, &default_program);
         let limits = session.limits;
         let mut kernel = Kernel {
-            session: Session {
+            session: Session::new(
+                &spec,
                 config,
                 notes,
                 pool,
-                permissions: session.permissions.clone(),
-                permission_texts: [&session.permissions.allow, &session.permissions.deny]
-                    .map(|texts| texts.iter().map(|text| Rc::from(text.as_str())).collect()),
-                types,
-                type_index,
-                main_agent: None,
-                models: ModelSettings::from_session(session),
-                hooks: session
-                    .hooks
-                    .iter()
-                    .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
-                    .collect(),
-                hooks_present: false,
-                fallback_models: session.fallback_models.clone(),
-                continuation_budget: session.continuations,
-                classifier: session.classifier,
-                auto_memory: session.auto_memory,
-                trusted_dirs: session.trusted_dirs.clone(),
-                definitions: spec.definitions.clone(),
-                mcp: session
-                    .mcp
-                    .keys()
-                    .map(|name| Rc::from(name.as_str()))
-                    .collect(),
-                effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
-                effort: session.effort.clone(),
-            },
+                (types, type_index),
+                &main_servers,
+                default_program,
+            ),
             clock: Clock {
                 now: SimTime::ZERO,
                 seq: 0,
@@ -915,36 +585,12 @@ impl<'s> Kernel<'s> {
                 rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
                 retry_rng: stream(seed, 0, purpose::RETRY),
             },
-            caches: Caches {
-                profiles: BTreeMap::new(),
-                last_profile: None,
-                plans: BTreeMap::new(),
-                last_plan: None,
-                removals: BTreeMap::new(),
-                last_delivery: None,
-                last_tool_check: None,
+            memos: decide::Memos::default(),
+            draws: Draws {
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),
-                limit_message: Rc::from(messages::CONCURRENT_LIMIT),
-                fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
-                default_program,
-                default_resume_program: default_resume_behavior(),
             },
-            trace: Trace {
-                sink,
-                seq: 0,
-                last_time: SimTime::ZERO,
-                limit: None,
-                limits,
-                steps_left: 0,
-                steps_after: limits.steps(),
-                block_start: SimTime::ZERO,
-                block_seq: 0,
-                block_len: 0,
-                instant_run: 0,
-                silent_run: 0,
-                hot: HotEvents::new(),
-            },
+            trace: Trace::new(sink, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
                 .then(|| observe::PanelState {
@@ -961,10 +607,25 @@ impl<'s> Kernel<'s> {
                 .types
                 .iter()
                 .any(|type_def| type_def.own_hooks.is_some());
+        kernel.add_main(&spec, main_agent, main_agent_key.as_deref(), main_model);
+        kernel
+    }
+
+    /// The main conversation, agent 0 in slot 0: its tools are the rules' answer (MAIN-1 /
+    /// TOOLS-19 / TOOLS-17), plus, for an agent (`main_agent_key`, MAIN-4), its inline
+    /// `mcpServers`, which connect at startup for main too (MCP-2); MAIN-3's warning when
+    /// the agent is not found.
+    fn add_main(
+        &mut self,
+        spec: &SimSpec,
+        main_agent: context::MainAgent,
+        main_agent_key: Option<&str>,
+        main_model: Rc<str>,
+    ) {
         // The main conversation is agent 0 in slot 0. Its tools are the rules' answer
-        // (MAIN-1 / TOOLS-19 / TOOLS-17), plus, for an agent, its inline `mcpServers`,
-        // which connect at startup for main too (MCP-2).
-        let mut main_tools: Vec<Rc<str>> = main_agent
+        // (MAIN-1 / TOOLS-19 / TOOLS-17), from a pool that holds, for an agent, its inline
+        // `mcpServers`' tools (MCP-2, above).
+        let main_tools: Vec<Rc<str>> = main_agent
             .tools
             .tools
             .iter()
@@ -972,43 +633,31 @@ impl<'s> Kernel<'s> {
             .collect();
         let mut main_type: Rc<str> = Rc::from("main");
         if let Some(warning) = main_agent.warning {
-            kernel.session.notes.push(ConfigNote {
+            self.session.notes.push(ConfigNote {
                 rule: "MAIN-3",
                 text: warning,
             });
-        } else if let Some(index) = main_agent_key
-            .as_deref()
-            .and_then(|key| kernel.session.type_index.get(key).copied())
+        } else if let Some(index) =
+            main_agent_key.and_then(|key| self.session.type_index.get(key).copied())
         {
-            kernel.session.main_agent = Some(index);
-            let type_def = &kernel.session.types[index];
-            for server in type_def
-                .def
-                .mcp_servers
-                .iter()
-                .filter(|server| server.inline)
-            {
-                for tool in &server.tools {
-                    main_tools.push(Rc::from(tools::mcp_tool_name(&server.name, tool).as_str()));
-                }
-            }
-            main_type = type_def.name.clone();
+            self.session.main_agent = Some(index);
+            main_type = self.session.types[index].name.clone();
         }
         let main_tools: ToolList = main_tools.into();
         let main_profile = RunProfile {
             agent_type: main_type,
-            model: main_model.clone(),
+            model: main_model,
             model_rule: "MAIN-1",
             effort: None,
-            permission_mode: kernel.session.config.permission_mode,
+            permission_mode: self.session.config.permission_mode,
             tools: main_tools,
             context: Rc::from(Vec::new()),
-            mcp_servers: kernel.session.mcp.clone(),
+            mcp_servers: self.session.mcp.clone(),
             teammate: false,
         };
         let main_profile = Rc::new(main_profile);
         let main_program = spec.main.clone();
-        kernel.agents.add(|| AgentStart {
+        self.agents.add(|| AgentStart {
             id: MAIN,
             type_index: None,
             invocation_model: None,
@@ -1020,14 +669,13 @@ impl<'s> Kernel<'s> {
             fork: false,
             teammate: false,
             profile_background: false,
-            permission_mode: session_permission_mode(&spec),
+            permission_mode: session_permission_mode(spec),
             one_shot: false,
             max_turns: None,
             from_load: false,
             program: &main_program,
             report_to: MAIN,
         });
-        kernel
     }
 
     // -- the loop ----------------------------------------------------------------------
@@ -1049,6 +697,7 @@ impl<'s> Kernel<'s> {
         };
         self.emit(None, kind);
         self.announce_definitions();
+        self.announce_session_agent_hooks();
         self.clock
             .schedule(SimTime::ZERO, Wake::Step { slot: 0, gen: 0 });
         for index in 0..self.person.actions.len() {
@@ -1074,8 +723,7 @@ impl<'s> Kernel<'s> {
     /// The run loop: every wake in order until none is left, a safety limit is reached or
     /// `bound` is passed. `TIES`: the tie explorer picks among same-instant wakes
     /// (`pop_chosen`); a plain run's loop is compiled without it, so that the choice does
-    /// not weigh on every wake (with both pops in one loop, dbbcdaa's larger chooser cost
-    /// W1 ~24 instructions an arrival).
+    /// not weigh on every wake.
     #[inline(always)]
     fn run_wakes<const TIES: bool>(&mut self, bound: SimTime) {
         while let Some((time, wake)) = if TIES {
@@ -1144,22 +792,9 @@ impl<'s> Kernel<'s> {
         }
     }
 
+    /// Writes `kind` now under `rule` (`Trace::event`).
     fn emit(&mut self, rule: Option<RuleId>, kind: EventKind) {
-        if self.trace.limit.is_some() {
-            return;
-        }
-        let event = Event {
-            t: self.clock.now,
-            seq: self.trace.seq,
-            rule,
-            kind,
-        };
-        self.trace.seq += 1;
-        self.trace.last_time = self.clock.now;
-        self.trace.sink.event(&event);
-        if self.trace.seq >= self.trace.limits.max_events {
-            self.hit_limit(Limit::MaxEvents, self.trace.limits.max_events);
-        }
+        self.trace.event(self.clock.now, rule, kind);
     }
 
     /// The step budget's current block is spent: the next one, or the run stops. Blocks
@@ -1227,32 +862,20 @@ impl<'s> Kernel<'s> {
         false
     }
 
+    /// The safety limit `limit` (its bound `value`) stops the run now (`max_time` at its
+    /// bound itself), unless one already has.
     #[cold]
     #[inline(never)]
     fn hit_limit(&mut self, limit: Limit, value: u64) {
-        if self.trace.limit.is_none() {
-            if limit == Limit::MaxTime {
-                // The run stops at the bound itself.
-                self.clock.now = self.trace.limits.max_time;
-            }
-            // The limit event itself is the last one written (so the run ends at its
-            // time, `RunReport::end`); it is not counted.
-            self.trace.last_time = self.clock.now;
-            let event = Event {
-                t: self.clock.now,
-                seq: self.trace.seq,
-                rule: None,
-                kind: EventKind::LimitReached { limit, value },
-            };
-            self.trace.seq += 1;
-            self.trace.sink.event(&event);
-            self.trace.limit = Some(LimitHit { limit, value });
+        if self.trace.limit.is_none() && limit == Limit::MaxTime {
+            self.clock.now = self.trace.limits.max_time;
         }
+        self.trace.limit_reached(self.clock.now, limit, value);
     }
 
-    /// One wake's work. Inlined into the run loop: out of line (as the compiler left it
-    /// once the loop was generic over `TIES`) every wake paid a call, a frame and six saved
-    /// registers (W1 1.88× → 1.75× the baseline with it inlined; docs/PERFORMANCE.md).
+    /// One wake's work. Inlined into the run loop: out of line (as the compiler leaves it
+    /// once the loop is generic over `TIES`) every wake pays a call, a frame and saved
+    /// registers (docs/PERFORMANCE.md, "Choices that need a benchmark").
     #[inline(always)]
     fn dispatch(&mut self, wake: Wake) {
         match wake {
@@ -1298,13 +921,204 @@ impl<'s> Kernel<'s> {
         }
         let agent = self.agents.get_mut(slot);
         if agent.from_load {
-            return self.caches.exp.sample(dist, &mut self.load.rng);
+            return self.draws.exp.sample(dist, &mut self.load.rng);
         }
-        let exp = &mut self.caches.exp;
-        self.caches
+        let exp = &mut self.draws.exp;
+        self.draws
             .streams
             .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng))
     }
+}
+
+/// The agent types (SPAWN-8's registered built-ins, less those a definition of the same
+/// name overrides, SPAWN-10; then the definitions, DEF-5: a plugin's by its scoped id) and
+/// their index by name; a type without a `behavior` runs `default_program`.
+fn agent_types(
+    spec: &SimSpec,
+    config: &SessionConfig,
+    builtin_env: subsim_rules::spawn::BuiltinEnv,
+    default_program: &Program,
+) -> (Vec<TypeDef>, BTreeMap<String, usize>) {
+    let session = &spec.session;
+    let mut types = Vec::new();
+    let mut type_index = BTreeMap::new();
+    let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
+        let name: Rc<str> = Rc::from(def.name.as_str());
+        // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
+        let one_shot = decide::one_shot_type(&def);
+        let models = ModelSettings::from_session(session);
+        let choice = models.choose(config, &def, None, false, false);
+        let behavior = def
+            .behavior
+            .clone()
+            .unwrap_or_else(|| default_program.clone());
+        type_index.insert(def.name.clone(), types.len());
+        types.push(TypeDef {
+            name,
+            model: Rc::from(choice.model.as_str()),
+            model_rule: choice.rule,
+            one_shot,
+            behavior,
+            own_hooks: observe::OwnHooks::of(&def, &session.trusted_dirs, config),
+            def,
+        });
+    };
+    // SPAWN-8: built-ins, less the ones the env removes.
+    for built_in in model::BuiltIn::REGISTRATION {
+        if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
+            continue;
+        }
+        if spec.agents.contains_key(built_in.name()) {
+            continue; // SPAWN-10: a definition of the same name overrides the built-in.
+        }
+        add(AgentDef::built_in(built_in), &mut types);
+    }
+    for (name, def) in &spec.agents {
+        let mut def = def.clone();
+        // DEF-5: a plugin definition is known by its scoped id, the map key.
+        if def.name.is_empty() || def.scope == Scope::Plugin {
+            def.name = name.clone();
+        }
+        add(def, &mut types);
+    }
+    (types, type_index)
+}
+
+impl Session {
+    /// The session `spec` configures (`config`, with `notes` about how it was read), its
+    /// tool `pool`, its agent types and their index, and `default_program` shared.
+    fn new(
+        spec: &SimSpec,
+        config: SessionConfig,
+        notes: Vec<ConfigNote>,
+        pool: Vec<String>,
+        (types, type_index): (Vec<TypeDef>, BTreeMap<String, usize>),
+        main_servers: &[crate::spec::McpServerRef],
+        default_program: Program,
+    ) -> Session {
+        let session = &spec.session;
+        Session {
+            config,
+            notes,
+            pool,
+            permissions: session.permissions.clone(),
+            permission_texts: [&session.permissions.allow, &session.permissions.deny]
+                .map(|texts| texts.iter().map(|text| Rc::from(text.as_str())).collect()),
+            types,
+            type_index,
+            main_agent: None,
+            models: ModelSettings::from_session(session),
+            hooks: session
+                .hooks
+                .iter()
+                .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
+                .collect(),
+            hooks_present: false,
+            fallback_models: session.fallback_models.clone(),
+            continuation_budget: session.continuations,
+            classifier: session.classifier,
+            auto_memory: session.auto_memory,
+            trusted_dirs: session.trusted_dirs.clone(),
+            definitions: spec.definitions.clone(),
+            mcp: session
+                .mcp
+                .keys()
+                .chain(main_servers.iter().map(|server| &server.name))
+                .map(|name| Rc::from(name.as_str()))
+                .collect(),
+            effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
+            effort: session.effort.clone(),
+            limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+            fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
+            default_program,
+            default_resume_program: default_resume_behavior(),
+        }
+    }
+}
+
+/// MAIN-1…6: what main becomes when the session runs as an agent — the rules decide its
+/// tools and model (`context::main_agent`), MAIN-4 / Q-32 how its name is found
+/// ([`main_agent_key`]) — with the key of the definition it runs, if any.
+fn main_agent_of(
+    spec: &SimSpec,
+    config: &SessionConfig,
+    builtin_env: subsim_rules::spawn::BuiltinEnv,
+    pool: &mut Vec<String>,
+) -> (
+    Option<String>,
+    context::MainAgent,
+    Vec<crate::spec::McpServerRef>,
+) {
+    let main_agent_key = main_agent_key(spec, config, builtin_env);
+    let main_def = main_agent_key
+        .as_deref()
+        .and_then(|key| match spec.agents.get(key) {
+            Some(def) => Some(def.clone()),
+            None => model::BuiltIn::from_name(key).map(AgentDef::built_in),
+        });
+    // MCP-2 / MCP-3: the session agent's inline servers connect at start alongside the
+    // session's own, under its file's folder's trust, and are main's servers from then
+    // on: main's subagents inherit their tools (TOOLS-1).
+    let main_servers = main_def
+        .as_ref()
+        .map(|def| session_agent_servers(def, &spec.session, config))
+        .unwrap_or_default();
+    for server in &main_servers {
+        pool.extend(decide::server_tools(server));
+    }
+    let main_agent = context::main_agent(&context::MainAgentInput {
+        flag: spec.session.agent.as_deref(),
+        setting: None,
+        definition: main_def.as_ref().map(|def| context::MainDefinition {
+            name: main_agent_key.as_deref().unwrap_or_default(),
+            scope: (def.scope != Scope::BuiltIn).then_some(def.scope),
+            prompt: def.prompt.as_deref(),
+            memory: def.memory.is_some(),
+            tools: def.tools.as_deref(),
+            disallowed: &def.disallowed_tools,
+            model: def.model.as_deref(),
+            initial_prompt: def.initial_prompt.as_deref(),
+            omit_claude_md: def.omit_claude_md,
+        }),
+        user_prompt: None,
+        pool,
+        auto_memory: spec.session.auto_memory,
+        gates: config.gates,
+    });
+    (main_agent_key, main_agent, main_servers)
+}
+
+/// MCP-2 / MCP-3: the inline servers of the session agent `def` that connect at start
+/// ([`context::session_agent_servers`]).
+fn session_agent_servers(
+    def: &AgentDef,
+    session: &crate::spec::SessionSpec,
+    config: &SessionConfig,
+) -> Vec<crate::spec::McpServerRef> {
+    let servers: Vec<context::McpServer<'_>> = def
+        .mcp_servers
+        .iter()
+        .map(|server| context::McpServer {
+            name: &server.name,
+            inline: server.inline,
+        })
+        .collect();
+    let source_dir = observe::trust_folder(def);
+    let configured: Vec<String> = session.mcp.keys().cloned().collect();
+    let input = context::McpInput {
+        servers: &servers,
+        scope: def.scope,
+        source_dir: Some(&source_dir),
+        trusted_dirs: &session.trusted_dirs,
+        configured: &configured,
+        ..context::McpInput::default()
+    };
+    let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
+    def.mcp_servers
+        .iter()
+        .filter(|server| connected.contains(&server.name.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// MAIN-4 / Q-32: the key of the definition `session.agent` names — a definition by its
@@ -1321,7 +1135,7 @@ fn main_agent_key(
     let definitions: Vec<subsim_rules::spawn::Definition<'_>> = spec
         .agents
         .iter()
-        .map(|(key, def)| spawn::rules_definition(key, def.scope))
+        .map(|(key, def)| decide::rules_definition(key, def.scope))
         .collect();
     match subsim_rules::spawn::lookup(
         wanted,

@@ -2,14 +2,21 @@
 //! and `/tasks` (PANEL), and lifecycle and tool hooks (HOOK). None of this changes what the
 //! runs do; it turns their starts and ends into the events a person would notice.
 
+use std::rc::Rc;
+
 use subsim_rules::hooks::{self, HookEvent, HookOrigin, RunTransition};
 use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
+use subsim_rules::{Mode, RuleId, SessionConfig};
 
-use super::*;
-use crate::spec::HookSpec;
+use crate::event::{AgentId, AgentRef, EventKind, HookSource, Outcome, MAIN};
+use crate::spec::{AgentDef, HookSpec};
+use crate::time::SimTime;
+
+use super::clock::Wake;
+use super::{agents, decide, Kernel};
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
-/// every `hook_fired` it writes (issue #7, item 5: no copy per tool call).
+/// every `hook_fired` it writes (no copy per tool call).
 pub(super) struct Hook {
     /// The event it was declared for.
     declared: HookEvent,
@@ -309,17 +316,23 @@ impl Kernel<'_> {
 
     fn lifecycle_hooks_of(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
         let agent = self.agents.get(slot);
-        let Some(type_index) = agent.type_index() else {
-            return;
+        // A fork has no definition; main never starts as a subagent.
+        let type_def = match agent.type_index() {
+            Some(index) => Some(&self.session.types[index]),
+            None if agent.fork => None,
+            None => return,
         };
-        let type_def = &self.session.types[type_index];
-        let own = type_def.own_hooks.clone();
-        if self.session.hooks.is_empty() && own.is_none() {
+        let own = type_def.and_then(|type_def| type_def.own_hooks.clone());
+        let main_own = self.session_agent_hooks();
+        if self.session.hooks.is_empty() && own.is_none() && main_own.is_none() {
             return;
         }
+        // HOOK-2 / HOOK-8: the definition's name, `fork` for a fork (Claude's or `/subtask`).
+        let name = type_def.map(|type_def| type_def.name.clone());
+        let (agent_type, _) = hooks::lifecycle_agent_type(name.as_deref());
         // Shared, not copied: the kernel's hooks do not change during a run.
-        let (agent_type, session_hooks) = (type_def.name.clone(), self.session.hooks.clone());
-        let Some(occasion) = hooks::Occasion::run(event, transition, &agent_type) else {
+        let session_hooks = self.session.hooks.clone();
+        let Some(occasion) = hooks::Occasion::run(event, transition, agent_type) else {
             return;
         };
         let reference = agent.reference();
@@ -327,6 +340,14 @@ impl Kernel<'_> {
         for hook in session_hooks.iter() {
             if let Some(rule) = hook.fires(HookOrigin::Session, &occasion, &gates) {
                 self.hook_fired(rule, &reference, hook, HookSource::Session);
+            }
+        }
+        // HOOK-4: the session agent's hooks fire alongside the settings hooks.
+        if let Some(main_own) = main_own {
+            for hook in main_own.hooks.iter() {
+                if let Some(rule) = hook.fires(HookOrigin::SessionAgent, &occasion, &gates) {
+                    self.hook_fired(rule, &reference, hook, HookSource::Frontmatter);
+                }
             }
         }
         let Some(own) = own else {
@@ -350,6 +371,41 @@ impl Kernel<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// HOOK-4: the hooks of the agent main runs as (`--agent` or the `agent` setting), when
+    /// they run (HOOK-6, DEF-6).
+    fn session_agent_hooks(&self) -> Option<Rc<OwnHooks>> {
+        let index = self.session.main_agent?;
+        self.session.types[index]
+            .own_hooks
+            .clone()
+            .filter(|own| own.run)
+    }
+
+    /// HOOK-4 / HOOK-6 / DEF-6: at the start, one `hook_skipped` per hook of the session
+    /// agent whose hooks do not run (an untrusted project folder, a `-p` or SDK session, a
+    /// plugin agent): the agent still runs as main, without them.
+    pub(super) fn announce_session_agent_hooks(&mut self) {
+        let Some(index) = self.session.main_agent else {
+            return;
+        };
+        let Some(own) = self.session.types[index].own_hooks.clone() else {
+            return;
+        };
+        if own.run {
+            return;
+        }
+        for hook in own.hooks.iter() {
+            self.emit(
+                Some(own.rule),
+                EventKind::HookSkipped {
+                    agent: AgentRef::MAIN,
+                    hook: hook.declared_name.clone(),
+                    why: own.skip_why.clone(),
+                },
+            );
         }
     }
 
@@ -386,18 +442,28 @@ impl Kernel<'_> {
             .type_index()
             .and_then(|index| self.session.types[index].own_hooks.clone())
             .filter(|own| own.run);
-        if self.session.hooks.is_empty() && own.is_none() {
+        let occasion = hooks::Occasion::tool(event, tool);
+        // HOOK-4: the session agent's hooks see main's own calls.
+        let main_own = self
+            .session_agent_hooks()
+            .filter(|_| hooks::session_agent_sees(&occasion, agent.id == MAIN).0);
+        if self.session.hooks.is_empty() && own.is_none() && main_own.is_none() {
             return None;
         }
         let session_hooks = self.session.hooks.clone();
-        let occasion = hooks::Occasion::tool(event, tool);
         let reference = agent.reference();
         let gates = self.session.config.gates;
         let mut blocks = false;
         let own_hooks = own.as_ref().map_or(&[][..], |own| &own.hooks[..]);
+        let main_hooks = main_own.as_ref().map_or(&[][..], |own| &own.hooks[..]);
         let all = session_hooks
             .iter()
             .map(|hook| (hook, HookOrigin::Session, HookSource::Session))
+            .chain(
+                main_hooks
+                    .iter()
+                    .map(|hook| (hook, HookOrigin::SessionAgent, HookSource::Frontmatter)),
+            )
             .chain(
                 own_hooks
                     .iter()
@@ -409,7 +475,7 @@ impl Kernel<'_> {
                 self.hook_fired(rule, &reference, hook, source);
             }
         }
-        hooks::blocks_call(event, blocks)
+        decide::call_blocked(event, blocks)
     }
 
     /// The folder whose trust counts for a definition ([`trust_folder`]).

@@ -1,6 +1,12 @@
 //! The person at the terminal: one prompt at a time, in order, after thinking.
 
-use super::*;
+use subsim_rules::prompt;
+
+use crate::event::ToolRefusal;
+
+use super::agents::Block;
+use super::clock::Wake;
+use super::{Flow, Kernel, PendingPrompt};
 
 impl Kernel<'_> {
     // -- the person and prompts --------------------------------------------------------
@@ -22,8 +28,8 @@ impl Kernel<'_> {
     }
 
     /// The person answers prompt `number` (its `Wake::Answer`). Out of line: only runs with
-    /// prompts take it, and inlined it made `dispatch` too large to be inlined into the
-    /// run loop (+49 instructions per W1 arrival).
+    /// prompts take it, and inlined it makes `dispatch` too large to be inlined into the
+    /// run loop.
     #[inline(never)]
     pub(super) fn answer(&mut self, number: u64) {
         if self.person.busy == Some(number) {
@@ -52,48 +58,30 @@ impl Kernel<'_> {
         let waited = self.clock.now.as_micros() - pending.asked_at.as_micros();
         // PERM-3 / PERM-4 / PERM-6: what the answer does to the call.
         let answered = prompt::answered(answer);
-        emit_hot!(self, prompt.answered, Some(answered.rule), |kind| {
-            if let EventKind::PermissionAnswered {
-                agent,
-                tool,
-                answer: kept_answer,
-                waited_us,
-                prompt,
-            } = kind
-            {
-                agent.id = reference.id;
-                agent.name.clone_from(&reference.name);
-                keep(tool, &call.name);
-                *kept_answer = answer;
-                *waited_us = waited;
-                *prompt = number;
-            }
-        });
+        self.trace.permission_answered(
+            self.clock.now,
+            answered.rule,
+            &reference,
+            &call.name,
+            answer,
+            waited,
+            number,
+        );
         if answered.grants_session && !self.person.grants.iter().any(|t| **t == *call.name) {
             // PERM-6: the grant applies session-wide, main included.
             self.person.grants.push(call.name.to_string());
         }
         let allowed = answered.allowed;
         let reason = (!allowed).then_some(ToolRefusal::Denied);
-        emit_hot!(self, prompt.tool_called, Some(answered.call_rule), |kind| {
-            if let EventKind::ToolCalled {
-                agent,
-                tool,
-                allowed: kept_allowed,
-                reason: kept_reason,
-                input,
-                permission_rule,
-            } = kind
-            {
-                agent.id = reference.id;
-                agent.name = reference.name;
-                keep(tool, &call.name);
-                *kept_allowed = allowed;
-                *kept_reason = reason;
-                keep_option(input, &call.input);
-                *permission_rule = None;
-            }
-        });
+        self.trace.tool_called_answered(
+            self.clock.now,
+            answered.call_rule,
+            reference,
+            &call.name,
+            &call.input,
+            allowed,
+            reason,
+        );
         if allowed {
             let _ = self.tool_hooks(
                 pending.slot,

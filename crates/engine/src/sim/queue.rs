@@ -4,8 +4,7 @@
 //! Most sessions keep a few tens of timers queued (about one per running run, and the
 //! cap is 20 by default). There the radix heap below refilled for nearly every entry
 //! taken (its buckets near `last` hold one or two entries each): a scan for the minimum
-//! and a move, with branches on the times that were mispredicted, a sixth of W1's
-//! cycles. A sorted array (`Sorted`) costs a branch-free count of the larger keys and a
+//! and a move, with branches on the times that are mispredicted. A sorted array (`Sorted`) costs a branch-free count of the larger keys and a
 //! move of a few hundred bytes per push, and a pop from its end. Past [`SMALL_MAX`]
 //! entries the queue moves them into the radix heap, and back below [`SMALL_MIN`]; the
 //! order taken is the same `(time, seq)` order either way.
@@ -147,8 +146,8 @@ const AHEAD_MAX: usize = 64;
 
 /// … and when the queue holds at least this many entries. With fewer, the data of the
 /// runs they wake (a few hundred bytes each) fits in a core's second-level cache and
-/// loading it ahead gains nothing; W1 keeps about 20 wakes queued, so its refills skip
-/// this at the cost of one comparison.
+/// loading it ahead gains nothing; a load under the default cap keeps a few tens of wakes
+/// queued, so its refills skip this at the cost of one comparison.
 const AHEAD_MIN_LEN: usize = 4096;
 
 impl<T: Copy> Default for TimeQueue<T> {

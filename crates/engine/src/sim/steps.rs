@@ -1,30 +1,17 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
 
-use subsim_rules::{depth, tools};
+use std::rc::Rc;
 
-use super::*;
+use subsim_rules::prompt::{Asker, CallDecision, Route};
+use subsim_rules::{notify, prompt, Mode, RuleId};
 
-/// TOOLS-4: whether the run's `tools` have `tool`. A run makes the same call with the
-/// same shared list and name again and again (every run of a load): the last answer is
-/// `kept` with the list and the name, and reused while both are the same objects (kept
-/// alive by it, so no other object takes their address), without comparing names. In
-/// debug builds a kept answer is checked against a fresh one.
-#[inline]
-fn has_tool(
-    kept: &mut Option<(ToolList, Rc<str>, bool)>,
-    tools: &ToolList,
-    tool: &Rc<str>,
-) -> bool {
-    if let Some((kept_tools, kept_tool, given)) = kept {
-        if Rc::ptr_eq(kept_tools, tools) && Rc::ptr_eq(kept_tool, tool) {
-            debug_assert_eq!(*given, tools.iter().any(|t| **t == **tool));
-            return *given;
-        }
-    }
-    let given = tools.iter().any(|t| **t == **tool);
-    *kept = Some((tools.clone(), tool.clone(), given));
-    given
-}
+use crate::dist::Dist;
+use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
+use crate::spec::{Program, Step, ToolCall};
+
+use super::agents::{Agent, Block, Frame, Status};
+use super::clock::Wake;
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// Where a run's next step lies (see [`Kernel::next_step`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,7 +258,7 @@ impl Kernel<'_> {
             return;
         }
         let reference = agent.reference();
-        let (waits_for_shells, rule) = notify::waits_for_shells(agent.bash_running);
+        let (waits_for_shells, rule) = self.waits_for_shells(slot);
         if waits_for_shells {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
@@ -312,29 +299,11 @@ impl Kernel<'_> {
         program: &Program,
         pc: usize,
     ) -> Flow {
-        let agent = self.agents.get(slot);
-        let reference = agent.reference();
-        let tool: Rc<str> = call.name.clone();
-        let input: Option<Rc<str>> = call.input.clone();
-        if !has_tool(
-            &mut self.caches.last_tool_check,
-            &agent.profile.tools,
-            &call.name,
-        ) {
+        if !self.run_has_tool(slot, &call.name) {
             // TOOLS-4: a tool the run was not given cannot be called; the trace says which
             // step of the resolution removed it, and by which rule.
             let (reason, rule) = self.removal_of(slot, &call.name);
-            self.emit(
-                Some(rule),
-                EventKind::ToolCalled {
-                    agent: reference,
-                    tool,
-                    allowed: false,
-                    reason: Some(reason),
-                    input,
-                    permission_rule: None,
-                },
-            );
+            self.refuse_tool(slot, call, reason, rule);
             return Flow::Continue;
         }
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
@@ -342,21 +311,13 @@ impl Kernel<'_> {
         if let Some(rule) =
             self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse)
         {
-            let reference = self.agents.get(slot).reference();
-            self.emit(
-                Some(rule),
-                EventKind::ToolCalled {
-                    agent: reference,
-                    tool: call.name.clone(),
-                    allowed: false,
-                    reason: Some(ToolRefusal::HookBlocked),
-                    input,
-                    permission_rule: None,
-                },
-            );
+            self.refuse_tool(slot, call, ToolRefusal::HookBlocked, rule);
             return Flow::Continue;
         }
         let agent = self.agents.get(slot);
+        let reference = agent.reference();
+        let tool: Rc<str> = call.name.clone();
+        let input: Option<Rc<str>> = call.input.clone();
         // PERM-3/9/14, HANDBACK-5: the scenario's forced `prompt:`, else the mode, the
         // allow/deny rules and session-wide grants decide (PERM-9…16).
         let decision = prompt::decide_step(
@@ -410,76 +371,87 @@ impl Kernel<'_> {
                 );
                 Flow::Continue
             }
-            CallDecision::Prompt(_) => {
-                let asker = Asker {
-                    depth: agent.depth,
-                    mode: agent.mode,
-                    fork: agent.fork,
-                    chain_foreground: self.chain_foreground(slot),
+            CallDecision::Prompt(_) => self.ask_person(slot, call, program, pc),
+        }
+    }
+
+    /// A tool call refused before any permission question (TOOLS-4, HOOK-7): its
+    /// `tool_called`, not allowed, under `rule`.
+    fn refuse_tool(&mut self, slot: u32, call: &ToolCall, reason: ToolRefusal, rule: RuleId) {
+        let kind = EventKind::ToolCalled {
+            agent: self.agents.get(slot).reference(),
+            tool: call.name.clone(),
+            allowed: false,
+            reason: Some(reason),
+            input: call.input.clone(),
+            permission_rule: None,
+        };
+        self.emit(Some(rule), kind);
+    }
+
+    /// PERM-4/5, Q-37: a tool call that needs the person's permission: routed by the rules
+    /// ([`prompt::route`]) to the terminal or main, or auto-denied (a background run that
+    /// cannot ask); a prompt shown blocks the run until the person answers it.
+    fn ask_person(&mut self, slot: u32, call: &ToolCall, program: &Program, pc: usize) -> Flow {
+        let agent = self.agents.get(slot);
+        let reference = agent.reference();
+        let (tool, input) = (call.name.clone(), call.input.clone());
+        let asker = Asker {
+            depth: agent.depth,
+            mode: agent.mode,
+            fork: agent.fork,
+            chain_foreground: self.chain_foreground(slot),
+        };
+        let route = prompt::route(asker, &self.session.config.gates);
+        let agent_type = agent.profile.agent_type.clone();
+        let number = self.person.next_prompt;
+        self.person.next_prompt += 1;
+        match route {
+            Route::AutoDeny(rule) => {
+                self.emit(
+                    Some(rule),
+                    EventKind::PermissionRequested {
+                        agent: reference.clone(),
+                        agent_type: agent_type.clone(),
+                        tool: tool.clone(),
+                        routed_to: None,
+                        auto_denied: true,
+                        prompt: number,
+                    },
+                );
+                self.emit(
+                    Some(rule),
+                    EventKind::ToolCalled {
+                        agent: reference,
+                        tool,
+                        allowed: false,
+                        reason: Some(ToolRefusal::AutoDenied),
+                        input,
+                        permission_rule: None,
+                    },
+                );
+                Flow::Continue
+            }
+            Route::Terminal(rule) | Route::Main(rule) => {
+                let route = route.routed_to();
+                let shown = trace::Prompted {
+                    agent: reference,
+                    agent_type: &agent_type,
+                    tool: &tool,
+                    routed_to: route,
+                    prompt: number,
                 };
-                let route = prompt::route(asker, &self.session.config.gates);
-                let agent_type = agent.profile.agent_type.clone();
-                let number = self.person.next_prompt;
-                self.person.next_prompt += 1;
-                match route {
-                    Route::AutoDeny(rule) => {
-                        self.emit(
-                            Some(rule),
-                            EventKind::PermissionRequested {
-                                agent: reference.clone(),
-                                agent_type: agent_type.clone(),
-                                tool: tool.clone(),
-                                routed_to: None,
-                                auto_denied: true,
-                                prompt: number,
-                            },
-                        );
-                        self.emit(
-                            Some(rule),
-                            EventKind::ToolCalled {
-                                agent: reference,
-                                tool,
-                                allowed: false,
-                                reason: Some(ToolRefusal::AutoDenied),
-                                input,
-                                permission_rule: None,
-                            },
-                        );
-                        Flow::Continue
-                    }
-                    Route::Terminal(rule) | Route::Main(rule) => {
-                        let route = route.routed_to();
-                        emit_hot!(self, prompt.prompted, Some(rule), |kind| {
-                            if let EventKind::PermissionRequested {
-                                agent,
-                                agent_type: kept_type,
-                                tool: kept_tool,
-                                routed_to,
-                                auto_denied,
-                                prompt,
-                            } = kind
-                            {
-                                agent.id = reference.id;
-                                agent.name = reference.name;
-                                keep(kept_type, &agent_type);
-                                keep(kept_tool, &tool);
-                                *routed_to = route;
-                                *auto_denied = false;
-                                *prompt = number;
-                            }
-                        });
-                        debug_assert!(
-                            Rc::ptr_eq(program, PendingPrompt::program(self.agents.get(slot))),
-                            "the answer finds the call in the program the run took it from"
-                        );
-                        let pending = PendingPrompt::new(slot, pc, self.clock.now);
-                        self.person.prompts.insert(number, pending);
-                        let agent = self.agents.get_mut(slot);
-                        agent.block = Block::Prompt(number);
-                        self.person_next();
-                        Flow::Stop
-                    }
-                }
+                self.trace.permission_requested(self.clock.now, rule, shown);
+                debug_assert!(
+                    Rc::ptr_eq(program, PendingPrompt::program(self.agents.get(slot))),
+                    "the answer finds the call in the program the run took it from"
+                );
+                let pending = PendingPrompt::new(slot, pc, self.clock.now);
+                self.person.prompts.insert(number, pending);
+                let agent = self.agents.get_mut(slot);
+                agent.block = Block::Prompt(number);
+                self.person_next();
+                Flow::Stop
             }
         }
     }
@@ -511,130 +483,5 @@ impl Kernel<'_> {
                 None => return false,
             }
         }
-    }
-
-    /// Why a run lacks `tool` (TOOLS-1, TOOLS-10, MAIN-1: [`tools::missing`]): the step of
-    /// its tool resolution that removed it (`filter_one`, `disallowed`, `not_in_tools`,
-    /// `filter_two`) and that step's rule, or `not_in_session` when main's pool never had
-    /// it. The resolution's steps are kept per kind of run (`RemovalKey`), so repeated
-    /// refused calls resolve once; in debug builds a kept answer is checked against a fresh
-    /// resolution.
-    fn removal_of(&mut self, slot: u32, tool: &str) -> (ToolRefusal, RuleId) {
-        let agent = self.agents.get(slot);
-        let steps;
-        let lacking = if agent.id == MAIN && self.session.main_agent.is_some() {
-            tools::Lacking::AgentMain
-        } else if let Some(index) = agent
-            .type_index()
-            .filter(|_| !agent.fork && agent.depth > 0)
-        {
-            steps = self.kept_removal_steps(slot, index);
-            tools::Lacking::Subagent(&steps)
-        } else {
-            tools::Lacking::Other
-        };
-        let (kind, rule) = tools::missing(tool, lacking);
-        let refusal = kind
-            .and_then(ToolRefusal::removed_by)
-            .unwrap_or(ToolRefusal::NotInSession);
-        (refusal, rule)
-    }
-
-    /// The steps of the tool resolution of the run in `slot`, a subagent of type `index`
-    /// (not a fork), kept per kind of run.
-    fn kept_removal_steps(&mut self, slot: u32, index: usize) -> Rc<[tools::Step]> {
-        let agent = self.agents.get(slot);
-        // The resolution reads the run's depth only through its `Agent` tool (DEPTH-3).
-        let (agent_tool, _) =
-            depth::agent_tool(agent.depth, self.session.config.depth_limit, false);
-        let key = RemovalKey {
-            type_index: index,
-            agent_tool,
-            background: agent.profile_mode_background(),
-            teammate: agent.teammate,
-            permission_mode: agent.permission_mode,
-        };
-        match self.caches.removals.get(&key) {
-            Some(steps) => {
-                let steps = steps.clone();
-                debug_assert_eq!(
-                    *steps,
-                    *self.removal_steps(slot, index),
-                    "a kept tool resolution differs from the rules' resolution"
-                );
-                steps
-            }
-            None => {
-                let steps = self.removal_steps(slot, index);
-                self.caches.removals.insert(key, steps.clone());
-                steps
-            }
-        }
-    }
-
-    /// The steps of `tools::resolve_with` for the run in `slot`, of type `index`.
-    fn removal_steps(&self, slot: u32, index: usize) -> Rc<[tools::Step]> {
-        let agent = self.agents.get(slot);
-        let def = &self.session.types[index].def;
-        let placement = tools::Placement {
-            depth: agent.depth,
-            depth_limit: self.session.config.depth_limit,
-            mode: if agent.profile_mode_background() {
-                Mode::Background
-            } else {
-                Mode::Foreground
-            },
-            fork: false,
-            teammate: agent.teammate,
-            first_ran_foreground: false,
-            permission_mode: agent.permission_mode,
-        };
-        let request = tools::ToolRequest {
-            fields: tools::Fields {
-                tools: def.tools.as_deref(),
-                disallowed: &def.disallowed_tools,
-            },
-            memory: def.memory.is_some() && self.session.auto_memory,
-            ..tools::ToolRequest::new(&self.session.pool, placement, self.session.config.gates)
-        };
-        match tools::resolve_with(&request) {
-            Ok(resolved) => resolved.steps.into(),
-            Err(_) => Rc::from(Vec::new()),
-        }
-    }
-}
-
-/// A kind of run, as its tool resolution reads it (the rest — its definition's fields,
-/// main's pool, auto memory, the gates — is fixed by the type and the run).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct RemovalKey {
-    type_index: usize,
-    /// DEPTH-3: the run's `Agent` tool at its depth (the only depth fact filter 1 reads).
-    agent_tool: depth::AgentTool,
-    background: bool,
-    teammate: bool,
-    permission_mode: PermissionMode,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The kept answer is the same as a fresh one for the same list and name, and a list
-    /// or a name that is another object (even with the same text) is checked afresh.
-    #[test]
-    fn has_tool_keeps_the_answer_of_the_same_list_and_name() {
-        let tools: ToolList = vec![Rc::from("Agent"), Rc::from("Bash")].into();
-        let bash: Rc<str> = Rc::from("Bash");
-        let edit: Rc<str> = Rc::from("Edit");
-        let mut kept = None;
-        assert!(has_tool(&mut kept, &tools, &bash));
-        assert!(has_tool(&mut kept, &tools, &bash));
-        assert!(!has_tool(&mut kept, &tools, &edit));
-        assert!(!has_tool(&mut kept, &tools, &edit));
-        let other: ToolList = vec![Rc::from("Edit")].into();
-        assert!(has_tool(&mut kept, &other, &edit));
-        assert!(!has_tool(&mut kept, &other, &bash));
-        assert!(has_tool(&mut kept, &tools, &Rc::from("Bash")));
     }
 }

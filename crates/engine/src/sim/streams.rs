@@ -13,7 +13,7 @@
 //!
 //! Not kept in the record: a stream with its block buffer is ~320 bytes, and a run that
 //! draws once and then waits (a worker's `work: exp(…)`) held it boxed for its whole run —
-//! in W2's fan-out of a million waiting workers that was 330 MB and a cold box per wake.
+//! in a fan-out of a million waiting workers, hundreds of megabytes and a cold box per wake.
 
 use rand_chacha::ChaCha8Rng;
 

@@ -26,7 +26,12 @@
 //! used to pop every wake due at the instant and queue the rest again at each pick:
 //! O(k²) for k wakes at one instant.)
 
-use super::*;
+use crate::spec::Step;
+use crate::time::SimTime;
+
+use super::agents::{Agent, Agents, Block, Status};
+use super::clock::{Clock, Wake};
+use super::Kernel;
 
 /// Chooses which of several same-instant wakes that could affect each other runs next.
 pub trait TieBreak {

@@ -159,6 +159,12 @@ impl Sink for Summary {
             EventKind::AgentStarted { .. } => self.agent_started(event),
             EventKind::AgentFinished { .. } => self.agent_finished(event),
             EventKind::Notification { .. } => self.notification(event),
+            // The panel's bookkeeping after the last decision is not in the makespan
+            // (EventKind::moves_the_end); a panel change carries no running count.
+            EventKind::PanelChanged { .. } => {
+                self.events += 1;
+                self.other_event(event);
+            }
             _ => {
                 self.count(event);
                 self.other_event(event);

@@ -52,6 +52,26 @@ pub fn x_key(row: RowId, running: bool, transcript_open: bool) -> (XAction, Rule
     (action, "PANEL-7")
 }
 
+impl XAction {
+    /// Why a scenario's `dismiss` (the person's `x`, meant to clear a finished row, PANEL-3)
+    /// does not dismiss when `x` does this instead, or `None` when it dismisses: on a running
+    /// row `x` stops the agent (PANEL-3's wording, `stop` being the action for it); on the
+    /// main-session row it types into the prompt (PANEL-7).
+    pub fn dismiss_ignored(self) -> Option<(&'static str, RuleId)> {
+        match self {
+            XAction::Stop => Some((
+                "is running; `x` on a running row stops it (use `stop`)",
+                "PANEL-3",
+            )),
+            XAction::TypeIntoPrompt => Some((
+                "is the main-session row; `x` there types into the prompt instead",
+                "PANEL-7",
+            )),
+            XAction::Dismiss => None,
+        }
+    }
+}
+
 /// What is typed in an open transcript view (PANEL-9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ViewInput<'a> {

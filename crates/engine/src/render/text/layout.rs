@@ -228,7 +228,7 @@ impl<W: Write> TextWriter<W> {
 
     fn count(&mut self, event: &Event) {
         let tally = &mut self.tally;
-        if !matches!(event.kind, EventKind::PanelChanged { .. }) {
+        if event.kind.moves_the_end() {
             tally.end = event.t;
         }
         match &event.kind {

@@ -1,0 +1,186 @@
+//! `subsim serve`: the playground, a local web server (axum on tokio) with one page and an
+//! API (`docs/playground.md`).
+//!
+//! The server only frames what the commands already do: a posted scenario is loaded by
+//! `subsim_scenario::parse_scenario_under` as `run` loads one, its trace written by
+//! [`crate::run::jsonl_writer`] and its summary by the engine's `Summary`, so the `data:`
+//! lines of `/api/run` are exactly what `subsim run --format jsonl` prints; `/api/panel` is
+//! [`crate::panel::at_instant`], Compare is [`crate::diff::parting`], a clicked rule is
+//! [`crate::explain::describe_id`].
+//!
+//! Everything a client sends is untrusted: bodies are bounded ([`Budgets::body_bytes`],
+//! 413 past it, checked against `Content-Length` before anything is read), a request that
+//! is not all sent within [`Budgets::client_timeout`] is dropped, scenarios resolve their
+//! `file:` paths in an empty folder of their own, runs are clamped to the server's safety
+//! limits, at most [`Budgets::max_runs`] run at once (then up to [`Budgets::queue`] wait
+//! their turn for at most the client timeout; past that, 503 with `Retry-After`), and
+//! a run whose client goes away or stops reading is cancelled (`stream.rs`).
+
+mod api;
+mod page;
+mod stream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::args::ServeArgs;
+use crate::Status;
+
+/// Everything the server bounds, from the command line.
+#[derive(Clone, Debug)]
+pub struct Budgets {
+    /// Largest request body ([`crate::budgets::REQUEST_BODY_BYTES`], 1 MiB): past it, 413.
+    pub body_bytes: subsim_engine::budget::Budget,
+    /// Runs at once; past it, requests wait in the queue.
+    pub max_runs: usize,
+    /// Requests waiting for a run slot (each at most `client_timeout`); past it, 503 with
+    /// `Retry-After`.
+    pub queue: usize,
+    /// Connections served at once; past it, new ones are closed at once.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's head or body, and how long a run
+    /// waits for a client that stopped reading, before it is dropped.
+    pub client_timeout: Duration,
+    /// The safety limits every run is clamped to (the scenario may only lower them).
+    pub limits: subsim_engine::spec::Limits,
+}
+
+impl Budgets {
+    /// The budgets `args` ask for; the limits not on the command line are the server's
+    /// tighter defaults.
+    pub fn from_args(args: &ServeArgs) -> Budgets {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let defaults = subsim_engine::spec::Limits::default();
+        Budgets {
+            body_bytes: crate::budgets::REQUEST_BODY_BYTES,
+            max_runs: args.max_runs.map_or(2 * cores, |n| n as usize),
+            queue: args.queue as usize,
+            max_connections: args.max_connections as usize,
+            client_timeout: Duration::from_secs(args.client_timeout),
+            limits: subsim_engine::spec::Limits {
+                max_events: args.max_events,
+                max_agents: args.max_agents,
+                max_steps: Some(args.max_steps),
+                max_running: args.max_agents.min(defaults.max_running),
+                max_held: args.max_agents.min(defaults.max_held),
+                max_instant_steps: args.max_steps.min(defaults.max_instant_steps),
+                max_silent_steps: args.max_steps.min(defaults.max_silent_steps),
+                ..defaults
+            },
+        }
+    }
+}
+
+/// What every request handler shares.
+pub struct Shared {
+    pub budgets: Budgets,
+    /// One permit per run allowed at once.
+    pub runs: Arc<Semaphore>,
+    /// Requests waiting for a permit.
+    pub waiting: std::sync::atomic::AtomicUsize,
+    /// The empty folder posted scenarios resolve their paths in (removed at exit).
+    pub empty_dir: std::path::PathBuf,
+}
+
+pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")?;
+    let empty_dir = std::env::temp_dir().join(format!("subsim-serve-{}", std::process::id()));
+    std::fs::create_dir_all(&empty_dir)
+        .with_context(|| format!("cannot create the empty folder {}", empty_dir.display()))?;
+    let budgets = Budgets::from_args(&args);
+    let shared = Arc::new(Shared {
+        runs: Arc::new(Semaphore::new(budgets.max_runs)),
+        waiting: std::sync::atomic::AtomicUsize::new(0),
+        budgets,
+        empty_dir: empty_dir.clone(),
+    });
+    let served = runtime.block_on(listen(args.bind, shared));
+    // Runs still going see their clients gone and stop; do not wait on them for long.
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    let _ = std::fs::remove_dir_all(&empty_dir);
+    served.map(|()| Status::Ok)
+}
+
+/// Binds, says where, and serves until Ctrl+C or SIGTERM.
+async fn listen(bind: SocketAddr, shared: Arc<Shared>) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(bind)
+        .await
+        .with_context(|| format!("cannot listen on {bind} (--bind ADDR chooses another)"))?;
+    let address = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    crate::output::print(&format!("playground at http://{address}/\n"))?;
+    if !address.ip().is_loopback() {
+        eprintln!(
+            "subsim: warning: listening on {address}, which other machines can reach: anyone \
+             who can reach it can run scenarios here (--bind 127.0.0.1:8080 keeps it on this \
+             machine)"
+        );
+    }
+    let app = api::router(shared.clone());
+    let connections = Arc::new(Semaphore::new(shared.budgets.max_connections));
+    let timeout = shared.budgets.client_timeout;
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let (socket, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors and the like: wait a little, keep serving.
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            drop(socket);
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(timeout)
+                .serve_connection(TokioIo::new(socket), service)
+                .await;
+            drop(permit);
+        });
+    }
+    eprintln!("subsim: stopped serving");
+    Ok(())
+}
+
+/// Resolves on Ctrl+C or SIGTERM.
+async fn stop_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,337 @@
+//! `POST /api/run`: a run streamed as server-sent events.
+//!
+//! The simulation is synchronous, so it runs on the blocking pool and hands its frames to a
+//! bounded channel (it waits when the channel is full: backpressure, so memory does not
+//! grow with the run). A pacer task plays the frames at the asked speed (virtual time
+//! divided by it, or at once for `"instant"`) into a second small channel that the
+//! response body reads. When the client goes away the body is dropped, the pacer's send
+//! fails, the pacer drops its end, and the simulation's next send fails: the run stops
+//! there. A client that stops reading fills the second channel; after the client timeout
+//! the pacer gives up the same way, so a stalled client never holds a run.
+//!
+//! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
+//! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
+//! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
+//! stopped the run), and with `"narration": true` in the body, `narration` (the brief
+//! narration's lines of each instant, as `subsim run` prints them).
+
+use std::cell::RefCell;
+use std::convert::Infallible;
+use std::io::{self, Write};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{Request, StatusCode};
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
+use subsim_engine::summary::Summary;
+use subsim_engine::{Event, SimTime, Sink};
+use tokio::sync::{mpsc, oneshot};
+
+use super::api::{self, Posted};
+use super::Shared;
+
+/// Frames the simulation may be ahead of the pacer.
+const AHEAD: usize = 256;
+/// Frames the pacer may be ahead of the client.
+const UNREAD: usize = 16;
+
+/// One thing to send, at virtual time `t_us`.
+struct Frame {
+    t_us: u64,
+    kind: FrameKind,
+}
+
+enum FrameKind {
+    /// A JSONL trace line (no newline).
+    Line(String),
+    /// The narration's lines of the instant `t_us`.
+    Narration(String),
+    /// A safety limit stopped the run.
+    Limit(String),
+    /// The `--format json` summary.
+    End(String),
+}
+
+/// The client went away: the run is abandoned (unwound out of the engine, quietly).
+struct Cancelled;
+
+/// How fast to play: `None` is at once.
+fn speed(posted: &Posted) -> Result<Option<f64>, String> {
+    match posted.fields.get("speed") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) if text == "instant" => Ok(None),
+        Some(value) => match value.as_f64() {
+            Some(speed) if speed.is_finite() && speed > 0.0 => Ok(Some(speed)),
+            _ => Err("`speed` must be a number above 0 (1 = real time) or \"instant\"".into()),
+        },
+    }
+}
+
+pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
+    let posted = match api::read_body(&shared, request).await {
+        Ok(posted) => posted,
+        Err(response) => return response,
+    };
+    let speed = match speed(&posted) {
+        Ok(speed) => speed,
+        Err(message) => return api::error(StatusCode::BAD_REQUEST, &message),
+    };
+    let narration = posted.fields.get("narration") == Some(&Value::Bool(true));
+    // Held by the simulation and by the pacer: the run's slot is free once both are done.
+    let permit = match api::admit(&shared).await {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let permit = Arc::new(permit);
+    let pacer_permit = permit.clone();
+    let (frames, from_run) = mpsc::channel::<Frame>(AHEAD);
+    let (loaded_tx, loaded_rx) = oneshot::channel();
+    let worker = shared.clone();
+    tokio::task::spawn_blocking(move || {
+        let loaded = match api::load(&worker, &posted) {
+            Ok(loaded) => loaded,
+            Err(problems) => {
+                let _ = loaded_tx.send(Err(problems));
+                return;
+            }
+        };
+        if loaded_tx.send(Ok(())).is_err() {
+            return;
+        }
+        let seed = posted.seed;
+        // The engine is left by unwinding when the client is gone (`Cancelled`); nothing
+        // of the run is used after that.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            simulate(loaded, seed, narration, &frames, &worker.budgets.limits)
+        }));
+        drop(permit);
+    });
+    match loaded_rx.await {
+        Ok(Ok(())) => {}
+        Ok(Err(problems)) => return api::diagnostics(&problems),
+        Err(_) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"),
+    }
+    let (to_client, body) = mpsc::channel::<SseEvent>(UNREAD);
+    tokio::spawn(async move {
+        pace(from_run, to_client, speed, shared.budgets.client_timeout).await;
+        drop(pacer_permit);
+    });
+    let stream = futures_util::stream::unfold(body, |mut body| async move {
+        body.recv()
+            .await
+            .map(|event| (Ok::<_, Infallible>(event), body))
+    });
+    Sse::new(stream).into_response()
+}
+
+/// Plays the run's frames at `speed` into the client's channel; gives up when the client
+/// is gone or has not read for `stall`.
+async fn pace(
+    mut from_run: mpsc::Receiver<Frame>,
+    to_client: mpsc::Sender<SseEvent>,
+    speed: Option<f64>,
+    stall: Duration,
+) {
+    let start = tokio::time::Instant::now();
+    while let Some(frame) = from_run.recv().await {
+        if let Some(speed) = speed {
+            let offset = Duration::try_from_secs_f64(frame.t_us as f64 / 1e6 / speed)
+                .unwrap_or(Duration::MAX);
+            match start.checked_add(offset) {
+                Some(due) => tokio::time::sleep_until(due).await,
+                None => return,
+            }
+        }
+        let event = sse(frame);
+        match tokio::time::timeout(stall, to_client.send(event)).await {
+            Ok(Ok(())) => {}
+            // Gone, or not reading: drop the run's channel, which stops the run.
+            Ok(Err(_)) | Err(_) => return,
+        }
+    }
+}
+
+fn sse(frame: Frame) -> SseEvent {
+    let t_us = frame.t_us;
+    match frame.kind {
+        // A JSONL line never holds a raw CR or LF (JSON escapes them), which SSE could
+        // not carry; say so loudly rather than send a broken frame.
+        FrameKind::Line(line) => SseEvent::default().data(line.replace(['\r', '\n'], " ")),
+        FrameKind::Narration(text) => SseEvent::default()
+            .event("narration")
+            .data(json!({ "t_us": t_us, "text": text }).to_string()),
+        FrameKind::Limit(text) => SseEvent::default()
+            .event("limit")
+            .data(json!({ "message": text }).to_string()),
+        FrameKind::End(summary) => SseEvent::default()
+            .event("end")
+            .data(summary.trim_end().replace('\r', " ")),
+    }
+}
+
+/// Text a writer wrote, shared with whoever takes it out.
+#[derive(Clone, Default)]
+struct Written(Rc<RefCell<Vec<u8>>>);
+
+impl Written {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl Write for Written {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The sink of a streamed run: the JSONL writer `run` uses, the summary, and optionally
+/// the brief narration; every line goes out as a frame as soon as it is written.
+struct Streamed<'a> {
+    jsonl: JsonlWriter<Box<dyn Write>>,
+    lines: Written,
+    narration: Option<(TextWriter<Written>, Written)>,
+    /// The instant of the latest event: narration is flushed when the instant ends.
+    instant: Option<SimTime>,
+    summary: Summary,
+    frames: &'a mpsc::Sender<Frame>,
+}
+
+impl Streamed<'_> {
+    fn send(&self, frame: Frame) {
+        if self.frames.blocking_send(frame).is_err() {
+            std::panic::resume_unwind(Box::new(Cancelled));
+        }
+    }
+
+    /// Sends the narration of the instant that just ended.
+    fn tell(&mut self) {
+        let (Some((writer, text)), Some(instant)) = (&mut self.narration, self.instant) else {
+            return;
+        };
+        let _ = writer.flush();
+        let told = text.take();
+        if !told.is_empty() {
+            self.send(Frame {
+                t_us: instant.as_micros(),
+                kind: FrameKind::Narration(String::from_utf8_lossy(&told).into_owned()),
+            });
+        }
+    }
+
+    /// Writes `event` as JSONL (and narration) and sends its line.
+    fn write(&mut self, event: &Event) {
+        if self.instant.is_some_and(|instant| instant != event.t) {
+            self.tell();
+        }
+        self.instant = Some(event.t);
+        if let Some((writer, _)) = &mut self.narration {
+            writer.event(event);
+        }
+        self.jsonl.event(event);
+        let _ = self.jsonl.flush();
+        let written = self.lines.take();
+        for line in written
+            .split(|byte| *byte == b'\n')
+            .filter(|l| !l.is_empty())
+        {
+            self.send(Frame {
+                t_us: event.t.as_micros(),
+                kind: FrameKind::Line(String::from_utf8_lossy(line).into_owned()),
+            });
+        }
+    }
+}
+
+impl Sink for Streamed<'_> {
+    fn event(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.event(event);
+    }
+    fn spawn_requested(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.spawn_requested(event);
+    }
+    fn spawn_rejected(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.spawn_rejected(event);
+    }
+    fn agent_started(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.agent_started(event);
+    }
+    fn agent_finished(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.agent_finished(event);
+    }
+    fn notification(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.notification(event);
+    }
+    fn report_delivered(&mut self, event: &Event) {
+        self.write(event);
+        self.summary.report_delivered(event);
+    }
+}
+
+/// Runs `loaded` into frames; unwinds with [`Cancelled`] when the client is gone.
+fn simulate(
+    loaded: subsim_scenario::Loaded,
+    seed: Option<u64>,
+    narration: bool,
+    frames: &mpsc::Sender<Frame>,
+    server: &subsim_engine::spec::Limits,
+) {
+    let lines = Written::default();
+    let narration = narration.then(|| {
+        let text = Written::default();
+        let options = NarrationOptions {
+            detail: Detail::Brief,
+            chapters: loaded.narration.chapters.clone(),
+            summary: false,
+            ..NarrationOptions::default()
+        };
+        (TextWriter::with_options(text.clone(), options), text)
+    });
+    let mut sink = Streamed {
+        jsonl: crate::run::jsonl_writer(Box::new(lines.clone()), false),
+        lines,
+        narration,
+        instant: None,
+        summary: Summary::for_spec(&loaded.spec),
+        frames,
+    };
+    let report = crate::run::simulation(loaded.spec, seed).run(&mut sink);
+    sink.tell();
+    let end = report.end.as_micros();
+    if let Some(limit) = &report.limit {
+        let message = format!(
+            "{}. This server runs at most {} events, {} agents and {} steps per run \
+             (`subsim serve --max-events N --max-agents N --max-steps N` raises them).",
+            crate::output::limit_message(limit, report.end),
+            server.max_events,
+            server.max_agents,
+            server.steps()
+        );
+        sink.send(Frame {
+            t_us: end,
+            kind: FrameKind::Limit(message),
+        });
+    }
+    let summary = sink.summary.render_json();
+    sink.send(Frame {
+        t_us: end,
+        kind: FrameKind::End(summary),
+    });
+}
