@@ -1051,6 +1051,10 @@ pub const AGENT_FIELDS: [&str; 7] = ["agent", "parent", "caller", "from", "to", 
 impl Event {
     /// Calls `visit` with every field, in the order the JSONL trace writes them
     /// (`t_us`, `seq`, `kind` first, `rule` last).
+    ///
+    /// One table, one arm per event kind (a long function on purpose): it is the single
+    /// list of trace field names and their order, exhaustive over `EventKind`, that the
+    /// writers and `docs/scenario-format.md`'s tests are held to.
     pub fn visit_fields(&self, visit: &mut dyn FnMut(&'static str, Field<'_>)) {
         visit("t_us", Field::U64(self.t.as_micros()));
         visit("seq", Field::U64(self.seq));

@@ -639,6 +639,13 @@ fn match_node(node: &Node, text: &[char], at: usize, then: Continuation<'_>) -> 
     }
 }
 
+/// HOOK-7: does a tool call's hooks block it? A `PreToolUse` hook that exits with code 2
+/// (`a_hook_exits_2`, among those that fired) blocks the call and its stderr goes back to
+/// the agent; no other event blocks a call.
+pub fn blocks_call(event: HookEvent, a_hook_exits_2: bool) -> Option<RuleId> {
+    (event == HookEvent::PreToolUse && a_hook_exits_2).then_some("HOOK-7")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -991,6 +998,13 @@ mod tests {
         assert!(matches(Some("db-agent"), "db-agent", &gates));
         assert!(!matches(Some("db-agent"), "web-agent", &gates));
         assert!(matches(None, "anything", &gates));
+    }
+
+    #[test]
+    fn only_a_pre_tool_use_hook_exiting_2_blocks_a_call() {
+        assert_eq!(blocks_call(HookEvent::PreToolUse, true), Some("HOOK-7"));
+        assert_eq!(blocks_call(HookEvent::PreToolUse, false), None);
+        assert_eq!(blocks_call(HookEvent::PostToolUse, true), None);
     }
 
     #[test]

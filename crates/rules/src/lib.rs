@@ -100,7 +100,6 @@ impl Mode {
 
 /// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
 pub enum RejectReason {
     /// CAP-1.
     ConcurrentLimit,
@@ -190,6 +189,32 @@ mod tests {
         let spellings: Vec<&str> = RejectReason::ALL.iter().map(|r| r.as_str()).collect();
         for (index, spelling) in spellings.iter().enumerate() {
             assert!(!spellings[..index].contains(spelling), "{spelling} twice");
+        }
+    }
+
+    /// `RejectReason::ALL` lists every reason, in declaration order (what the engine's
+    /// summary counts by). A new reason does not compile here until it has its place.
+    #[test]
+    fn reject_reasons_all_lists_every_reason_in_order() {
+        let place = |reason: RejectReason| match reason {
+            RejectReason::ConcurrentLimit => 0,
+            RejectReason::DepthLimit => 1,
+            RejectReason::Denied => 2,
+            RejectReason::UnknownType => 3,
+            RejectReason::TypeRequired => 4,
+            RejectReason::ZeroTools => 5,
+            RejectReason::ForkInFork => 6,
+            RejectReason::TeammateBackground => 7,
+            RejectReason::ForkUnavailable => 8,
+            RejectReason::ForkFromSubagent => 9,
+            RejectReason::NoAgentTool => 10,
+            RejectReason::NotAllowed => 11,
+            RejectReason::Ambiguous => 12,
+            RejectReason::ClassifierBlocked => 13,
+        };
+        for (index, reason) in RejectReason::ALL.into_iter().enumerate() {
+            assert_eq!(place(reason), index, "{reason:?}");
+            assert_eq!(reason as usize, index, "{reason:?}");
         }
     }
 }

@@ -192,6 +192,26 @@ pub fn progress(running: bool, gates: &Gates) -> (Notice, RuleId) {
     (notice, "NOTIFY-4")
 }
 
+/// NOTIFY-5 / Q-5: does a run whose steps are done wait for its background shells? While
+/// any of them runs, it stays alive: a shell's end is reported to the run that started it.
+pub fn waits_for_shells(shells_running: u32) -> (bool, RuleId) {
+    (shells_running > 0, "NOTIFY-5")
+}
+
+/// NOTIFY-5: who hears that a background shell ended. The run that started it, if that
+/// run is still the one running (`starter_running`); a shell of an earlier run (the run
+/// ended, or was stopped and resumed) reports to nobody (`None`).
+pub fn shell_done(starter_running: bool) -> Option<RuleId> {
+    starter_running.then_some("NOTIFY-5")
+}
+
+/// NOTIFY-9: where a resumed agent's result goes. Resumed by an agent it already reports
+/// to (its launcher, or one further up the chain: `resumer_upstream`), it keeps its own
+/// recipient; resumed by anyone else, it reports to whoever resumed it (`true`: redirected).
+pub fn redirected_on_resume(resumer_upstream: bool) -> (bool, RuleId) {
+    (!resumer_upstream, "NOTIFY-9")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +346,15 @@ mod tests {
         assert!(launcher_waits(SessionKind::Interactive).0);
         assert!(!launcher_waits(SessionKind::Headless).0);
         assert!(!launcher_waits(SessionKind::Sdk).0);
+    }
+
+    #[test]
+    fn a_run_waits_for_its_shells_and_hears_them_while_it_is_the_run() {
+        assert_eq!(waits_for_shells(0), (false, "NOTIFY-5"));
+        assert_eq!(waits_for_shells(2), (true, "NOTIFY-5"));
+        assert_eq!(shell_done(true), Some("NOTIFY-5"));
+        assert_eq!(shell_done(false), None);
+        assert_eq!(redirected_on_resume(true), (false, "NOTIFY-9"));
+        assert_eq!(redirected_on_resume(false), (true, "NOTIFY-9"));
     }
 }

@@ -718,6 +718,12 @@ pub fn route(asker: Asker, gates: &Gates) -> Route {
     }
 }
 
+/// is a run's pending permission prompt withdrawn when the run ends? It is: nobody
+/// is left to answer it for (`permission_withdrawn`). `None` when no prompt was pending.
+pub fn withdrawn_at_run_end(prompt_pending: bool) -> Option<RuleId> {
+    prompt_pending.then_some("Q-38")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1495,5 +1501,11 @@ mod tests {
         assert_eq!(Route::Terminal("PERM-3").rule(), "PERM-3");
         assert_eq!(Route::Main("PERM-4").rule(), "PERM-4");
         assert_eq!(Route::AutoDeny("PERM-5").rule(), "PERM-5");
+    }
+
+    #[test]
+    fn a_pending_prompt_is_withdrawn_when_its_run_ends() {
+        assert_eq!(withdrawn_at_run_end(true), Some("Q-38"));
+        assert_eq!(withdrawn_at_run_end(false), None);
     }
 }

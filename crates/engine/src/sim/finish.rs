@@ -178,10 +178,13 @@ impl Kernel<'_> {
         let Some(pending) = self.person.prompts.remove(number) else {
             return;
         };
+        let Some(rule) = self.prompt_withdrawn() else {
+            return;
+        };
         let program = PendingPrompt::program(self.agents.get(slot));
         let tool = pending.call(program).name.clone();
         self.emit(
-            Some("Q-38"),
+            Some(rule),
             EventKind::PermissionWithdrawn {
                 agent: reference,
                 tool,
@@ -289,17 +292,16 @@ impl Kernel<'_> {
         let Some(slot) = self.agents.slot_of(id) else {
             return;
         };
-        let agent = self.agents.get_mut(slot);
-        // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
-        // nobody: its run no longer waits for it.
-        if agent.status != Status::Running || agent.run != run {
+        // NOTIFY-5: the shell's end is reported to the subagent itself; a shell of an
+        // earlier run (the run ended, or was stopped and resumed) reports to nobody.
+        let Some(rule) = self.shell_heard(slot, run) else {
             return;
-        }
+        };
+        let agent = self.agents.get_mut(slot);
         agent.bash_running -= 1;
         let reference = agent.reference();
-        // NOTIFY-5: the shell's end is reported to the subagent itself.
         self.emit(
-            Some("NOTIFY-5"),
+            Some(rule),
             EventKind::Notification {
                 to: reference.clone(),
                 from: reference,

@@ -13,7 +13,7 @@ use crate::spec::{AgentDef, HookSpec};
 use crate::time::SimTime;
 
 use super::clock::Wake;
-use super::{agents, Kernel};
+use super::{agents, decide, Kernel};
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
 /// every `hook_fired` it writes (no copy per tool call).
@@ -427,12 +427,15 @@ impl Kernel<'_> {
     /// tool's name.
     /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
     #[inline]
-    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
+    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> Option<RuleId> {
         // Most sessions have no hooks at all: two tests per call, not a look at the run.
-        self.session.hooks_present && self.tool_hooks_of(slot, tool, event)
+        if !self.session.hooks_present {
+            return None;
+        }
+        self.tool_hooks_of(slot, tool, event)
     }
 
-    fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
+    fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> Option<RuleId> {
         let agent = self.agents.get(slot);
         // HOOK-6 / DEF-6: a definition's hooks that do not run are not asked about.
         let own = agent
@@ -445,7 +448,7 @@ impl Kernel<'_> {
             .session_agent_hooks()
             .filter(|_| hooks::session_agent_sees(&occasion, agent.id == MAIN).0);
         if self.session.hooks.is_empty() && own.is_none() && main_own.is_none() {
-            return false;
+            return None;
         }
         let session_hooks = self.session.hooks.clone();
         let reference = agent.reference();
@@ -472,8 +475,7 @@ impl Kernel<'_> {
                 self.hook_fired(rule, &reference, hook, source);
             }
         }
-        // HOOK-7: a `PreToolUse` hook that exits with code 2 blocks the call.
-        event == HookEvent::PreToolUse && blocks
+        decide::call_blocked(event, blocks)
     }
 
     /// The folder whose trust counts for a definition ([`trust_folder`]).

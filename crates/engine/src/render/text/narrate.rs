@@ -303,6 +303,10 @@ impl Narrator {
     }
 
     /// Writes what happened into `what`; returns who it happened to (or who did it).
+    ///
+    /// One table, one arm per event kind (a long function on purpose): the match is
+    /// exhaustive, so a new kind does not compile until its words are written here, and
+    /// the wording of every kind can be read side by side.
     fn describe(&self, event: &Event, what: &mut String) -> String {
         match &event.kind {
             EventKind::SessionStarted {
@@ -833,6 +837,8 @@ pub(super) fn reason_words(reason: RejectReason) -> &'static str {
         RejectReason::ForkUnavailable => "forking unavailable",
         RejectReason::ForkFromSubagent => "only the main conversation can fork",
         RejectReason::NoAgentTool => "the caller has no Agent tool",
-        other => other.as_str(),
+        RejectReason::NotAllowed => "not on the main thread's Agent allowlist",
+        RejectReason::Ambiguous => "ambiguous agent name",
+        RejectReason::ClassifierBlocked => "blocked by the auto-mode classifier",
     }
 }
