@@ -457,29 +457,47 @@ impl Kernel<'_> {
         spec: &SpawnSpec,
     ) -> Option<Rc<RunProfile>> {
         let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
-        let (mode, permission_mode) = (launch.mode, launch.permission_mode);
         if let Some(profile) = kept.and_then(|kept| kept.profile.get()).filter(|_| shared) {
             debug_assert!(Rc::ptr_eq(
                 profile,
                 &self.run_profile(
                     type_index,
                     spec,
-                    mode,
+                    launch.mode,
                     depth,
-                    permission_mode,
+                    launch.permission_mode,
                     teammate,
                     self.launch_tools(launch, kept)
                 )
             ));
             return None;
         }
+        self.new_start_profile(type_index, depth, launch, kept, shared, teammate, spec)
+    }
+
+    /// [`Kernel::start_profile`] when the kept plan has no profile yet, or the run's own is
+    /// needed: made, and kept in the plan (returning `None`) when profiles are `shared`. Out of
+    /// line, so that the kept profile's check above is small enough to be inlined into every
+    /// start (see docs/PERFORMANCE.md, "Choices that need a benchmark").
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // start_profile's own arguments, and whether profiles are shared
+    fn new_start_profile(
+        &mut self,
+        type_index: Option<usize>,
+        depth: u32,
+        launch: &Launch,
+        kept: Option<&CachedPlan>,
+        shared: bool,
+        teammate: bool,
+        spec: &SpawnSpec,
+    ) -> Option<Rc<RunProfile>> {
         let tools = self.launch_tools(launch, kept);
         let made = self.run_profile(
             type_index,
             spec,
-            mode,
+            launch.mode,
             depth,
-            permission_mode,
+            launch.permission_mode,
             teammate,
             tools,
         );
