@@ -258,6 +258,12 @@ impl<R: Read> BoundedLines<R> {
         }
         if self.number == 1 && bytes.starts_with(BOM.as_bytes()) {
             bytes.drain(..BOM.len());
+            if bytes.is_empty() && !ended {
+                // A byte-order mark and nothing after it is an empty text, which has no
+                // lines (as `read_bounded` then `str::lines` says), not one empty line.
+                self.number = 0;
+                return Ok(None);
+            }
         }
         String::from_utf8(bytes).map(Some).map_err(|error| {
             let offset = error.utf8_error().valid_up_to();
@@ -454,6 +460,22 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(lines, [(1, "time".to_string()), (2, "1s".to_string())]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_alone_is_an_empty_text_without_lines() {
+        // `[239, 187, 191]` read as one empty line, where the whole-text reader gives ""
+        // and "".lines() nothing; a mark then a newline is one empty line in both.
+        let lines = |bytes: &[u8]| {
+            BoundedLines::new(bytes, SMALL, LINE)
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        assert_eq!(lines(&[239, 187, 191]), []);
+        assert_eq!(lines(b"\xef\xbb\xbf\n"), [(1, String::new())]);
+        assert_eq!(lines(b"\xef\xbb\xbf\r\n"), [(1, String::new())]);
+        assert_eq!(lines(b"\xef\xbb\xbf\xef\xbb\xbf"), [(1, BOM.to_string())]);
+        assert_eq!(lines(b""), []);
     }
 
     #[test]
