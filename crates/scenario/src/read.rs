@@ -193,8 +193,9 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
 
 /// A text read line by line under two budgets: the whole input, and each line. Yields
 /// `(line number, line)` (1-based, without its `\n` or `\r\n`); a line that is not UTF-8
-/// or over a budget is an error at that line, after which the iterator ends. A leading
-/// byte-order mark is dropped.
+/// or over a budget is an error at that line, after which the iterator ends — unless
+/// [`BoundedLines::lossy`] says bad bytes are replaced. A leading byte-order mark is
+/// dropped.
 pub struct BoundedLines<R> {
     reader: std::io::BufReader<R>,
     total: Budget,
@@ -202,6 +203,8 @@ pub struct BoundedLines<R> {
     read: u64,
     number: usize,
     done: bool,
+    lossy: bool,
+    first_replaced: Option<usize>,
 }
 
 impl<R: Read> BoundedLines<R> {
@@ -214,7 +217,25 @@ impl<R: Read> BoundedLines<R> {
             read: 0,
             number: 0,
             done: false,
+            lossy: false,
+            first_replaced: None,
         }
+    }
+
+    /// Bytes that are not UTF-8 are replaced by U+FFFD instead of ending the lines (a
+    /// transcript a crashed writer left a bad byte in is still read);
+    /// [`BoundedLines::first_replaced`] says where it first happened.
+    #[must_use]
+    pub fn lossy(self) -> BoundedLines<R> {
+        BoundedLines {
+            lossy: true,
+            ..self
+        }
+    }
+
+    /// The first line in which bad bytes were replaced (in [`BoundedLines::lossy`] mode).
+    pub fn first_replaced(&self) -> Option<usize> {
+        self.first_replaced
     }
 
     /// The bytes read so far.
@@ -264,6 +285,15 @@ impl<R: Read> BoundedLines<R> {
                 self.number = 0;
                 return Ok(None);
             }
+        }
+        if self.lossy {
+            return Ok(Some(match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(error) => {
+                    self.first_replaced.get_or_insert(self.number);
+                    String::from_utf8_lossy(error.as_bytes()).into_owned()
+                }
+            }));
         }
         String::from_utf8(bytes).map(Some).map_err(|error| {
             let offset = error.utf8_error().valid_up_to();
@@ -476,6 +506,25 @@ mod tests {
         assert_eq!(lines(b"\xef\xbb\xbf\r\n"), [(1, String::new())]);
         assert_eq!(lines(b"\xef\xbb\xbf\xef\xbb\xbf"), [(1, BOM.to_string())]);
         assert_eq!(lines(b""), []);
+    }
+
+    #[test]
+    fn lossy_lines_replace_bad_bytes_and_say_where_first() {
+        let mut lines =
+            BoundedLines::new(&b"\xef\xbb\xbfok\nb\xffc\n\xfe\n"[..], SMALL, LINE).lossy();
+        let read: Vec<_> = lines
+            .by_ref()
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            [
+                (1, "ok".to_string()),
+                (2, "b\u{fffd}c".to_string()),
+                (3, "\u{fffd}".to_string())
+            ]
+        );
+        assert_eq!(lines.first_replaced(), Some(2));
     }
 
     #[test]
