@@ -35,57 +35,29 @@ pub enum Delivery {
     Notification,
 }
 
-/// What a notification delivers (`notification.what`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Notice {
-    /// The Agent tool's result to a caller blocked on it (NOTIFY-2).
-    Result,
-    /// A later-turn completion notification (NOTIFY-3/6/7/9/10).
-    Completion,
-    /// A later-turn notification of a failed run (NOTIFY-12).
-    Failed,
-    /// A later-turn notification of a stopped or cancelled run (NOTIFY-3).
-    Stopped,
-    /// A teammate's result, as a team message (NOTIFY-11).
-    TeamMessage,
-    /// A background shell command ended (NOTIFY-5).
-    BashDone,
-    /// `ask_progress` on a running agent: Claude says it is still running (NOTIFY-4,
-    /// from v2.1.211).
-    StillRunning,
-    /// `ask_progress` on a running agent before v2.1.211: an unfinished result (NOTIFY-4).
-    PrematureResult,
-    /// `ask_progress` on an agent that is done (NOTIFY-4).
-    ProgressDone,
-}
-
-impl Notice {
-    /// Every notice, in declaration order.
-    pub const ALL: [Notice; 9] = [
-        Notice::Result,
-        Notice::Completion,
-        Notice::Failed,
-        Notice::Stopped,
-        Notice::TeamMessage,
-        Notice::BashDone,
-        Notice::StillRunning,
-        Notice::PrematureResult,
-        Notice::ProgressDone,
-    ];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Notice::Result => "result",
-            Notice::Completion => "completion",
-            Notice::Failed => "failed",
-            Notice::Stopped => "stopped",
-            Notice::TeamMessage => "team_message",
-            Notice::BashDone => "bash_done",
-            Notice::StillRunning => "still_running",
-            Notice::PrematureResult => "premature_result",
-            Notice::ProgressDone => "progress_done",
-        }
+crate::vocabulary! {
+    /// What a notification delivers (`notification.what`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Notice {
+        /// The Agent tool's result to a caller blocked on it (NOTIFY-2).
+        Result => "result",
+        /// A later-turn completion notification (NOTIFY-3/6/7/9/10).
+        Completion => "completion",
+        /// A later-turn notification of a failed run (NOTIFY-12).
+        Failed => "failed",
+        /// A later-turn notification of a stopped or cancelled run (NOTIFY-3).
+        Stopped => "stopped",
+        /// A teammate's result, as a team message (NOTIFY-11).
+        TeamMessage => "team_message",
+        /// A background shell command ended (NOTIFY-5).
+        BashDone => "bash_done",
+        /// `ask_progress` on a running agent: Claude says it is still running (NOTIFY-4,
+        /// from v2.1.211).
+        StillRunning => "still_running",
+        /// `ask_progress` on a running agent before v2.1.211: an unfinished result (NOTIFY-4).
+        PrematureResult => "premature_result",
+        /// `ask_progress` on an agent that is done (NOTIFY-4).
+        ProgressDone => "progress_done",
     }
 }
 

@@ -86,36 +86,18 @@ impl FinishKind {
     }
 }
 
-/// The status word a row or `/tasks` entry shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Running.
-    Running,
-    /// Finished successfully.
-    Done,
-    /// Failed.
-    Failed,
-    /// Stopped.
-    Stopped,
-}
-
-impl Status {
-    /// Every status, in declaration order.
-    pub const ALL: [Status; 4] = [
-        Status::Running,
-        Status::Done,
-        Status::Failed,
-        Status::Stopped,
-    ];
-
-    /// The word shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Done => "done",
-            Status::Failed => "failed",
-            Status::Stopped => "stopped",
-        }
+crate::vocabulary! {
+    /// The status word a row or `/tasks` entry shows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Status {
+        /// Running.
+        Running => "running",
+        /// Finished successfully.
+        Done => "done",
+        /// Failed.
+        Failed => "failed",
+        /// Stopped.
+        Stopped => "stopped",
     }
 }
 
