@@ -77,22 +77,9 @@ pub fn id_matches(id: AgentId, text: &str) -> bool {
         == Some(id)
 }
 
-subsim_rules::vocabulary! {
-    /// How a run ended (`agent_finished.outcome`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-    pub enum Outcome {
-        /// Finished its steps.
-        Completed => "completed",
-        /// Ended early with partial output (API error after text, ERR-3; `maxTurns`, RESUME-4).
-        Partial => "partial",
-        /// Ended in an error.
-        Failed => "failed",
-        /// Claude stopped it with TaskStop.
-        Stopped => "stopped",
-        /// The person stopped it (`x` in the panel, RESUME-10).
-        Cancelled => "cancelled",
-    }
-}
+/// How a run ended (`agent_finished.outcome`): the rules crate's one vocabulary of run
+/// endings, which the notification, panel and hook rules read through `Outcome::ending`.
+pub use subsim_rules::Outcome;
 
 subsim_rules::vocabulary! {
     /// What a run whose steps are done waits for (`agent_waiting.waiting_for`).

@@ -67,6 +67,51 @@ crate::vocabulary! {
 }
 
 crate::vocabulary! {
+    /// How a run ended (`agent_finished.outcome`): the one vocabulary of run endings. The
+    /// rules that follow an ending read it through [`Outcome::ending`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Outcome {
+        /// Finished its steps.
+        Completed => "completed",
+        /// Ended early with partial output (API error after text, ERR-3; `maxTurns`,
+        /// RESUME-4).
+        Partial => "partial",
+        /// Ended in an error.
+        Failed => "failed",
+        /// Claude stopped it with TaskStop.
+        Stopped => "stopped",
+        /// The person stopped it (`x` in the panel, RESUME-10).
+        Cancelled => "cancelled",
+    }
+}
+
+/// How a run ended as the rules that follow an ending tell endings apart: a result's
+/// notice (NOTIFY-3/12), the panel's status and retention (PANEL), `SubagentStop`'s rule
+/// (HOOK-1, Q-25). None of them tells partial output from a completion (the run did not
+/// fail: ERR-3, RESUME-4) or TaskStop from the person's stop, so this is a class of
+/// [`Outcome`], never set on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ending {
+    /// It finished its work, partial output included.
+    Completed,
+    /// It ended in an error.
+    Failed,
+    /// It was stopped, by TaskStop or by the person.
+    Stopped,
+}
+
+impl Outcome {
+    /// The class of this ending the rules read ([`Ending`]).
+    pub const fn ending(self) -> Ending {
+        match self {
+            Outcome::Completed | Outcome::Partial => Ending::Completed,
+            Outcome::Failed => Ending::Failed,
+            Outcome::Stopped | Outcome::Cancelled => Ending::Stopped,
+        }
+    }
+}
+
+crate::vocabulary! {
     /// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
     ///
     /// `ALL` lists every reason, in declaration order (summary tables list them in this order).

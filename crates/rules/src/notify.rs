@@ -1,6 +1,6 @@
 //! NOTIFY — who receives a finished run's result, and whether a launcher waits.
 
-use crate::{Gates, Mode, RuleId, SessionKind};
+use crate::{Ending, Gates, Mode, Outcome, RuleId, SessionKind};
 
 /// Who gets a finished run's single text result (NOTIFY-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,17 +87,6 @@ pub fn completion(finishing: Finishing) -> (Recipient, Delivery, RuleId) {
     }
 }
 
-/// How a finished run ended, as its result's delivery names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// It completed (a partial result included).
-    Completed,
-    /// It failed.
-    Failed,
-    /// It was stopped (TaskStop) or cancelled (the person).
-    Stopped,
-}
-
 /// A finished run's one result: who gets it, how, what the notification says, and the
 /// rule that decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,18 +104,19 @@ pub struct Notified {
 /// NOTIFY-1…12: a finished run's one result. Where it goes and how is [`completion`]'s
 /// answer; a teammate's result is a team message (NOTIFY-11); a failure notified in a later
 /// turn is NOTIFY-12's failure notification.
-pub fn result(finishing: Finishing, ended: Ended, teammate: bool) -> Notified {
+pub fn result(finishing: Finishing, outcome: Outcome, teammate: bool) -> Notified {
     let (recipient, delivery, rule) = completion(finishing);
+    let ended = outcome.ending();
     let notice = match (delivery, ended) {
         _ if teammate => Notice::TeamMessage,
         (Delivery::ToolResult, _) => Notice::Result,
-        (_, Ended::Completed) => Notice::Completion,
-        (_, Ended::Failed) => Notice::Failed,
-        (_, Ended::Stopped) => Notice::Stopped,
+        (_, Ending::Completed) => Notice::Completion,
+        (_, Ending::Failed) => Notice::Failed,
+        (_, Ending::Stopped) => Notice::Stopped,
     };
     let rule = if teammate {
         "NOTIFY-11"
-    } else if ended == Ended::Failed && delivery == Delivery::Notification {
+    } else if ended == Ending::Failed && delivery == Delivery::Notification {
         "NOTIFY-12"
     } else {
         rule
@@ -272,36 +262,42 @@ mod tests {
         let rows = [
             (
                 background,
-                Ended::Completed,
+                Outcome::Completed,
                 false,
                 Notice::Completion,
                 "NOTIFY-3",
             ),
             (
                 background,
-                Ended::Failed,
+                Outcome::Failed,
                 false,
                 Notice::Failed,
                 "NOTIFY-12",
             ),
             (
                 background,
-                Ended::Stopped,
+                Outcome::Stopped,
                 false,
                 Notice::Stopped,
                 "NOTIFY-3",
             ),
             (
                 background,
-                Ended::Completed,
+                Outcome::Completed,
                 true,
                 Notice::TeamMessage,
                 "NOTIFY-11",
             ),
-            (foreground, Ended::Failed, false, Notice::Result, "NOTIFY-2"),
             (
                 foreground,
-                Ended::Completed,
+                Outcome::Failed,
+                false,
+                Notice::Result,
+                "NOTIFY-2",
+            ),
+            (
+                foreground,
+                Outcome::Completed,
                 false,
                 Notice::Result,
                 "NOTIFY-2",

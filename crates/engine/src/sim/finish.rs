@@ -124,11 +124,6 @@ impl Kernel<'_> {
         let caller_slot = self.agents.slot_of(report_to);
         let caller_running =
             caller_slot.is_some_and(|s| self.agents.get(s).status == Status::Running);
-        let ended = match outcome {
-            Outcome::Completed | Outcome::Partial => notify::Ended::Completed,
-            Outcome::Failed => notify::Ended::Failed,
-            Outcome::Stopped | Outcome::Cancelled => notify::Ended::Stopped,
-        };
         let notify::Notified {
             recipient,
             delivery,
@@ -142,7 +137,7 @@ impl Kernel<'_> {
                 caller_running,
                 resumed,
             },
-            ended,
+            outcome,
             teammate,
         );
         // The recipient's record: the caller's, already found, or main's.
