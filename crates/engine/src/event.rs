@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use subsim_rules::cap::Hint;
 use subsim_rules::handback::ReviewOutcome;
+use subsim_rules::id;
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
@@ -699,7 +700,7 @@ impl RunProfile {
         RunProfile {
             agent_type: Rc::from(agent_type),
             model: Rc::from(model),
-            model_rule: "MODEL-2",
+            model_rule: id::MODEL_2,
             effort: None,
             permission_mode: PermissionMode::Default,
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),

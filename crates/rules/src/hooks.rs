@@ -375,11 +375,13 @@ pub fn hook_fires(
         HookOrigin::Frontmatter => {
             let (runtime, runtime_rule) = runtime_event(declared, true);
             let selected = occasion.lifecycle || matches(matcher, occasion.subject, gates);
-            (runtime == occasion.event && selected).then_some(if runtime_rule == "HOOK-5" {
-                runtime_rule
-            } else {
-                rule
-            })
+            (runtime == occasion.event && selected).then_some(
+                if runtime_rule == crate::id::HOOK_5 {
+                    runtime_rule
+                } else {
+                    rule
+                },
+            )
         }
     }
 }

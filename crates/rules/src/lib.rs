@@ -30,6 +30,7 @@ pub mod errors;
 pub mod gates_table;
 pub mod handback;
 pub mod hooks;
+pub mod id;
 pub mod messages;
 pub mod model;
 pub mod notify;

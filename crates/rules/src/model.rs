@@ -816,7 +816,7 @@ impl<'r, 'a> Resolver<'r, 'a> {
         };
         match (source, invocation, definition, env) {
             (Some(Source::Invocation), Some((value, origin, rule)), _, _) => {
-                if origin == Origin::Invocation && rule == "MODEL-2" {
+                if origin == Origin::Invocation && rule == crate::id::MODEL_2 {
                     self.step(
                         format!("the per-invocation `{value}` comes first"),
                         "MODEL-2",

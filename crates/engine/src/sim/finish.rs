@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use subsim_rules::id;
 use subsim_rules::notify::{Delivery, Finishing, Notice, Recipient};
 use subsim_rules::{errors, notify, Mode, RuleId};
 
@@ -56,7 +57,7 @@ impl Kernel<'_> {
     fn finish_cascade(&mut self, rest: FinishRest, mut launcher: u32) {
         let mut pending = vec![rest];
         while let Some((rest, cascade)) =
-            self.finish_run(launcher, Outcome::Completed, Some("NOTIFY-6"), None)
+            self.finish_run(launcher, Outcome::Completed, Some(id::NOTIFY_6), None)
         {
             pending.push(rest);
             match cascade {
