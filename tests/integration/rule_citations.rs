@@ -1,13 +1,14 @@
-//! Rule IDs in the code stay true (issue #22 item 4):
-//! (a) every rule-ID string literal in the workspace's sources (`"CAP-1"`, `"Q-38"`) names a
-//!     rule of the catalog (`docs/rules.md`'s tables; the open questions and discrepancies
-//!     `docs/rules.md` and `docs/decisions.md` name; `../shared/spec/rules.md` when it is
-//!     there);
-//! (b) outside `crates/rules`, a rule ID appears as a literal only in the small list of fixed
-//!     citations below, each with its reason. Every decision is the rules crate's: code
-//!     elsewhere writes the rule its answer names. A new literal outside the rules crate is
-//!     a decision made in the wrong place (move it into `crates/rules`), or a fixed citation
-//!     to add here with its reason.
+//! Rule IDs in the code stay true (issue #22 items 4 and 5):
+//! (a) every rule-ID string literal in the workspace's sources (`"CAP-1"`, `"Q-38"`) and
+//!     every constant of `subsim_rules::id` names a rule of the catalog (`docs/rules.md`'s
+//!     tables; the open questions and discrepancies `docs/rules.md` and
+//!     `docs/decisions.md` name; `../shared/spec/rules.md` when it is there), and each
+//!     constant's name is its ID (`PERM_9` is `"PERM-9"`);
+//! (b) outside `crates/rules` no rule ID is spelt as a literal, and the `id::` constants
+//!     appear only in the small list of fixed citations below, each with its reason. Every
+//!     decision is the rules crate's: code elsewhere writes the rule its answer names. A
+//!     new citation outside the rules crate is a decision made in the wrong place (move it
+//!     into `crates/rules`), or a fixed citation to add here with its reason.
 //!
 //! Comments, doc comments and test code (`#[cfg(test)]` modules, `tests.rs` files) are not
 //! looked at.
@@ -18,8 +19,8 @@ use std::path::{Path, PathBuf};
 use subsim_tests::markdown::{cells, is_rule_id};
 use subsim_tests::repo_root;
 
-/// Fixed citations outside `crates/rules`: (file, rule ID, how many, why it is not a call
-/// into the rules crate).
+/// Fixed citations outside `crates/rules`, each an `id::` constant: (file, rule ID, how
+/// many, why it is not a call into the rules crate).
 const ALLOWED: [(&str, &str, usize, &str); 17] = [
     (
         "crates/engine/src/sim/finish.rs",
@@ -157,8 +158,36 @@ fn literals(line: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The rule IDs a line cites through `subsim_rules::id` constants (`id::PERM_9`).
+fn constants(line: &str) -> Vec<&'static str> {
+    line.split("id::")
+        .skip(1)
+        .filter_map(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            let found = subsim_rules::id::ALL
+                .iter()
+                .find(|(known, _)| *known == name);
+            found.map(|(_, id)| *id)
+        })
+        .collect()
+}
+
 /// Every rule-ID literal of the code under `crates/*/src`, by file (relative to the root).
 fn cited() -> BTreeMap<String, Vec<String>> {
+    sources(|line| literals(line).into_iter().map(str::to_string).collect())
+}
+
+/// Every rule ID the code under `crates/*/src` cites through an `id::` constant, by file.
+fn cited_constants() -> BTreeMap<String, Vec<String>> {
+    sources(|line| constants(line).into_iter().map(str::to_string).collect())
+}
+
+/// What `find` finds in the code lines of each source file under `crates/*/src`, by file
+/// (relative to the root); files where it finds nothing are left out.
+fn sources(find: impl Fn(&str) -> Vec<String>) -> BTreeMap<String, Vec<String>> {
     let root = repo_root();
     let mut files = Vec::new();
     rust_files(&root.join("crates"), &mut files);
@@ -173,10 +202,7 @@ fn cited() -> BTreeMap<String, Vec<String>> {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("readable source");
-        let ids: Vec<String> = code_lines(&text)
-            .flat_map(literals)
-            .map(str::to_string)
-            .collect();
+        let ids: Vec<String> = code_lines(&text).flat_map(&find).collect();
         if !ids.is_empty() {
             found.insert(relative, ids);
         }
@@ -241,36 +267,57 @@ fn every_rule_id_in_the_code_is_in_the_catalog() {
 }
 
 #[test]
+fn every_rule_id_constant_is_in_the_catalog_under_its_own_name() {
+    let catalog = catalog();
+    for (name, id) in subsim_rules::id::ALL {
+        assert_eq!(name.replace('_', "-"), id, "id::{name}");
+        assert!(
+            catalog.binary_search(&id.to_string()).is_ok(),
+            "id::{name} = {id:?} is not in the catalog"
+        );
+    }
+}
+
+#[test]
 fn rule_ids_outside_the_rules_crate_are_only_the_listed_citations() {
     let mut problems = Vec::new();
     for (file, ids) in cited() {
+        if !file.starts_with("crates/rules/") {
+            problems.push(format!(
+                "{file}: {ids:?} spelt as literals: cite the rule its answer names, or a \
+                 subsim_rules::id constant listed here with why"
+            ));
+        }
+    }
+    let cited = cited_constants();
+    for (file, ids) in &cited {
         if file.starts_with("crates/rules/") {
             continue;
         }
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for id in &ids {
+        for id in ids {
             *counts.entry(id.as_str()).or_default() += 1;
         }
         for (id, count) in counts {
             let allowed = ALLOWED
                 .iter()
-                .find(|(path, allowed_id, _, _)| *path == file && *allowed_id == id)
+                .find(|(path, allowed_id, _, _)| path == file && *allowed_id == id)
                 .map_or(0, |(_, _, count, _)| *count);
             if count > allowed {
                 problems.push(format!(
-                    "{file}: \"{id}\" {count}× (listed: {allowed}) — decide it in crates/rules \
+                    "{file}: {id} {count}× (listed: {allowed}) — decide it in crates/rules \
                      and write the rule its answer names, or list the citation here with why"
                 ));
             }
         }
     }
     for (path, id, count, _) in ALLOWED {
-        let found = cited()
+        let found = cited
             .get(path)
             .map_or(0, |ids| ids.iter().filter(|cited| *cited == id).count());
         if found < count {
             problems.push(format!(
-                "{path}: \"{id}\" is listed {count}× but found {found}×: shorten the list"
+                "{path}: {id} is listed {count}× but found {found}×: shorten the list"
             ));
         }
     }

@@ -6,36 +6,18 @@
 
 use crate::{Gates, RuleId};
 
-/// Why a SendMessage was refused (`message_rejected.reason`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MessageRejection {
-    /// No agent has that id or name (RESUME-5).
-    UnknownAgent,
-    /// The name now reaches another agent than it first did (RESUME-12).
-    NameReused,
-    /// A one-shot run (Explore, Plan) cannot be resumed (RESUME-3).
-    NotResumable,
-    /// The person cancelled the run (RESUME-10).
-    Cancelled,
-}
-
-impl MessageRejection {
-    /// Every reason, in declaration order.
-    pub const ALL: [MessageRejection; 4] = [
-        MessageRejection::UnknownAgent,
-        MessageRejection::NameReused,
-        MessageRejection::NotResumable,
-        MessageRejection::Cancelled,
-    ];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageRejection::UnknownAgent => "unknown_agent",
-            MessageRejection::NameReused => "name_reused",
-            MessageRejection::NotResumable => "not_resumable",
-            MessageRejection::Cancelled => "cancelled",
-        }
+crate::vocabulary! {
+    /// Why a SendMessage was refused (`message_rejected.reason`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum MessageRejection {
+        /// No agent has that id or name (RESUME-5).
+        UnknownAgent => "unknown_agent",
+        /// The name now reaches another agent than it first did (RESUME-12).
+        NameReused => "name_reused",
+        /// A one-shot run (Explore, Plan) cannot be resumed (RESUME-3).
+        NotResumable => "not_resumable",
+        /// The person cancelled the run (RESUME-10).
+        Cancelled => "cancelled",
     }
 }
 

@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
+use subsim_rules::id;
 use subsim_rules::scope::CliSkip;
 use subsim_rules::spawn::{CHARS_PER_TOKEN, DESCRIPTION_BUDGET_TOKENS};
 use subsim_rules::{gates_table, scope, Gates, SessionKind, Version};
@@ -252,7 +253,7 @@ impl Loader {
                     Scope::Plugin,
                     DefinitionOutcome::Warning,
                     Some(reason),
-                    "DEF-6",
+                    id::DEF_6,
                 );
             }
         }
@@ -293,7 +294,7 @@ impl Loader {
             format!("plugin file `{shown}`: {why}, as `{}` (DEF-11)", def.name),
             None,
         );
-        self.warning_note(&def.name, shown, def.scope, why, "DEF-11");
+        self.warning_note(&def.name, shown, def.scope, why, id::DEF_11);
     }
 
     /// Reads one agent Markdown file (DEF-10, DEF-11, DEF-13). Problems inside the file
@@ -520,11 +521,19 @@ impl Loader {
                     None,
                     format!("cannot be read: {message}"),
                     "unreadable",
-                    "DEF-10",
+                    id::DEF_10,
                     help,
                 ),
                 Markdown::Skipped { name, reason, why } => self.skipped(
-                    ctx, entry.span, &shown, scope, name, reason, &why, "DEF-10", help,
+                    ctx,
+                    entry.span,
+                    &shown,
+                    scope,
+                    name,
+                    reason,
+                    &why,
+                    id::DEF_10,
+                    help,
                 ),
                 Markdown::Def(mut def, fallback) => {
                     def.scope = scope;
@@ -748,7 +757,7 @@ impl Loader {
             let reason = format!("shadowed by {winner_who}: {why}");
             if loser.group == Group::Inline
                 || self.candidates[winner].group == Group::Inline
-                || rule == "DEF-4"
+                || rule == id::DEF_4
             {
                 ctx.warn(
                     loser.span,
@@ -756,7 +765,7 @@ impl Loader {
                         "two definitions are named `{name}`; {} is {reason} ({rule})",
                         loser.who()
                     ),
-                    (rule == "DEF-4").then(|| "give each definition its own `name`".to_string()),
+                    (rule == id::DEF_4).then(|| "give each definition its own `name`".to_string()),
                 );
             }
             let (scope, shown) = (loser.def.scope, loser.shown.clone());
@@ -783,7 +792,7 @@ impl Loader {
                     scope,
                     DefinitionOutcome::Loaded,
                     None,
-                    "DEF-1",
+                    id::DEF_1,
                 );
             }
         }

@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use subsim_rules::id;
 use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
 
 use crate::event::{
@@ -95,7 +96,7 @@ impl Kernel<'_> {
         let (Some(id), Some(slot)) = (id, slot) else {
             let (reason, rule) = match decision {
                 resume::Send::Refused(reason, rule) => (reason, rule),
-                _ => (MessageRejection::UnknownAgent, "RESUME-5"),
+                _ => (MessageRejection::UnknownAgent, id::RESUME_5),
             };
             let message = self.refusal_message(reason, to, id, first);
             return reject(self, reason, rule, message);

@@ -25,6 +25,7 @@ use std::rc::Rc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use subsim_rules::context;
+use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
@@ -634,7 +635,7 @@ impl<'s> Kernel<'s> {
         let mut main_type: Rc<str> = Rc::from("main");
         if let Some(warning) = main_agent.warning {
             self.session.notes.push(ConfigNote {
-                rule: "MAIN-3",
+                rule: id::MAIN_3,
                 text: warning,
             });
         } else if let Some(index) =
@@ -647,7 +648,7 @@ impl<'s> Kernel<'s> {
         let main_profile = RunProfile {
             agent_type: main_type,
             model: main_model,
-            model_rule: "MAIN-1",
+            model_rule: id::MAIN_1,
             effort: None,
             permission_mode: self.session.config.permission_mode,
             tools: main_tools,

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use subsim_rules::hooks::{self, HookEvent, HookOrigin, RunTransition};
-use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
+use subsim_rules::panel::{PanelChange, RowId, Started};
 use subsim_rules::{Mode, RuleId, SessionConfig};
 
 use crate::event::{AgentId, AgentRef, EventKind, HookSource, Outcome, MAIN};
@@ -187,26 +187,16 @@ impl Kernel<'_> {
     }
 
     fn observe_end_of(&mut self, slot: u32, outcome: Outcome) {
-        let transition = match outcome {
-            Outcome::Completed | Outcome::Partial => RunTransition::Complete,
-            Outcome::Failed => RunTransition::Fail,
-            Outcome::Stopped | Outcome::Cancelled => RunTransition::Stop,
-        };
-        self.lifecycle_hooks(slot, HookEvent::SubagentStop, transition);
+        self.lifecycle_hooks(slot, HookEvent::SubagentStop, RunTransition::End(outcome));
         if self.panel.is_some() && !self.agents.get(slot).teammate {
-            let kind = match transition {
-                RunTransition::Complete => FinishKind::Success,
-                RunTransition::Fail => FinishKind::Failure,
-                _ => FinishKind::Stopped,
-            };
             let agent = self.agents.get(slot);
             let (id, entry) = (agent.id, agent.panel_entry);
             if let Some(state) = self.panel.as_mut() {
                 // The entry where `on_start` put it, not looked up by id.
                 let now = self.clock.now.as_micros();
                 match entry {
-                    agents::NO_PANEL_ENTRY => state.panel.on_finish(id, kind, now),
-                    entry => state.panel.on_finish_at(entry, id, kind, now),
+                    agents::NO_PANEL_ENTRY => state.panel.on_finish(id, outcome, now),
+                    entry => state.panel.on_finish_at(entry, id, outcome, now),
                 }
             }
             self.panel_update_near(Some(slot));

@@ -2,6 +2,7 @@
 
 use super::*;
 use subsim_escape::terminal;
+use subsim_rules::id;
 
 /// The "who" column starts this wide and grows (up to [`MAX_WHO_WIDTH`]) as longer names
 /// appear, so that most runs stay aligned from the first line.
@@ -170,7 +171,7 @@ impl Narrator {
                 let mode = self.mode(agent.id);
                 case = if *allowed {
                     "allowed".to_string()
-                } else if *reason == Some(ToolRefusal::Denied) && rule == "PERM-9" {
+                } else if *reason == Some(ToolRefusal::Denied) && rule == id::PERM_9 {
                     format!("denied_{mode}")
                 } else {
                     reason.unwrap_or(ToolRefusal::Denied).to_string()
