@@ -285,7 +285,10 @@ impl<W: Write> TextWriter<W> {
                 .rejected
                 .iter()
                 .map(|((reason, rule), count)| {
-                    format!("{} ×{count} ({rule})", reason_words(*reason))
+                    format!(
+                        "{} ×{count} ({rule})",
+                        subsim_rules::why::reject_reason(*reason)
+                    )
                 })
                 .collect();
             let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));

@@ -404,7 +404,7 @@ impl Narrator {
                         format!("{running}/{cap} running")
                     }
                     (RejectReason::ConcurrentLimit, None) => format!("{running} running"),
-                    _ => reason_words(*reason).to_string(),
+                    _ => subsim_rules::why::reject_reason(*reason).to_string(),
                 };
                 if message.is_empty() {
                     let _ = write!(what, " ({detail})");
@@ -821,25 +821,5 @@ fn plural(count: u32, one: &'static str, many: &'static str) -> &'static str {
         one
     } else {
         many
-    }
-}
-
-/// Why a spawn was refused, in words.
-pub(super) fn reason_words(reason: RejectReason) -> &'static str {
-    match reason {
-        RejectReason::ConcurrentLimit => "concurrency cap",
-        RejectReason::DepthLimit => "depth limit",
-        RejectReason::Denied => "type denied",
-        RejectReason::UnknownType => "unknown agent type",
-        RejectReason::TypeRequired => "no agent type given",
-        RejectReason::ZeroTools => "no tools left",
-        RejectReason::ForkInFork => "a fork cannot fork",
-        RejectReason::TeammateBackground => "teammates cannot run in the background",
-        RejectReason::ForkUnavailable => "forking unavailable",
-        RejectReason::ForkFromSubagent => "only the main conversation can fork",
-        RejectReason::NoAgentTool => "the caller has no Agent tool",
-        RejectReason::NotAllowed => "not on the main thread's Agent allowlist",
-        RejectReason::Ambiguous => "ambiguous agent name",
-        RejectReason::ClassifierBlocked => "blocked by the auto-mode classifier",
     }
 }
