@@ -375,8 +375,10 @@ pub struct Checker {
     expectations: Vec<Located>,
     states: Vec<State>,
     max_running: u64,
-    /// The event where the peak running count was first reached.
-    peak_event: Option<String>,
+    /// The event where the peak running count was first reached (written out only if an
+    /// expectation fails on it: formatting it each time the count rose was most of the
+    /// checker's cost in a wide fan-out, run once per ordering by `explore`).
+    peak_event: Option<Event>,
     running: u64,
     // (time of the "at", running after the last event at or before it)
     running_at: Vec<Option<u64>>,
@@ -518,7 +520,9 @@ impl Checker {
                             format!("peak running count {}", self.max_running),
                             self.peak_event
                                 .iter()
-                                .map(|event| format!("{event}  (the peak, first reached here)"))
+                                .map(|event| {
+                                    format!("{}  (the peak, first reached here)", short(event))
+                                })
                                 .collect(),
                             Vec::new(),
                         ));
@@ -697,7 +701,7 @@ impl Sink for Checker {
             self.running = u64::from(running);
             if self.running > self.max_running {
                 self.max_running = self.running;
-                self.peak_event = Some(short(event));
+                self.peak_event = Some(event.clone());
             }
         }
         match &event.kind {
