@@ -13,6 +13,7 @@ mod narration;
 mod properties;
 mod queueing;
 mod rule_citations;
+mod rules_calls;
 mod scale;
 mod scenarios;
 mod streams;

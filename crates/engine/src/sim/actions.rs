@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 use subsim_rules::id;
-use subsim_rules::panel::{x_key, RowId};
+use subsim_rules::panel::RowId;
 
 use subsim_rules::Mode;
 
@@ -10,7 +10,7 @@ use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
 use crate::spec::{ActionKind, Program};
 
 use super::agents::{Block, Status};
-use super::Kernel;
+use super::{decide, Kernel};
 
 impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------
@@ -49,7 +49,7 @@ impl Kernel<'_> {
                 } else {
                     RowId::Agent(id)
                 };
-                let (action, _) = x_key(row, self.agents.is_running(id), false);
+                let (action, _) = decide::x_key(row, self.agents.is_running(id), false);
                 match action.dismiss_ignored() {
                     Some((why, rule)) => (format!("{target} {why}"), rule),
                     None if self.observe_dismiss(id) => return,
@@ -122,8 +122,7 @@ impl Kernel<'_> {
     /// through the one start path (`Kernel::start_subtask`).
     pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
         // FORK-9 / FORK-10 / Q-39: the rules name the fork and place it.
-        let Some(fork) = subsim_rules::plan::subtask(task, given, &self.session.config.gates)
-        else {
+        let Some(fork) = decide::subtask(task, given, &self.session.config.gates) else {
             self.emit(
                 Some(id::FORK_9),
                 EventKind::ActionIgnored {
@@ -163,12 +162,8 @@ impl Kernel<'_> {
         let agent = self.agents.get(slot);
         let was_cancelled = agent.user_cancelled;
         let gates = self.session.config.gates;
-        let rule = match subsim_rules::resume::type_to(
-            agent.one_shot,
-            was_cancelled,
-            self.typed_row(slot),
-            &gates,
-        ) {
+        let typed = decide::type_to(agent.one_shot, was_cancelled, self.typed_row(slot), &gates);
+        let rule = match typed {
             subsim_rules::resume::Typed::Resumed(rule) => rule,
             subsim_rules::resume::Typed::Refused(refusal, rule) => {
                 self.emit(
@@ -200,9 +195,9 @@ impl Kernel<'_> {
             Some(state) => state
                 .panel
                 .has_row(agent.id, now, &self.session.config.gates),
-            None if subsim_rules::panel::session_has_panel(self.session.config.kind).0 => {
+            None if decide::session_has_panel(self.session.config.kind).0 => {
                 let has_rows = !agent.teammate && (agent.mode == Mode::Background || agent.fork);
-                subsim_rules::panel::failed_row_kept(has_rows, agent.finished_at.as_micros(), now).0
+                decide::failed_row_kept(has_rows, agent.finished_at.as_micros(), now).0
             }
             None => return TypedRow::NoPanel,
         };

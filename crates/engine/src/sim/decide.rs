@@ -1,8 +1,18 @@
-//! The decisions layer: the kernel's questions to `subsim-rules` whose answers it keeps,
-//! and every memo of such an answer; then (at the end, without memos) the decisions
-//! issue #22 moved out of the kernel into the rules crate. Code elsewhere in the kernel
-//! asks these methods and never reads a memo itself; nothing here decides when anything
-//! happens.
+//! The decisions layer: the only kernel code that calls `subsim-rules`. First the
+//! questions whose answers it keeps, and every memo of such an answer; then (at the end,
+//! without memos) the decisions issue #22 moved out of the kernel into the rules crate,
+//! and one pass-through function per remaining question, each citing its rules. Code
+//! elsewhere in the kernel asks these and never reads a memo itself; it names the rules
+//! crate's types, enums and constants (`Mode`, `RuleId`, `id::*`) freely. Nothing here
+//! decides when anything happens. `tests/integration/rules_calls.rs` fails on a call of a
+//! rules module's function anywhere else in `sim/`.
+//!
+//! Left where they are, as methods of the rules crate's values rather than calls into its
+//! modules: the panel model (`Panel::has_row`, `on_start`, `on_finish`, … in `actions.rs`
+//! and `observe.rs`: the model is the kernel's state, kept in `PanelState`, and its methods
+//! keep it), `XAction::dismiss_ignored` and the refusal's `why()` (reading an answer given
+//! here), and constructors and parsers (`HookEvent::parse`,
+//! `Occasion::tool`, `ModelRequest::new`, `ApiErrorInput::new`, `Call::new`).
 //!
 //! # Ground rules
 //!
@@ -64,7 +74,8 @@ use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
-    context, hooks, model, notify, prompt, resume, scan, spawn, Mode, PermissionMode, RuleId,
+    context, hooks, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
+    RuleId, SessionConfig, SessionKind,
 };
 
 use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
@@ -1284,6 +1295,263 @@ pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String
         .tools
         .iter()
         .map(move |tool| tools::mcp_tool_name(name, tool))
+}
+
+// -- Pass-through asks: the rest of the kernel's questions to `subsim-rules` -------------
+//
+// Each asks one rules function with the arguments the caller already has and hands its
+// answer back unchanged: nothing is kept, so there is no key and no replay. They are here
+// so that this file is the only kernel code that calls into `subsim-rules` (the types,
+// constants and the panel model's state are read elsewhere); `tests/integration/
+// rules_calls.rs` keeps it so.
+
+/// CAP-1, DEPTH-2, DEPTH-6, FORK-1, FORK-2, SPAWN-8 (`SessionConfig::resolve`): the session's
+/// settings for its version, kind and env vars, and the notes on settings it ignores.
+pub(super) fn session_config(
+    version: subsim_rules::Version,
+    kind: SessionKind,
+    env: &BTreeMap<String, String>,
+    ultracode: bool,
+    agent_teams: bool,
+    permission_mode: PermissionMode,
+) -> (SessionConfig, Vec<subsim_rules::session::ConfigNote>) {
+    SessionConfig::resolve(version, kind, env, ultracode, agent_teams, permission_mode)
+}
+
+/// CAP-1/3/4, Q-34, CAP-10: whether a planned start takes a slot while `running` run.
+pub(super) fn admit(
+    launch: &Launch,
+    running: u32,
+    config: &SessionConfig,
+) -> subsim_rules::cap::Admission {
+    launch.admit(running, config)
+}
+
+/// PANEL-7: what `x` does on `row` of the panel.
+pub(super) fn x_key(
+    row: subsim_rules::panel::RowId,
+    running: bool,
+    transcript_open: bool,
+) -> (subsim_rules::panel::XAction, RuleId) {
+    subsim_rules::panel::x_key(row, running, transcript_open)
+}
+
+/// PANEL-1: whether a session of `kind` shows the agents panel.
+pub(super) fn session_has_panel(kind: SessionKind) -> (bool, RuleId) {
+    subsim_rules::panel::session_has_panel(kind)
+}
+
+/// PANEL-3 / Q-21: whether a failed or stopped run's row is still in a panel nobody keeps.
+pub(super) fn failed_row_kept(
+    has_rows: bool,
+    finished_at: subsim_rules::panel::Micros,
+    at: subsim_rules::panel::Micros,
+) -> (bool, RuleId) {
+    subsim_rules::panel::failed_row_kept(has_rows, finished_at, at)
+}
+
+/// FORK-9: the fork the person's `/subtask <task>` starts, if the version has the command.
+pub(super) fn subtask(task: &str, name: Option<&str>, gates: &Gates) -> Option<plan::Subtask> {
+    plan::subtask(task, name, gates)
+}
+
+/// FORK-9 / CAP-6: the launch of the fork a `/subtask` starts (main's permission mode, not
+/// checked against the cap).
+pub(super) fn subtask_launch(fork: &plan::Subtask, config: &SessionConfig) -> Launch {
+    fork.launch(config)
+}
+
+/// RESUME-3 / RESUME-11 / Q-7: what typing into a finished agent's transcript does.
+pub(super) fn type_to(
+    one_shot: bool,
+    cancelled: bool,
+    row: resume::TypedRow,
+    gates: &Gates,
+) -> resume::Typed {
+    resume::type_to(one_shot, cancelled, row, gates)
+}
+
+/// RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: what a SendMessage to `to` does.
+pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send {
+    resume::send(to, gates)
+}
+
+/// RESUME-10: how a run that is stopped (by the person or by an agent) ends.
+pub(super) fn resume_stop(by_person: bool) -> resume::Stopping {
+    resume::stop(by_person)
+}
+
+/// RESUME-4: whether a run that hits its `maxTurns` returns its partial result.
+pub(super) fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
+    resume::max_turns_partial(gates)
+}
+
+/// FGBG-7 / Q-14: whether a resumed run is in the foreground or the background.
+pub(super) fn resume_mode(config: &SessionConfig) -> (Mode, RuleId) {
+    placement::resume_mode(config)
+}
+
+/// FGBG-4 / Q-14: whether the agent that resumed a run with SendMessage waits for it.
+pub(super) fn resumer_waits(mode: Mode, result_to_resumer: bool) -> (bool, RuleId) {
+    placement::resumer_waits(mode, result_to_resumer)
+}
+
+/// NOTIFY-1…12: who hears of a finished run, how, what it says, and the rule.
+pub(super) fn notify_result(
+    finishing: notify::Finishing,
+    outcome: subsim_rules::Outcome,
+    teammate: bool,
+) -> notify::Notified {
+    notify::result(finishing, outcome, teammate)
+}
+
+/// NOTIFY-4: what an agent that asks about a run's progress hears.
+pub(super) fn progress(running: bool, gates: &Gates) -> (notify::Notice, RuleId) {
+    notify::progress(running, gates)
+}
+
+/// NOTIFY-6 / NOTIFY-7: whether a launcher whose steps are done waits for its background
+/// children.
+pub(super) fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
+    notify::launcher_waits(kind)
+}
+
+/// ERR-1…5: what an API error does to a run.
+pub(super) fn on_api_error(
+    input: subsim_rules::errors::ApiErrorInput<'_>,
+    gates: &Gates,
+) -> subsim_rules::errors::ErrorDecision {
+    subsim_rules::errors::on_api_error(input, gates)
+}
+
+/// MODEL-4 (for ERR-5's fallback chain): an alias expanded to its target.
+pub(super) fn expand_alias(value: &str, default_opus_model: Option<&str>) -> String {
+    model::expand_alias(value, default_opus_model)
+}
+
+/// MODEL-1…14: the model a run gets.
+pub(super) fn choose_model(request: &model::ModelRequest<'_>) -> model::ModelChoice {
+    model::choose(request)
+}
+
+/// SPAWN-8: whether the built-in `builtin` is registered in this session.
+pub(super) fn builtin_registered(
+    builtin: model::BuiltIn,
+    kind: SessionKind,
+    env: spawn::BuiltinEnv,
+    gates: &Gates,
+) -> bool {
+    spawn::registered(builtin, kind, env, gates)
+}
+
+/// MAIN-4 / Q-32 / SPAWN-3 / SPAWN-8: the definition or built-in a type name finds.
+pub(super) fn lookup_type(
+    name: &str,
+    definitions: &[spawn::Definition<'_>],
+    kind: SessionKind,
+    env: spawn::BuiltinEnv,
+    gates: &Gates,
+) -> spawn::Lookup {
+    spawn::lookup(name, definitions, kind, env, gates)
+}
+
+/// SPAWN-13 / FORK-3: the `run_in_background` an Agent call's trace shows (absent in fork
+/// mode).
+pub(super) fn run_in_background_param(
+    run_in_background: Option<bool>,
+    fork_mode: bool,
+) -> Option<bool> {
+    spawn::run_in_background_param(run_in_background, fork_mode)
+}
+
+/// MAIN-1…6: the main session's tools, model, prompt and spawnable types.
+pub(super) fn main_agent(input: &context::MainAgentInput<'_>) -> context::MainAgent {
+    context::main_agent(input)
+}
+
+/// MCP-2 / MCP-3 / TOOLS-1: the session agent's inline servers that connect at start.
+pub(super) fn session_agent_servers<'a>(
+    input: &context::McpInput<'a>,
+    gates: &Gates,
+) -> (Vec<&'a str>, Vec<context::Note>, RuleId) {
+    context::session_agent_servers(input, gates)
+}
+
+/// HOOK-5: the event a frontmatter hook listens for at runtime.
+pub(super) fn hook_runtime_event(
+    declared: hooks::HookEvent,
+    as_subagent: bool,
+) -> (hooks::HookEvent, RuleId) {
+    hooks::runtime_event(declared, as_subagent)
+}
+
+/// HOOK-1…4, Q-25: whether a registered hook fires on `occasion`, and the rule.
+pub(super) fn hook_fires(
+    origin: hooks::HookOrigin,
+    declared: hooks::HookEvent,
+    matcher: Option<&str>,
+    occasion: &hooks::Occasion<'_>,
+    gates: &Gates,
+) -> Option<RuleId> {
+    hooks::hook_fires(origin, declared, matcher, occasion, gates)
+}
+
+/// HOOK-6 / DEF-6: whether a definition's frontmatter hooks run.
+pub(super) fn frontmatter_hooks_run(
+    scope: Scope,
+    trusted: bool,
+    interactive: bool,
+    gates: &Gates,
+) -> (bool, RuleId, Option<&'static str>) {
+    hooks::frontmatter_hooks_run(scope, trusted, interactive, gates)
+}
+
+/// HOOK-2 / HOOK-8 / FORK-3: the agent type a `SubagentStart` / `SubagentStop` matcher reads.
+pub(super) fn lifecycle_agent_type(definition_name: Option<&str>) -> (&str, RuleId) {
+    hooks::lifecycle_agent_type(definition_name)
+}
+
+/// HOOK-4: whether the session's hooks see `occasion` of a run.
+pub(super) fn session_agent_sees(
+    occasion: &hooks::Occasion<'_>,
+    call_by_main: bool,
+) -> (bool, RuleId) {
+    hooks::session_agent_sees(occasion, call_by_main)
+}
+
+/// PERM-3 / PERM-9 / PERM-14 / HANDBACK-5: what a scripted tool call does.
+pub(super) fn decide_step(
+    forced: Option<bool>,
+    call: &prompt::Call<'_>,
+    rules: &prompt::PermissionRules,
+    session_grants: &[String],
+) -> prompt::CallDecision {
+    prompt::decide_step(forced, call, rules, session_grants)
+}
+
+/// PERM-14: the permission rule that decided a call, by its position.
+pub(super) fn deciding_entry(
+    rules: &prompt::PermissionRules,
+    decision: prompt::CallDecision,
+    tool: &str,
+    input: Option<&str>,
+) -> Option<prompt::RuleEntry> {
+    prompt::deciding_entry(rules, decision, tool, input)
+}
+
+/// PERM-3 / PERM-4 / PERM-5 / PERM-7 / Q-37: who is asked about a run's prompt.
+pub(super) fn prompt_route(asker: prompt::Asker, gates: &Gates) -> prompt::Route {
+    prompt::route(asker, gates)
+}
+
+/// PERM-3 / PERM-4 / PERM-6: what the person's answer does to the call.
+pub(super) fn prompt_answered(answer: prompt::Answer) -> prompt::Answered {
+    prompt::answered(answer)
+}
+
+/// CAP-2: what else a refused spawn's error tells Claude.
+pub(super) fn cap_hint(reason: subsim_rules::RejectReason) -> Option<subsim_rules::cap::Hint> {
+    subsim_rules::cap::hint(reason)
 }
 
 #[cfg(test)]

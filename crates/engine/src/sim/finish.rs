@@ -11,7 +11,7 @@ use crate::spec::{ApiError, FailSpec};
 
 use super::agents::{Block, Status};
 use super::clock::Wake;
-use super::{trace, Flow, Kernel, PendingPrompt};
+use super::{decide, trace, Flow, Kernel, PendingPrompt};
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done. The
 /// run's waiters stay in its record until then (nothing adds one to a run that is not
@@ -130,7 +130,7 @@ impl Kernel<'_> {
             delivery,
             notice: what,
             rule,
-        } = notify::result(
+        } = decide::notify_result(
             Finishing {
                 mode: if awaited { mode } else { Mode::Background },
                 fork,
@@ -340,7 +340,7 @@ impl Kernel<'_> {
                 self.session
                     .fallback_models
                     .iter()
-                    .map(|model| subsim_rules::model::expand_alias(model, None))
+                    .map(|model| decide::expand_alias(model, None))
                     .find(|model| model.as_str() != &*current)
             })
             .flatten();
@@ -355,7 +355,7 @@ impl Kernel<'_> {
             fallback_model: fallback.as_deref(),
             ..errors::ApiErrorInput::new(kind, mode)
         };
-        let decision = errors::on_api_error(input, &self.session.config.gates);
+        let decision = decide::on_api_error(input, &self.session.config.gates);
         let reference = agent.reference();
         match decision.action {
             errors::ErrorAction::Continue { attempt } => {

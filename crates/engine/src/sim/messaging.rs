@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use subsim_rules::id;
-use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
+use subsim_rules::{messages, resume, Mode, RuleId};
 
 use crate::event::{
     AgentId, AgentRef, EventKind, IgnoredAction, MessageRejection, Outcome, StopSource, MAIN,
@@ -12,7 +12,7 @@ use crate::spec::{Program, WaitTarget};
 
 use super::agents::Block;
 use super::spawn::{Began, Resumed};
-use super::{Flow, Kernel};
+use super::{decide, Flow, Kernel};
 
 impl Kernel<'_> {
     // -- waits, messages, stops --------------------------------------------------------
@@ -91,7 +91,7 @@ impl Kernel<'_> {
             one_shot: record.is_some_and(|agent| agent.one_shot),
             cancelled: record.is_some_and(|agent| agent.user_cancelled),
         };
-        let decision = resume::send(&addressee, &self.session.config.gates);
+        let decision = decide::resume_send(&addressee, &self.session.config.gates);
         // An agent without a record is neither main nor running: the rules refuse it.
         let (Some(id), Some(slot)) = (id, slot) else {
             let (reason, rule) = match decision {
@@ -131,7 +131,7 @@ impl Kernel<'_> {
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
         // as the tool's result (NOTIFY-2), as any foreground run does.
         let result_to_resumer = self.agents.get(slot).report_to == caller;
-        let (waits, _) = placement::resumer_waits(mode, result_to_resumer);
+        let (waits, _) = decide::resumer_waits(mode, result_to_resumer);
         if waits {
             if let Some(caller_slot) = self.agents.slot_of(caller) {
                 self.agents.get_mut(slot).awaited = true;
@@ -176,7 +176,7 @@ impl Kernel<'_> {
         behavior: Option<Program>,
         rule: RuleId,
     ) -> Mode {
-        let (mode, _) = placement::resume_mode(&self.session.config);
+        let (mode, _) = decide::resume_mode(&self.session.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
         let redirect = self.resume_redirected(slot, by);
@@ -279,7 +279,7 @@ impl Kernel<'_> {
         let slot = self.agents.slot_of(id).expect("a running agent has a slot");
         let reference = self.agents.get(slot).reference();
         // RESUME-6 / RESUME-10 / Q-6: a TaskStop, or the person's stop.
-        let stopping = resume::stop(caller.is_none());
+        let stopping = decide::resume_stop(caller.is_none());
         let (by, source) = match caller {
             Some(caller) => (self.agents.reference(caller), StopSource::TaskStop),
             None => (AgentRef::MAIN, StopSource::User),
@@ -318,7 +318,7 @@ impl Kernel<'_> {
         };
         let from = self.agents.reference(id);
         // NOTIFY-4: a finished run's result, or (still running) what Claude says of it.
-        let (what, rule) = notify::progress(self.agents.is_running(id), &self.session.config.gates);
+        let (what, rule) = decide::progress(self.agents.is_running(id), &self.session.config.gates);
         self.emit(
             Some(rule),
             EventKind::Notification {

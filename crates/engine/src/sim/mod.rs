@@ -499,7 +499,7 @@ impl ModelSettings {
             interactive: self.interactive,
             ..model::ModelRequest::new(&self.main, config.gates)
         };
-        model::choose(&request)
+        decide::choose_model(&request)
     }
 }
 
@@ -517,7 +517,7 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
-        let (config, notes) = SessionConfig::resolve(
+        let (config, notes) = decide::session_config(
             spec.session.version,
             spec.session.kind,
             &spec.session.env,
@@ -593,13 +593,14 @@ impl<'s> Kernel<'s> {
             },
             trace: Trace::new(sink, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
-            panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
-                .then(|| observe::PanelState {
+            panel: (spec.load.is_none() && decide::session_has_panel(session.kind).0).then(|| {
+                observe::PanelState {
                     panel: subsim_rules::panel::Panel::new(),
                     tick: None,
                     screen_reader: session.screen_reader,
                     changes: Vec::new(),
-                }),
+                }
+            }),
             ties: None,
         };
         kernel.session.hooks_present = !kernel.session.hooks.is_empty()
@@ -966,7 +967,7 @@ fn agent_types(
     };
     // SPAWN-8: built-ins, less the ones the env removes.
     for built_in in model::BuiltIn::REGISTRATION {
-        if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
+        if !decide::builtin_registered(built_in, config.kind, builtin_env, &config.gates) {
             continue;
         }
         if spec.agents.contains_key(built_in.name()) {
@@ -1067,7 +1068,7 @@ fn main_agent_of(
     for server in &main_servers {
         pool.extend(decide::server_tools(server));
     }
-    let main_agent = context::main_agent(&context::MainAgentInput {
+    let main_agent = decide::main_agent(&context::MainAgentInput {
         flag: spec.session.agent.as_deref(),
         setting: None,
         definition: main_def.as_ref().map(|def| context::MainDefinition {
@@ -1114,7 +1115,7 @@ fn session_agent_servers(
         configured: &configured,
         ..context::McpInput::default()
     };
-    let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
+    let (connected, _, _) = decide::session_agent_servers(&input, &config.gates);
     def.mcp_servers
         .iter()
         .filter(|server| connected.contains(&server.name.as_str()))
@@ -1138,7 +1139,7 @@ fn main_agent_key(
         .iter()
         .map(|(key, def)| decide::rules_definition(key, def.scope))
         .collect();
-    match subsim_rules::spawn::lookup(
+    match decide::lookup_type(
         wanted,
         &definitions,
         config.kind,

@@ -1,12 +1,10 @@
 //! The person at the terminal: one prompt at a time, in order, after thinking.
 
-use subsim_rules::prompt;
-
 use crate::event::ToolRefusal;
 
 use super::agents::Block;
 use super::clock::Wake;
-use super::{Flow, Kernel, PendingPrompt};
+use super::{decide, Flow, Kernel, PendingPrompt};
 
 impl Kernel<'_> {
     // -- the person and prompts --------------------------------------------------------
@@ -57,7 +55,7 @@ impl Kernel<'_> {
             .map_or(self.person.answer, |rule| rule.answer);
         let waited = self.clock.now.as_micros() - pending.asked_at.as_micros();
         // PERM-3 / PERM-4 / PERM-6: what the answer does to the call.
-        let answered = prompt::answered(answer);
+        let answered = decide::prompt_answered(answer);
         self.trace.permission_answered(
             self.clock.now,
             answered.rule,

@@ -15,7 +15,7 @@
 use std::rc::Rc;
 
 use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
-use subsim_rules::{spawn, Mode, RejectReason, RuleId};
+use subsim_rules::{Mode, RejectReason, RuleId};
 
 use crate::event::{AgentRef, EventKind, Limit, RunProfile};
 use crate::spec::{Program, SpawnSpec};
@@ -79,7 +79,7 @@ impl Kernel<'_> {
         let name: Option<Rc<str>> = name.map(|n| self.agents.shared_name(&n));
         // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
         let background =
-            spawn::run_in_background_param(spec.background, self.session.config.fork_mode);
+            decide::run_in_background_param(spec.background, self.session.config.fork_mode);
         let requested = trace::Requested {
             caller: &caller_ref,
             agent_type: &planned.requested,
@@ -109,7 +109,7 @@ impl Kernel<'_> {
             return self.launch_teammate(caller_slot, caller_ref, name, &planned, spec, from_load);
         }
         // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
-        let admission = launch.admit(self.agents.running, &self.session.config);
+        let admission = decide::admit(launch, self.agents.running, &self.session.config);
         if !admission.admitted {
             // The message is the documented text exactly; the count is the event's `running`
             // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
@@ -181,12 +181,8 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
-        let launch = fork.launch(&self.session.config);
-        debug_assert!(
-            launch
-                .admit(self.agents.running, &self.session.config)
-                .admitted
-        );
+        let launch = decide::subtask_launch(fork, &self.session.config);
+        debug_assert!(decide::admit(&launch, self.agents.running, &self.session.config).admitted);
         let spec = SpawnSpec {
             fork: true,
             count: 1,

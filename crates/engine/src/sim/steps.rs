@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use subsim_rules::prompt::{Asker, CallDecision, Route};
-use subsim_rules::{notify, prompt, Mode, RuleId};
+use subsim_rules::{prompt, Mode, RuleId};
 
 use crate::dist::Dist;
 use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
@@ -11,7 +11,7 @@ use crate::spec::{Program, Step, ToolCall};
 
 use super::agents::{Agent, Block, Frame, Status};
 use super::clock::Wake;
-use super::{trace, Flow, Kernel, PendingPrompt};
+use super::{decide, trace, Flow, Kernel, PendingPrompt};
 
 /// Where a run's next step lies (see [`Kernel::next_step`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,7 +142,7 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn stop_at_max_turns(&mut self, slot: u32, max_turns: u32) {
-        let (partial, rule) = subsim_rules::resume::max_turns_partial(&self.session.config.gates);
+        let (partial, rule) = decide::max_turns_partial(&self.session.config.gates);
         let outcome = if partial {
             Outcome::Partial
         } else {
@@ -273,7 +273,7 @@ impl Kernel<'_> {
             );
             return;
         }
-        let (waits, rule) = notify::launcher_waits(self.session.config.kind);
+        let (waits, rule) = decide::launcher_waits(self.session.config.kind);
         if agent.children_running > 0 && waits {
             // NOTIFY-6 / Q-4: an interactive launcher waits for its children, keeping its slot.
             let count = agent.children_running;
@@ -320,7 +320,7 @@ impl Kernel<'_> {
         let input: Option<Rc<str>> = call.input.clone();
         // PERM-3/9/14, HANDBACK-5: the scenario's forced `prompt:`, else the mode, the
         // allow/deny rules and session-wide grants decide (PERM-9…16).
-        let decision = prompt::decide_step(
+        let decision = decide::decide_step(
             call.prompt,
             &prompt::Call {
                 input: call.input.as_deref(),
@@ -330,7 +330,7 @@ impl Kernel<'_> {
             &self.session.permissions,
             &self.person.grants,
         );
-        let permission_rule = prompt::deciding_entry(
+        let permission_rule = decide::deciding_entry(
             &self.session.permissions,
             decision,
             &call.name,
@@ -402,7 +402,7 @@ impl Kernel<'_> {
             fork: agent.fork,
             chain_foreground: self.chain_foreground(slot),
         };
-        let route = prompt::route(asker, &self.session.config.gates);
+        let route = decide::prompt_route(asker, &self.session.config.gates);
         let agent_type = agent.profile.agent_type.clone();
         let number = self.person.next_prompt;
         self.person.next_prompt += 1;

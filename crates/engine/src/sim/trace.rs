@@ -31,7 +31,7 @@ use std::rc::Rc;
 use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
-use subsim_rules::{cap, Mode, RejectReason, RuleId};
+use subsim_rules::{Mode, RejectReason, RuleId};
 
 use crate::event::{AgentId, AgentRef, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal};
 use crate::sink::Sink;
@@ -286,7 +286,7 @@ impl<'s> Trace<'s> {
         *name = refusal.name;
         *reason = refusal.reason;
         keep(message, refusal.message);
-        *hint = cap::hint(refusal.reason);
+        *hint = super::decide::cap_hint(refusal.reason);
         *running = refusal.running;
         self.send_kept(now, Some(rule), Hot::Rejected);
     }
