@@ -8,7 +8,7 @@
 //!
 //! A reason may contain placeholders that the renderer fills from the trace:
 //! `{mode}` (the caller's permission mode), `{pattern}` (the permission rule that matched),
-//! `{cap}`, `{depth_limit}`, `{tool}` and `{input}`.
+//! `{cap}`, `{depth_limit}`, `{tool}`, `{input}` and `{would}` (what the mode alone would do).
 
 use crate::{gates_table, RuleId};
 use std::sync::LazyLock;
@@ -143,6 +143,10 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
         "{mode} mode denies it without asking"),
     why("tool_called", "PERM-9", "allowed", None,
         "{mode} mode lets it run without asking"),
+    // A step's `prompt: false` runs a call its mode would not (the trace still cites PERM-9,
+    // the table of what each mode prompts for; docs/decisions.md).
+    why("tool_called", "PERM-9", "allowed_by_step", Some("step `prompt: false`"),
+        "the step forces it to run without asking, where {mode} mode would {would}"),
     why("tool_called", "PERM-3", "allowed", None, "the person approved it"),
     why("tool_called", "PERM-4", "denied", None,
         "the person pressed Esc, which denies this one call; the run goes on"),

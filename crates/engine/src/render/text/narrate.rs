@@ -31,7 +31,7 @@ pub struct Narrator {
     /// Names by agent id, learned from any event that carries one.
     names: Vec<Option<Rc<str>>>,
     /// Permission modes by agent id (main's from `session_started`), for the reasons.
-    modes: Vec<Option<&'static str>>,
+    modes: Vec<Option<subsim_rules::PermissionMode>>,
     pub(super) who_width: usize,
     /// Leave out what only the full detail shows (agent ids on start lines).
     brief: bool,
@@ -168,14 +168,34 @@ impl Narrator {
                 permission_rule,
             } => {
                 let mode = self.mode(agent.id);
-                case = if *allowed {
+                case = if *allowed && rule == "PERM-9" {
+                    // The trace cites PERM-9 for a call its mode runs and for one a step's
+                    // `prompt: false` forced: credit the mode only when it does run it.
+                    use subsim_rules::prompt::{mode_alone, Call, CallDecision};
+                    let call = Call {
+                        input: input.as_deref(),
+                        subagent: agent.id != crate::event::MAIN,
+                        ..Call::new(tool, mode)
+                    };
+                    match mode_alone(&call) {
+                        CallDecision::Run(_) => "allowed".to_string(),
+                        CallDecision::Prompt(_) => {
+                            fill.push(("{would}", "ask".to_string()));
+                            "allowed_by_step".to_string()
+                        }
+                        CallDecision::Deny(_) => {
+                            fill.push(("{would}", "deny it".to_string()));
+                            "allowed_by_step".to_string()
+                        }
+                    }
+                } else if *allowed {
                     "allowed".to_string()
                 } else if *reason == Some(ToolRefusal::Denied) && rule == "PERM-9" {
-                    format!("denied_{mode}")
+                    format!("denied_{}", mode.as_str())
                 } else {
                     reason.unwrap_or(ToolRefusal::Denied).to_string()
                 };
-                fill.push(("{mode}", mode.to_string()));
+                fill.push(("{mode}", mode.as_str().to_string()));
                 fill.push(("{tool}", tool.to_string()));
                 fill.push(("{input}", input.as_deref().unwrap_or(tool).to_string()));
                 if let Some(pattern) = permission_rule {
@@ -196,12 +216,12 @@ impl Narrator {
         Some((text, found.citation()))
     }
 
-    fn mode(&self, id: u32) -> &'static str {
+    fn mode(&self, id: u32) -> subsim_rules::PermissionMode {
         self.modes
             .get(id as usize)
             .copied()
             .flatten()
-            .unwrap_or("default")
+            .unwrap_or_default()
     }
 
     /// The agent a line is about, for grouping same-instant lines.
@@ -249,10 +269,10 @@ impl Narrator {
                 self.cap = *cap;
                 self.depth_limit = *depth_limit;
                 self.background_disabled = *background_disabled;
-                self.set_mode(crate::event::MAIN, permission_mode.as_str());
+                self.set_mode(crate::event::MAIN, *permission_mode);
             }
             EventKind::AgentStarted { agent, profile, .. } => {
-                self.set_mode(agent.id, profile.permission_mode.as_str());
+                self.set_mode(agent.id, profile.permission_mode);
             }
             _ => {}
         }
@@ -279,7 +299,7 @@ impl Narrator {
         }
     }
 
-    fn set_mode(&mut self, id: u32, mode: &'static str) {
+    fn set_mode(&mut self, id: u32, mode: subsim_rules::PermissionMode) {
         let index = id as usize;
         if self.modes.len() <= index {
             self.modes.resize(index + 1, None);
