@@ -61,6 +61,17 @@ impl Summary {
                     secs(load.window)
                 ),
             );
+            if let Some(offered) = load.saturated {
+                row(
+                    "  warning",
+                    format!(
+                        "offered load {offered:.2} Erlangs ≥ cap {}: the queue is at or past \
+                         saturation, so the mean wait is unstable and grows with the run's \
+                         length",
+                        self.cap.unwrap_or_default()
+                    ),
+                );
+            }
             load_rows(&mut row, "  ", &load.all, load.retries);
             row(
                 "  throughput",
@@ -209,8 +220,12 @@ fn secs(value: f64) -> String {
     format!("{value:.3}")
 }
 
-/// `[lo, hi]` of an estimate, each written by `show`.
+/// `[lo, hi]` of an estimate, each written by `show`; `(n = 1, no interval)` when it
+/// rests on fewer than two batch means (one observation gives no spread to measure).
 fn interval(estimate: Estimate, show: impl Fn(f64) -> String) -> String {
+    if !estimate.has_interval() {
+        return format!("(n = {}, no interval)", estimate.batches);
+    }
     format!("[{}, {}]", show(estimate.lo), show(estimate.hi))
 }
 
