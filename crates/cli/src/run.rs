@@ -55,6 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         chapters: loaded.narration.chapters.clone(),
         next: loaded.narration.next.clone(),
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
+        width: Some(crate::timeline::terminal_width()),
     };
     let seed = args.seed.unwrap_or(loaded.spec.session.seed);
     let simulation = simulation(loaded.spec, args.seed);

@@ -16,6 +16,22 @@ fn subsim(args: &[&str]) -> Output {
         .expect("the subsim binary runs")
 }
 
+/// The narration's lines with each wrapped continuation (indented) joined to the line it
+/// continues: one per narrated event, heading or summary line.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        match lines.last_mut() {
+            Some(last) if line.starts_with("   ") && !line.trim_start().starts_with("subsim ") => {
+                last.push(' ');
+                last.push_str(line.trim_start());
+            }
+            _ => lines.push(line.to_string()),
+        }
+    }
+    lines
+}
+
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -126,7 +142,7 @@ fn parse_trace(text: &str) -> Vec<serde_json::Value> {
 fn run_demo_narrates_and_exits_0() {
     let output = subsim(&["run"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
-    let narration = stdout(&output);
+    let narration = logical_lines(&stdout(&output)).join("\n");
     assert!(
         narration.contains("Concurrent subagent limit reached"),
         "{narration}"
@@ -142,8 +158,8 @@ fn run_demo_narrates_and_exits_0() {
         .find("── Summary ──")
         .expect("the demo closes with a summary");
     assert!(
-        narration[..summary]
-            .lines()
+        logical_lines(&narration[..summary])
+            .iter()
             .all(|line| line.starts_with("── ") || line.as_bytes().get(2) == Some(&b':')),
         "{narration}"
     );
@@ -169,7 +185,9 @@ fn the_demo_fits_a_screen_and_every_decision_gives_its_reason_in_words() {
     let output = subsim(&["run"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
     let narration = stdout(&output);
-    let lines: Vec<&str> = narration.lines().collect();
+    // A screen of decisions (each wrapped to the terminal's width, issue #23 item 9).
+    let lines = logical_lines(&narration);
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     assert!(lines.len() <= 80, "{} lines:\n{narration}", lines.len());
     // Five chapters, each opened by a one-line heading.
     let headings: Vec<&&str> = lines
@@ -218,7 +236,10 @@ fn detail_full_shows_every_event_and_follow_narrows_to_one_agent() {
     let full = stdout(&subsim(&["run", "--detail", "full"]));
     let jsonl = stdout(&subsim(&["run", "--format", "jsonl"]));
     // One line per event, after the chapter headings.
-    let narrated = full.lines().filter(|line| !line.starts_with("── ")).count();
+    let narrated = logical_lines(&full)
+        .iter()
+        .filter(|line| !line.starts_with("── "))
+        .count();
     assert_eq!(narrated, jsonl.lines().count(), "{full}");
     assert!(full.contains("row for scout appears (PANEL-1)"), "{full}");
     let brief = stdout(&subsim(&["run"]));
@@ -794,4 +815,52 @@ fn summary_makespan_ends_at_the_last_decision_not_the_panels_trailing_footer_eve
         last.starts_with("{\"t_us\":60000000,") && last.contains("panel_changed"),
         "{last}"
     );
+}
+
+/// Issue #23 item 9: `COLUMNS` below 40 was ignored (the chart fell back to 100 columns),
+/// and at 40 the peak line under the chart was 67 columns wide.
+#[test]
+fn gantt_honours_columns_below_40_and_its_legend_fits_at_40() {
+    for columns in [40, 32, 24] {
+        let output = Command::new(BINARY)
+            .args(["run", "--format", "gantt"])
+            .current_dir(repo_root())
+            .env("COLUMNS", columns.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let text = stdout(&output);
+        let widest = text.lines().map(|line| line.chars().count()).max();
+        assert!(
+            widest.is_some_and(|widest| widest <= columns && widest + 3 >= columns),
+            "COLUMNS={columns}:\n{text}"
+        );
+        assert!(text.contains("× spawn rejected"), "{text}");
+        assert!(text.contains("▲ over it"), "{text}");
+    }
+}
+
+/// Issue #23 item 9: the demo's narration was up to 232 characters wide. It now fits
+/// `COLUMNS` (100 without it), the reason wrapped under its decision.
+#[test]
+fn the_demo_narration_fits_the_terminal() {
+    for columns in [None, Some(80), Some(60)] {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run"])
+            .current_dir(repo_root())
+            .env("NO_COLOR", "1");
+        match columns {
+            Some(columns) => command.env("COLUMNS", columns.to_string()),
+            None => command.env_remove("COLUMNS"),
+        };
+        let output = command.output().unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let text = stdout(&output);
+        let width = columns.unwrap_or(100);
+        // The commands to try next are left whole, to be copied.
+        for line in text.lines().filter(|line| !line.starts_with("  subsim ")) {
+            assert!(line.chars().count() <= width, "{width}: {line}");
+        }
+    }
 }
