@@ -864,3 +864,53 @@ fn the_demo_narration_fits_the_terminal() {
         }
     }
 }
+
+/// Issue #23 item 9: the static SVG (the README's and the tutorial's pictures) drew the
+/// scrubber's red cursor at t = 0, which only the interactive page can move.
+#[test]
+fn a_static_svg_has_no_scrubber_cursor_and_the_page_has_one() {
+    let dir = TempDir::new("svg-cursor");
+    let svg = dir.0.join("demo.svg");
+    let html = dir.0.join("demo.html");
+    for out in [&svg, &html] {
+        let output = Command::new(BINARY)
+            .args(["report", "--out", out.to_str().unwrap()])
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+    }
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("<svg"), "{picture}");
+    assert!(!picture.contains(r#"id="cursor""#), "{picture}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(r#"<line id="cursor""#));
+}
+
+/// Issue #23 item 9: `explain Q-29` and `explain FORK-7` narrated a rejected fork saying one
+/// sentence three times in one line: the message, a short label in parentheses and the
+/// reason in words (`"Only the main conversation can fork" (only the main conversation can
+/// fork): only the main conversation can fork (…) (Q-29)`).
+#[test]
+fn explain_says_why_a_fork_was_rejected_once() {
+    for rule in ["Q-29", "FORK-7"] {
+        let output = subsim(&["explain", rule]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let lines = logical_lines(&stdout(&output));
+        let rejected: Vec<&String> = lines
+            .iter()
+            .filter(|line| line.contains(" rejected with "))
+            .collect();
+        assert_eq!(rejected.len(), 2, "{lines:#?}");
+        for line in rejected {
+            let lower = line.to_lowercase();
+            for phrase in [
+                "only the main conversation can fork",
+                "cannot spawn",
+                "a fork cannot fork",
+            ] {
+                assert!(lower.matches(phrase).count() <= 1, "{rule}: {line}");
+            }
+        }
+    }
+}

@@ -821,3 +821,30 @@ fn summary_intervals_stay_at_or_above_zero_and_one_observation_has_none() {
     assert_eq!(stats["prompt_queue"]["mean"]["interval"], true);
     assert_eq!(stats["prompt_queue"]["mean"]["lo"], 0.0);
 }
+
+/// Issue #23 item 9: the summary wrote one wait as `6s` and the next as `6.000s`. Every
+/// duration in its rows is now seconds with three decimals (the makespan keeps its clock
+/// and a short reading beside it).
+#[test]
+fn summary_waits_are_written_in_one_format() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = root.join("scenarios/perm/background-prompt-goes-to-main.yaml");
+    let summary = stdout(&subsim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--format",
+        "summary",
+    ]));
+    assert!(
+        summary.contains("  wait, main session  mean 3.000s, p95 3.000s (1 answered)"),
+        "{summary}"
+    );
+    for line in summary.lines().filter(|line| !line.starts_with("makespan")) {
+        for word in line.split([' ', ',', '(', ')', '[', ']']) {
+            let number = word.strip_suffix('s').unwrap_or("");
+            if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                assert!(number.contains('.'), "{line}");
+            }
+        }
+    }
+}

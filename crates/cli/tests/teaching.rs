@@ -228,7 +228,7 @@ fn tools_compare_shows_filter_two_removing_tools_in_the_background() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let text = stdout(&output);
     let background = text
-        .split("\nBackground\n")
+        .split("\nBackground, from there on\n")
         .nth(1)
         .expect("a Background section");
     assert_has(background, "filter 2    removed, silently");
@@ -344,4 +344,35 @@ fn tools_compare_cites_tools_8_for_list_agents_and_tools_5_for_the_rest() {
         &text,
         "ListAgents                 yes         —           filter 2: removed, silently [TOOLS-8]",
     );
+}
+
+/// Issue #23 item 9: `tools --compare` printed the two resolutions one after the other,
+/// every shared step twice, although the README says it shows them side by side. The
+/// shared steps are now written once, then where each placement goes on its own.
+#[test]
+fn tools_compare_writes_the_shared_steps_once_then_each_side() {
+    let output = subsim(&[
+        "tools",
+        "--file",
+        "scenarios/tools/background-filter-removes-tools.yaml",
+        "--agent",
+        "planner",
+        "--compare",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_eq!(text.matches("  base pool ").count(), 1, "{text}");
+    assert_eq!(text.matches("  filter 1 ").count(), 1, "{text}");
+    let shared = text
+        .find("\nForeground and background, the same steps\n")
+        .expect(&text);
+    let foreground = text.find("\nForeground, from there on\n").expect(&text);
+    let background = text.find("\nBackground, from there on\n").expect(&text);
+    let table = text.find("\nSide by side\n").expect(&text);
+    assert!(
+        shared < foreground && foreground < background && background < table,
+        "{text}"
+    );
+    assert!(!text[foreground..background].contains("filter 2"), "{text}");
+    assert!(text[background..table].contains("filter 2"), "{text}");
 }

@@ -116,10 +116,11 @@ impl Summary {
             };
             row(
                 &label,
+                // Seconds with three decimals, as every other wait of the table.
                 format!(
-                    "mean {}, p95 {} ({} answered)",
-                    human_duration(stats.mean_us),
-                    human_duration(stats.p95_us),
+                    "mean {}s, p95 {}s ({} answered)",
+                    secs(stats.mean_us as f64 / 1e6),
+                    secs(stats.p95_us as f64 / 1e6),
                     stats.count
                 ),
             );

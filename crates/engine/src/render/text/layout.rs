@@ -423,7 +423,12 @@ impl<W: Write> TextWriter<W> {
                     format!("{} ×{count} ({rule})", reason_words(*reason))
                 })
                 .collect();
-            let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));
+            let _ = writeln!(
+                text,
+                "{rejected} {} rejected: {}.",
+                if rejected == 1 { "spawn" } else { "spawns" },
+                parts.join(", ")
+            );
         }
         if tally.prompts > 0 {
             let _ = writeln!(

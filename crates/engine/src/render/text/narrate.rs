@@ -35,6 +35,8 @@ pub struct Narrator {
     pub(super) who_width: usize,
     /// Leave out what only the full detail shows (agent ids on start lines).
     brief: bool,
+    /// The "who" column keeps its width ([`Narrator::with_name_column`]).
+    fixed_width: bool,
 }
 
 /// One narrated event, in parts: who, what happened, why, and the rule.
@@ -83,7 +85,23 @@ impl Narrator {
             modes: Vec::new(),
             who_width: MIN_WHO_WIDTH,
             brief: false,
+            fixed_width: false,
         }
+    }
+
+    /// A narrator whose "who" column is `width` wide from the first line to the last
+    /// (a longer name overflows it): for excerpts set side by side, such as `diff`'s.
+    pub fn with_name_column(width: usize) -> Narrator {
+        Narrator {
+            who_width: width,
+            fixed_width: true,
+            ..Narrator::new()
+        }
+    }
+
+    /// The width of the "who" column now.
+    pub fn name_column(&self) -> usize {
+        self.who_width
     }
 
     /// A narrator that leaves out what only `--detail full` shows.
@@ -309,7 +327,7 @@ impl Narrator {
 
     fn widen(&mut self, who: &str) {
         let width = who.chars().count();
-        if width > self.who_width {
+        if width > self.who_width && !self.fixed_width {
             self.who_width = width.min(MAX_WHO_WIDTH);
         }
     }
@@ -421,7 +439,17 @@ impl Narrator {
                     (RejectReason::ConcurrentLimit, None) => format!("{running} running"),
                     _ => reason_words(*reason).to_string(),
                 };
-                if message.is_empty() {
+                // A reason in words follows (`why`): the short label would say it a third
+                // time after the message (`"A fork cannot spawn further forks" (a fork
+                // cannot fork): …`), so it goes.
+                let explained = *reason != RejectReason::ConcurrentLimit
+                    && !message.is_empty()
+                    && event.rule.is_some_and(|rule| {
+                        subsim_rules::why::reason("spawn_rejected", rule, "*").is_some()
+                    });
+                if explained {
+                    let _ = write!(what, " with \"{message}\"");
+                } else if message.is_empty() {
                     let _ = write!(what, " ({detail})");
                 } else if message.contains(&detail) {
                     // The kernel's cap message already says `(20/20 running)`.

@@ -742,3 +742,29 @@ fn strip_ansi(text: &str) -> String {
     }
     out
 }
+
+/// Issue #23 item 9: one rejected spawn closed the narration with "1 spawns rejected".
+#[test]
+fn one_rejected_spawn_is_one_spawn_in_the_closing_summary() {
+    let rejected = EventKind::SpawnRejected {
+        caller: AgentRef::MAIN,
+        agent_type: "researcher".into(),
+        name: Some("r-21".into()),
+        reason: RejectReason::ConcurrentLimit,
+        message: "Concurrent subagent limit reached (20/20 running)".into(),
+        hint: None,
+        running: 20,
+    };
+    let text = narrate(
+        NarrationOptions {
+            summary: true,
+            ..NarrationOptions::default()
+        },
+        &[(1, Some("CAP-1"), rejected)],
+    );
+    assert!(
+        text.contains("\n1 spawn rejected: concurrency cap ×1 (CAP-1).\n"),
+        "{text}"
+    );
+    assert!(text.contains(": 0 runs started;"), "{text}");
+}
