@@ -265,9 +265,16 @@ pub fn reason(kind: &str, rule: &str, case: &str) -> Option<&'static Why> {
         .or_else(|| rows().find(|why| why.case == "*"))
 }
 
-/// Every reason given for `rule`, whatever the event kind (for `explain`).
+/// Every reason given for `rule`, whatever the event kind (for `explain`): its own rows,
+/// and the rows whose citation names it (`FGBG-1 case 3, FORK-3` cites FGBG-1's case 3,
+/// the placement a learner meets most, under FORK-3).
 pub fn reasons_for(rule: &str) -> impl Iterator<Item = &'static Why> + '_ {
-    REASONS.iter().filter(move |why| why.rule == rule)
+    REASONS.iter().filter(move |why| {
+        why.rule == rule
+            || why
+                .cite
+                .is_some_and(|cite| cite.split([',', ' ']).any(|word| word == rule))
+    })
 }
 
 #[cfg(test)]
@@ -298,6 +305,21 @@ mod tests {
             REASONS.iter().filter(|why| why.rule == "PERM-9").count()
         );
         assert_eq!(reasons_for("NO-SUCH-RULE").count(), 0);
+    }
+
+    /// Issue #23 item 10: `explain FGBG-1` left out its case 3 (fork mode on), whose row
+    /// is FORK-3's and only cites FGBG-1.
+    #[test]
+    fn reasons_for_a_rule_include_the_rows_citing_it() {
+        let fgbg_1: Vec<&str> = reasons_for("FGBG-1").map(|why| why.text).collect();
+        assert!(
+            fgbg_1.contains(&"fork mode is on, so Claude cannot ask for the foreground"),
+            "{fgbg_1:?}"
+        );
+        // A citation names a rule as a whole word: FGBG-1 is not FGBG-10.
+        assert!(reasons_for("FGBG-10")
+            .all(|why| why.rule == "FGBG-10"
+                || why.cite.is_some_and(|cite| cite.contains("FGBG-10"))));
     }
 
     #[test]
