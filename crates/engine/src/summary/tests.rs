@@ -415,7 +415,7 @@ fn prompt_waits_mean_and_p95() {
     assert_eq!(summary.auto_denied(), 1);
     let text = summary.render_text();
     assert!(
-        text.contains("wait, main session  mean 10.5s, p95 19s (20 answered)"),
+        text.contains("wait, main session  mean 10.500s, p95 19.000s (20 answered)"),
         "{text}"
     );
 }
