@@ -309,8 +309,14 @@ impl<W: Write> TextWriter<W> {
             tail.extend(words(why, Ink::Plain));
         }
         if let Some(cite) = &cite {
-            // The rule stays in one piece: it is what a reader looks up.
-            tail.push((format!("({cite})"), Ink::Cite, true));
+            // The rule stays in one piece: it is what a reader looks up. Without a reason
+            // it closes what happened.
+            let word = (format!("({cite})"), Ink::Cite, true);
+            if why.is_some() {
+                tail.push(word);
+            } else {
+                head.push(word);
+            }
         }
         let room = width.saturating_sub(indent).max(MIN_ROOM);
         // No room beside a long name: what happened starts on the next line.
