@@ -68,6 +68,28 @@ fn bytes() -> impl Strategy<Value = Vec<u8>> {
     proptest::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
 }
 
+/// The case the property found: a stream of only a byte-order mark (here handed out one
+/// byte at a time, as a pipe may) read as one empty line, where the text is empty.
+#[test]
+fn a_byte_order_mark_alone_reads_as_no_lines() {
+    for chunk in [1, 2, 3, 64] {
+        let stream = Stream {
+            bytes: vec![239, 187, 191],
+            at: 0,
+            chunk,
+            endless: None,
+        };
+        let lines: Vec<_> = BoundedLines::new(
+            stream,
+            Budget::new("total", 16, "bytes", None),
+            Budget::new("line", 16, "bytes", None),
+        )
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|error| panic!("{error}"));
+        assert!(lines.is_empty(), "chunk {chunk}: {lines:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 

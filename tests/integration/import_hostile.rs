@@ -508,3 +508,20 @@ fn ten_thousand_agent_calls_are_cut_to_what_loads_and_the_dropped_calls_are_name
         imported.warnings
     );
 }
+
+#[test]
+fn a_transcript_saved_with_a_byte_order_mark_no_longer_is_not_json() {
+    // It was refused as "s1.jsonl:1:1: this line is not JSON": it is read through the
+    // shared bounded reader, which drops the mark, like every other input.
+    let call = agent_call(
+        "a",
+        "null",
+        10,
+        "t1",
+        r#"{"subagent_type":"Explore","description":"scan"}"#,
+    );
+    let result = agent_result("b", "a", 20, "t1", r#"{"status":"completed"}"#);
+    let imported = import_lines("bom", &[format!("\u{feff}{call}"), result]);
+    assert_eq!(imported.spawn_calls, 1, "{}", imported.yaml);
+    assert!(imported.warnings.is_empty(), "{:?}", imported.warnings);
+}

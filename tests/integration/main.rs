@@ -12,6 +12,7 @@ mod links;
 mod narration;
 mod properties;
 mod queueing;
+mod rule_citations;
 mod scale;
 mod scenarios;
 mod streams;

@@ -58,9 +58,15 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                     break;
                 }
             };
-            // A thread that cannot start (memory or threads exhausted) leaves the work to
-            // those that did; with none, this thread does it all before printing.
-            match std::thread::Builder::new().spawn_scoped(scope, worker.clone()) {
+            // A worker has the YAML parser's stack and parses its files itself (no thread
+            // per file). A thread that cannot start (memory or threads exhausted) leaves
+            // the work to those that did; with none, this thread does it all before
+            // printing.
+            match subsim_scenario::spawn_scoped_with_parser_stack(
+                scope,
+                "subsim-check",
+                worker.clone(),
+            ) {
                 Ok(_) => started += 1,
                 Err(error) => {
                     eprintln!(

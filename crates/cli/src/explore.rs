@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use subsim_engine::explore::{self, order_text, OutcomeSummary, Replay};
+use subsim_engine::explore::{self, order_shown, OutcomeSummary, Replay};
 use subsim_engine::render::JsonlWriter;
 use subsim_engine::{SimSpec, Simulation};
 
@@ -31,7 +31,7 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
         .map(|seed| format!(" --seed {seed}"))
         .unwrap_or_default();
     let reproducer =
-        |choices: &[usize]| format!("subsim run {shown}{seed} --order {}", order_text(choices));
+        |choices: &[usize]| format!("subsim run {shown}{seed} --order {}", order_shown(choices));
     let mut text = String::new();
     if loaded.expect.is_empty() {
         text.push_str("note: the scenario has no `expect:` block; every ordering passes\n");
@@ -62,7 +62,7 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
             "outcome {} ({}, e.g. --order {}): {verdict}",
             index + 1,
             plural(runs.len(), "ordering"),
-            order_text(&example.choices)
+            order_shown(&example.choices)
         );
         if index > 0 {
             if let Some(first) = first_outcome {

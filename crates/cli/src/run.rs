@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use subsim_engine::explore::Replay;
 use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
-use subsim_engine::sink::Collect;
+use subsim_engine::sink::Discard;
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, RunReport, Simulation, Sink};
 use subsim_scenario::Loaded;
@@ -304,8 +304,12 @@ fn write_all(mut out: Box<dyn Write>, bytes: &[u8]) -> io::Result<()> {
     out.flush()
 }
 
-/// Computes the whole run first (it is deterministic), then plays its events against the
-/// wall clock, `speed` times faster than virtual time, flushing after each one.
+/// Plays the run against the wall clock, `speed` times faster than virtual time, flushing
+/// when an instant ends. The events are written as the simulation makes them (it waits
+/// while an event is not due yet), so memory holds what a plain run holds, not the whole
+/// trace: only the panel's bookkeeping after the last event that moves the end is held
+/// back, since it is written at once with the end. A quiet run first finds the end, for
+/// the warning when playback would outlast a day (the run is deterministic).
 fn realtime(
     simulation: Simulation,
     out: Box<dyn Write>,
@@ -315,30 +319,147 @@ fn realtime(
     narration: NarrationOptions,
     compact: bool,
 ) -> anyhow::Result<(RunReport, io::Result<()>)> {
-    let mut trace = Collect::default();
-    let report = simulate(simulation, &mut trace, ties);
-    if let Some(warning) = playback_warning(report.end, speed) {
+    let quiet = Simulation::new(simulation.spec().clone());
+    let mut quiet_ties = ties.as_ref().map(|replay| Replay::clone(replay));
+    let end = simulate(quiet, &mut Discard, quiet_ties.as_mut()).end;
+    if let Some(warning) = playback_warning(end, speed) {
         eprintln!("subsim: warning: {warning}");
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .context("cannot start the timer for --realtime")?;
-    let written = runtime.block_on(async {
-        match format {
-            Format::Jsonl => {
-                let mut writer = jsonl_writer(out, compact);
-                play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
-                writer.finish().map(drop)
-            }
-            _ => {
-                let mut writer = TextWriter::with_options(out, narration);
-                play(&trace.events, speed, &mut writer, |writer| writer.flush()).await?;
-                writer.finish().map(drop)
+    let (report, written) = match format {
+        Format::Jsonl => {
+            let mut player = Player::new(&runtime, speed, jsonl_writer(out, compact));
+            let report = simulate(simulation, &mut player, ties);
+            let written = player.finish().and_then(|writer| writer.finish().map(drop));
+            (report, written)
+        }
+        _ => {
+            let mut player = Player::new(&runtime, speed, TextWriter::with_options(out, narration));
+            let report = simulate(simulation, &mut player, ties);
+            let written = player.finish().and_then(|writer| writer.finish().map(drop));
+            (report, written)
+        }
+    };
+    Ok((report, written))
+}
+
+/// A writer that can be flushed when an instant ends.
+trait Flush {
+    fn flush_now(&mut self) -> io::Result<()>;
+}
+
+impl<W: Write> Flush for JsonlWriter<W> {
+    fn flush_now(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+impl<W: Write> Flush for TextWriter<W> {
+    fn flush_now(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+/// The sink of `--realtime`: writes each event to `sink` when it is due on the wall clock.
+struct Player<'r, S> {
+    runtime: &'r tokio::runtime::Runtime,
+    start: tokio::time::Instant,
+    speed: f64,
+    sink: S,
+    /// Panel bookkeeping since the last event that moves the end
+    /// ([`subsim_engine::event::EventKind::moves_the_end`]): played in time if such an
+    /// event follows, written at once with the end if none does.
+    held: Vec<Event>,
+    /// The most events `held` ever held (what the memory test reads).
+    most_held: usize,
+    /// The time of the last event written, and whether it is flushed.
+    last: Option<subsim_engine::SimTime>,
+    unflushed: bool,
+    /// The first write error: nothing more is written or waited for.
+    error: Option<io::Error>,
+}
+
+impl<'r, S: Sink + Flush> Player<'r, S> {
+    fn new(runtime: &'r tokio::runtime::Runtime, speed: f64, sink: S) -> Player<'r, S> {
+        Player {
+            start: runtime.block_on(async { tokio::time::Instant::now() }),
+            runtime,
+            speed,
+            sink,
+            held: Vec::new(),
+            most_held: 0,
+            last: None,
+            unflushed: false,
+            error: None,
+        }
+    }
+
+    /// Flushes when the instant of the last event written has ended (`t` is later).
+    fn end_instant(&mut self, t: subsim_engine::SimTime) {
+        if self.unflushed && self.last != Some(t) && self.error.is_none() {
+            self.unflushed = false;
+            if let Err(error) = self.sink.flush_now() {
+                self.error = Some(error);
             }
         }
-    });
-    Ok((report, written))
+    }
+
+    /// Waits until `event` is due (unless `wait` is false), then writes it.
+    fn play(&mut self, event: &Event, wait: bool) {
+        self.end_instant(event.t);
+        if self.error.is_some() {
+            return;
+        }
+        if wait {
+            let offset = Duration::try_from_secs_f64(event.t.as_secs_f64() / self.speed)
+                .unwrap_or(Duration::MAX);
+            // A wall-clock instant too far away to represent is as good as never.
+            match self.start.checked_add(offset) {
+                Some(due) => self
+                    .runtime
+                    .block_on(async move { tokio::time::sleep_until(due).await }),
+                None => self.runtime.block_on(std::future::pending::<()>()),
+            }
+        }
+        self.sink.event(event);
+        self.last = Some(event.t);
+        self.unflushed = true;
+    }
+
+    /// Writes what is held (with the end, at once) and flushes: the writer, or the first
+    /// write error.
+    fn finish(mut self) -> io::Result<S> {
+        for event in std::mem::take(&mut self.held) {
+            if self.error.is_some() {
+                break;
+            }
+            self.sink.event(&event);
+            self.unflushed = true;
+        }
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        self.sink.flush_now()?;
+        Ok(self.sink)
+    }
+}
+
+impl<S: Sink + Flush> Sink for Player<'_, S> {
+    fn event(&mut self, event: &Event) {
+        if !event.kind.moves_the_end() {
+            self.end_instant(event.t);
+            self.held.push(event.clone());
+            self.most_held = self.most_held.max(self.held.len());
+            return;
+        }
+        for held in std::mem::take(&mut self.held) {
+            self.play(&held, true);
+        }
+        self.play(event, true);
+    }
 }
 
 /// Seconds in a long human lifetime (120 years).
@@ -370,38 +491,6 @@ fn playback_warning(end: subsim_engine::SimTime, speed: f64) -> Option<String> {
     ))
 }
 
-async fn play<S: Sink>(
-    events: &[Event],
-    speed: f64,
-    sink: &mut S,
-    flush: impl Fn(&mut S) -> io::Result<()>,
-) -> io::Result<()> {
-    let start = tokio::time::Instant::now();
-    // What follows the session's end (the panel's bookkeeping, EventKind::moves_the_end)
-    // is written at once with it: nothing is left to watch, so nothing to wait for.
-    let end = subsim_engine::event::session_end(events);
-    for (index, event) in events.iter().enumerate() {
-        let event_t = event.t.min(end);
-        let offset =
-            Duration::try_from_secs_f64(event_t.as_secs_f64() / speed).unwrap_or(Duration::MAX);
-        // A wall-clock instant too far away to represent is as good as never.
-        match start.checked_add(offset) {
-            Some(due) => tokio::time::sleep_until(due).await,
-            None => std::future::pending::<()>().await,
-        }
-        sink.event(event);
-        // Flush when the instant ends: the next event is later (or there is none), so the
-        // narration can group the instant's identical lines before they are shown.
-        if events
-            .get(index + 1)
-            .is_none_or(|next| next.t.min(end) != event_t)
-        {
-            flush(sink)?;
-        }
-    }
-    Ok(())
-}
-
 /// `name` and `description`, for `--explain`.
 fn describe(loaded: &Loaded) -> String {
     let mut text = format!("{}\n", loaded.spec.name);
@@ -418,6 +507,37 @@ fn describe(loaded: &Loaded) -> String {
 mod tests {
     use super::*;
     use subsim_engine::SimTime;
+
+    #[test]
+    fn realtime_no_longer_holds_the_whole_trace_before_playing() {
+        // `--realtime` computed the whole run into a list of events, then played it: memory
+        // grew with the trace. Now an event is written as the simulation makes it; only
+        // panel bookkeeping waiting for the next event that moves the end is held.
+        let yaml = "name: wide\nsession: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: 5000}}\n\
+                    main:\n  - spawn: {agent: Explore, count: 5000, background: true}\n  \
+                    - wait: {for: children}\n";
+        let loaded = subsim_scenario::parse_scenario(yaml, "wide.yaml", Path::new("."))
+            .unwrap_or_else(|problems| panic!("{problems}"));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap_or_else(|error| panic!("{error}"));
+        let mut lines = 0usize;
+        let mut player = Player::new(&runtime, 1e12, JsonlWriter::new(Vec::new()));
+        let report = simulate(Simulation::new(loaded.spec), &mut player, None);
+        assert!(report.events >= 20_000, "{} events", report.events);
+        assert!(
+            player.most_held <= 4,
+            "{} events held at once",
+            player.most_held
+        );
+        if let Ok(writer) = player.finish() {
+            if let Ok(bytes) = writer.finish() {
+                lines = bytes.iter().filter(|byte| **byte == b'\n').count();
+            }
+        }
+        assert_eq!(lines as u64, report.events, "every event is written");
+    }
 
     #[test]
     fn realtime_1e_9_warns_that_playback_outlasts_a_human_lifetime() {

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use subsim_engine::spec::{AgentDef, Scope, SessionSpec};
 use subsim_rules::model::BuiltIn;
 use subsim_rules::placement::{self, PlacementInput};
-use subsim_rules::tools::{self, Fields, Resolved, SessionTools, StepKind, ToolRequest};
+use subsim_rules::tools::{self, Fields, Resolved, StepKind, ToolRequest};
 use subsim_rules::{prompt, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::args::ToolsArgs;
@@ -220,17 +220,11 @@ impl<'s> Setup<'s> {
         }
         // TOOLS-1: the main pool (TOOLS-8, TOOLS-10 for what the session adds or lacks),
         // then MCP tools.
-        let mut pool = session.tools.clone().unwrap_or_else(|| {
-            tools::main_tools(SessionTools {
-                cross_session_messaging: session.cross_session_messaging,
-                ..SessionTools::default()
-            })
-        });
-        for (server, server_tools) in &session.mcp {
-            for tool in server_tools {
-                pool.push(format!("mcp__{server}__{tool}"));
-            }
-        }
+        let pool = tools::session_pool(
+            session.tools.as_deref(),
+            session.cross_session_messaging,
+            &session.mcp,
+        );
         let (permission_mode, permission_rule) = if def.scope == Scope::BuiltIn {
             prompt::builtin_mode(config.permission_mode)
         } else {

@@ -7,30 +7,12 @@
 //! Skipped, with a message saying so, only when chromium or chromedriver is not installed
 //! (`.ci/run` installs both).
 
-#[path = "support/browser.rs"]
-#[allow(dead_code)] // each test binary uses part of it
-mod support;
-
-use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
+use crate::support::browser::{browser_available, Browser};
+use crate::support::{block_on, repo_root, BINARY};
 use serde_json::{json, Value};
-use support::{browser_available, Browser};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(future)
-}
 
 fn file_url(file: &Path) -> String {
     format!("file://{}", file.canonicalize().unwrap().display())

@@ -1,20 +1,8 @@
 //! End-to-end runs of the built `subsim` binary: exit codes, what goes to stdout and
 //! stderr, and the files it writes. Kept few; behaviour is tested in the library crates.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-/// Runs `subsim` with `args`, without colors or log filters from the environment.
-fn subsim(args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the subsim binary runs")
-}
+use crate::support::{code, repo_root, stderr, stdout, subsim, text, TempDir, BINARY};
+use std::process::Command;
 
 /// The narration's lines with each wrapped continuation (indented) joined to the line it
 /// continues: one per narrated event, heading or summary line.
@@ -30,60 +18,6 @@ fn logical_lines(text: &str) -> Vec<String> {
         }
     }
     lines
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
-}
-
-fn code(output: &Output) -> i32 {
-    output
-        .status
-        .code()
-        .expect("subsim exits with a code, not a signal")
-}
-
-/// A fresh folder for one test, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!("subsim-cli-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("folder");
-        }
-        std::fs::write(&path, text).expect("write scenario");
-        path
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
 }
 
 const TWO_WORKERS: &str = "\
@@ -870,8 +804,8 @@ fn the_demo_narration_fits_the_terminal() {
 #[test]
 fn a_static_svg_has_no_scrubber_cursor_and_the_page_has_one() {
     let dir = TempDir::new("svg-cursor");
-    let svg = dir.0.join("demo.svg");
-    let html = dir.0.join("demo.html");
+    let svg = dir.path().join("demo.svg");
+    let html = dir.path().join("demo.html");
     for out in [&svg, &html] {
         let output = Command::new(BINARY)
             .args(["report", "--out", out.to_str().unwrap()])

@@ -2,96 +2,11 @@
 //! broke: the binary must answer bad input with a located error (exit 2) or a clear
 //! refusal, never a panic (exit 101), a hang or an unbounded read.
 
+use crate::support::{code, command, refused, stderr, stdout, subsim, text, TempDir};
 use std::fs::File;
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-/// `subsim` with `args`, without colors or log filters from the environment.
-fn command(args: &[&str]) -> Command {
-    let mut command = Command::new(BINARY);
-    command
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("RUST_LOG");
-    command
-}
-
-fn subsim(args: &[&str]) -> Output {
-    command(args).output().expect("the subsim binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn code(output: &Output) -> i32 {
-    output
-        .status
-        .code()
-        .expect("subsim exits with a code, not a signal")
-}
-
-/// Exit 2, no panic; returns stderr.
-fn refused(output: &Output) -> String {
-    let err = stderr(output);
-    assert_eq!(code(output), 2, "stdout: {}\nstderr: {err}", stdout(output));
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-/// A fresh folder for one test, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("subsim-hostile-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn write(&self, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.0.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("folder");
-        }
-        std::fs::write(&path, text).expect("write");
-        path
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn fifo(&self, name: &str) -> PathBuf {
-        let path = self.0.join(name);
-        let made = Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .expect("mkfifo runs");
-        assert!(made.success(), "mkfifo {}", path.display());
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 temp path")
-}
+use std::path::Path;
+use std::process::{Output, Stdio};
 
 /// A valid scenario that runs briefly.
 const SMALL: &str = "name: small\nmain:\n  - spawn: {agent: Explore, name: w}\n";

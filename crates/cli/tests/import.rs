@@ -1,19 +1,9 @@
 //! End-to-end runs of `subsim import`: the exit codes and outputs the interface
 //! names (a scenario written → 0, not a transcript → 2, `--report`'s count line).
 
+use crate::support::{subsim, BINARY};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn subsim(args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the subsim binary runs")
-}
+use std::process::Command;
 
 fn fixture(path: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

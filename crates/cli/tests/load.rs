@@ -1,31 +1,9 @@
 //! End-to-end runs of the load-testing commands of the `subsim` binary: `run --set` and
 //! `--cap`, `erlang`. Statistics themselves are tested in the engine.
 
+use crate::support::{code, stderr, stdout, subsim, BINARY};
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn subsim(args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the subsim binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("an exit code")
-}
 
 fn erlang_scenario() -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -4,36 +4,16 @@
 //! chromium through fantoccini; screenshots of each stage in `target/playground-*.png`),
 //! and a load of honest and hostile clients at once.
 
-#[path = "support/browser.rs"]
-#[allow(dead_code)] // each test binary uses part of it
-mod browser;
-#[path = "support/server.rs"]
-#[allow(dead_code)]
-mod server;
-
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::support::server::{client, send, trace_and_end, Server};
+use crate::support::{block_on, browser, repo_root, server, BINARY};
 use serde_json::{json, Value};
-use server::{client, send, trace_and_end, Server, BINARY};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn demo() -> String {
     std::fs::read_to_string(repo_root().join("scenarios/demo.yaml")).expect("the demo")
-}
-
-fn block_on<F: Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(future)
 }
 
 fn json(text: &str) -> Value {
@@ -943,4 +923,62 @@ fn sigterm_stops_the_server_cleanly() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{status}: {stderr}");
     assert!(stderr.contains("stopped serving"), "{stderr}");
+}
+
+/// Every body and every `data:` of a stream the server wrote for hostile text: JSON that
+/// parses, with no C0 control, DEL, U+2028 or U+2029 raw (a stream's own line ends
+/// aside), for each hostile class of the escape crate in a scenario's names, description
+/// and keys. The server wrote its own bodies with serde_json, not the workspace's JSON
+/// escaper (issue #25: the server uses the same mechanisms).
+#[test]
+fn hostile_names_reach_every_api_body_and_stream_escaped() {
+    use subsim_escape::hostile::ATOMS;
+    let server = Server::start(&[]);
+    let clean = |what: &str, text: &str| {
+        let _: Value =
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: {e}: {text:?}"));
+        assert!(
+            !text
+                .chars()
+                .any(|c| c < ' ' || matches!(c, '\u{7f}' | '\u{2028}' | '\u{2029}')),
+            "{what} went out raw: {text:?}"
+        );
+    };
+    let streamed = block_on(async {
+        let http = client();
+        let mut streamed = 0;
+        for (index, atom) in ATOMS.iter().enumerate() {
+            let quoted = subsim_escape::yaml::quoted(&format!("x{atom}y"));
+            let scenarios = [
+                format!(
+                    "name: {quoted}\ndescription: {quoted}\nmain:\n  - spawn: {{name: {quoted}, \
+                     background: true}}\n  - wait: {{for: children}}\n"
+                ),
+                format!("name: x\n{quoted}: 1\nmain: []\n"),
+                format!("name: x\nmain:\n  - spawn: {{agent: {quoted}}}\n"),
+            ];
+            for (variant, scenario) in scenarios.iter().enumerate() {
+                let what = format!("atom {index} {atom:?}, scenario {variant}");
+                let body = json!({"scenario": scenario, "speed": "instant"}).to_string();
+                let checked = send(&http, "POST", &server.url("/api/check"), &body).await;
+                assert!(
+                    matches!(checked.status, 200 | 422),
+                    "{what}: {}",
+                    checked.body
+                );
+                clean(&format!("{what}: /api/check"), &checked.body);
+                let run = send(&http, "POST", &server.url("/api/run"), &body).await;
+                if run.status != 200 {
+                    clean(&format!("{what}: /api/run {}", run.status), &run.body);
+                    continue;
+                }
+                for (name, data) in server::events(&run.body) {
+                    clean(&format!("{what}: /api/run event {name}"), &data);
+                }
+                streamed += 1;
+            }
+        }
+        streamed
+    });
+    assert!(streamed >= ATOMS.len(), "only {streamed} runs streamed");
 }

@@ -2,67 +2,8 @@
 //! folders, `--filter`, `--seeds`, `--jobs`, `--fail-fast`, `--junit`, `--format json`, the
 //! evidence a failure shows, and the exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn subsim(args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the subsim binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("an exit code")
-}
-
-/// A fresh folder for one test, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("subsim-runner-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("folder");
-        }
-        std::fs::write(&path, text).expect("write scenario");
-        path
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn text(&self) -> &str {
-        self.0.to_str().expect("UTF-8 temp path")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::support::{code, stderr, stdout, subsim, TempDir};
+use std::path::Path;
 
 fn passing(name: &str) -> String {
     format!(
@@ -92,9 +33,9 @@ expect:
 #[test]
 fn check_takes_files_and_folders_and_closes_with_the_counts() {
     let dir = TempDir::new("files-folders");
-    dir.write("a/one.yaml", &passing("one"));
-    dir.write("a/b/two.yml", &failing("two"));
-    let single = dir.write("three.yaml", &passing("three"));
+    dir.write("a/one.yaml", passing("one"));
+    dir.write("a/b/two.yml", failing("two"));
+    let single = dir.write("three.yaml", passing("three"));
     let output = subsim(&[
         "check",
         dir.path().join("a").to_str().unwrap(),
@@ -132,9 +73,9 @@ fn check_on_an_empty_folder_is_an_error() {
 #[test]
 fn filter_selects_by_name_or_path_and_an_unmatched_filter_is_an_error() {
     let dir = TempDir::new("filter");
-    dir.write("cap/alpha.yaml", &passing("The alpha scenario"));
-    dir.write("cap/beta.yaml", &failing("beta"));
-    dir.write("perm/gamma.yaml", &passing("gamma"));
+    dir.write("cap/alpha.yaml", passing("The alpha scenario"));
+    dir.write("cap/beta.yaml", failing("beta"));
+    dir.write("perm/gamma.yaml", passing("gamma"));
     // By name (any case).
     let output = subsim(&["check", dir.text(), "--filter", "ALPHA scen"]);
     assert_eq!(code(&output), 0, "{}", stdout(&output));
@@ -232,10 +173,10 @@ fn jobs_keep_the_file_order_and_the_same_report() {
 #[test]
 fn fail_fast_stops_after_the_first_failure() {
     let dir = TempDir::new("fail-fast");
-    dir.write("s1.yaml", &passing("one"));
-    dir.write("s2.yaml", &failing("two"));
-    dir.write("s3.yaml", &passing("three"));
-    dir.write("s4.yaml", &passing("four"));
+    dir.write("s1.yaml", passing("one"));
+    dir.write("s2.yaml", failing("two"));
+    dir.write("s3.yaml", passing("three"));
+    dir.write("s4.yaml", passing("four"));
     let output = subsim(&["check", dir.text(), "--fail-fast"]);
     assert_eq!(code(&output), 1);
     let text = stdout(&output);
@@ -250,8 +191,8 @@ fn fail_fast_stops_after_the_first_failure() {
 #[test]
 fn junit_report_lists_every_file_with_its_failure() {
     let dir = TempDir::new("junit");
-    dir.write("s1.yaml", &passing("one"));
-    dir.write("s2.yaml", &failing("two <&>"));
+    dir.write("s1.yaml", passing("one"));
+    dir.write("s2.yaml", failing("two <&>"));
     dir.write("s3.yaml", "name: broken\nmain: [{wrok: 1s}]\n");
     let report = dir.path().join("report.xml");
     let output = subsim(&["check", dir.text(), "--junit", report.to_str().unwrap()]);
@@ -307,8 +248,8 @@ fn junit_report_lists_every_file_with_its_failure() {
 #[test]
 fn json_format_is_one_object_with_every_file_and_the_counts_on_stderr() {
     let dir = TempDir::new("json");
-    dir.write("s1.yaml", &passing("one"));
-    dir.write("s2.yaml", &failing("two"));
+    dir.write("s1.yaml", passing("one"));
+    dir.write("s2.yaml", failing("two"));
     let output = subsim(&["check", dir.text(), "--format", "json", "--seeds", "2"]);
     assert_eq!(code(&output), 1);
     let report: serde_json::Value =
@@ -394,7 +335,7 @@ fn a_filter_key_no_event_of_its_kind_has_is_a_warning() {
 #[test]
 fn validate_takes_folders_and_exits_2_when_one_file_is_bad() {
     let dir = TempDir::new("validate");
-    dir.write("good.yaml", &passing("good"));
+    dir.write("good.yaml", passing("good"));
     dir.write("sub/bad.yaml", "name: bad\nmain: [{wrok: 1s}]\n");
     let output = subsim(&["validate", dir.text()]);
     assert_eq!(code(&output), 2);
@@ -453,7 +394,7 @@ fn explore_reports_the_orderings_and_a_reproducer_that_replays_the_failure() {
 #[test]
 fn explore_exits_0_when_every_ordering_passes_and_2_on_bad_input() {
     let dir = TempDir::new("explore");
-    let good = dir.write("good.yaml", &passing("good"));
+    let good = dir.write("good.yaml", passing("good"));
     let output = subsim(&["explore", good.to_str().unwrap()]);
     assert_eq!(code(&output), 0, "{}", stdout(&output));
     assert!(stdout(&output).ends_with("2 orderings, 1 distinct outcome\n"));
@@ -511,7 +452,7 @@ fn explore_stops_at_max_explore_steps_with_exit_3_and_the_orderings_so_far() {
     let text = std::fs::read_to_string(path).unwrap();
     let unbounded = dir.write(
         "unbounded.yaml",
-        &text.replace("max_explore_steps: 100", "max_explore_steps: 100000"),
+        text.replace("max_explore_steps: 100", "max_explore_steps: 100000"),
     );
     let output = subsim(&["explore", unbounded.to_str().unwrap()]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));

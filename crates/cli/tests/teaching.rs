@@ -1,41 +1,12 @@
 //! End-to-end runs of the teaching commands of the built `subsim` binary: `panel`,
 //! `rules`, `explain`, `diff` and `tools`. Few, each checking what a person relies on.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Runs `subsim` with `args` from `dir`, without colors or log filters.
-fn subsim_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the subsim binary runs")
-}
+use crate::support::{code, repo_root, stderr, stdout, subsim_in};
+use std::process::Output;
 
 /// Runs `subsim` from the repository root, so scenario paths are relative to it.
 fn subsim(args: &[&str]) -> Output {
     subsim_in(&repo_root(), args)
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).expect("stderr is UTF-8")
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().expect("subsim exits with a code")
 }
 
 fn assert_has(text: &str, wanted: &str) {

@@ -4,17 +4,9 @@
 //! `<!-- picture: subsim ARGS -->` comment is run and the picture it writes compared with
 //! the committed file. A change of wording therefore updates the docs in the same commit.
 
-use std::path::{Path, PathBuf};
+use crate::support::{repo_root, BINARY};
+use std::path::PathBuf;
 use std::process::{Command, Output};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the repository root")
-}
 
 /// Splits a command line on spaces, keeping double-quoted words together.
 fn words(line: &str) -> Vec<String> {

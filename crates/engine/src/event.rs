@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use subsim_rules::cap::Hint;
 use subsim_rules::handback::ReviewOutcome;
+use subsim_rules::id;
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
@@ -77,55 +78,14 @@ pub fn id_matches(id: AgentId, text: &str) -> bool {
         == Some(id)
 }
 
-/// Defines a closed trace vocabulary: an enum whose variants are written as fixed strings
-/// (the JSONL contract's spellings), with `as_str` and `Display`.
-macro_rules! vocabulary {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vmeta])* $variant,)+
-        }
+/// How a run ended (`agent_finished.outcome`): the rules crate's one vocabulary of run
+/// endings, which the notification, panel and hook rules read through `Outcome::ending`.
+pub use subsim_rules::Outcome;
 
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
-
-            /// The trace spelling.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)+
-                }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-vocabulary! {
-    /// How a run ended (`agent_finished.outcome`).
-    Outcome {
-        /// Finished its steps.
-        Completed => "completed",
-        /// Ended early with partial output (API error after text, ERR-3; `maxTurns`, RESUME-4).
-        Partial => "partial",
-        /// Ended in an error.
-        Failed => "failed",
-        /// Claude stopped it with TaskStop.
-        Stopped => "stopped",
-        /// The person stopped it (`x` in the panel, RESUME-10).
-        Cancelled => "cancelled",
-    }
-}
-
-vocabulary! {
+subsim_rules::vocabulary! {
     /// What a run whose steps are done waits for (`agent_waiting.waiting_for`).
-    WaitingFor {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum WaitingFor {
         /// Its background children (NOTIFY-6).
         Children => "children",
         /// Its background shell commands (NOTIFY-5).
@@ -133,9 +93,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+subsim_rules::vocabulary! {
     /// Who stopped a run (`stop_requested.source`).
-    StopSource {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum StopSource {
         /// Claude, with TaskStop (RESUME-6).
         TaskStop => "task_stop",
         /// The person, `x` in the panel (RESUME-10).
@@ -143,9 +104,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+subsim_rules::vocabulary! {
     /// Where a hook was configured (`hook_fired.source`).
-    HookSource {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum HookSource {
         /// The session's settings (HOOK-1).
         Session => "session",
         /// A definition's frontmatter (HOOK-4).
@@ -153,9 +115,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+subsim_rules::vocabulary! {
     /// A person's action, or a step, that had no effect (`action_ignored.action`).
-    IgnoredAction {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum IgnoredAction {
         /// `x` on a panel row.
         Dismiss => "dismiss",
         /// Ctrl+B.
@@ -175,9 +138,10 @@ vocabulary! {
     }
 }
 
-vocabulary! {
+subsim_rules::vocabulary! {
     /// Why a tool call did not run (`tool_called.reason`).
-    ToolRefusal {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ToolRefusal {
         /// Filter 1 removed the tool (TOOLS-3, DEPTH-3).
         FilterOne => "filter_one",
         /// The definition's `disallowedTools` removed it (TOOLS-11).
@@ -211,9 +175,10 @@ impl ToolRefusal {
     }
 }
 
-vocabulary! {
+subsim_rules::vocabulary! {
     /// A safety limit (`limit_reached.limit`; `session.limits`).
-    Limit {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Limit {
         /// The number of events.
         MaxEvents => "max_events",
         /// Virtual time.
@@ -280,7 +245,7 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "tool_called",
             "reason",
-            spell(ToolRefusal::ALL, ToolRefusal::as_str),
+            spell(&ToolRefusal::ALL, ToolRefusal::as_str),
         ),
         (
             "permission_requested",
@@ -295,12 +260,12 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "agent_waiting",
             "waiting_for",
-            spell(WaitingFor::ALL, WaitingFor::as_str),
+            spell(&WaitingFor::ALL, WaitingFor::as_str),
         ),
         (
             "agent_finished",
             "outcome",
-            spell(Outcome::ALL, Outcome::as_str),
+            spell(&Outcome::ALL, Outcome::as_str),
         ),
         ("notification", "what", spell(&Notice::ALL, Notice::as_str)),
         (
@@ -316,7 +281,7 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "stop_requested",
             "source",
-            spell(StopSource::ALL, StopSource::as_str),
+            spell(&StopSource::ALL, StopSource::as_str),
         ),
         (
             "definition_noted",
@@ -346,7 +311,7 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "hook_fired",
             "source",
-            spell(HookSource::ALL, HookSource::as_str),
+            spell(&HookSource::ALL, HookSource::as_str),
         ),
         (
             "report_delivered",
@@ -356,9 +321,9 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         (
             "action_ignored",
             "action",
-            spell(IgnoredAction::ALL, IgnoredAction::as_str),
+            spell(&IgnoredAction::ALL, IgnoredAction::as_str),
         ),
-        ("limit_reached", "limit", spell(Limit::ALL, Limit::as_str)),
+        ("limit_reached", "limit", spell(&Limit::ALL, Limit::as_str)),
     ]
 }
 
@@ -735,7 +700,7 @@ impl RunProfile {
         RunProfile {
             agent_type: Rc::from(agent_type),
             model: Rc::from(model),
-            model_rule: "MODEL-2",
+            model_rule: id::MODEL_2,
             effort: None,
             permission_mode: PermissionMode::Default,
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
@@ -1051,6 +1016,10 @@ pub const AGENT_FIELDS: [&str; 7] = ["agent", "parent", "caller", "from", "to", 
 impl Event {
     /// Calls `visit` with every field, in the order the JSONL trace writes them
     /// (`t_us`, `seq`, `kind` first, `rule` last).
+    ///
+    /// One table, one arm per event kind (a long function on purpose): it is the single
+    /// list of trace field names and their order, exhaustive over `EventKind`, that the
+    /// writers and `docs/scenario-format.md`'s tests are held to.
     pub fn visit_fields(&self, visit: &mut dyn FnMut(&'static str, Field<'_>)) {
         visit("t_us", Field::U64(self.t.as_micros()));
         visit("seq", Field::U64(self.seq));

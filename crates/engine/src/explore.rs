@@ -103,6 +103,29 @@ pub fn order_text(choices: &[usize]) -> String {
     parts.join(",")
 }
 
+/// The most bytes of an ordering that `explore` shows as an `--order` to replay: runs
+/// keep the orderings it enumerates short (`0*39998,1`), but one whose choices alternate
+/// would still be written out as long as its tie points (megabytes for 40,000 agents).
+pub const ORDER_SHOWN_BYTES: usize = 4096;
+
+/// [`order_text`] as `explore` shows it: past [`ORDER_SHOWN_BYTES`], cut after the last
+/// whole choice that fits, followed by what was cut
+/// (`0,1,0,1,… [cut: 4090 of 79997 bytes shown, …]`).
+pub fn order_shown(choices: &[usize]) -> String {
+    let text = order_text(choices);
+    if text.len() <= ORDER_SHOWN_BYTES {
+        return text;
+    }
+    let kept = text[..ORDER_SHOWN_BYTES].rfind(',').unwrap_or(0);
+    format!(
+        "{}… [cut: {kept} of {} bytes shown, {} tie points; too long to replay from a \
+         command line]",
+        &text[..kept],
+        text.len(),
+        choices.len()
+    )
+}
+
 /// Reads `run --order` text: whole numbers separated by commas, `CHOICE*COUNT` for a run
 /// of one choice; at most [`ORDER_CHOICES`] in all, checked before the list is made.
 pub fn parse_order(text: &str) -> Result<Vec<usize>, String> {
@@ -347,6 +370,23 @@ mod tests {
             bad.len()
         );
         assert!(parse_order("1*x").is_err());
+    }
+
+    #[test]
+    fn an_order_too_long_even_with_runs_is_cut_with_a_note_of_what_was_cut() {
+        // Alternating choices do not shorten into runs: 40,000 of them are 80 KB.
+        let choices: Vec<usize> = (0..40_000).map(|point| point % 2).collect();
+        let full = order_text(&choices);
+        assert_eq!(full.len(), 79_999);
+        let shown = order_shown(&choices);
+        assert!(shown.len() < ORDER_SHOWN_BYTES + 100, "{}", shown.len());
+        assert!(
+            shown.ends_with("… [cut: 4095 of 79999 bytes shown, 40000 tie points; too long to replay from a command line]"),
+            "{}",
+            &shown[shown.len() - 120..]
+        );
+        assert!(full.starts_with(&shown[..4095]));
+        assert_eq!(order_shown(&[0, 1]), "0,1", "short orders are shown whole");
     }
 
     #[test]

@@ -53,42 +53,18 @@ pub struct DefinitionNote {
     pub rule: &'static str,
 }
 
-/// The fate of a definition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DefinitionOutcome {
-    /// Loaded and in effect.
-    Loaded,
-    /// Skipped (DEF-10): the reason says why.
-    Skipped,
-    /// Loaded, but a same-named definition of higher priority wins (DEF-1, DEF-2, DEF-4).
-    Shadowed,
-    /// A warning that does not stop loading (e.g. SPAWN-15's description budget).
-    Warning,
-}
-
-impl DefinitionOutcome {
-    /// Every outcome, in declaration order.
-    pub const ALL: [DefinitionOutcome; 4] = [
-        DefinitionOutcome::Loaded,
-        DefinitionOutcome::Skipped,
-        DefinitionOutcome::Shadowed,
-        DefinitionOutcome::Warning,
-    ];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DefinitionOutcome::Loaded => "loaded",
-            DefinitionOutcome::Skipped => "skipped",
-            DefinitionOutcome::Shadowed => "shadowed",
-            DefinitionOutcome::Warning => "warning",
-        }
-    }
-}
-
-impl std::fmt::Display for DefinitionOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+subsim_rules::vocabulary! {
+    /// The fate of a definition.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum DefinitionOutcome {
+        /// Loaded and in effect.
+        Loaded => "loaded",
+        /// Skipped (DEF-10): the reason says why.
+        Skipped => "skipped",
+        /// Loaded, but a same-named definition of higher priority wins (DEF-1, DEF-2, DEF-4).
+        Shadowed => "shadowed",
+        /// A warning that does not stop loading (e.g. SPAWN-15's description budget).
+        Warning => "warning",
     }
 }
 

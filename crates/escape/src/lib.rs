@@ -20,6 +20,7 @@
 //! property tests in `tests/hostile.rs` feed every module each hostile class of string.
 
 pub mod csv;
+pub mod hostile;
 pub mod json;
 pub mod terminal;
 pub mod xml;

@@ -10,74 +10,7 @@
 use proptest::prelude::*;
 use subsim_escape::{csv, is_bidi_control, is_noncharacter, json, terminal, xml, yaml};
 
-/// The hostile pieces a string is made of (besides any character at all).
-const ATOMS: &[&str] = &[
-    "\u{1b}[2J",
-    "\u{1b}[31m",
-    "\u{1b}]8;;https://evil.example/\u{1b}\\",
-    "\u{1b}]0;title\u{7}",
-    "\u{9b}2J",
-    "\u{7f}",
-    "\u{0}",
-    "\u{1}",
-    "\u{8}",
-    "\u{b}",
-    "\u{c}",
-    "\u{85}",
-    "\u{9f}",
-    "\u{202e}",
-    "\u{202a}",
-    "\u{2066}",
-    "\u{2069}",
-    "\u{200f}",
-    "\u{61c}",
-    "\u{2028}",
-    "\u{2029}",
-    "\u{fffe}",
-    "\u{ffff}",
-    "\u{fdd0}",
-    "\u{10ffff}",
-    "\u{feff}",
-    "\\u{202e}",
-    "\\ud800",
-    "\\x1b",
-    "\\",
-    "\"",
-    "'",
-    "=",
-    "+",
-    "-",
-    "@",
-    "=HYPERLINK(\"http://x\",\"y\")",
-    "@SUM(A1:A9)",
-    "-1",
-    "\t",
-    "\r",
-    "\n",
-    "\r\n",
-    ",",
-    "<",
-    ">",
-    "&",
-    "&amp;",
-    "]]>",
-    "</script>",
-    "<!--",
-    "ok   other.yaml",
-    "- ",
-    ": ",
-    "# ",
-    "{",
-    "[",
-    "!tag",
-    "*alias",
-    "|",
-    "%YAML",
-    "---",
-    "é",
-    "🚀",
-    " ",
-];
+use subsim_escape::hostile::ATOMS;
 
 fn hostile() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
@@ -88,10 +21,7 @@ fn hostile() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
 }
 
-/// A very long hostile string: every atom, many times.
-fn long() -> String {
-    ATOMS.concat().repeat(2_000)
-}
+use subsim_escape::hostile::long;
 
 fn check_terminal(text: &str) {
     let whole = terminal::text(text);

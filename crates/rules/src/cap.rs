@@ -39,23 +39,14 @@ pub fn admit(running: u32, config: &SessionConfig) -> Admission {
     }
 }
 
-/// What else a refused spawn's error tells Claude (`spawn_rejected.hint`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Hint {
-    /// CAP-2: do not retry; wait for a running subagent to finish (placeholder wording,
-    /// [`messages::CONCURRENT_LIMIT_NO_RETRY`](crate::messages::CONCURRENT_LIMIT_NO_RETRY)).
-    NoRetry,
-}
-
-impl Hint {
-    /// Every hint, in declaration order.
-    pub const ALL: [Hint; 1] = [Hint::NoRetry];
-
-    /// The trace spelling: the text the error carries.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Hint::NoRetry => crate::messages::CONCURRENT_LIMIT_NO_RETRY,
-        }
+crate::vocabulary! {
+    /// What else a refused spawn's error tells Claude (`spawn_rejected.hint`); its
+    /// spelling is the text the error carries.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Hint {
+        /// CAP-2: do not retry; wait for a running subagent to finish (placeholder
+        /// wording, Q-16: [`crate::messages::CONCURRENT_LIMIT_NO_RETRY`]).
+        NoRetry => crate::messages::CONCURRENT_LIMIT_NO_RETRY,
     }
 }
 

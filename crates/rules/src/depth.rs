@@ -33,6 +33,18 @@ pub fn agent_tool(depth: u32, limit: u32, is_fork: bool) -> (AgentTool, RuleId) 
     }
 }
 
+/// DEPTH-5: can this caller spawn at all? A subagent needs `Agent` in its own tools; the
+/// main conversation always has it. `tools` are the caller's resolved tools.
+pub fn has_agent_tool<'a>(
+    is_main: bool,
+    mut tools: impl Iterator<Item = &'a str>,
+) -> (bool, RuleId) {
+    (
+        is_main || tools.any(|tool| tool == crate::tools::AGENT),
+        "DEPTH-5",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,5 +59,12 @@ mod tests {
         assert_eq!(agent_tool(3, 3, true), (AgentTool::Errors, "DEPTH-4"));
         // below 2.1.172 the limit is 0 and no subagent may spawn.
         assert_eq!(agent_tool(1, 0, false).0, AgentTool::Removed);
+    }
+
+    #[test]
+    fn main_always_has_the_agent_tool_a_subagent_when_listed() {
+        assert_eq!(has_agent_tool(true, [].into_iter()), (true, "DEPTH-5"));
+        assert!(has_agent_tool(false, ["Read", "Agent"].into_iter()).0);
+        assert!(!has_agent_tool(false, ["Read", "Agents"].into_iter()).0);
     }
 }

@@ -62,38 +62,26 @@ pub fn attachment(mode: PermissionMode, fork: bool, gates: &Gates) -> Attachment
     Attachment { attached, rule }
 }
 
-/// One of the auto-mode classifier's three checkpoints (HANDBACK-7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Checkpoint {
-    /// The delegation prompt the parent passes, before launch.
-    BeforeLaunch,
-    /// Each action during the run, judged with the parent session's rules.
-    DuringRun,
-    /// The work and the final report, at finish.
-    AtFinish,
+crate::vocabulary! {
+    /// One of the auto-mode classifier's three checkpoints (HANDBACK-7).
+    ///
+    /// `ALL` lists the three checkpoints in the order a run meets them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Checkpoint {
+        /// The delegation prompt the parent passes, before launch.
+        BeforeLaunch => "before_launch",
+        /// Each action during the run, judged with the parent session's rules.
+        DuringRun => "during_run",
+        /// The work and the final report, at finish.
+        AtFinish => "at_finish",
+    }
 }
 
 impl Checkpoint {
-    /// The three checkpoints in the order a run meets them.
-    pub const ALL: [Checkpoint; 3] = [
-        Checkpoint::BeforeLaunch,
-        Checkpoint::DuringRun,
-        Checkpoint::AtFinish,
-    ];
-
     /// HANDBACK-7: only the pre-launch checkpoint stops a subagent. A flagged action is
     /// refused on its own; a flagged report is still delivered (HANDBACK-8).
     pub fn stops_subagent(self) -> bool {
         self == Checkpoint::BeforeLaunch
-    }
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Checkpoint::BeforeLaunch => "before_launch",
-            Checkpoint::DuringRun => "during_run",
-            Checkpoint::AtFinish => "at_finish",
-        }
     }
 }
 
@@ -166,39 +154,25 @@ pub fn launch_check(
     }
 }
 
-/// HANDBACK-8: the four outcomes of the finish review.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ReviewOutcome {
-    /// No problem.
-    #[default]
-    Clean,
-    /// The classifier flags the work or the report.
-    Flagged,
-    /// A separate API safety check refuses the review.
-    Refused,
-    /// The classifier is unavailable.
-    Unavailable,
+crate::vocabulary! {
+    /// HANDBACK-8: the four outcomes of the finish review.
+    ///
+    /// `ALL` lists every outcome, in the order of the HANDBACK-8 table.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum ReviewOutcome {
+        /// No problem.
+        #[default]
+        Clean => "clean",
+        /// The classifier flags the work or the report.
+        Flagged => "flagged",
+        /// A separate API safety check refuses the review.
+        Refused => "refused",
+        /// The classifier is unavailable.
+        Unavailable => "unavailable",
+    }
 }
 
 impl ReviewOutcome {
-    /// Every outcome, in the order of the HANDBACK-8 table.
-    pub const ALL: [ReviewOutcome; 4] = [
-        ReviewOutcome::Clean,
-        ReviewOutcome::Flagged,
-        ReviewOutcome::Refused,
-        ReviewOutcome::Unavailable,
-    ];
-
-    /// The scenario and trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewOutcome::Clean => "clean",
-            ReviewOutcome::Flagged => "flagged",
-            ReviewOutcome::Refused => "refused",
-            ReviewOutcome::Unavailable => "unavailable",
-        }
-    }
-
     /// HANDBACK-8: what goes in front of the report when the review runs before delivery.
     pub fn prefix(self) -> Option<&'static str> {
         match self {

@@ -36,7 +36,7 @@
 //! Matching is case-sensitive.
 
 use crate::messages;
-use crate::{Gates, RuleId};
+use crate::{Ending, Gates, Outcome, RuleId};
 
 /// How a matcher was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -190,12 +190,8 @@ pub enum RunTransition {
     Start,
     /// A finished or stopped agent began a new run under its id (RESUME-8).
     Resume,
-    /// The run finished its work (including partial output, ERR-3 / RESUME-4).
-    Complete,
-    /// The run ended in an error.
-    Fail,
-    /// The run was stopped (TaskStop or the person).
-    Stop,
+    /// The run ended, as the trace's `agent_finished.outcome` says.
+    End(Outcome),
     /// The spawn was rejected and no run began.
     Reject,
 }
@@ -211,8 +207,10 @@ pub fn fires(event: HookEvent, transition: RunTransition) -> (bool, RuleId) {
         (_, Reject) => (false, "Q-3"),
         (HookEvent::SubagentStart, Start) => (true, "HOOK-1"),
         (HookEvent::SubagentStart, Resume) => (true, "Q-25"),
-        (HookEvent::SubagentStop, Complete) => (true, "HOOK-1"),
-        (HookEvent::SubagentStop, Fail | Stop) => (true, "Q-25"),
+        (HookEvent::SubagentStop, End(outcome)) => match outcome.ending() {
+            Ending::Completed => (true, "HOOK-1"),
+            Ending::Failed | Ending::Stopped => (true, "Q-25"),
+        },
         _ => (false, "HOOK-1"),
     }
 }
@@ -377,11 +375,13 @@ pub fn hook_fires(
         HookOrigin::Frontmatter => {
             let (runtime, runtime_rule) = runtime_event(declared, true);
             let selected = occasion.lifecycle || matches(matcher, occasion.subject, gates);
-            (runtime == occasion.event && selected).then_some(if runtime_rule == "HOOK-5" {
-                runtime_rule
-            } else {
-                rule
-            })
+            (runtime == occasion.event && selected).then_some(
+                if runtime_rule == crate::id::HOOK_5 {
+                    runtime_rule
+                } else {
+                    rule
+                },
+            )
         }
     }
 }
@@ -639,6 +639,13 @@ fn match_node(node: &Node, text: &[char], at: usize, then: Continuation<'_>) -> 
     }
 }
 
+/// HOOK-7: does a tool call's hooks block it? A `PreToolUse` hook that exits with code 2
+/// (`a_hook_exits_2`, among those that fired) blocks the call and its stderr goes back to
+/// the agent; no other event blocks a call.
+pub fn blocks_call(event: HookEvent, a_hook_exits_2: bool) -> Option<RuleId> {
+    (event == HookEvent::PreToolUse && a_hook_exits_2).then_some("HOOK-7")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -845,11 +852,13 @@ mod tests {
         let rows = [
             (SubagentStart, Start, true, "HOOK-1"),
             (SubagentStart, Resume, true, "Q-25"),
-            (SubagentStart, Complete, false, "HOOK-1"),
+            (SubagentStart, End(Outcome::Completed), false, "HOOK-1"),
             (SubagentStart, Reject, false, "Q-3"),
-            (SubagentStop, Complete, true, "HOOK-1"),
-            (SubagentStop, Fail, true, "Q-25"),
-            (SubagentStop, Stop, true, "Q-25"),
+            (SubagentStop, End(Outcome::Completed), true, "HOOK-1"),
+            (SubagentStop, End(Outcome::Partial), true, "HOOK-1"),
+            (SubagentStop, End(Outcome::Failed), true, "Q-25"),
+            (SubagentStop, End(Outcome::Stopped), true, "Q-25"),
+            (SubagentStop, End(Outcome::Cancelled), true, "Q-25"),
             (SubagentStop, Start, false, "HOOK-1"),
             (SubagentStop, Reject, false, "Q-3"),
             (PreToolUse, Start, false, "HOOK-1"),
@@ -918,8 +927,18 @@ mod tests {
         let gates = gates(292);
         let start = Occasion::run(SubagentStart, RunTransition::Start, "db-agent").unwrap();
         let resume = Occasion::run(SubagentStart, RunTransition::Resume, "db-agent").unwrap();
-        let done = Occasion::run(SubagentStop, RunTransition::Complete, "db-agent").unwrap();
-        let failed = Occasion::run(SubagentStop, RunTransition::Fail, "db-agent").unwrap();
+        let done = Occasion::run(
+            SubagentStop,
+            RunTransition::End(Outcome::Completed),
+            "db-agent",
+        )
+        .unwrap();
+        let failed = Occasion::run(
+            SubagentStop,
+            RunTransition::End(Outcome::Failed),
+            "db-agent",
+        )
+        .unwrap();
         let bash = Occasion::tool(PreToolUse, "Bash");
         let after = Occasion::tool(PostToolUse, "Bash");
         // a rejected spawn is no occasion at all.
@@ -994,6 +1013,13 @@ mod tests {
     }
 
     #[test]
+    fn only_a_pre_tool_use_hook_exiting_2_blocks_a_call() {
+        assert_eq!(blocks_call(HookEvent::PreToolUse, true), Some("HOOK-7"));
+        assert_eq!(blocks_call(HookEvent::PreToolUse, false), None);
+        assert_eq!(blocks_call(HookEvent::PostToolUse, true), None);
+    }
+
+    #[test]
     fn session_agent_hooks_fire_alongside_settings_hooks_hook_4() {
         let gates = gates(292);
         let start = Occasion::run(HookEvent::SubagentStart, RunTransition::Start, "worker")
@@ -1018,8 +1044,12 @@ mod tests {
         );
         assert_eq!(fires(HookEvent::SubagentStart, Some("other"), &start), None);
         // Its `Stop` is main's own and stays `Stop` (HOOK-5 converts only a subagent's).
-        let stop = Occasion::run(HookEvent::SubagentStop, RunTransition::Complete, "worker")
-            .expect("SubagentStop fires on a completion");
+        let stop = Occasion::run(
+            HookEvent::SubagentStop,
+            RunTransition::End(Outcome::Completed),
+            "worker",
+        )
+        .expect("SubagentStop fires on a completion");
         assert_eq!(fires(HookEvent::Stop, None, &stop), None);
         assert_eq!(fires(HookEvent::SubagentStop, None, &stop), Some("HOOK-4"));
         // Tool hooks: main's own calls, matched on the tool name; not a subagent's calls.

@@ -30,6 +30,7 @@ pub mod errors;
 pub mod gates_table;
 pub mod handback;
 pub mod hooks;
+pub mod id;
 pub mod messages;
 pub mod model;
 pub mod notify;
@@ -44,133 +45,109 @@ pub mod session;
 pub mod spawn;
 pub mod tools;
 pub mod version;
+pub mod vocab;
 pub mod why;
 
 pub use session::{PermissionMode, SessionConfig, SessionKind};
 
-/// `Display` for closed trace vocabularies: each value is written as its `as_str`, the
-/// spelling the JSONL trace uses.
-macro_rules! display_as_str {
-    ($($name:ty),+ $(,)?) => {
-        $(impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        })+
-    };
-}
-
-display_as_str!(
-    cap::Hint,
-    handback::ReviewOutcome,
-    notify::Notice,
-    panel::ChangeKind,
-    panel::RemovalReason,
-    panel::Status,
-    prompt::RoutedTo,
-    resume::MessageRejection,
-    Mode,
-    RejectReason,
-    SessionKind,
-);
 pub use version::{Gates, Version};
 
 /// A rule ID from `rules.md` (e.g. `"CAP-1"`), or an open-question ID (`"Q-11"`) where
 /// the catalog's adopted default decided.
 pub type RuleId = &'static str;
 
-/// Foreground or background (FGBG).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Blocks the launching conversation until it completes (FGBG-4).
-    Foreground,
-    /// Runs concurrently; reports by a completion notification (NOTIFY-3).
-    Background,
-}
-
-impl Mode {
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Foreground => "foreground",
-            Mode::Background => "background",
-        }
+crate::vocabulary! {
+    /// Foreground or background (FGBG).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Mode {
+        /// Blocks the launching conversation until it completes (FGBG-4).
+        Foreground => "foreground",
+        /// Runs concurrently; reports by a completion notification (NOTIFY-3).
+        Background => "background",
     }
 }
 
-/// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
+crate::vocabulary! {
+    /// How a run ended (`agent_finished.outcome`): the one vocabulary of run endings. The
+    /// rules that follow an ending read it through [`Outcome::ending`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Outcome {
+        /// Finished its steps.
+        Completed => "completed",
+        /// Ended early with partial output (API error after text, ERR-3; `maxTurns`,
+        /// RESUME-4).
+        Partial => "partial",
+        /// Ended in an error.
+        Failed => "failed",
+        /// Claude stopped it with TaskStop.
+        Stopped => "stopped",
+        /// The person stopped it (`x` in the panel, RESUME-10).
+        Cancelled => "cancelled",
+    }
+}
+
+/// How a run ended as the rules that follow an ending tell endings apart: a result's
+/// notice (NOTIFY-3/12), the panel's status and retention (PANEL), `SubagentStop`'s rule
+/// (HOOK-1, Q-25). None of them tells partial output from a completion (the run did not
+/// fail: ERR-3, RESUME-4) or TaskStop from the person's stop, so this is a class of
+/// [`Outcome`], never set on its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum RejectReason {
-    /// CAP-1.
-    ConcurrentLimit,
-    /// DEPTH-3/4: the caller has no working `Agent` tool at its depth.
-    DepthLimit,
-    /// SPAWN-7 / SPAWN-5: the type is denied or not on the main-thread allowlist.
-    Denied,
-    /// The named type does not exist.
-    UnknownType,
-    /// SPAWN-3/4: no type and no `general-purpose`.
-    TypeRequired,
-    /// TOOLS-12.
-    ZeroTools,
-    /// FORK-7.
-    ForkInFork,
-    /// FGBG-1 case 1.
-    TeammateBackground,
-    /// FORK-3/4: `fork` requested while fork mode is off or forks are denied.
-    ForkUnavailable,
-    /// only the main conversation can fork.
-    ForkFromSubagent,
-    /// DEPTH-5: the caller's own tool set has no `Agent` (its definition left it out).
-    NoAgentTool,
-    /// SPAWN-5 / MAIN-6: the type is not on the `--agent` main thread's `Agent(…)`
-    /// allowlist.
-    NotAllowed,
-    /// Q-32 / MAIN-4: a bare name that several plugins provide; the scoped name is needed.
-    Ambiguous,
-    /// HANDBACK-7: the auto-mode classifier blocked the delegation before launch.
-    ClassifierBlocked,
+pub enum Ending {
+    /// It finished its work, partial output included.
+    Completed,
+    /// It ended in an error.
+    Failed,
+    /// It was stopped, by TaskStop or by the person.
+    Stopped,
 }
 
-impl RejectReason {
-    /// The trace spelling (`reason` field).
-    pub fn as_str(self) -> &'static str {
+impl Outcome {
+    /// The class of this ending the rules read ([`Ending`]).
+    pub const fn ending(self) -> Ending {
         match self {
-            RejectReason::ConcurrentLimit => "concurrent_limit",
-            RejectReason::DepthLimit => "depth_limit",
-            RejectReason::Denied => "denied",
-            RejectReason::UnknownType => "unknown_type",
-            RejectReason::TypeRequired => "type_required",
-            RejectReason::ZeroTools => "zero_tools",
-            RejectReason::ForkInFork => "fork_in_fork",
-            RejectReason::TeammateBackground => "teammate_background",
-            RejectReason::ForkUnavailable => "fork_unavailable",
-            RejectReason::ForkFromSubagent => "fork_from_subagent",
-            RejectReason::NoAgentTool => "no_agent_tool",
-            RejectReason::NotAllowed => "not_allowed",
-            RejectReason::Ambiguous => "ambiguous",
-            RejectReason::ClassifierBlocked => "classifier_blocked",
+            Outcome::Completed | Outcome::Partial => Ending::Completed,
+            Outcome::Failed => Ending::Failed,
+            Outcome::Stopped | Outcome::Cancelled => Ending::Stopped,
         }
     }
+}
 
-    /// Every reason, in declaration order (summary tables list them in this order).
-    pub const ALL: [RejectReason; 14] = [
-        RejectReason::ConcurrentLimit,
-        RejectReason::DepthLimit,
-        RejectReason::Denied,
-        RejectReason::UnknownType,
-        RejectReason::TypeRequired,
-        RejectReason::ZeroTools,
-        RejectReason::ForkInFork,
-        RejectReason::TeammateBackground,
-        RejectReason::ForkUnavailable,
-        RejectReason::ForkFromSubagent,
-        RejectReason::NoAgentTool,
-        RejectReason::NotAllowed,
-        RejectReason::Ambiguous,
-        RejectReason::ClassifierBlocked,
-    ];
+crate::vocabulary! {
+    /// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
+    ///
+    /// `ALL` lists every reason, in declaration order (summary tables list them in this order).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum RejectReason {
+        /// CAP-1.
+        ConcurrentLimit => "concurrent_limit",
+        /// DEPTH-3/4: the caller has no working `Agent` tool at its depth.
+        DepthLimit => "depth_limit",
+        /// SPAWN-7 / SPAWN-5: the type is denied or not on the main-thread allowlist.
+        Denied => "denied",
+        /// The named type does not exist.
+        UnknownType => "unknown_type",
+        /// SPAWN-3/4: no type and no `general-purpose`.
+        TypeRequired => "type_required",
+        /// TOOLS-12.
+        ZeroTools => "zero_tools",
+        /// FORK-7.
+        ForkInFork => "fork_in_fork",
+        /// FGBG-1 case 1.
+        TeammateBackground => "teammate_background",
+        /// FORK-3/4: `fork` requested while fork mode is off or forks are denied.
+        ForkUnavailable => "fork_unavailable",
+        /// only the main conversation can fork.
+        ForkFromSubagent => "fork_from_subagent",
+        /// DEPTH-5: the caller's own tool set has no `Agent` (its definition left it out).
+        NoAgentTool => "no_agent_tool",
+        /// SPAWN-5 / MAIN-6: the type is not on the `--agent` main thread's `Agent(…)`
+        /// allowlist.
+        NotAllowed => "not_allowed",
+        /// Q-32 / MAIN-4: a bare name that several plugins provide; the scoped name is needed.
+        Ambiguous => "ambiguous",
+        /// HANDBACK-7: the auto-mode classifier blocked the delegation before launch.
+        ClassifierBlocked => "classifier_blocked",
+    }
 }
 
 #[cfg(test)]

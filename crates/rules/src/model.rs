@@ -77,23 +77,24 @@ pub fn split_suffix(model: &str) -> (&str, &str) {
     }
 }
 
-/// A model family, named by its alias (MODEL-1: `sonnet`, `opus`, `haiku`, `fable`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// `haiku`.
-    Haiku,
-    /// `sonnet`.
-    Sonnet,
-    /// `opus`.
-    Opus,
-    /// `fable`, the tier above Opus (ES's MODEL-12 caps a Fable main at Opus for Explore).
-    Fable,
+crate::vocabulary! {
+    /// A model family, named by its alias (MODEL-1: `sonnet`, `opus`, `haiku`, `fable`).
+    ///
+    /// `ALL` lists every family, cheapest tier first.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Family {
+        /// `haiku`.
+        Haiku,
+        /// `sonnet`.
+        Sonnet,
+        /// `opus`.
+        Opus,
+        /// `fable`, the tier above Opus (ES's MODEL-12 caps a Fable main at Opus for Explore).
+        Fable,
+    }
 }
 
 impl Family {
-    /// Every family, cheapest tier first.
-    pub const ALL: [Family; 4] = [Family::Haiku, Family::Sonnet, Family::Opus, Family::Fable];
-
     /// The alias that names the family.
     pub fn alias(self) -> &'static str {
         match self {
@@ -160,59 +161,33 @@ pub fn expand_alias(value: &str, default_opus_model: Option<&str>) -> String {
     format!("{target}{suffix}")
 }
 
-/// How Claude Code reaches the model (MODEL-4 (b), MODEL-7, MODEL-12).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Provider {
-    /// The Anthropic API with an API key.
-    #[default]
-    AnthropicApi,
-    /// A Claude subscription.
-    Subscription,
-    /// An Anthropic Console account.
-    Console,
-    /// An LLM gateway reached via `ANTHROPIC_BASE_URL`.
-    Gateway,
-    /// Amazon Bedrock.
-    Bedrock,
-    /// Google Cloud's Agent Platform.
-    AgentPlatform,
-    /// Microsoft Foundry.
-    Foundry,
-    /// Claude Platform on AWS.
-    ClaudePlatformOnAws,
-    /// A Claude apps gateway.
-    ClaudeAppsGateway,
+crate::vocabulary! {
+    /// How Claude Code reaches the model (MODEL-4 (b), MODEL-7, MODEL-12).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum Provider {
+        /// The Anthropic API with an API key.
+        #[default]
+        AnthropicApi => "anthropic-api",
+        /// A Claude subscription.
+        Subscription => "subscription",
+        /// An Anthropic Console account.
+        Console => "console",
+        /// An LLM gateway reached via `ANTHROPIC_BASE_URL`.
+        Gateway => "gateway",
+        /// Amazon Bedrock.
+        Bedrock => "bedrock",
+        /// Google Cloud's Agent Platform.
+        AgentPlatform => "agent-platform",
+        /// Microsoft Foundry.
+        Foundry => "foundry",
+        /// Claude Platform on AWS.
+        ClaudePlatformOnAws => "claude-platform-on-aws",
+        /// A Claude apps gateway.
+        ClaudeAppsGateway => "claude-apps-gateway",
+    }
 }
 
 impl Provider {
-    /// Every provider, in declaration order.
-    pub const ALL: [Provider; 9] = [
-        Provider::AnthropicApi,
-        Provider::Subscription,
-        Provider::Console,
-        Provider::Gateway,
-        Provider::Bedrock,
-        Provider::AgentPlatform,
-        Provider::Foundry,
-        Provider::ClaudePlatformOnAws,
-        Provider::ClaudeAppsGateway,
-    ];
-
-    /// The scenario spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::AnthropicApi => "anthropic-api",
-            Provider::Subscription => "subscription",
-            Provider::Console => "console",
-            Provider::Gateway => "gateway",
-            Provider::Bedrock => "bedrock",
-            Provider::AgentPlatform => "agent-platform",
-            Provider::Foundry => "foundry",
-            Provider::ClaudePlatformOnAws => "claude-platform-on-aws",
-            Provider::ClaudeAppsGateway => "claude-apps-gateway",
-        }
-    }
-
     /// A direct connection to Anthropic: the API, a subscription or a Console account.
     /// This is "the Anthropic API" of MODEL-4 (b) and DE's "Claude API" of MODEL-12.
     pub fn is_anthropic_api(self) -> bool {
@@ -229,12 +204,6 @@ impl Provider {
     }
 }
 
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl FromStr for Provider {
     type Err = ();
 
@@ -247,34 +216,28 @@ impl FromStr for Provider {
     }
 }
 
-/// The built-in subagent types (SPAWN-9).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BuiltIn {
-    /// `Explore`: MODEL-12.
-    Explore,
-    /// `Plan`: inherits the main model unless the env var is set and forced (MODEL-13).
-    Plan,
-    /// `general-purpose`: the env var if nothing else assigns a model, else main (MODEL-13).
-    GeneralPurpose,
-    /// `claude`: no model of its own; follows the order (MODEL-13).
-    Claude,
-    /// `statusline-setup`: Sonnet (SPAWN-9).
-    StatuslineSetup,
-    /// `claude-code-guide`: Haiku (SPAWN-9).
-    ClaudeCodeGuide,
+crate::vocabulary! {
+    /// The built-in subagent types (SPAWN-9).
+    ///
+    /// `ALL` lists every built-in, in SPAWN-9's order.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum BuiltIn {
+        /// `Explore`: MODEL-12.
+        Explore,
+        /// `Plan`: inherits the main model unless the env var is set and forced (MODEL-13).
+        Plan,
+        /// `general-purpose`: the env var if nothing else assigns a model, else main (MODEL-13).
+        GeneralPurpose,
+        /// `claude`: no model of its own; follows the order (MODEL-13).
+        Claude,
+        /// `statusline-setup`: Sonnet (SPAWN-9).
+        StatuslineSetup,
+        /// `claude-code-guide`: Haiku (SPAWN-9).
+        ClaudeCodeGuide,
+    }
 }
 
 impl BuiltIn {
-    /// Every built-in, in SPAWN-9's order.
-    pub const ALL: [BuiltIn; 6] = [
-        BuiltIn::Explore,
-        BuiltIn::Plan,
-        BuiltIn::GeneralPurpose,
-        BuiltIn::Claude,
-        BuiltIn::StatuslineSetup,
-        BuiltIn::ClaudeCodeGuide,
-    ];
-
     /// The type name Claude passes as `subagent_type`.
     pub fn name(self) -> &'static str {
         match self {
@@ -853,7 +816,7 @@ impl<'r, 'a> Resolver<'r, 'a> {
         };
         match (source, invocation, definition, env) {
             (Some(Source::Invocation), Some((value, origin, rule)), _, _) => {
-                if origin == Origin::Invocation && rule == "MODEL-2" {
+                if origin == Origin::Invocation && rule == crate::id::MODEL_2 {
                     self.step(
                         format!("the per-invocation `{value}` comes first"),
                         "MODEL-2",

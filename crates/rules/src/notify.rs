@@ -1,6 +1,6 @@
 //! NOTIFY — who receives a finished run's result, and whether a launcher waits.
 
-use crate::{Gates, Mode, RuleId, SessionKind};
+use crate::{Ending, Gates, Mode, Outcome, RuleId, SessionKind};
 
 /// Who gets a finished run's single text result (NOTIFY-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,57 +35,29 @@ pub enum Delivery {
     Notification,
 }
 
-/// What a notification delivers (`notification.what`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Notice {
-    /// The Agent tool's result to a caller blocked on it (NOTIFY-2).
-    Result,
-    /// A later-turn completion notification (NOTIFY-3/6/7/9/10).
-    Completion,
-    /// A later-turn notification of a failed run (NOTIFY-12).
-    Failed,
-    /// A later-turn notification of a stopped or cancelled run (NOTIFY-3).
-    Stopped,
-    /// A teammate's result, as a team message (NOTIFY-11).
-    TeamMessage,
-    /// A background shell command ended (NOTIFY-5).
-    BashDone,
-    /// `ask_progress` on a running agent: Claude says it is still running (NOTIFY-4,
-    /// from v2.1.211).
-    StillRunning,
-    /// `ask_progress` on a running agent before v2.1.211: an unfinished result (NOTIFY-4).
-    PrematureResult,
-    /// `ask_progress` on an agent that is done (NOTIFY-4).
-    ProgressDone,
-}
-
-impl Notice {
-    /// Every notice, in declaration order.
-    pub const ALL: [Notice; 9] = [
-        Notice::Result,
-        Notice::Completion,
-        Notice::Failed,
-        Notice::Stopped,
-        Notice::TeamMessage,
-        Notice::BashDone,
-        Notice::StillRunning,
-        Notice::PrematureResult,
-        Notice::ProgressDone,
-    ];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Notice::Result => "result",
-            Notice::Completion => "completion",
-            Notice::Failed => "failed",
-            Notice::Stopped => "stopped",
-            Notice::TeamMessage => "team_message",
-            Notice::BashDone => "bash_done",
-            Notice::StillRunning => "still_running",
-            Notice::PrematureResult => "premature_result",
-            Notice::ProgressDone => "progress_done",
-        }
+crate::vocabulary! {
+    /// What a notification delivers (`notification.what`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Notice {
+        /// The Agent tool's result to a caller blocked on it (NOTIFY-2).
+        Result => "result",
+        /// A later-turn completion notification (NOTIFY-3/6/7/9/10).
+        Completion => "completion",
+        /// A later-turn notification of a failed run (NOTIFY-12).
+        Failed => "failed",
+        /// A later-turn notification of a stopped or cancelled run (NOTIFY-3).
+        Stopped => "stopped",
+        /// A teammate's result, as a team message (NOTIFY-11).
+        TeamMessage => "team_message",
+        /// A background shell command ended (NOTIFY-5).
+        BashDone => "bash_done",
+        /// `ask_progress` on a running agent: Claude says it is still running (NOTIFY-4,
+        /// from v2.1.211).
+        StillRunning => "still_running",
+        /// `ask_progress` on a running agent before v2.1.211: an unfinished result (NOTIFY-4).
+        PrematureResult => "premature_result",
+        /// `ask_progress` on an agent that is done (NOTIFY-4).
+        ProgressDone => "progress_done",
     }
 }
 
@@ -115,17 +87,6 @@ pub fn completion(finishing: Finishing) -> (Recipient, Delivery, RuleId) {
     }
 }
 
-/// How a finished run ended, as its result's delivery names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// It completed (a partial result included).
-    Completed,
-    /// It failed.
-    Failed,
-    /// It was stopped (TaskStop) or cancelled (the person).
-    Stopped,
-}
-
 /// A finished run's one result: who gets it, how, what the notification says, and the
 /// rule that decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,18 +104,19 @@ pub struct Notified {
 /// NOTIFY-1…12: a finished run's one result. Where it goes and how is [`completion`]'s
 /// answer; a teammate's result is a team message (NOTIFY-11); a failure notified in a later
 /// turn is NOTIFY-12's failure notification.
-pub fn result(finishing: Finishing, ended: Ended, teammate: bool) -> Notified {
+pub fn result(finishing: Finishing, outcome: Outcome, teammate: bool) -> Notified {
     let (recipient, delivery, rule) = completion(finishing);
+    let ended = outcome.ending();
     let notice = match (delivery, ended) {
         _ if teammate => Notice::TeamMessage,
         (Delivery::ToolResult, _) => Notice::Result,
-        (_, Ended::Completed) => Notice::Completion,
-        (_, Ended::Failed) => Notice::Failed,
-        (_, Ended::Stopped) => Notice::Stopped,
+        (_, Ending::Completed) => Notice::Completion,
+        (_, Ending::Failed) => Notice::Failed,
+        (_, Ending::Stopped) => Notice::Stopped,
     };
     let rule = if teammate {
         "NOTIFY-11"
-    } else if ended == Ended::Failed && delivery == Delivery::Notification {
+    } else if ended == Ending::Failed && delivery == Delivery::Notification {
         "NOTIFY-12"
     } else {
         rule
@@ -190,6 +152,26 @@ pub fn progress(running: bool, gates: &Gates) -> (Notice, RuleId) {
         Notice::PrematureResult
     };
     (notice, "NOTIFY-4")
+}
+
+/// NOTIFY-5 / Q-5: does a run whose steps are done wait for its background shells? While
+/// any of them runs, it stays alive: a shell's end is reported to the run that started it.
+pub fn waits_for_shells(shells_running: u32) -> (bool, RuleId) {
+    (shells_running > 0, "NOTIFY-5")
+}
+
+/// NOTIFY-5: who hears that a background shell ended. The run that started it, if that
+/// run is still the one running (`starter_running`); a shell of an earlier run (the run
+/// ended, or was stopped and resumed) reports to nobody (`None`).
+pub fn shell_done(starter_running: bool) -> Option<RuleId> {
+    starter_running.then_some("NOTIFY-5")
+}
+
+/// NOTIFY-9: where a resumed agent's result goes. Resumed by an agent it already reports
+/// to (its launcher, or one further up the chain: `resumer_upstream`), it keeps its own
+/// recipient; resumed by anyone else, it reports to whoever resumed it (`true`: redirected).
+pub fn redirected_on_resume(resumer_upstream: bool) -> (bool, RuleId) {
+    (!resumer_upstream, "NOTIFY-9")
 }
 
 #[cfg(test)]
@@ -280,36 +262,42 @@ mod tests {
         let rows = [
             (
                 background,
-                Ended::Completed,
+                Outcome::Completed,
                 false,
                 Notice::Completion,
                 "NOTIFY-3",
             ),
             (
                 background,
-                Ended::Failed,
+                Outcome::Failed,
                 false,
                 Notice::Failed,
                 "NOTIFY-12",
             ),
             (
                 background,
-                Ended::Stopped,
+                Outcome::Stopped,
                 false,
                 Notice::Stopped,
                 "NOTIFY-3",
             ),
             (
                 background,
-                Ended::Completed,
+                Outcome::Completed,
                 true,
                 Notice::TeamMessage,
                 "NOTIFY-11",
             ),
-            (foreground, Ended::Failed, false, Notice::Result, "NOTIFY-2"),
             (
                 foreground,
-                Ended::Completed,
+                Outcome::Failed,
+                false,
+                Notice::Result,
+                "NOTIFY-2",
+            ),
+            (
+                foreground,
+                Outcome::Completed,
                 false,
                 Notice::Result,
                 "NOTIFY-2",
@@ -326,5 +314,15 @@ mod tests {
         assert!(launcher_waits(SessionKind::Interactive).0);
         assert!(!launcher_waits(SessionKind::Headless).0);
         assert!(!launcher_waits(SessionKind::Sdk).0);
+    }
+
+    #[test]
+    fn a_run_waits_for_its_shells_and_hears_them_while_it_is_the_run() {
+        assert_eq!(waits_for_shells(0), (false, "NOTIFY-5"));
+        assert_eq!(waits_for_shells(2), (true, "NOTIFY-5"));
+        assert_eq!(shell_done(true), Some("NOTIFY-5"));
+        assert_eq!(shell_done(false), None);
+        assert_eq!(redirected_on_resume(true), (false, "NOTIFY-9"));
+        assert_eq!(redirected_on_resume(false), (true, "NOTIFY-9"));
     }
 }

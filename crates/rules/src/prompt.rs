@@ -419,29 +419,17 @@ pub fn handback_call(rules: &PermissionRules) -> CallDecision {
     CallDecision::Run(if named { "Q-28" } else { "HANDBACK-5" })
 }
 
-/// How the person answers a permission prompt.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Answer {
-    /// Approve the call (PERM-3).
-    #[default]
-    Approve,
-    /// Esc: deny this call only (PERM-4).
-    Deny,
-    /// Approve for the rest of the session (PERM-6).
-    ApproveSession,
-}
-
-impl Answer {
-    /// Every answer, in declaration order.
-    pub const ALL: [Answer; 3] = [Answer::Approve, Answer::Deny, Answer::ApproveSession];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Answer::Approve => "approve",
-            Answer::Deny => "deny",
-            Answer::ApproveSession => "approve_session",
-        }
+crate::vocabulary! {
+    /// How the person answers a permission prompt.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub enum Answer {
+        /// Approve the call (PERM-3).
+        #[default]
+        Approve => "approve",
+        /// Esc: deny this call only (PERM-4).
+        Deny => "deny",
+        /// Approve for the rest of the session (PERM-6).
+        ApproveSession => "approve_session",
     }
 }
 
@@ -651,25 +639,14 @@ pub enum Route {
     AutoDeny(RuleId),
 }
 
-/// Where a prompt that is asked surfaces (`permission_requested.routed_to`; PERM-3/4/7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RoutedTo {
-    /// The person's terminal (PERM-3, PERM-7).
-    Terminal,
-    /// The main session (PERM-4).
-    Main,
-}
-
-impl RoutedTo {
-    /// Every place, in declaration order.
-    pub const ALL: [RoutedTo; 2] = [RoutedTo::Terminal, RoutedTo::Main];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RoutedTo::Terminal => "terminal",
-            RoutedTo::Main => "main",
-        }
+crate::vocabulary! {
+    /// Where a prompt that is asked surfaces (`permission_requested.routed_to`; PERM-3/4/7).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum RoutedTo {
+        /// The person's terminal (PERM-3, PERM-7).
+        Terminal => "terminal",
+        /// The main session (PERM-4).
+        Main => "main",
     }
 }
 
@@ -724,6 +701,12 @@ pub fn route(asker: Asker, gates: &Gates) -> Route {
     } else {
         Route::AutoDeny("PERM-5")
     }
+}
+
+/// is a run's pending permission prompt withdrawn when the run ends? It is: nobody
+/// is left to answer it for (`permission_withdrawn`). `None` when no prompt was pending.
+pub fn withdrawn_at_run_end(prompt_pending: bool) -> Option<RuleId> {
+    prompt_pending.then_some("Q-38")
 }
 
 #[cfg(test)]
@@ -1503,5 +1486,11 @@ mod tests {
         assert_eq!(Route::Terminal("PERM-3").rule(), "PERM-3");
         assert_eq!(Route::Main("PERM-4").rule(), "PERM-4");
         assert_eq!(Route::AutoDeny("PERM-5").rule(), "PERM-5");
+    }
+
+    #[test]
+    fn a_pending_prompt_is_withdrawn_when_its_run_ends() {
+        assert_eq!(withdrawn_at_run_end(true), Some("Q-38"));
+        assert_eq!(withdrawn_at_run_end(false), None);
     }
 }

@@ -6,36 +6,18 @@
 
 use crate::{Gates, RuleId};
 
-/// Why a SendMessage was refused (`message_rejected.reason`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MessageRejection {
-    /// No agent has that id or name (RESUME-5).
-    UnknownAgent,
-    /// The name now reaches another agent than it first did (RESUME-12).
-    NameReused,
-    /// A one-shot run (Explore, Plan) cannot be resumed (RESUME-3).
-    NotResumable,
-    /// The person cancelled the run (RESUME-10).
-    Cancelled,
-}
-
-impl MessageRejection {
-    /// Every reason, in declaration order.
-    pub const ALL: [MessageRejection; 4] = [
-        MessageRejection::UnknownAgent,
-        MessageRejection::NameReused,
-        MessageRejection::NotResumable,
-        MessageRejection::Cancelled,
-    ];
-
-    /// The trace spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MessageRejection::UnknownAgent => "unknown_agent",
-            MessageRejection::NameReused => "name_reused",
-            MessageRejection::NotResumable => "not_resumable",
-            MessageRejection::Cancelled => "cancelled",
-        }
+crate::vocabulary! {
+    /// Why a SendMessage was refused (`message_rejected.reason`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum MessageRejection {
+        /// No agent has that id or name (RESUME-5).
+        UnknownAgent => "unknown_agent",
+        /// The name now reaches another agent than it first did (RESUME-12).
+        NameReused => "name_reused",
+        /// A one-shot run (Explore, Plan) cannot be resumed (RESUME-3).
+        NotResumable => "not_resumable",
+        /// The person cancelled the run (RESUME-10).
+        Cancelled => "cancelled",
     }
 }
 
@@ -227,6 +209,47 @@ pub fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
     (gates.max_turns_partial, "RESUME-4")
 }
 
+/// How a resumed run's model is found (RESUME-14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResumedModel {
+    /// Chosen again with the per-invocation model the run was launched with (it persists
+    /// from v2.1.211; before, the choice falls back to the definition's model or main's).
+    ChooseAgain,
+    /// The model the run ran on.
+    Keep,
+}
+
+/// RESUME-14: the model of a resumed run. A run launched with a per-invocation model has
+/// its model chosen again (under the version's gates, by the model rules); a fork, or a run
+/// without a per-invocation model, keeps the model it ran on.
+pub fn resumed_model(has_invocation_model: bool, fork: bool) -> (ResumedModel, RuleId) {
+    let model = if has_invocation_model && !fork {
+        ResumedModel::ChooseAgain
+    } else {
+        ResumedModel::Keep
+    };
+    (model, "RESUME-14")
+}
+
+/// RESUME-3: is an agent type one-shot (it returns no agent ID, so it cannot be resumed)?
+/// Only the built-in one-shot types are; a custom definition that reuses such a name is
+/// not one (SPAWN-10).
+pub fn one_shot_type(built_in: bool, name: &str) -> (bool, RuleId) {
+    let one_shot = built_in
+        && crate::model::BuiltIn::from_name(name).is_some_and(crate::model::BuiltIn::one_shot);
+    (one_shot, "RESUME-3")
+}
+
+/// RESUME-3 / SPAWN-11: does a run of a type returns no agent ID? RESUME-3 is about
+/// subagents: a teammate of a one-shot type is still addressed by its name (SPAWN-11).
+pub fn returns_no_id(type_one_shot: bool, teammate: bool) -> (bool, RuleId) {
+    if teammate {
+        (false, "SPAWN-11")
+    } else {
+        (type_one_shot, "RESUME-3")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,6 +412,24 @@ mod tests {
         );
         assert!(Gates::for_version(Version::v2_1(191)).type_to_resume);
         assert!(!Gates::for_version(Version::v2_1(190)).type_to_resume);
+    }
+
+    #[test]
+    fn resumed_models_and_one_shot_types() {
+        assert_eq!(
+            resumed_model(true, false),
+            (ResumedModel::ChooseAgain, "RESUME-14")
+        );
+        assert_eq!(resumed_model(true, true).0, ResumedModel::Keep);
+        assert_eq!(resumed_model(false, false).0, ResumedModel::Keep);
+        assert_eq!(one_shot_type(true, "Explore"), (true, "RESUME-3"));
+        assert!(
+            !one_shot_type(false, "Explore").0,
+            "a custom Explore is not one (SPAWN-10)"
+        );
+        assert!(!one_shot_type(true, "general-purpose").0);
+        assert_eq!(returns_no_id(true, false), (true, "RESUME-3"));
+        assert_eq!(returns_no_id(true, true), (false, "SPAWN-11"));
     }
 
     #[test]

@@ -48,31 +48,26 @@ pub const PERMISSION_TERMS: [(&str, Pattern); 2] = [
     ),
 ];
 
-/// An instruction-shaped pattern the scan recognises.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Pattern {
-    /// A `<system-reminder>` tag, opening or closing (SCAN-3 and SCAN-4).
-    SystemReminderTag,
-    /// A line starting `Human:` (SCAN-3 only).
-    HumanTurn,
-    /// A line starting `Assistant:` (SCAN-3 only).
-    AssistantTurn,
-    /// A mention of `bypassPermissions` (SCAN-4 only).
-    BypassPermissions,
-    /// A mention of `--dangerously-skip-permissions` (SCAN-4 only).
-    DangerouslySkipPermissions,
+crate::vocabulary! {
+    /// An instruction-shaped pattern the scan recognises.
+    ///
+    /// `ALL` lists every pattern, in the order the marker line lists them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Pattern {
+        /// A `<system-reminder>` tag, opening or closing (SCAN-3 and SCAN-4).
+        SystemReminderTag,
+        /// A line starting `Human:` (SCAN-3 only).
+        HumanTurn,
+        /// A line starting `Assistant:` (SCAN-3 only).
+        AssistantTurn,
+        /// A mention of `bypassPermissions` (SCAN-4 only).
+        BypassPermissions,
+        /// A mention of `--dangerously-skip-permissions` (SCAN-4 only).
+        DangerouslySkipPermissions,
+    }
 }
 
 impl Pattern {
-    /// Every pattern, in the order the marker line lists them.
-    pub const ALL: [Pattern; 5] = [
-        Pattern::SystemReminderTag,
-        Pattern::HumanTurn,
-        Pattern::AssistantTurn,
-        Pattern::BypassPermissions,
-        Pattern::DangerouslySkipPermissions,
-    ];
-
     /// The name the marker line uses (a placeholder, Q-16/Q-17).
     pub fn name(self) -> &'static str {
         match self {

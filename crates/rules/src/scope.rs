@@ -206,6 +206,48 @@ pub fn shadowing(winner: Candidate, loser: Candidate) -> Shadowing {
     }
 }
 
+/// Why an `--agents` JSON definition is skipped (DEF-7, DEF-8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CliSkip {
+    /// Its name starts with `-` (DEF-7).
+    NameDash,
+    /// It has no (or a blank) `description` (DEF-7).
+    NoDescription,
+    /// Its `prompt` is empty, before the version that allows it (DEF-8).
+    EmptyPrompt,
+}
+
+/// Fields of an `--agents` JSON value that are ignored, not rejected (DEF-7).
+pub const CLI_IGNORED_FIELDS: [&str; 2] = ["color", "experimental"];
+
+/// DEF-7: is an `--agents` JSON definition skipped for its name? One whose name starts with
+/// `-` is (it would read as an option).
+pub fn cli_name_skipped(name: &str) -> Option<(CliSkip, crate::RuleId)> {
+    name.starts_with('-')
+        .then_some((CliSkip::NameDash, "DEF-7"))
+}
+
+/// DEF-7 / DEF-8: is an `--agents` JSON definition skipped for its fields? One without a
+/// description is (DEF-7); one with an empty prompt is before the version that allows it
+/// (DEF-8).
+pub fn cli_fields_skipped(
+    description: &str,
+    prompt: &str,
+    gates: &crate::Gates,
+) -> Option<(CliSkip, crate::RuleId)> {
+    if description.trim().is_empty() {
+        Some((CliSkip::NoDescription, "DEF-7"))
+    } else if prompt.is_empty() && !gates.empty_agent_prompt {
+        Some((CliSkip::EmptyPrompt, "DEF-8"))
+    } else {
+        None
+    }
+}
+
+/// DEF-7: the rule of the note that says an `--agents` JSON field is ignored
+/// ([`CLI_IGNORED_FIELDS`]).
+pub const CLI_IGNORED_RULE: crate::RuleId = "DEF-7";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +372,24 @@ mod tests {
         );
         assert!(!Scope::NOTED.contains(&Scope::BuiltIn));
         assert_eq!(Scope::default(), Scope::Project);
+    }
+
+    #[test]
+    fn cli_definitions_skipped_by_name_description_or_empty_prompt() {
+        use crate::{Gates, Version};
+        let old = Gates::for_version(Version::v2_1(1));
+        let new = Gates::for_version(Version::v2_1(400));
+        assert_eq!(cli_name_skipped("-x"), Some((CliSkip::NameDash, "DEF-7")));
+        assert_eq!(cli_name_skipped("x-"), None);
+        assert_eq!(
+            cli_fields_skipped(" ", "p", &new),
+            Some((CliSkip::NoDescription, "DEF-7"))
+        );
+        assert_eq!(cli_fields_skipped("d", "", &new), None);
+        assert_eq!(
+            cli_fields_skipped("d", "", &old),
+            Some((CliSkip::EmptyPrompt, "DEF-8"))
+        );
+        assert_eq!(cli_fields_skipped("d", "p", &old), None);
     }
 }

@@ -4,41 +4,26 @@
 //! Not for per-agent decisions; those live in the sibling modules and read this config.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::str::FromStr;
 
 use crate::gates_table;
 use crate::version::{Gates, Version};
 
-/// How the session was started (glossary: *session kind*).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SessionKind {
-    /// A terminal session.
-    #[default]
-    Interactive,
-    /// `claude -p`.
-    Headless,
-    /// The Agent SDK.
-    Sdk,
+crate::vocabulary! {
+    /// How the session was started (glossary: *session kind*).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub enum SessionKind {
+        /// A terminal session.
+        #[default]
+        Interactive => "interactive",
+        /// `claude -p`.
+        Headless => "headless",
+        /// The Agent SDK.
+        Sdk => "sdk",
+    }
 }
 
 impl SessionKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [SessionKind; 3] = [
-        SessionKind::Interactive,
-        SessionKind::Headless,
-        SessionKind::Sdk,
-    ];
-
-    /// The scenario-file spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionKind::Interactive => "interactive",
-            SessionKind::Headless => "headless",
-            SessionKind::Sdk => "sdk",
-        }
-    }
-
     /// True for a terminal session.
     pub fn is_interactive(self) -> bool {
         self == SessionKind::Interactive
@@ -109,47 +94,27 @@ impl FromStr for SessionKind {
     }
 }
 
-/// A `permissionMode` value (PERM-9). `manual` parses to [`PermissionMode::Default`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PermissionMode {
-    /// Prompts for permission ("Manual").
-    #[default]
-    Default,
-    /// Auto-accepts file edits.
-    AcceptEdits,
-    /// The classifier reviews actions.
-    Auto,
-    /// Auto-denies prompts.
-    DontAsk,
-    /// Skips prompts.
-    BypassPermissions,
-    /// Read-only exploration.
-    Plan,
+crate::vocabulary! {
+    /// A `permissionMode` value (PERM-9). `manual` parses to [`PermissionMode::Default`].
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum PermissionMode {
+        /// Prompts for permission ("Manual").
+        #[default]
+        Default => "default",
+        /// Auto-accepts file edits.
+        AcceptEdits => "acceptEdits",
+        /// The classifier reviews actions.
+        Auto => "auto",
+        /// Auto-denies prompts.
+        DontAsk => "dontAsk",
+        /// Skips prompts.
+        BypassPermissions => "bypassPermissions",
+        /// Read-only exploration.
+        Plan => "plan",
+    }
 }
 
 impl PermissionMode {
-    /// Every mode, in declaration order.
-    pub const ALL: [PermissionMode; 6] = [
-        PermissionMode::Default,
-        PermissionMode::AcceptEdits,
-        PermissionMode::Auto,
-        PermissionMode::DontAsk,
-        PermissionMode::BypassPermissions,
-        PermissionMode::Plan,
-    ];
-
-    /// The configuration (and trace) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "acceptEdits",
-            PermissionMode::Auto => "auto",
-            PermissionMode::DontAsk => "dontAsk",
-            PermissionMode::BypassPermissions => "bypassPermissions",
-            PermissionMode::Plan => "plan",
-        }
-    }
-
     /// Every spelling accepted in files, for "did you mean" suggestions.
     pub const NAMES: [&'static str; 7] = [
         "default",
@@ -160,12 +125,6 @@ impl PermissionMode {
         "plan",
         "manual",
     ];
-}
-
-impl fmt::Display for PermissionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 impl FromStr for PermissionMode {

@@ -842,6 +842,20 @@ pub fn cap_checked(resolution: &Resolution, caller: &Caller<'_>) -> (bool, RuleI
     }
 }
 
+/// SPAWN-15: the budget for the combined descriptions of the non-built-in definitions in
+/// effect, in tokens.
+pub const DESCRIPTION_BUDGET_TOKENS: usize = 15_000;
+/// the stand-in tokenizer, characters per token.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// SPAWN-15 / Q-33: are definitions' descriptions over the token budget? `chars` is the
+/// combined length of the non-built-in descriptions in effect; the answer is their size in
+/// tokens when it is over (a warning: every subagent is still loaded), else `None`.
+pub fn description_budget(chars: usize) -> Option<(usize, RuleId)> {
+    let tokens = chars / CHARS_PER_TOKEN;
+    (tokens > DESCRIPTION_BUDGET_TOKENS).then_some((tokens, "SPAWN-15"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1651,5 +1665,11 @@ mod tests {
             assert_eq!(run_in_background_param(value, true), None, "{value:?}");
             assert_eq!(run_in_background_param(value, false), value, "{value:?}");
         }
+    }
+
+    #[test]
+    fn descriptions_over_fifteen_thousand_tokens_are_over_budget() {
+        assert_eq!(description_budget(60_003), None);
+        assert_eq!(description_budget(60_004), Some((15_001, "SPAWN-15")));
     }
 }

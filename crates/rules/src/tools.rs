@@ -133,6 +133,9 @@ pub const MEMORY_TOOLS: [&str; 3] = ["Read", "Write", "Edit"];
 /// The tool that carries a subagent's report in auto mode (HANDBACK-1).
 pub const HANDBACK: &str = "SubagentHandback";
 
+/// The tool that spawns subagents (DEPTH-5: a caller needs it to spawn).
+pub const AGENT: &str = "Agent";
+
 /// TOOLS-5 / D-2: the background allow-list in force: 19 built-ins before v2.1.280, 20
 /// from it (`LSP`). `SubagentHandback` is kept on top of it for a run that reports
 /// through it (TOOLS-16).
@@ -184,6 +187,40 @@ impl Default for SessionTools {
             platform: Platform::Linux,
         }
     }
+}
+
+/// MCP-1 / TOOLS-13: the name an MCP server's tool has in a tool pool,
+/// `mcp__<server>__<tool>` (the form TOOLS-13's patterns match).
+pub fn mcp_tool_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+/// TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool, the one every run's tools are
+/// filtered from: the scenario's own list when it gives one (`listed`), else the
+/// documented built-ins ([`main_tools`]: `ListAgents` only with cross-session messaging),
+/// then every MCP server's tools ([`mcp_tool_name`]), servers in the order given.
+pub fn session_pool<'a, Tools>(
+    listed: Option<&[String]>,
+    cross_session_messaging: bool,
+    mcp: impl IntoIterator<Item = (&'a String, Tools)>,
+) -> Vec<String>
+where
+    Tools: IntoIterator<Item = &'a String>,
+{
+    let mut pool = listed.map(<[String]>::to_vec).unwrap_or_else(|| {
+        main_tools(SessionTools {
+            cross_session_messaging,
+            ..SessionTools::default()
+        })
+    });
+    for (server, server_tools) in mcp {
+        pool.extend(
+            server_tools
+                .into_iter()
+                .map(|tool| mcp_tool_name(server, tool)),
+        );
+    }
+    pool
 }
 
 /// The main conversation's built-in tools for `session`: [`DEFAULT_MAIN_TOOLS`], with
@@ -2072,6 +2109,20 @@ mod tests {
         );
         assert!(!StepKind::BasePool.removes() && !StepKind::Added.removes());
         assert!(!StepKind::ZeroTools.removes() && StepKind::NotInTools.removes());
+    }
+
+    #[test]
+    fn the_session_pool_is_the_listed_or_default_tools_then_mcp_tools() {
+        let mcp: std::collections::BTreeMap<String, Vec<String>> =
+            [("db".to_string(), vec!["query".to_string()])].into();
+        let listed = vec!["Read".to_string()];
+        assert_eq!(
+            session_pool(Some(&listed), false, &mcp),
+            ["Read", "mcp__db__query"]
+        );
+        let pool = session_pool(None, false, &mcp);
+        assert_eq!(pool.len(), DEFAULT_MAIN_TOOLS.len() + 1);
+        assert_eq!(mcp_tool_name("db", "query"), "mcp__db__query");
     }
 
     #[test]

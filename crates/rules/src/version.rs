@@ -51,7 +51,6 @@ impl fmt::Display for Version {
 
 /// Why a version string did not parse.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum VersionError {
     /// The text is not three dot-separated non-negative integers.
     Malformed(String),

@@ -6,6 +6,7 @@
 //! module does both, for inline and file definitions alike.
 
 use std::path::PathBuf;
+use subsim_rules::id;
 
 use subsim_engine::spec::AgentDef;
 
@@ -140,7 +141,7 @@ fn definition(
                         name,
                         reason,
                         &why,
-                        "DEF-10",
+                        id::DEF_10,
                         format!("agent `{key}` is not defined; spawning it is rejected as an unknown type"),
                     );
                     return None;

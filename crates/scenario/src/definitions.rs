@@ -34,6 +34,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use subsim_engine::spec::{AgentDef, DefinitionNote, DefinitionOutcome, Scope};
+use subsim_rules::id;
+use subsim_rules::scope::CliSkip;
+use subsim_rules::spawn::{CHARS_PER_TOKEN, DESCRIPTION_BUDGET_TOKENS};
 use subsim_rules::{gates_table, scope, Gates, SessionKind, Version};
 
 use crate::check::Ctx;
@@ -45,16 +48,12 @@ use crate::session::DirEntry;
 
 /// Longest definition name (DEF-10, ES; D-8: ES is newer, so it applies at every version).
 const MAX_NAME_CHARS: usize = 256;
-/// SPAWN-15: the description budget, in tokens.
-const DESCRIPTION_BUDGET_TOKENS: usize = 15_000;
-/// the stand-in tokenizer, characters per token.
-const CHARS_PER_TOKEN: usize = 4;
 /// Deepest folder level scanned below an `agent_dirs` entry.
 const MAX_SCAN_DEPTH: usize = 32;
 /// Most `.md` files read from one `agent_dirs` entry.
 const MAX_SCAN_FILES: usize = 10_000;
 /// Fields of an `--agents` JSON value that are ignored, not rejected (DEF-7).
-const JSON_IGNORED: [&str; 2] = ["color", "experimental"];
+const JSON_IGNORED: [&str; 2] = subsim_rules::scope::CLI_IGNORED_FIELDS;
 
 /// The documented reasons a file is skipped (DEF-10). Each `Skip` also says, for the
 /// validation warning, what in the file led there.
@@ -254,7 +253,7 @@ impl Loader {
                     Scope::Plugin,
                     DefinitionOutcome::Warning,
                     Some(reason),
-                    "DEF-6",
+                    id::DEF_6,
                 );
             }
         }
@@ -295,7 +294,7 @@ impl Loader {
             format!("plugin file `{shown}`: {why}, as `{}` (DEF-11)", def.name),
             None,
         );
-        self.warning_note(&def.name, shown, def.scope, why, "DEF-11");
+        self.warning_note(&def.name, shown, def.scope, why, id::DEF_11);
     }
 
     /// Reads one agent Markdown file (DEF-10, DEF-11, DEF-13). Problems inside the file
@@ -522,11 +521,19 @@ impl Loader {
                     None,
                     format!("cannot be read: {message}"),
                     "unreadable",
-                    "DEF-10",
+                    id::DEF_10,
                     help,
                 ),
                 Markdown::Skipped { name, reason, why } => self.skipped(
-                    ctx, entry.span, &shown, scope, name, reason, &why, "DEF-10", help,
+                    ctx,
+                    entry.span,
+                    &shown,
+                    scope,
+                    name,
+                    reason,
+                    &why,
+                    id::DEF_10,
+                    help,
                 ),
                 Markdown::Def(mut def, fallback) => {
                     def.scope = scope;
@@ -641,13 +648,13 @@ impl Loader {
                         help.clone(),
                     );
                 };
-            if name.starts_with('-') {
+            if let Some((_, rule)) = subsim_rules::scope::cli_name_skipped(&name) {
                 skip(
                     self,
                     ctx,
                     NAME_DASH.to_string(),
                     format!("agent `{name}`"),
-                    "DEF-7",
+                    rule,
                 );
                 continue;
             }
@@ -670,28 +677,26 @@ impl Loader {
                 .into_iter()
                 .filter(|field| fields.get(field).is_some())
                 .collect();
-            if def.description.trim().is_empty() {
-                skip(
-                    self,
-                    ctx,
-                    "no description".to_string(),
-                    format!("agent `{name}` has no `description`"),
-                    "DEF-7",
-                );
-                continue;
-            }
             let prompt = def.prompt.clone().unwrap_or_default();
-            if prompt.is_empty() && !Gates::for_version(self.version).empty_agent_prompt {
-                skip(
-                    self,
-                    ctx,
-                    format!(
-                        "empty prompt (allowed from v{})",
-                        gates_table::since("empty_agent_prompt")
+            let gates = Gates::for_version(self.version);
+            if let Some((skipped, rule)) =
+                subsim_rules::scope::cli_fields_skipped(&def.description, &prompt, &gates)
+            {
+                let (reason, why) = match skipped {
+                    CliSkip::NoDescription => (
+                        "no description".to_string(),
+                        format!("agent `{name}` has no `description`"),
                     ),
-                    format!("agent `{name}` has an empty `prompt`"),
-                    "DEF-8",
-                );
+                    CliSkip::EmptyPrompt => (
+                        format!(
+                            "empty prompt (allowed from v{})",
+                            gates_table::since("empty_agent_prompt")
+                        ),
+                        format!("agent `{name}` has an empty `prompt`"),
+                    ),
+                    CliSkip::NameDash => (NAME_DASH.to_string(), format!("agent `{name}`")),
+                };
+                skip(self, ctx, reason, why, rule);
                 continue;
             }
             for field in ignored {
@@ -700,7 +705,7 @@ impl Loader {
                     &shown,
                     Scope::Cli,
                     format!("`{field}` is ignored in `--agents` JSON"),
-                    "DEF-7",
+                    subsim_rules::scope::CLI_IGNORED_RULE,
                 );
             }
             def.prompt = Some(prompt);
@@ -752,7 +757,7 @@ impl Loader {
             let reason = format!("shadowed by {winner_who}: {why}");
             if loser.group == Group::Inline
                 || self.candidates[winner].group == Group::Inline
-                || rule == "DEF-4"
+                || rule == id::DEF_4
             {
                 ctx.warn(
                     loser.span,
@@ -760,7 +765,7 @@ impl Loader {
                         "two definitions are named `{name}`; {} is {reason} ({rule})",
                         loser.who()
                     ),
-                    (rule == "DEF-4").then(|| "give each definition its own `name`".to_string()),
+                    (rule == id::DEF_4).then(|| "give each definition its own `name`".to_string()),
                 );
             }
             let (scope, shown) = (loser.def.scope, loser.shown.clone());
@@ -787,7 +792,7 @@ impl Loader {
                     scope,
                     DefinitionOutcome::Loaded,
                     None,
-                    "DEF-1",
+                    id::DEF_1,
                 );
             }
         }
@@ -811,19 +816,18 @@ impl Loader {
             .filter(|def| def.scope != Scope::BuiltIn)
             .map(|def| def.description.chars().count())
             .sum();
-        let tokens = chars / CHARS_PER_TOKEN;
-        if tokens > DESCRIPTION_BUDGET_TOKENS {
+        if let Some((tokens, rule)) = subsim_rules::spawn::description_budget(chars) {
             let reason = format!(
                 "agent descriptions total {tokens} tokens ({chars} characters / {CHARS_PER_TOKEN}, Q-33), over the {DESCRIPTION_BUDGET_TOKENS}-token limit; every subagent is still loaded"
             );
-            ctx.warn(budget_at, format!("{reason} (SPAWN-15)"), None);
+            ctx.warn(budget_at, format!("{reason} ({rule})"), None);
             notes.push(DefinitionNote {
                 name: None,
                 path: self.scenario.clone(),
                 scope: Scope::default(),
                 outcome: DefinitionOutcome::Warning,
                 reason: Some(reason),
-                rule: "SPAWN-15",
+                rule,
             });
         }
         (defs, notes)

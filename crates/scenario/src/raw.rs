@@ -138,41 +138,51 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
         });
     }
     // The parser recurses once per nesting level, with large frames in debug builds, so it
-    // runs on its own thread with a stack sized for the depth budget whatever thread the
-    // caller is on (test threads have 2 MiB). That thread also contains a panic: scenario
-    // files are untrusted input, and a bug deep inside the YAML library is reported like
-    // any other unreadable file instead of taking the caller down. A thread that cannot
-    // start (memory or threads exhausted: `check --jobs 8` under `ulimit -v`) is tried
-    // again one at a time, behind [`PARSER_SLOT`], then said to be what it is.
+    // runs where the stack is known to be large enough for the depth budget (test threads
+    // have 2 MiB): on a thread started with [`spawn_scoped_with_parser_stack`] (`check`'s
+    // workers), or on a thread of its own. A bug deep inside the YAML library panics; that
+    // is contained and reported like any other unreadable file (scenario files are
+    // untrusted input) instead of taking the caller down. A thread that cannot start
+    // (memory or threads exhausted: `check --jobs 8` under `ulimit -v`) is not a failure
+    // of the file: the parser runs on the main thread when its stack has room, or tries
+    // again one at a time, behind [`PARSER_SLOT`], then says what it is.
+    let parse_here = || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            serde_saphyr::from_str_with_options::<RawNode>(source, options())
+                .map(|raw| raw.into_node(&lines))
+                .map_err(|error| syntax_error(&error, &lines))
+        }))
+        .ok()
+    };
     let parse_on_thread = || {
         std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("subsim-yaml".to_string())
-                .stack_size(PARSER_STACK_BYTES)
-                .spawn_scoped(scope, || {
-                    serde_saphyr::from_str_with_options::<RawNode>(source, options())
-                        .map(|raw| raw.into_node(&lines))
-                        .map_err(|error| syntax_error(&error, &lines))
-                })
-                .map(|handle| handle.join().ok())
+            spawn_parser(scope, "subsim-yaml", parse_here)
+                .map(|handle| handle.join().ok().flatten())
         })
     };
-    let parsed = parse_on_thread().or_else(|_| {
-        // The other parsers end within moments and give their memory back: a few tries,
-        // one caller at a time.
-        let _one_at_a_time = PARSER_SLOT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut tried = parse_on_thread();
-        for _ in 0..PARSER_RETRIES {
-            if tried.is_ok() {
-                break;
+    let parsed = if ROOMY_STACK.get() {
+        Ok(parse_here())
+    } else {
+        parse_on_thread().or_else(|error| {
+            if main_thread_has_room() {
+                return Ok(parse_here());
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            tried = parse_on_thread();
-        }
-        tried
-    });
+            // The other parsers end within moments and give their memory back: a few
+            // tries, one caller at a time.
+            let _one_at_a_time = PARSER_SLOT
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut tried = Err(error);
+            for _ in 0..PARSER_RETRIES {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                tried = parse_on_thread();
+                if tried.is_ok() {
+                    break;
+                }
+            }
+            tried
+        })
+    };
     let at_start = Span {
         offset: 0,
         len: 0,
@@ -199,6 +209,71 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
             span: at_start,
         }),
     }
+}
+
+/// Starts a thread (in `scope`) whose stack is the parser's, on which [`parse`] runs
+/// directly instead of starting a thread of its own for every file: what a pool of
+/// workers that each parse many files (`check --jobs`) runs on. Fails as
+/// [`std::thread::Builder::spawn_scoped`] does, when the machine cannot start one more.
+pub fn spawn_scoped_with_parser_stack<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    spawn_parser(scope, name, move || {
+        ROOMY_STACK.set(true);
+        work()
+    })
+}
+
+fn spawn_parser<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    #[cfg(test)]
+    if tests::NO_THREADS.get() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            "no threads in this test",
+        ));
+    }
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(PARSER_STACK_BYTES)
+        .spawn_scoped(scope, work)
+}
+
+std::thread_local! {
+    /// This thread was started with the parser's stack ([`spawn_scoped_with_parser_stack`]).
+    static ROOMY_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The most stack the parser uses on the deepest input the budget lets through, with
+/// room: measured under 3 MiB in a debug build (`[[[…` 127 deep, block maps and lists 64
+/// deep), far less in a release build.
+const PARSER_STACK_NEEDED: u64 = 6 * 1024 * 1024;
+
+/// Whether this is the main thread and its stack may grow to [`PARSER_STACK_NEEDED`]:
+/// Linux grows the main thread's stack up to `ulimit -s` (8 MiB unless changed), read
+/// from `/proc/self/limits`; elsewhere, or when that cannot be read, no.
+fn main_thread_has_room() -> bool {
+    if std::thread::current().name() != Some("main") {
+        return false;
+    }
+    let Ok(limits) = std::fs::read_to_string("/proc/self/limits") else {
+        return false;
+    };
+    limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max stack size"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .is_some_and(|soft| {
+            soft == "unlimited"
+                || soft
+                    .parse::<u64>()
+                    .is_ok_and(|bytes| bytes >= PARSER_STACK_NEEDED)
+        })
 }
 
 /// How many more times a parser thread that could not start is tried, 20 ms apart.
@@ -564,6 +639,47 @@ impl<'de> Visitor<'de> for RawVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    std::thread_local! {
+        /// Set in a test: no parser thread can start on this thread, as under `ulimit -v`.
+        pub(super) static NO_THREADS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn a_worker_with_the_parser_stack_parses_when_no_thread_can_start() {
+        // `check --jobs 8` under `ulimit -v`: every file whose parser thread could not
+        // start was marked FAIL. A worker started with the parser's stack parses itself.
+        let parsed = std::thread::scope(|scope| {
+            spawn_scoped_with_parser_stack(scope, "worker", || {
+                NO_THREADS.set(true);
+                parse("name: x\nmain: [{work: 1s}]\n")
+            })
+            .unwrap_or_else(|error| panic!("{error}"))
+            .join()
+            .unwrap_or_else(|_| panic!("the worker panicked"))
+        });
+        assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
+    fn a_parser_thread_that_cannot_start_elsewhere_is_said_with_its_fix() {
+        NO_THREADS.set(true);
+        let error = parse("name: x\n").unwrap_err();
+        NO_THREADS.set(false);
+        assert!(
+            error
+                .message
+                .starts_with("cannot start the YAML parser's thread"),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .help
+                .as_deref()
+                .is_some_and(|help| help.contains("--jobs")),
+            "{error:?}"
+        );
+    }
 
     fn parse_ok(source: &str) -> Node {
         match parse(source) {

@@ -193,8 +193,9 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ReadError> {
 
 /// A text read line by line under two budgets: the whole input, and each line. Yields
 /// `(line number, line)` (1-based, without its `\n` or `\r\n`); a line that is not UTF-8
-/// or over a budget is an error at that line, after which the iterator ends. A leading
-/// byte-order mark is dropped.
+/// or over a budget is an error at that line, after which the iterator ends — unless
+/// [`BoundedLines::lossy`] says bad bytes are replaced. A leading byte-order mark is
+/// dropped.
 pub struct BoundedLines<R> {
     reader: std::io::BufReader<R>,
     total: Budget,
@@ -202,6 +203,8 @@ pub struct BoundedLines<R> {
     read: u64,
     number: usize,
     done: bool,
+    lossy: bool,
+    first_replaced: Option<usize>,
 }
 
 impl<R: Read> BoundedLines<R> {
@@ -214,7 +217,25 @@ impl<R: Read> BoundedLines<R> {
             read: 0,
             number: 0,
             done: false,
+            lossy: false,
+            first_replaced: None,
         }
+    }
+
+    /// Bytes that are not UTF-8 are replaced by U+FFFD instead of ending the lines (a
+    /// transcript a crashed writer left a bad byte in is still read);
+    /// [`BoundedLines::first_replaced`] says where it first happened.
+    #[must_use]
+    pub fn lossy(self) -> BoundedLines<R> {
+        BoundedLines {
+            lossy: true,
+            ..self
+        }
+    }
+
+    /// The first line in which bad bytes were replaced (in [`BoundedLines::lossy`] mode).
+    pub fn first_replaced(&self) -> Option<usize> {
+        self.first_replaced
     }
 
     /// The bytes read so far.
@@ -258,6 +279,21 @@ impl<R: Read> BoundedLines<R> {
         }
         if self.number == 1 && bytes.starts_with(BOM.as_bytes()) {
             bytes.drain(..BOM.len());
+            if bytes.is_empty() && !ended {
+                // A byte-order mark and nothing after it is an empty text, which has no
+                // lines (as `read_bounded` then `str::lines` says), not one empty line.
+                self.number = 0;
+                return Ok(None);
+            }
+        }
+        if self.lossy {
+            return Ok(Some(match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(error) => {
+                    self.first_replaced.get_or_insert(self.number);
+                    String::from_utf8_lossy(error.as_bytes()).into_owned()
+                }
+            }));
         }
         String::from_utf8(bytes).map(Some).map_err(|error| {
             let offset = error.utf8_error().valid_up_to();
@@ -454,6 +490,41 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(lines, [(1, "time".to_string()), (2, "1s".to_string())]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_alone_is_an_empty_text_without_lines() {
+        // `[239, 187, 191]` read as one empty line, where the whole-text reader gives ""
+        // and "".lines() nothing; a mark then a newline is one empty line in both.
+        let lines = |bytes: &[u8]| {
+            BoundedLines::new(bytes, SMALL, LINE)
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        assert_eq!(lines(&[239, 187, 191]), []);
+        assert_eq!(lines(b"\xef\xbb\xbf\n"), [(1, String::new())]);
+        assert_eq!(lines(b"\xef\xbb\xbf\r\n"), [(1, String::new())]);
+        assert_eq!(lines(b"\xef\xbb\xbf\xef\xbb\xbf"), [(1, BOM.to_string())]);
+        assert_eq!(lines(b""), []);
+    }
+
+    #[test]
+    fn lossy_lines_replace_bad_bytes_and_say_where_first() {
+        let mut lines =
+            BoundedLines::new(&b"\xef\xbb\xbfok\nb\xffc\n\xfe\n"[..], SMALL, LINE).lossy();
+        let read: Vec<_> = lines
+            .by_ref()
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            read,
+            [
+                (1, "ok".to_string()),
+                (2, "b\u{fffd}c".to_string()),
+                (3, "\u{fffd}".to_string())
+            ]
+        );
+        assert_eq!(lines.first_replaced(), Some(2));
     }
 
     #[test]

@@ -57,12 +57,12 @@ async fn not_found() -> Response {
 
 /// `{"error": message}` with `status`.
 pub fn error(status: StatusCode, message: &str) -> Response {
-    (status, axum::Json(json!({ "error": message }))).into_response()
+    super::json::response(status, &json!({ "error": message }))
 }
 
 /// `GET /api/scenarios`: every shipped scenario, the demo first, then by family (folder).
 async fn scenarios() -> Response {
-    axum::Json(page::scenario_list()).into_response()
+    super::json::ok(page::scenario_list())
 }
 
 /// `GET /api/scenario/PATH`: a shipped scenario's text.
@@ -78,9 +78,7 @@ async fn scenario(Path(path): Path<String>) -> Response {
 /// `GET /api/explain/ID`: what `subsim explain ID` says of a rule or open question.
 async fn explain(Path(id): Path<String>) -> Response {
     match crate::explain::describe_id(&id) {
-        Some(text) => {
-            axum::Json(json!({ "id": id.to_ascii_uppercase(), "text": text })).into_response()
-        }
+        Some(text) => super::json::ok(&json!({ "id": id.to_ascii_uppercase(), "text": text })),
         None => error(
             StatusCode::NOT_FOUND,
             "no rule ID or open question (Q-N) has that name",
@@ -251,11 +249,10 @@ pub fn diagnostics(problems: &Diagnostics) -> Response {
             })
         })
         .collect();
-    (
+    super::json::response(
         StatusCode::UNPROCESSABLE_ENTITY,
-        axum::Json(json!({ "diagnostics": list })),
+        &json!({ "diagnostics": list }),
     )
-        .into_response()
 }
 
 /// Runs `work` on the blocking pool (loading and running are synchronous), holding a run
@@ -321,7 +318,7 @@ async fn check(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Res
     })
     .await;
     match checked {
-        Ok(Ok(warnings)) => axum::Json(json!({ "ok": true, "warnings": warnings })).into_response(),
+        Ok(Ok(warnings)) => super::json::ok(&json!({ "ok": true, "warnings": warnings })),
         Ok(Err(problems)) => diagnostics(&problems),
         Err(response) => response,
     }
@@ -363,7 +360,7 @@ async fn panel(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Res
             subsim_engine::SimTime(at),
             "the scenario",
         ) {
-            Ok(text) => axum::Json(json!({ "text": text })).into_response(),
+            Ok(text) => super::json::ok(&json!({ "text": text })),
             Err(why) => error(StatusCode::UNPROCESSABLE_ENTITY, &format!("{why:#}")),
         },
     })
@@ -402,7 +399,7 @@ async fn compare(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
     })
     .await;
     match answer {
-        Ok(Ok(text)) => axum::Json(json!({ "text": text })).into_response(),
+        Ok(Ok(text)) => super::json::ok(&json!({ "text": text })),
         Ok(Err(problems)) => diagnostics(&problems),
         Err(response) => response,
     }

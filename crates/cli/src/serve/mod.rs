@@ -17,6 +17,7 @@
 //! a run whose client goes away or stops reading is cancelled (`stream.rs`).
 
 mod api;
+mod json;
 mod page;
 mod stream;
 

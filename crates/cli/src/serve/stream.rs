@@ -165,10 +165,10 @@ fn sse(frame: Frame) -> SseEvent {
         FrameKind::Line(line) => SseEvent::default().data(line.replace(['\r', '\n'], " ")),
         FrameKind::Narration(text) => SseEvent::default()
             .event("narration")
-            .data(json!({ "t_us": t_us, "text": text }).to_string()),
+            .data(super::json::text(&json!({ "t_us": t_us, "text": text }))),
         FrameKind::Limit(text) => SseEvent::default()
             .event("limit")
-            .data(json!({ "message": text }).to_string()),
+            .data(super::json::text(&json!({ "message": text }))),
         FrameKind::End(summary) => SseEvent::default()
             .event("end")
             .data(summary.trim_end().replace('\r', " ")),

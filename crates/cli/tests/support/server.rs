@@ -10,7 +10,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-pub const BINARY: &str = env!("CARGO_BIN_EXE_subsim");
+use super::BINARY;
 
 /// A server we started, stopped (by its own handle) when dropped.
 pub struct Server {

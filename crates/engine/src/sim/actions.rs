@@ -1,6 +1,7 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
 use std::rc::Rc;
+use subsim_rules::id;
 use subsim_rules::panel::{x_key, RowId};
 
 use subsim_rules::session::PersonAction;
@@ -49,7 +50,7 @@ impl Kernel<'_> {
             ActionKind::Clear => {
                 // RESUME-13: /clear resets the name-reuse check.
                 self.agents.reached.clear();
-                self.emit(Some("RESUME-13"), EventKind::ConversationCleared);
+                self.emit(Some(id::RESUME_13), EventKind::ConversationCleared);
             }
             ActionKind::TypeTo {
                 to,
@@ -73,10 +74,13 @@ impl Kernel<'_> {
                 match action.dismiss_ignored() {
                     Some((why, rule)) => (format!("{target} {why}"), rule),
                     None if self.observe_dismiss(id) => return,
-                    None => (format!("{target} has no row kept in the panel"), "PANEL-3"),
+                    None => (
+                        format!("{target} has no row kept in the panel"),
+                        id::PANEL_3,
+                    ),
                 }
             }
-            None => (format!("no agent named {target}"), "PANEL-3"),
+            None => (format!("no agent named {target}"), id::PANEL_3),
         };
         self.emit(
             Some(rule),
@@ -92,7 +96,7 @@ impl Kernel<'_> {
         let main = self.agents.get(0);
         if main.block != Block::Foreground {
             self.emit(
-                Some("FGBG-5"),
+                Some(id::FGBG_5),
                 EventKind::ActionIgnored {
                     action: IgnoredAction::CtrlB,
                     why: Rc::from("no foreground task is running"),
@@ -120,7 +124,7 @@ impl Kernel<'_> {
             let reference = agent.reference();
             let running = self.agents.running;
             self.emit(
-                Some("FGBG-5"),
+                Some(id::FGBG_5),
                 EventKind::AgentBackgrounded {
                     agent: reference.clone(),
                     running,
@@ -142,7 +146,7 @@ impl Kernel<'_> {
         let Some(fork) = subsim_rules::plan::subtask(task, given, &self.session.config.gates)
         else {
             self.emit(
-                Some("FORK-9"),
+                Some(id::FORK_9),
                 EventKind::ActionIgnored {
                     action: IgnoredAction::Subtask,
                     why: Rc::from("this version has no user fork command"),
@@ -169,7 +173,7 @@ impl Kernel<'_> {
         if self.agents.is_running(id) {
             let target = self.agents.reference(id);
             self.emit(
-                Some("RESUME-17"),
+                Some(id::RESUME_17),
                 EventKind::MessageDelivered {
                     to: target,
                     from: AgentRef::MAIN,

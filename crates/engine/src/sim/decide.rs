@@ -1,6 +1,8 @@
 //! The decisions layer: the kernel's questions to `subsim-rules` whose answers it keeps,
-//! and every memo of such an answer. Code elsewhere in the kernel asks these methods and
-//! never reads a memo itself; nothing here decides when anything happens.
+//! and every memo of such an answer; then (at the end, without memos) the decisions
+//! issue #22 moved out of the kernel into the rules crate. Code elsewhere in the kernel
+//! asks these methods and never reads a memo itself; nothing here decides when anything
+//! happens.
 //!
 //! # Ground rules
 //!
@@ -61,11 +63,14 @@ use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
-use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
+use subsim_rules::{
+    context, hooks, model, notify, prompt, resume, scan, spawn, Mode, PermissionMode, RuleId,
+};
 
-use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
-use crate::spec::{AgentDef, Scope, SpawnSpec};
+use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
+use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
 
+use super::agents::Status;
 use super::Kernel;
 
 /// Every memo of a rules answer the kernel keeps (see the module's ground rules).
@@ -282,7 +287,11 @@ impl Kernel<'_> {
             class,
             depth: agent.depth,
             // DEPTH-5: a subagent needs `Agent` in its own tools; main always has it.
-            has_agent_tool: agent.id == MAIN || agent.profile.tools.iter().any(|t| &**t == "Agent"),
+            has_agent_tool: depth::has_agent_tool(
+                agent.id == MAIN,
+                agent.profile.tools.iter().map(|tool| &**tool),
+            )
+            .0,
         }
     }
 
@@ -448,29 +457,47 @@ impl Kernel<'_> {
         spec: &SpawnSpec,
     ) -> Option<Rc<RunProfile>> {
         let shared = spec.model.is_none() && spec.effort.is_none() && self.agents.names.is_empty();
-        let (mode, permission_mode) = (launch.mode, launch.permission_mode);
         if let Some(profile) = kept.and_then(|kept| kept.profile.get()).filter(|_| shared) {
             debug_assert!(Rc::ptr_eq(
                 profile,
                 &self.run_profile(
                     type_index,
                     spec,
-                    mode,
+                    launch.mode,
                     depth,
-                    permission_mode,
+                    launch.permission_mode,
                     teammate,
                     self.launch_tools(launch, kept)
                 )
             ));
             return None;
         }
+        self.new_start_profile(type_index, depth, launch, kept, shared, teammate, spec)
+    }
+
+    /// [`Kernel::start_profile`] when the kept plan has no profile yet, or the run's own is
+    /// needed: made, and kept in the plan (returning `None`) when profiles are `shared`. Out of
+    /// line, so that the kept profile's check above is small enough to be inlined into every
+    /// start (see docs/PERFORMANCE.md, "Choices that need a benchmark").
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // start_profile's own arguments, and whether profiles are shared
+    fn new_start_profile(
+        &mut self,
+        type_index: Option<usize>,
+        depth: u32,
+        launch: &Launch,
+        kept: Option<&CachedPlan>,
+        shared: bool,
+        teammate: bool,
+        spec: &SpawnSpec,
+    ) -> Option<Rc<RunProfile>> {
         let tools = self.launch_tools(launch, kept);
         let made = self.run_profile(
             type_index,
             spec,
-            mode,
+            launch.mode,
             depth,
-            permission_mode,
+            launch.permission_mode,
             teammate,
             tools,
         );
@@ -650,10 +677,7 @@ impl Kernel<'_> {
                     .iter()
                     .find(|server| server.name == outcome.name)
                 {
-                    for tool in &server.tools {
-                        inline_tools
-                            .push(Rc::from(format!("mcp__{}__{tool}", server.name).as_str()));
-                    }
+                    inline_tools.extend(server_tools(server).map(|tool| Rc::from(tool.as_str())));
                 }
             }
         }
@@ -1174,6 +1198,94 @@ fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<R
 fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
     scan::delivered_rule(scan_rule, delivery.reviewed.then_some(delivery.rule))
 }
+// -- Answers the kernel asks for and does not keep ---------------------------------------
+//
+// The decisions issue #22 moved out of the kernel into `crates/rules`: each asks one rules
+// function with the kernel's facts, so the kernel's other files ask here instead of
+// deciding inline. Nothing is kept, so there is no key and no replay.
+
+impl Kernel<'_> {
+    /// the rule by which the pending prompt of a run that ends is withdrawn.
+    pub(super) fn prompt_withdrawn(&self) -> Option<RuleId> {
+        prompt::withdrawn_at_run_end(true)
+    }
+
+    /// NOTIFY-5 / Q-5: whether the run in `slot`, its steps done, stays alive for its
+    /// background shells, and the rule.
+    pub(super) fn waits_for_shells(&self, slot: u32) -> (bool, RuleId) {
+        notify::waits_for_shells(self.agents.get(slot).bash_running)
+    }
+
+    /// NOTIFY-5: the rule by which the end of a shell of `run` is reported to the run in
+    /// `slot`; `None` when that run is no longer the one running (it reports to nobody).
+    pub(super) fn shell_heard(&self, slot: u32, run: u32) -> Option<RuleId> {
+        let agent = self.agents.get(slot);
+        notify::shell_done(agent.status == Status::Running && agent.run == run)
+    }
+
+    /// NOTIFY-9: whether the agent in `slot`, resumed by `by`, now reports to `by` (it
+    /// does unless `by` is one it already reports to).
+    pub(super) fn resume_redirected(&self, slot: u32, by: AgentId) -> bool {
+        let target = self.agents.get(slot).id;
+        notify::redirected_on_resume(self.reports_to(by, target)).0
+    }
+
+    /// RESUME-14: the model the run in `slot` resumes on, and the rule that says so.
+    pub(super) fn resumed_model(&self, slot: u32) -> (Rc<str>, RuleId) {
+        let agent = self.agents.get(slot);
+        let invocation = agent.invocation_model();
+        let (how, rule) = resume::resumed_model(invocation.is_some(), agent.fork);
+        let model = match (how, invocation) {
+            (resume::ResumedModel::ChooseAgain, Some(invocation)) => {
+                self.run_model(agent.type_index(), Some(invocation), false, true)
+                    .0
+            }
+            (resume::ResumedModel::ChooseAgain, None) | (resume::ResumedModel::Keep, _) => {
+                agent.profile.model.clone()
+            }
+        };
+        (model, rule)
+    }
+}
+
+/// HOOK-7: the rule by which a tool call's hooks block it (`a_hook_exits_2` among those
+/// that fired for `event`), if they do.
+pub(super) fn call_blocked(event: hooks::HookEvent, a_hook_exits_2: bool) -> Option<RuleId> {
+    hooks::blocks_call(event, a_hook_exits_2)
+}
+
+/// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
+/// built-in's name is not).
+pub(super) fn one_shot_type(def: &AgentDef) -> bool {
+    resume::one_shot_type(def.scope == Scope::BuiltIn, &def.name).0
+}
+
+/// RESUME-3 / SPAWN-11: whether a run of a type that is `type_one_shot` returns no agent
+/// ID (a teammate is still addressed by its name).
+pub(super) fn returns_no_id(type_one_shot: bool, teammate: bool) -> bool {
+    resume::returns_no_id(type_one_shot, teammate).0
+}
+
+/// TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the
+/// documented built-ins — and its MCP servers' tools.
+pub(super) fn session_pool(spec: &SimSpec) -> Vec<String> {
+    let session = &spec.session;
+    tools::session_pool(
+        session.tools.as_deref(),
+        session.cross_session_messaging,
+        &session.mcp,
+    )
+}
+
+/// MCP-1: the tools an inline `server` brings, by their names in a tool pool.
+pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String> + '_ {
+    let name = server.name.as_str();
+    server
+        .tools
+        .iter()
+        .map(move |tool| tools::mcp_tool_name(name, tool))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

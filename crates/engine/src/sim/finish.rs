@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use subsim_rules::id;
 use subsim_rules::notify::{Delivery, Finishing, Notice, Recipient};
 use subsim_rules::{errors, notify, Mode, RuleId};
 
@@ -56,7 +57,7 @@ impl Kernel<'_> {
     fn finish_cascade(&mut self, rest: FinishRest, mut launcher: u32) {
         let mut pending = vec![rest];
         while let Some((rest, cascade)) =
-            self.finish_run(launcher, Outcome::Completed, Some("NOTIFY-6"), None)
+            self.finish_run(launcher, Outcome::Completed, Some(id::NOTIFY_6), None)
         {
             pending.push(rest);
             match cascade {
@@ -124,11 +125,6 @@ impl Kernel<'_> {
         let caller_slot = self.agents.slot_of(report_to);
         let caller_running =
             caller_slot.is_some_and(|s| self.agents.get(s).status == Status::Running);
-        let ended = match outcome {
-            Outcome::Completed | Outcome::Partial => notify::Ended::Completed,
-            Outcome::Failed => notify::Ended::Failed,
-            Outcome::Stopped | Outcome::Cancelled => notify::Ended::Stopped,
-        };
         let notify::Notified {
             recipient,
             delivery,
@@ -142,7 +138,7 @@ impl Kernel<'_> {
                 caller_running,
                 resumed,
             },
-            ended,
+            outcome,
             teammate,
         );
         // The recipient's record: the caller's, already found, or main's.
@@ -178,10 +174,13 @@ impl Kernel<'_> {
         let Some(pending) = self.person.prompts.remove(number) else {
             return;
         };
+        let Some(rule) = self.prompt_withdrawn() else {
+            return;
+        };
         let program = PendingPrompt::program(self.agents.get(slot));
         let tool = pending.call(program).name.clone();
         self.emit(
-            Some("Q-38"),
+            Some(rule),
             EventKind::PermissionWithdrawn {
                 agent: reference,
                 tool,
@@ -289,17 +288,16 @@ impl Kernel<'_> {
         let Some(slot) = self.agents.slot_of(id) else {
             return;
         };
-        let agent = self.agents.get_mut(slot);
-        // A shell of an earlier run (the run ended, or was stopped and resumed) reports to
-        // nobody: its run no longer waits for it.
-        if agent.status != Status::Running || agent.run != run {
+        // NOTIFY-5: the shell's end is reported to the subagent itself; a shell of an
+        // earlier run (the run ended, or was stopped and resumed) reports to nobody.
+        let Some(rule) = self.shell_heard(slot, run) else {
             return;
-        }
+        };
+        let agent = self.agents.get_mut(slot);
         agent.bash_running -= 1;
         let reference = agent.reference();
-        // NOTIFY-5: the shell's end is reported to the subagent itself.
         self.emit(
-            Some("NOTIFY-5"),
+            Some(rule),
             EventKind::Notification {
                 to: reference.clone(),
                 from: reference,

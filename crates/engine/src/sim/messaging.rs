@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use subsim_rules::id;
 use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
 
 use crate::event::{
@@ -95,7 +96,7 @@ impl Kernel<'_> {
         let (Some(id), Some(slot)) = (id, slot) else {
             let (reason, rule) = match decision {
                 resume::Send::Refused(reason, rule) => (reason, rule),
-                _ => (MessageRejection::UnknownAgent, "RESUME-5"),
+                _ => (MessageRejection::UnknownAgent, id::RESUME_5),
             };
             let message = self.refusal_message(reason, to, id, first);
             return reject(self, reason, rule, message);
@@ -178,27 +179,16 @@ impl Kernel<'_> {
         let (mode, _) = placement::resume_mode(&self.session.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
-        let target = self.agents.get(slot).id;
-        let redirect = !self.reports_to(by, target);
+        let redirect = self.resume_redirected(slot, by);
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
-        let resumed_model = {
-            let agent = self.agents.get(slot);
-            match (agent.invocation_model(), agent.fork) {
-                (Some(invocation), false) => {
-                    let invocation = invocation.clone();
-                    self.run_model(agent.type_index(), Some(&invocation), false, true)
-                        .0
-                }
-                _ => agent.profile.model.clone(),
-            }
-        };
+        let (resumed_model, model_rule) = self.resumed_model(slot);
         let agent = self.agents.get_mut(slot);
         if agent.profile.model != resumed_model {
             let mut profile = (*agent.profile).clone();
             profile.model = resumed_model.clone();
-            profile.model_rule = "RESUME-14";
+            profile.model_rule = model_rule;
             agent.profile = Rc::new(profile);
         }
         // RESUME-6: the next run under the same id, under the next generation.

@@ -25,10 +25,10 @@ use std::rc::Rc;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use subsim_rules::context;
+use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::tools;
 use subsim_rules::{messages, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
@@ -525,7 +525,7 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        let mut pool = session_pool(&spec);
+        let mut pool = decide::session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
             disable_explore_plan: config.disable_explore_plan,
@@ -635,7 +635,7 @@ impl<'s> Kernel<'s> {
         let mut main_type: Rc<str> = Rc::from("main");
         if let Some(warning) = main_agent.warning {
             self.session.notes.push(ConfigNote {
-                rule: "MAIN-3",
+                rule: id::MAIN_3,
                 text: warning,
             });
         } else if let Some(index) =
@@ -648,7 +648,7 @@ impl<'s> Kernel<'s> {
         let main_profile = RunProfile {
             agent_type: main_type,
             model: main_model,
-            model_rule: "MAIN-1",
+            model_rule: id::MAIN_1,
             effort: None,
             permission_mode: self.session.config.permission_mode,
             tools: main_tools,
@@ -931,25 +931,6 @@ impl<'s> Kernel<'s> {
     }
 }
 
-/// TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the documented
-/// built-ins (ListAgents only with cross-session messaging) — and its MCP servers' tools.
-fn session_pool(spec: &SimSpec) -> Vec<String> {
-    let mut pool = spec.session.tools.clone().unwrap_or_else(|| {
-        // TOOLS-8 / TOOLS-10: the documented built-ins, ListAgents only with
-        // cross-session messaging.
-        tools::main_tools(tools::SessionTools {
-            cross_session_messaging: spec.session.cross_session_messaging,
-            ..tools::SessionTools::default()
-        })
-    });
-    for (server, server_tools) in &spec.session.mcp {
-        for tool in server_tools {
-            pool.push(format!("mcp__{server}__{tool}"));
-        }
-    }
-    pool
-}
-
 /// The agent types (SPAWN-8's registered built-ins, less those a definition of the same
 /// name overrides, SPAWN-10; then the definitions, DEF-5: a plugin's by its scoped id) and
 /// their index by name; a type without a `behavior` runs `default_program`.
@@ -964,10 +945,8 @@ fn agent_types(
     let mut type_index = BTreeMap::new();
     let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
         let name: Rc<str> = Rc::from(def.name.as_str());
-        let built_in = def.scope == Scope::BuiltIn;
         // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
-        let one_shot =
-            built_in && model::BuiltIn::from_name(&def.name).is_some_and(model::BuiltIn::one_shot);
+        let one_shot = decide::one_shot_type(&def);
         let models = ModelSettings::from_session(session);
         let choice = models.choose(config, &def, None, false, false);
         let behavior = def
@@ -1086,9 +1065,7 @@ fn main_agent_of(
         .map(|def| session_agent_servers(def, &spec.session, config))
         .unwrap_or_default();
     for server in &main_servers {
-        for tool in &server.tools {
-            pool.push(format!("mcp__{}__{tool}", server.name));
-        }
+        pool.extend(decide::server_tools(server));
     }
     let main_agent = context::main_agent(&context::MainAgentInput {
         flag: spec.session.agent.as_deref(),

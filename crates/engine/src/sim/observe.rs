@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use subsim_rules::hooks::{self, HookEvent, HookOrigin, RunTransition};
-use subsim_rules::panel::{FinishKind, PanelChange, RowId, Started};
+use subsim_rules::panel::{PanelChange, RowId, Started};
 use subsim_rules::{Mode, RuleId, SessionConfig};
 
 use crate::event::{AgentId, AgentRef, EventKind, HookSource, Outcome, MAIN};
@@ -13,7 +13,7 @@ use crate::spec::{AgentDef, HookSpec};
 use crate::time::SimTime;
 
 use super::clock::Wake;
-use super::{agents, Kernel};
+use super::{agents, decide, Kernel};
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
 /// every `hook_fired` it writes (no copy per tool call).
@@ -187,26 +187,16 @@ impl Kernel<'_> {
     }
 
     fn observe_end_of(&mut self, slot: u32, outcome: Outcome) {
-        let transition = match outcome {
-            Outcome::Completed | Outcome::Partial => RunTransition::Complete,
-            Outcome::Failed => RunTransition::Fail,
-            Outcome::Stopped | Outcome::Cancelled => RunTransition::Stop,
-        };
-        self.lifecycle_hooks(slot, HookEvent::SubagentStop, transition);
+        self.lifecycle_hooks(slot, HookEvent::SubagentStop, RunTransition::End(outcome));
         if self.panel.is_some() && !self.agents.get(slot).teammate {
-            let kind = match transition {
-                RunTransition::Complete => FinishKind::Success,
-                RunTransition::Fail => FinishKind::Failure,
-                _ => FinishKind::Stopped,
-            };
             let agent = self.agents.get(slot);
             let (id, entry) = (agent.id, agent.panel_entry);
             if let Some(state) = self.panel.as_mut() {
                 // The entry where `on_start` put it, not looked up by id.
                 let now = self.clock.now.as_micros();
                 match entry {
-                    agents::NO_PANEL_ENTRY => state.panel.on_finish(id, kind, now),
-                    entry => state.panel.on_finish_at(entry, id, kind, now),
+                    agents::NO_PANEL_ENTRY => state.panel.on_finish(id, outcome, now),
+                    entry => state.panel.on_finish_at(entry, id, outcome, now),
                 }
             }
             self.panel_update_near(Some(slot));
@@ -427,12 +417,15 @@ impl Kernel<'_> {
     /// tool's name.
     /// Returns true if a `PreToolUse` hook exits with code 2: the call is blocked (HOOK-7).
     #[inline]
-    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
+    pub(super) fn tool_hooks(&mut self, slot: u32, tool: &str, event: HookEvent) -> Option<RuleId> {
         // Most sessions have no hooks at all: two tests per call, not a look at the run.
-        self.session.hooks_present && self.tool_hooks_of(slot, tool, event)
+        if !self.session.hooks_present {
+            return None;
+        }
+        self.tool_hooks_of(slot, tool, event)
     }
 
-    fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> bool {
+    fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> Option<RuleId> {
         let agent = self.agents.get(slot);
         // HOOK-6 / DEF-6: a definition's hooks that do not run are not asked about.
         let own = agent
@@ -445,7 +438,7 @@ impl Kernel<'_> {
             .session_agent_hooks()
             .filter(|_| hooks::session_agent_sees(&occasion, agent.id == MAIN).0);
         if self.session.hooks.is_empty() && own.is_none() && main_own.is_none() {
-            return false;
+            return None;
         }
         let session_hooks = self.session.hooks.clone();
         let reference = agent.reference();
@@ -472,8 +465,7 @@ impl Kernel<'_> {
                 self.hook_fired(rule, &reference, hook, source);
             }
         }
-        // HOOK-7: a `PreToolUse` hook that exits with code 2 blocks the call.
-        event == HookEvent::PreToolUse && blocks
+        decide::call_blocked(event, blocks)
     }
 
     /// The folder whose trust counts for a definition ([`trust_folder`]).

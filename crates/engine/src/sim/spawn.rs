@@ -22,7 +22,7 @@ use crate::spec::{Program, SpawnSpec};
 
 use super::agents::{AgentStart, Block};
 use super::clock::Wake;
-use super::decide::CachedPlan;
+use super::decide::{self, CachedPlan};
 use super::{trace, Flow, Kernel, Session};
 
 impl Kernel<'_> {
@@ -416,7 +416,7 @@ impl Session {
                 let type_def = &self.types[index];
                 (
                     &type_def.behavior,
-                    type_def.one_shot && !teammate,
+                    decide::returns_no_id(type_def.one_shot, teammate),
                     type_def.def.max_turns,
                 )
             }

@@ -258,12 +258,13 @@ impl Kernel<'_> {
             return;
         }
         let reference = agent.reference();
-        if agent.bash_running > 0 {
+        let (waits_for_shells, rule) = self.waits_for_shells(slot);
+        if waits_for_shells {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
             self.agents.get_mut(slot).block = Block::EndBash;
             self.emit(
-                Some("NOTIFY-5"),
+                Some(rule),
                 EventKind::AgentWaiting {
                     agent: reference,
                     waiting_for: WaitingFor::Bash,
@@ -307,8 +308,10 @@ impl Kernel<'_> {
         }
         // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
         // one that exits with code 2 blocks the call and its stderr goes back to the agent.
-        if self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse) {
-            self.refuse_tool(slot, call, ToolRefusal::HookBlocked, "HOOK-7");
+        if let Some(rule) =
+            self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse)
+        {
+            self.refuse_tool(slot, call, ToolRefusal::HookBlocked, rule);
             return Flow::Continue;
         }
         let agent = self.agents.get(slot);

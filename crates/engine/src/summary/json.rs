@@ -21,9 +21,6 @@ impl Summary {
         for (reason, count) in RejectReason::ALL.iter().zip(self.rejected) {
             json.key(reason.as_str()).u64(count);
         }
-        if self.rejected_other > 0 {
-            json.key("other").u64(self.rejected_other);
-        }
         json.close();
         json.close();
         json.key("blocking").f64(self.blocking());

@@ -31,6 +31,9 @@ fn outcome_and_notice_indices_follow_their_lists() {
         RejectReason::ALL[CONCURRENT_LIMIT],
         RejectReason::ConcurrentLimit
     );
+    for (index, reason) in RejectReason::ALL.into_iter().enumerate() {
+        assert_eq!(reject_index(reason), index, "{reason:?}");
+    }
 }
 
 #[test]

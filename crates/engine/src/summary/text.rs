@@ -27,9 +27,6 @@ impl Summary {
                 row(&format!("    {}", reason.as_str()), count.to_string());
             }
         }
-        if self.rejected_other > 0 {
-            row("    other", self.rejected_other.to_string());
-        }
         row(
             "blocking",
             format!(

@@ -2,36 +2,18 @@
 
 use super::*;
 
-/// Why a row left the panel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RemovalReason {
-    /// PANEL-2 / PANEL-4: a successful finish removes the row at once (v2.1.232+).
-    Succeeded,
-    /// PANEL-2/3/4: the row's 30 s after its finish are up.
-    Expired,
-    /// PANEL-3: the person cleared it with `x`.
-    Dismissed,
-    /// PANEL-1: the main-session row goes when the last fork row goes.
-    NoForks,
-}
-
-impl RemovalReason {
-    /// Every reason, in declaration order.
-    pub const ALL: [RemovalReason; 4] = [
-        RemovalReason::Succeeded,
-        RemovalReason::Expired,
-        RemovalReason::Dismissed,
-        RemovalReason::NoForks,
-    ];
-
-    /// The trace spelling (`reason`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RemovalReason::Succeeded => "succeeded",
-            RemovalReason::Expired => "expired",
-            RemovalReason::Dismissed => "dismissed",
-            RemovalReason::NoForks => "no_forks",
-        }
+crate::vocabulary! {
+    /// Why a row left the panel.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum RemovalReason {
+        /// PANEL-2 / PANEL-4: a successful finish removes the row at once (v2.1.232+).
+        Succeeded => "succeeded",
+        /// PANEL-2/3/4: the row's 30 s after its finish are up.
+        Expired => "expired",
+        /// PANEL-3: the person cleared it with `x`.
+        Dismissed => "dismissed",
+        /// PANEL-1: the main-session row goes when the last fork row goes.
+        NoForks => "no_forks",
     }
 }
 
@@ -77,40 +59,20 @@ pub enum PanelChange {
     },
 }
 
-/// Which kind of change a [`PanelChange`] is (`panel_changed.change`; PANEL-1…4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ChangeKind {
-    /// A row appeared (PANEL-1, PANEL-4, RESUME-8).
-    RowAdded,
-    /// A row left (PANEL-1…4).
-    RowRemoved,
-    /// A row that stays changed its status word (PANEL-2…4, RESUME-8).
-    RowStatusChanged,
-    /// PANEL-2: the footer hint appeared.
-    FooterHintShown,
-    /// PANEL-2: the footer hint went away.
-    FooterHintCleared,
-}
-
-impl ChangeKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ChangeKind; 5] = [
-        ChangeKind::RowAdded,
-        ChangeKind::RowRemoved,
-        ChangeKind::RowStatusChanged,
-        ChangeKind::FooterHintShown,
-        ChangeKind::FooterHintCleared,
-    ];
-
-    /// The trace spelling (`change`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::RowAdded => "row_added",
-            ChangeKind::RowRemoved => "row_removed",
-            ChangeKind::RowStatusChanged => "row_status_changed",
-            ChangeKind::FooterHintShown => "footer_hint_shown",
-            ChangeKind::FooterHintCleared => "footer_hint_cleared",
-        }
+crate::vocabulary! {
+    /// Which kind of change a [`PanelChange`] is (`panel_changed.change`; PANEL-1…4).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ChangeKind {
+        /// A row appeared (PANEL-1, PANEL-4, RESUME-8).
+        RowAdded => "row_added",
+        /// A row left (PANEL-1…4).
+        RowRemoved => "row_removed",
+        /// A row that stays changed its status word (PANEL-2…4, RESUME-8).
+        RowStatusChanged => "row_status_changed",
+        /// PANEL-2: the footer hint appeared.
+        FooterHintShown => "footer_hint_shown",
+        /// PANEL-2: the footer hint went away.
+        FooterHintCleared => "footer_hint_cleared",
     }
 }
 

@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use crate::messages;
-use crate::{Gates, RuleId, SessionKind};
+use crate::{Ending, Gates, Outcome, RuleId, SessionKind};
 
 mod diff;
 mod keys;
@@ -65,57 +65,27 @@ pub fn id_label(id: u32) -> String {
 /// The main session's label.
 pub const MAIN_LABEL: &str = "main";
 
-/// How a run ended, as the panel sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FinishKind {
-    /// Finished its work (partial output counts: the run did not fail).
-    Success,
-    /// Ended in an error.
-    Failure,
-    /// Stopped (by the person or by TaskStop).
-    Stopped,
-}
-
-impl FinishKind {
-    fn status(self) -> Status {
-        match self {
-            FinishKind::Success => Status::Done,
-            FinishKind::Failure => Status::Failed,
-            FinishKind::Stopped => Status::Stopped,
-        }
+/// The status word the row of a run that ended so shows.
+fn finished_status(ending: Ending) -> Status {
+    match ending {
+        Ending::Completed => Status::Done,
+        Ending::Failed => Status::Failed,
+        Ending::Stopped => Status::Stopped,
     }
 }
 
-/// The status word a row or `/tasks` entry shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Running.
-    Running,
-    /// Finished successfully.
-    Done,
-    /// Failed.
-    Failed,
-    /// Stopped.
-    Stopped,
-}
-
-impl Status {
-    /// Every status, in declaration order.
-    pub const ALL: [Status; 4] = [
-        Status::Running,
-        Status::Done,
-        Status::Failed,
-        Status::Stopped,
-    ];
-
-    /// The word shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Running => "running",
-            Status::Done => "done",
-            Status::Failed => "failed",
-            Status::Stopped => "stopped",
-        }
+crate::vocabulary! {
+    /// The status word a row or `/tasks` entry shows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum Status {
+        /// Running.
+        Running => "running",
+        /// Finished successfully.
+        Done => "done",
+        /// Failed.
+        Failed => "failed",
+        /// Stopped.
+        Stopped => "stopped",
     }
 }
 
@@ -171,9 +141,9 @@ struct Entry {
     background: bool,
     running: bool,
     /// The kind of the latest finish.
-    finished_kind: Option<FinishKind>,
+    finished_kind: Option<Ending>,
     /// RESUME-8: how the previous run ended, while a resumed run is going.
-    resumed_from: Option<FinishKind>,
+    resumed_from: Option<Ending>,
     /// PANEL-3: the latest finished row was cleared with `x`.
     dismissed: bool,
     /// The row's status as [`Panel::update`] last showed it, and whether it was a fork's.
@@ -189,7 +159,7 @@ impl Entry {
     }
 
     /// The latest finish: its kind and time.
-    fn finished(&self) -> Option<(FinishKind, Micros)> {
+    fn finished(&self) -> Option<(Ending, Micros)> {
         self.finished_kind.map(|kind| (kind, self.finished_at))
     }
 
@@ -201,7 +171,7 @@ impl Entry {
     /// RESUME-8: the status a running entry shows.
     fn running_status(&self, gates: &Gates) -> Status {
         match self.resumed_from {
-            Some(kind) if !gates.resume_shows_running => kind.status(),
+            Some(kind) if !gates.resume_shows_running => finished_status(kind),
             _ => Status::Running,
         }
     }
@@ -218,11 +188,11 @@ impl Entry {
         if self.dismissed || at >= finished_at.saturating_add(RETENTION) {
             return None;
         }
-        if kind == FinishKind::Success && gates.success_row_removed_at_once {
+        if kind == Ending::Completed && gates.success_row_removed_at_once {
             // PANEL-2 / PANEL-4: a successful row leaves at once from v2.1.232.
             return None;
         }
-        Some(kind.status())
+        Some(finished_status(kind))
     }
 
     /// The rule behind this entry's row appearing: a resume (RESUME-8), a fork (PANEL-4)
@@ -245,7 +215,7 @@ impl Entry {
         let rule_for = |success_rule: RuleId| {
             if self.fork {
                 "PANEL-4"
-            } else if kind == FinishKind::Success {
+            } else if kind == Ending::Completed {
                 success_rule
             } else {
                 "PANEL-3"
@@ -253,7 +223,7 @@ impl Entry {
         };
         if self.dismissed {
             (RemovalReason::Dismissed, "PANEL-3")
-        } else if kind == FinishKind::Success && at < finished_at.saturating_add(RETENTION) {
+        } else if kind == Ending::Completed && at < finished_at.saturating_add(RETENTION) {
             (RemovalReason::Succeeded, rule_for("PANEL-2"))
         } else {
             (RemovalReason::Expired, rule_for("PANEL-2"))
@@ -270,7 +240,7 @@ impl Entry {
                     && finished_at.saturating_add(RETENTION) == end =>
             {
                 self.row_status(at, gates).is_some()
-                    || (kind == FinishKind::Success && gates.tasks_lists_done)
+                    || (kind == Ending::Completed && gates.tasks_lists_done)
             }
             _ => false,
         }
@@ -416,7 +386,7 @@ impl IdIndex {
 /// million runs, each read was a cache miss: a fifth of the fan-out's time). Any later
 /// change to the entry marks it revisited first. Debug builds check the memo against the
 /// entry.
-type Window = (Micros, u32, Option<FinishKind>);
+type Window = (Micros, u32, Option<Ending>);
 
 /// The 30 s windows in the order they end. Finishes come in time order, so their windows
 /// are appended in order to `ordered` (O(1) each); a window that opens late (a finished
@@ -517,12 +487,12 @@ impl Panel {
     /// What the window `(end, index, known)` knows without reading the entry, if anything:
     /// whether the entry's row is shown (until `end`), and whether the window's end changes
     /// the view (a row or a `/tasks` line leaves). See [`Window`].
-    fn known(&self, index: u32, known: Option<FinishKind>, gates: &Gates) -> Option<(bool, bool)> {
+    fn known(&self, index: u32, known: Option<Ending>, gates: &Gates) -> Option<(bool, bool)> {
         let kind = known?;
         if self.revisited(index as usize) {
             return None;
         }
-        let success = kind == FinishKind::Success;
+        let success = kind == Ending::Completed;
         let row = !(success && gates.success_row_removed_at_once);
         Some((row, row || (success && gates.tasks_lists_done)))
     }
@@ -664,9 +634,9 @@ impl Panel {
     }
 
     /// A run ends. Unknown ids are ignored.
-    pub fn on_finish(&mut self, id: u32, kind: FinishKind, at: Micros) {
+    pub fn on_finish(&mut self, id: u32, outcome: Outcome, at: Micros) {
         if let Some(index) = self.position(id) {
-            self.finish_entry(index, kind, at);
+            self.finish_entry(index, outcome.ending(), at);
         }
     }
 
@@ -674,17 +644,17 @@ impl Panel {
     /// `index`: its id is not looked up (at a million runs ending in random order, the
     /// id index was a cache miss of its own). An `index` that does not hold `id` is
     /// looked up by `id` instead.
-    pub fn on_finish_at(&mut self, index: u32, id: u32, kind: FinishKind, at: Micros) {
+    pub fn on_finish_at(&mut self, index: u32, id: u32, outcome: Outcome, at: Micros) {
         match self.entries.get(index as usize) {
             Some(entry) if entry.id == id => {
                 debug_assert_eq!(self.position(id), Some(index as usize));
-                self.finish_entry(index as usize, kind, at);
+                self.finish_entry(index as usize, outcome.ending(), at);
             }
-            _ => self.on_finish(id, kind, at),
+            _ => self.on_finish(id, outcome, at),
         }
     }
 
-    fn finish_entry(&mut self, index: usize, kind: FinishKind, at: Micros) {
+    fn finish_entry(&mut self, index: usize, kind: Ending, at: Micros) {
         self.touch(index);
         let entry = &mut self.entries[index];
         let first_finish = entry.finished_kind.is_none();
@@ -694,7 +664,7 @@ impl Panel {
         entry.resumed_from = None;
         entry.dismissed = false;
         if entry.has_rows() {
-            if kind == FinishKind::Success {
+            if kind == Ending::Completed {
                 self.last_success = Some(at);
             }
             self.windows.insert((

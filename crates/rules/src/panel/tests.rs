@@ -91,11 +91,8 @@ fn update_matches_diffing_views() {
                         );
                     }
                     3 | 4 => {
-                        let kind = [
-                            FinishKind::Success,
-                            FinishKind::Failure,
-                            FinishKind::Stopped,
-                        ][draw(3) as usize];
+                        let kind = [Outcome::Completed, Outcome::Failed, Outcome::Stopped]
+                            [draw(3) as usize];
                         panel.on_finish(id, kind, now);
                     }
                     5 => panel.on_resume(id, draw(2) == 0, now),
@@ -129,7 +126,7 @@ fn update_matches_diffing_views() {
 
 /// One finish of one background run, looked at some time later.
 fn check_finish(
-    kind: FinishKind,
+    kind: Outcome,
     fork: bool,
     patch: u32,
     look_at: Micros,
@@ -154,7 +151,7 @@ fn check_finish(
 
 #[test]
 fn finish_rows_panel_2_3_4_5() {
-    use FinishKind::{Failure, Success};
+    use Outcome::{Completed as Success, Failed as Failure};
     use Status::{Done, Failed};
     let last = RETENTION - 1;
     // PANEL-2 from v2.1.232: removed at once, hint and /tasks for 30 s.
@@ -173,7 +170,7 @@ fn finish_rows_panel_2_3_4_5() {
     check_finish(Failure, false, 292, last, Some(Failed), false, None);
     check_finish(Failure, false, 292, RETENTION, None, false, None);
     check_finish(
-        FinishKind::Stopped,
+        Outcome::Stopped,
         false,
         292,
         last,
@@ -182,7 +179,7 @@ fn finish_rows_panel_2_3_4_5() {
         None,
     );
     check_finish(
-        FinishKind::Stopped,
+        Outcome::Stopped,
         false,
         200,
         last,
@@ -200,7 +197,7 @@ fn finish_rows_panel_2_3_4_5() {
 fn screen_reader_has_no_hint() {
     let mut panel = Panel::new();
     panel.on_start(bg(1, "r"), 0);
-    panel.on_finish(1, FinishKind::Success, S);
+    panel.on_finish(1, Outcome::Completed, S);
     assert!(panel.view(S, &gates(292), false).footer_hint.is_some());
     assert!(panel.view(S, &gates(292), true).footer_hint.is_none());
 }
@@ -212,7 +209,7 @@ fn foreground_runs_get_no_rows_q_21() {
     let view = panel.view(0, &gates(292), false);
     assert!(view.rows.is_empty());
     assert!(view.tasks.is_empty());
-    panel.on_finish(1, FinishKind::Failure, S);
+    panel.on_finish(1, Outcome::Failed, S);
     assert!(panel.view(S, &gates(292), false).rows.is_empty());
     // Ctrl+B: moved to the background, it gets a row.
     let mut moved = Panel::new();
@@ -239,7 +236,7 @@ fn main_row_with_forks_panel_1() {
         ]
     );
     // A failed fork keeps the main row for its 30 s.
-    panel.on_finish(2, FinishKind::Failure, 2 * S);
+    panel.on_finish(2, Outcome::Failed, 2 * S);
     let kept = panel.view(2 * S, &gates(292), false);
     assert_eq!(kept.rows[0].id, RowId::Main);
     let gone = panel.view(2 * S + RETENTION, &gates(292), false);
@@ -264,8 +261,8 @@ fn nested_tree_and_descendants_q_22() {
         ]
     );
     // A success leaves at once and stops counting; a failure counts for its 30 s.
-    panel.on_finish(3, FinishKind::Success, 2 * S);
-    panel.on_finish(4, FinishKind::Failure, 2 * S);
+    panel.on_finish(3, Outcome::Completed, 2 * S);
+    panel.on_finish(4, Outcome::Failed, 2 * S);
     assert_eq!(
         rows(&panel.view(2 * S, &g, false)),
         [
@@ -299,7 +296,7 @@ fn dismiss_clears_sooner() {
     let mut panel = Panel::new();
     panel.on_start(bg(1, "r"), 0);
     assert_eq!(panel.on_dismiss(1, 0, &g), (false, "PANEL-7"));
-    panel.on_finish(1, FinishKind::Stopped, S);
+    panel.on_finish(1, Outcome::Stopped, S);
     assert!(panel.has_row(1, 2 * S, &g));
     assert_eq!(panel.on_dismiss(1, 2 * S, &g), (true, "PANEL-3"));
     assert!(!panel.has_row(1, 2 * S, &g));
@@ -308,7 +305,7 @@ fn dismiss_clears_sooner() {
     // A success row has nothing to dismiss from v2.1.232; before, it does.
     let mut success = Panel::new();
     success.on_start(bg(1, "r"), 0);
-    success.on_finish(1, FinishKind::Success, S);
+    success.on_finish(1, Outcome::Completed, S);
     assert_eq!(success.on_dismiss(1, S, &g), (false, "PANEL-3"));
     assert_eq!(success.on_dismiss(1, S, &gates(231)), (true, "PANEL-3"));
 }
@@ -318,7 +315,7 @@ fn failed_row_kept_agrees_with_has_row_at_the_window_s_edges() {
     let g = gates(292);
     let mut panel = Panel::new();
     panel.on_start(bg(1, "r"), 0);
-    panel.on_finish(1, FinishKind::Stopped, S);
+    panel.on_finish(1, Outcome::Stopped, S);
     for at in [S, S + RETENTION - 1, S + RETENTION, S + RETENTION + 1] {
         assert_eq!(
             failed_row_kept(true, S, at),
@@ -333,7 +330,7 @@ fn failed_row_kept_agrees_with_has_row_at_the_window_s_edges() {
 fn resumed_shows_running_from_2_1_205() {
     let mut panel = Panel::new();
     panel.on_start(bg(1, "r"), 0);
-    panel.on_finish(1, FinishKind::Failure, S);
+    panel.on_finish(1, Outcome::Failed, S);
     panel.on_resume(1, true, 2 * S);
     let new = panel.view(2 * S, &gates(205), false);
     assert_eq!(new.rows[0].status, Status::Running);
@@ -349,8 +346,8 @@ fn resumed_shows_running_from_2_1_205() {
     let mut panel = Panel::new();
     panel.on_start(bg(1, "r"), 0);
     panel.on_start(run(2, None, "f", true, true), 0);
-    panel.on_finish(1, FinishKind::Failure, S);
-    panel.on_finish(2, FinishKind::Failure, S);
+    panel.on_finish(1, Outcome::Failed, S);
+    panel.on_finish(2, Outcome::Failed, S);
     let failed = panel.view(S, &g, false);
     panel.on_resume(1, true, 2 * S);
     panel.on_resume(2, true, 2 * S);
@@ -416,7 +413,7 @@ fn one_pass_tree_matches_the_walk_up_the_ancestors() {
         panel.on_start(run(id, parent, "r", false, !state.is_multiple_of(3)), S);
     }
     for id in (1..=400u32).step_by(7) {
-        panel.on_finish(id, FinishKind::Failure, 2 * S);
+        panel.on_finish(id, Outcome::Failed, 2 * S);
     }
     let view = panel.view(2 * S, &gates(292), false);
     let shown: Vec<u32> = view
@@ -473,8 +470,8 @@ fn tasks_order_and_model_panel_8() {
         0,
     );
     panel.on_start(bg(3, "third"), 0);
-    panel.on_finish(3, FinishKind::Success, S);
-    panel.on_finish(1, FinishKind::Success, 2 * S);
+    panel.on_finish(3, Outcome::Completed, S);
+    panel.on_finish(1, Outcome::Completed, 2 * S);
     let view = panel.view(2 * S, &gates(242), false);
     let order: Vec<(&str, Status)> = view
         .tasks
@@ -504,8 +501,8 @@ fn next_change_finds_the_expiries() {
     assert_eq!(panel.next_change(0, &g, false), None);
     panel.on_start(bg(1, "ok"), 0);
     panel.on_start(bg(2, "bad"), 0);
-    panel.on_finish(1, FinishKind::Success, S);
-    panel.on_finish(2, FinishKind::Failure, 3 * S);
+    panel.on_finish(1, Outcome::Completed, S);
+    panel.on_finish(2, Outcome::Failed, 3 * S);
     assert_eq!(panel.next_change(S, &g, false), Some(S + RETENTION));
     assert_eq!(
         panel.next_change(S + RETENTION, &g, false),
@@ -517,7 +514,7 @@ fn next_change_finds_the_expiries() {
     let old = gates(207);
     let mut quiet = Panel::new();
     quiet.on_start(bg(1, "ok"), 0);
-    quiet.on_finish(1, FinishKind::Success, S);
+    quiet.on_finish(1, Outcome::Completed, S);
     quiet.on_dismiss(1, S, &old);
     assert_eq!(quiet.next_change(S, &old, true), None);
 }
@@ -549,12 +546,12 @@ fn finish_at_the_index_start_gave() {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     by_id.update(S, &g, false, &mut a);
     at_index.update(S, &g, false, &mut b);
-    by_id.on_finish(1_000_000, FinishKind::Success, 2 * S);
-    at_index.on_finish_at(1, 1_000_000, FinishKind::Success, 2 * S);
-    by_id.on_finish(4, FinishKind::Failure, 2 * S);
-    at_index.on_finish_at(0, 4, FinishKind::Failure, 2 * S);
-    by_id.on_finish(3, FinishKind::Stopped, 3 * S);
-    at_index.on_finish_at(9, 3, FinishKind::Stopped, 3 * S);
+    by_id.on_finish(1_000_000, Outcome::Completed, 2 * S);
+    at_index.on_finish_at(1, 1_000_000, Outcome::Completed, 2 * S);
+    by_id.on_finish(4, Outcome::Failed, 2 * S);
+    at_index.on_finish_at(0, 4, Outcome::Failed, 2 * S);
+    by_id.on_finish(3, Outcome::Stopped, 3 * S);
+    at_index.on_finish_at(9, 3, Outcome::Stopped, 3 * S);
     assert_eq!(at_index, by_id);
     by_id.update(3 * S, &g, false, &mut a);
     at_index.update(3 * S, &g, false, &mut b);
@@ -611,8 +608,8 @@ fn changes_name_reasons_and_rules() {
             },
         ]
     );
-    panel.on_finish(1, FinishKind::Success, S);
-    panel.on_finish(2, FinishKind::Failure, S);
+    panel.on_finish(1, Outcome::Completed, S);
+    panel.on_finish(2, Outcome::Failed, S);
     let v2 = panel.view(S, &g, false);
     let changes = panel.changes(&v1, &v2);
     assert_eq!(
@@ -665,7 +662,7 @@ fn changes_name_reasons_and_rules() {
     // Dismissal, and a resume re-adding the row.
     let mut other = Panel::new();
     other.on_start(bg(5, "x"), 0);
-    other.on_finish(5, FinishKind::Stopped, S);
+    other.on_finish(5, Outcome::Stopped, S);
     let before = other.view(S, &g, false);
     other.on_dismiss(5, 2 * S, &g);
     let after = other.view(2 * S, &g, false);
@@ -691,7 +688,7 @@ fn changes_name_reasons_and_rules() {
     let mut kept = Panel::new();
     kept.on_start(bg(1, "ok"), 0);
     let running = kept.view(0, &old, false);
-    kept.on_finish(1, FinishKind::Success, S);
+    kept.on_finish(1, Outcome::Completed, S);
     let done = kept.view(S, &old, false);
     let expired = kept.view(S + RETENTION, &old, false);
     assert_eq!(
@@ -721,8 +718,8 @@ fn rendering() {
     panel.on_start(run(2, Some(1), "worker", false, true), 0);
     panel.on_start(run(3, None, "draft-tests", true, true), 0);
     panel.on_start(bg(4, "quick"), 0);
-    panel.on_finish(4, FinishKind::Success, S);
-    panel.on_finish(2, FinishKind::Failure, S);
+    panel.on_finish(4, Outcome::Completed, S);
+    panel.on_finish(2, Outcome::Failed, S);
     let view = panel.view(S, &g, false);
     assert_eq!(
         render_panel(&view),
@@ -766,8 +763,8 @@ fn a_window_opened_late_ends_first() {
     let mut out = Vec::new();
     panel.on_start(run(1, None, "fg", false, false), 0);
     panel.on_start(bg(2, "bg"), 0);
-    panel.on_finish(1, FinishKind::Failure, S);
-    panel.on_finish(2, FinishKind::Failure, 2 * S);
+    panel.on_finish(1, Outcome::Failed, S);
+    panel.on_finish(2, Outcome::Failed, 2 * S);
     assert_eq!(
         panel.update(2 * S, &g, false, &mut out),
         Some(2 * S + RETENTION)

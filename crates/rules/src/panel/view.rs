@@ -328,7 +328,7 @@ impl Panel {
         // stopped runs leave the list.
         let mut done: Vec<(Micros, &Entry)> = listed
             .filter_map(|entry| match entry.finished() {
-                Some((FinishKind::Success, finished_at))
+                Some((Ending::Completed, finished_at))
                     if !entry.running
                         && gates.tasks_lists_done
                         && at < finished_at.saturating_add(RETENTION) =>

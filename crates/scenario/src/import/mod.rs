@@ -57,7 +57,6 @@ pub struct Imported {
 
 /// Why a file could not be imported.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum ImportError {
     /// The file cannot be read (missing, a directory, a FIFO, no permission).
     Unreadable {

@@ -5,13 +5,16 @@
 //! located error saying why the file is not a transcript). What the lines mean is
 //! `transcript.rs`'s job.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use serde::de::IgnoredAny;
 
+use subsim_engine::budget::Budget;
+
 use super::wire::RawLine;
 use super::ImportError;
+use crate::read::{BoundedLines, ReadError};
 
 /// The most bytes read from one transcript file (main or subagent). Real sessions of a
 /// working day are a few MiB; a larger file is refused. The file is read one line at a
@@ -75,20 +78,13 @@ pub(crate) fn read_entries(
             limit,
         });
     }
-    let file = std::fs::File::open(path).map_err(|error| ImportError::Unreadable {
+    let mut file = std::fs::File::open(path).map_err(|error| ImportError::Unreadable {
         file: shown.clone(),
         message: error.to_string(),
     })?;
-    // `take` bounds the read even if the file grows while it is read (a live session).
-    let mut reader = BufReader::new(file.take(limit + 1));
-    let used = parse_entries(&mut reader, &shown, strictness, warnings, sink)?;
-    if used > limit {
-        return Err(ImportError::TooLarge {
-            file: shown,
-            bytes: used,
-            limit,
-        });
-    }
+    // The bounded reader stops one byte past the limit even if the file grows while it
+    // is read (a live session).
+    let used = parse_entries(&mut file, limit, &shown, strictness, warnings, sink)?;
     *budget = budget.saturating_sub(used);
     Ok(())
 }
@@ -103,55 +99,56 @@ struct Pending {
     message: String,
 }
 
-/// Parses transcript text from `reader` (see [`read_entries`]); returns the bytes read.
+/// Parses transcript text from `reader`, at most `limit` bytes of it (see
+/// [`read_entries`]), through the shared bounded line reader in its lossy mode (a bad
+/// byte is replaced and warned about once; a leading byte-order mark is dropped); returns
+/// the bytes read.
 pub(crate) fn parse_entries(
-    reader: &mut dyn BufRead,
+    reader: &mut dyn Read,
+    limit: u64,
     shown: &str,
     strictness: Strictness,
     warnings: &mut Vec<String>,
     sink: &mut dyn FnMut(usize, RawLine),
 ) -> Result<u64, ImportError> {
+    // One line may be the whole file (a huge tool result): the file's budget bounds both.
+    let budget = Budget::new("transcript bytes", limit, "bytes", None);
+    let mut lines = BoundedLines::new(reader, budget, budget).lossy();
     let mut known = 0usize;
-    let mut used = 0u64;
-    let mut number = 0usize;
-    let mut bytes = Vec::new();
     let mut pending: Option<Pending> = None;
     let mut lossy_warned = false;
-    loop {
-        bytes.clear();
-        let read =
-            reader
-                .read_until(b'\n', &mut bytes)
-                .map_err(|error| ImportError::Unreadable {
+    while let Some(item) = lines.next() {
+        let (number, line) = match item {
+            Ok(line) => line,
+            Err(ReadError::TooLarge(over)) => {
+                return Err(ImportError::TooLarge {
+                    file: shown.to_string(),
+                    bytes: over.count.unwrap_or(u64::MAX),
+                    limit,
+                })
+            }
+            Err(error) => {
+                return Err(ImportError::Unreadable {
                     file: shown.to_string(),
                     message: error.to_string(),
-                })?;
-        if read == 0 {
-            break;
-        }
-        used += read as u64;
-        number += 1;
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => {
-                if !lossy_warned {
-                    warnings.push(format!(
-                        "{shown}:{number}: not valid UTF-8; invalid bytes were replaced"
-                    ));
-                    lossy_warned = true;
-                }
-                String::from_utf8_lossy(&bytes)
+                })
             }
         };
-        let line = text.trim_end_matches(['\n', '\r']);
+        if let (Some(first), false) = (lines.first_replaced(), lossy_warned) {
+            warnings.push(format!(
+                "{shown}:{first}: not valid UTF-8; invalid bytes were replaced"
+            ));
+            lossy_warned = true;
+        }
         if line.trim().is_empty() {
             continue;
         }
         if let Some(broken) = pending.take() {
             not_json(broken, shown, strictness, warnings)?;
         }
-        pending = parse_line(line, number, shown, strictness, warnings, &mut known, sink)?;
+        pending = parse_line(&line, number, shown, strictness, warnings, &mut known, sink)?;
     }
+    let used = lines.bytes_read();
     if let Some(broken) = pending {
         if broken.eof {
             warnings.push(format!(
@@ -370,6 +367,7 @@ mod tests {
         let mut found = Vec::new();
         let result = parse_entries(
             &mut text.as_bytes(),
+            MAX_TRANSCRIPT_BYTES,
             "s.jsonl",
             strictness,
             &mut warnings,
@@ -495,6 +493,69 @@ mod tests {
             "{folder:?}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_transcript_starting_with_a_byte_order_mark_is_read() {
+        // It was refused as "1:1: this line is not JSON" (an editor on Windows saved it).
+        let (result, warnings) = entries(
+            "\u{feff}{\"type\":\"user\",\"uuid\":\"a\"}\r\n{\"type\":\"assistant\"}\r\n",
+            Strictness::Main,
+        );
+        let found = result.unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(
+            found.iter().map(|(line, _)| *line).collect::<Vec<_>>(),
+            [1, 2]
+        );
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn bad_bytes_are_replaced_once_with_a_warning_at_their_line() {
+        let mut text = b"{\"type\":\"user\"}\n{\"type\":\"user\",\"x\":\"a".to_vec();
+        text.extend(b"\xff\"}\n{\"type\":\"user\",\"y\":\"\xfe\"}\n");
+        let mut warnings = Vec::new();
+        let mut count = 0;
+        let used = parse_entries(
+            &mut &text[..],
+            MAX_TRANSCRIPT_BYTES,
+            "s.jsonl",
+            Strictness::Main,
+            &mut warnings,
+            &mut |_, _| count += 1,
+        );
+        assert_eq!(used.ok(), Some(text.len() as u64));
+        assert_eq!(count, 3);
+        assert_eq!(
+            warnings,
+            ["s.jsonl:2: not valid UTF-8; invalid bytes were replaced"]
+        );
+    }
+
+    #[test]
+    fn one_line_past_the_budget_is_refused_without_being_held_whole() {
+        // The budget stops the read one byte past it, whatever the line's length.
+        let text = format!("{{\"type\":\"user\",\"x\":\"{}\"}}\n", "a".repeat(1_000));
+        let mut warnings = Vec::new();
+        let result = parse_entries(
+            &mut text.as_bytes(),
+            100,
+            "s.jsonl",
+            Strictness::Main,
+            &mut warnings,
+            &mut |_, _| {},
+        );
+        assert!(
+            matches!(
+                result,
+                Err(ImportError::TooLarge {
+                    bytes: 101,
+                    limit: 100,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
     }
 
     #[test]

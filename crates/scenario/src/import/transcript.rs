@@ -613,13 +613,14 @@ fn read_assistant(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::read::{parse_entries, Strictness};
+    use crate::import::read::{parse_entries, Strictness, MAX_TRANSCRIPT_BYTES};
 
     fn read(text: &str) -> Conversation {
         let mut warnings = Vec::new();
         let mut collector = Collector::default();
         parse_entries(
             &mut text.as_bytes(),
+            MAX_TRANSCRIPT_BYTES,
             "t.jsonl",
             Strictness::Main,
             &mut warnings,

@@ -2,6 +2,7 @@
 
 use super::*;
 use subsim_escape::terminal;
+use subsim_rules::id;
 
 /// The "who" column starts this wide and grows (up to [`MAX_WHO_WIDTH`]) as longer names
 /// appear, so that most runs stay aligned from the first line.
@@ -186,7 +187,7 @@ impl Narrator {
                 permission_rule,
             } => {
                 let mode = self.mode(agent.id);
-                case = if *allowed && rule == "PERM-9" {
+                case = if *allowed && rule == id::PERM_9 {
                     // The trace cites PERM-9 for a call its mode runs and for one a step's
                     // `prompt: false` forced: credit the mode only when it does run it.
                     use subsim_rules::prompt::{mode_alone, Call, CallDecision};
@@ -208,7 +209,7 @@ impl Narrator {
                     }
                 } else if *allowed {
                     "allowed".to_string()
-                } else if *reason == Some(ToolRefusal::Denied) && rule == "PERM-9" {
+                } else if *reason == Some(ToolRefusal::Denied) && rule == id::PERM_9 {
                     format!("denied_{}", mode.as_str())
                 } else {
                     reason.unwrap_or(ToolRefusal::Denied).to_string()
@@ -341,6 +342,10 @@ impl Narrator {
     }
 
     /// Writes what happened into `what`; returns who it happened to (or who did it).
+    ///
+    /// One table, one arm per event kind (a long function on purpose): the match is
+    /// exhaustive, so a new kind does not compile until its words are written here, and
+    /// the wording of every kind can be read side by side.
     fn describe(&self, event: &Event, what: &mut String) -> String {
         match &event.kind {
             EventKind::SessionStarted {
@@ -881,6 +886,8 @@ pub(super) fn reason_words(reason: RejectReason) -> &'static str {
         RejectReason::ForkUnavailable => "forking unavailable",
         RejectReason::ForkFromSubagent => "only the main conversation can fork",
         RejectReason::NoAgentTool => "the caller has no Agent tool",
-        other => other.as_str(),
+        RejectReason::NotAllowed => "not on the main thread's Agent allowlist",
+        RejectReason::Ambiguous => "ambiguous agent name",
+        RejectReason::ClassifierBlocked => "blocked by the auto-mode classifier",
     }
 }
