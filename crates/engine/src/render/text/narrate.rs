@@ -187,26 +187,26 @@ impl Narrator {
                 permission_rule,
             } => {
                 let mode = self.mode(agent.id);
-                case = if *allowed && rule == id::PERM_9 {
-                    // The trace cites PERM-9 for a call its mode runs and for one a step's
-                    // `prompt: false` forced: credit the mode only when it does run it.
-                    use subsim_rules::prompt::{mode_alone, Call, CallDecision};
-                    let call = Call {
-                        input: input.as_deref(),
-                        subagent: agent.id != crate::event::MAIN,
-                        ..Call::new(tool, mode)
+                // The trace cites one rule for a call its mode runs and for one a step's
+                // `prompt: false` forced: credit the mode only when it does run it.
+                let call = subsim_rules::prompt::Call {
+                    input: input.as_deref(),
+                    subagent: agent.id != crate::event::MAIN,
+                    ..subsim_rules::prompt::Call::new(tool, mode)
+                };
+                let forced = if *allowed {
+                    subsim_rules::prompt::step_forced_run(rule, &call)
+                } else {
+                    None
+                };
+                case = if let Some(would) = forced {
+                    use subsim_rules::prompt::CallDecision;
+                    let would = match would {
+                        CallDecision::Deny(_) => "deny it",
+                        _ => "ask",
                     };
-                    match mode_alone(&call) {
-                        CallDecision::Run(_) => "allowed".to_string(),
-                        CallDecision::Prompt(_) => {
-                            fill.push(("{would}", "ask".to_string()));
-                            "allowed_by_step".to_string()
-                        }
-                        CallDecision::Deny(_) => {
-                            fill.push(("{would}", "deny it".to_string()));
-                            "allowed_by_step".to_string()
-                        }
-                    }
+                    fill.push(("{would}", would.to_string()));
+                    "allowed_by_step".to_string()
                 } else if *allowed {
                     "allowed".to_string()
                 } else if *reason == Some(ToolRefusal::Denied) && rule == id::PERM_9 {
