@@ -239,9 +239,15 @@ fn items(text: &str) -> Option<Vec<&str>> {
     })
 }
 
-/// Narration lines of `events[..end]`, each as a person reads it.
-fn narrate(events: &[Event], end: usize) -> Vec<String> {
-    let mut narrator = Narrator::new();
+/// The widest the name column of `diff`'s excerpts gets: one column for both sides, from
+/// the first line to the last, so that an imported session's long names
+/// (`map-the-orders-api`) do not shift the lines after them.
+const NAME_COLUMN: usize = 20;
+
+/// Narration lines of `events[..end]`, each as a person reads it, the name column as wide
+/// as `column`.
+fn narrate(events: &[Event], end: usize, column: usize) -> Vec<String> {
+    let mut narrator = Narrator::with_name_column(column);
     events[..end.min(events.len())]
         .iter()
         .map(|event| {
@@ -255,7 +261,32 @@ fn narrate(events: &[Event], end: usize) -> Vec<String> {
 /// The first divergence at `index`: common context, each side's events, the fields.
 fn divergence(index: usize, left: &[Event], right: &[Event], from: &str, to: &str) -> String {
     let until = index + CONTEXT_AFTER;
-    let (left_lines, right_lines) = (narrate(left, until), narrate(right, until));
+    // The names the excerpt shows decide its column (at least the narration's usual 14, at
+    // most NAME_COLUMN).
+    let before = index.saturating_sub(CONTEXT_BEFORE).max(1);
+    let column = [left, right]
+        .iter()
+        .map(|events| {
+            let mut narrator = Narrator::new();
+            let end = until.min(events.len());
+            events[..end]
+                .iter()
+                .enumerate()
+                .map(|(at, event)| {
+                    let who = narrator.tell(event).who.chars().count();
+                    if at >= before {
+                        who
+                    } else {
+                        0
+                    }
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0)
+        .clamp(14, NAME_COLUMN);
+    let (left_lines, right_lines) = (narrate(left, until, column), narrate(right, until, column));
     let mut out = String::new();
     let seq = |events: &[Event]| {
         events
@@ -269,7 +300,6 @@ fn divergence(index: usize, left: &[Event], right: &[Event], from: &str, to: &st
         seq(left),
         seq(right)
     );
-    let before = index.saturating_sub(CONTEXT_BEFORE).max(1);
     if before < index {
         let _ = writeln!(out, "  Both runs, just before:");
         for line in &left_lines[before..index] {

@@ -302,7 +302,12 @@ fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
         let report = simulation.run(&mut summary);
         (report, output::print(&summary.render_text()))
     } else {
-        let mut writer = TextWriter::new(io::stdout().lock());
+        // Wrapped to the terminal like `run`'s narration.
+        let options = subsim_engine::render::NarrationOptions {
+            width: Some(crate::timeline::terminal_width()),
+            ..Default::default()
+        };
+        let mut writer = TextWriter::with_options(io::stdout().lock(), options);
         let report = simulation.run(&mut writer);
         let written = match writer.finish() {
             Err(error) if !output::is_broken_pipe(&error) => {

@@ -34,11 +34,19 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
             inputs.extend(imported.subagent_files.iter().cloned());
             output::write_file(path, &inputs, imported.yaml.as_bytes())?;
             eprintln!(
-                "subsim: wrote {} ({} Agent calls, {} subagent transcripts, {} observed facts)",
+                "subsim: wrote {} ({}, {}, {})",
                 output::escape_controls(&path.display().to_string()),
-                imported.spawn_calls,
-                imported.subagent_files.len(),
-                imported.facts.len()
+                output::counted(imported.spawn_calls as u64, "Agent call", "Agent calls"),
+                output::counted(
+                    imported.subagent_files.len() as u64,
+                    "subagent transcript",
+                    "subagent transcripts"
+                ),
+                output::counted(
+                    imported.facts.len() as u64,
+                    "observed fact",
+                    "observed facts"
+                )
             );
             if let Some(report) = report {
                 output::print(&report)?;

@@ -172,6 +172,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
     matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
+/// `count` and the noun for it: `1 run`, `2 runs`.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// Writes `text` to stdout and flushes; a reader that went away (`subsim rules | head`) is
 /// not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {

@@ -129,10 +129,18 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     let path = args.out.clone();
     output::write_file(&path, &inputs, page.as_bytes())?;
     output::print(&format!(
-        "wrote {} ({} runs, {} scrubber positions)\n",
+        "wrote {} ({}, {})\n",
         path.display(),
-        timeline.rows.len() as u64 - 1 + timeline.more_runs,
-        samples.len()
+        output::counted(
+            timeline.rows.len() as u64 - 1 + timeline.more_runs,
+            "run",
+            "runs"
+        ),
+        output::counted(
+            samples.len() as u64,
+            "scrubber position",
+            "scrubber positions"
+        )
     ))?;
     if let Some(limit) = &report.limit {
         eprintln!("subsim: {limit}");
@@ -197,8 +205,9 @@ fn clock_micros(line: &str) -> Option<u64> {
     )
 }
 
-/// The timeline as SVG and the running strip as SVG, each with its height.
-fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
+/// The timeline as SVG and the running strip as SVG, each with its height. `cursor`: the
+/// scrubber's line, which only the interactive page moves (a static picture has none).
+fn pictures(timeline: &Timeline, cursor: bool) -> (String, f64, String, f64) {
     let end = timeline.end.max(1);
     let rows: Vec<_> = timeline.rows.iter().take(MAX_ROWS).collect();
     let label_width = 150.0;
@@ -308,12 +317,15 @@ fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
             (timeline.rows.len().saturating_sub(MAX_ROWS) as u64) + timeline.more_runs
         );
     }
-    let _ = write!(
-        svg,
-        r##"<line id="cursor" x1="{x:.1}" y1="0" x2="{x:.1}" y2="{h:.1}" stroke="#c0392b" stroke-width="1.5"/></svg>"##,
-        x = label_width,
-        h = chart_height - 14.0
-    );
+    if cursor {
+        let _ = write!(
+            svg,
+            r##"<line id="cursor" x1="{x:.1}" y1="0" x2="{x:.1}" y2="{h:.1}" stroke="#c0392b" stroke-width="1.5"/>"##,
+            x = label_width,
+            h = chart_height - 14.0
+        );
+    }
+    svg.push_str("</svg>");
     // The running strip with the cap line.
     let strip_height = 80.0;
     let top = f64::from(timeline.cap.unwrap_or(0).max(timeline.peak()).max(1)) * 1.15;
@@ -356,7 +368,7 @@ fn pictures(timeline: &Timeline) -> (String, f64, String, f64) {
 
 /// The timeline and the running strip as one standalone SVG picture (for docs).
 pub fn picture(timeline: &Timeline) -> String {
-    let (svg, chart_height, strip, strip_height) = pictures(timeline);
+    let (svg, chart_height, strip, strip_height) = pictures(timeline, false);
     let width = 150.0 + 760.0 + 10.0;
     format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" viewBox="0 0 {width} {h}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{gantt}<g transform="translate(0 {chart_height})">{strip}</g></svg>
@@ -371,7 +383,7 @@ fn page(page: &Page<'_>) -> String {
     let end = timeline.end.max(1);
     let label_width = 150.0;
     let chart_width = 760.0;
-    let (svg, _, strip, _) = pictures(timeline);
+    let (svg, _, strip, _) = pictures(timeline, true);
     // The narration, one item per line, each with its instant.
     let mut lines = String::new();
     let total = page.narration.lines().count();
@@ -459,7 +471,7 @@ g.bar {{ cursor: pointer; }}
 </head>
 <body>
 <h1>{title}</h1>
-<p class="meta">seed {seed} · subsim {version} · Claude Code {claude} · {runs} runs · peak {peak} running{cap}</p>
+<p class="meta">seed {seed} · subsim {version} · Claude Code {claude} · {runs} · peak {peak} running{cap}</p>
 {description}
 <div class="layout">
 <div class="left">
@@ -529,7 +541,7 @@ show(0);
         seed = page.seed,
         version = env!("CARGO_PKG_VERSION"),
         claude = escape(&timeline.version),
-        runs = timeline.rows.len() - 1,
+        runs = crate::output::counted(timeline.rows.len() as u64 - 1, "run", "runs"),
         peak = timeline.peak(),
         cap = timeline
             .cap

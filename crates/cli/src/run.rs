@@ -55,6 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         chapters: loaded.narration.chapters.clone(),
         next: loaded.narration.next.clone(),
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
+        width: Some(crate::timeline::terminal_width()),
     };
     let seed = args.seed.unwrap_or(loaded.spec.session.seed);
     let simulation = simulation(loaded.spec, args.seed);
@@ -260,10 +261,11 @@ fn batch(
             } else {
                 if timeline.more_runs > 0 {
                     eprintln!(
-                        "subsim: note: {} runs past the first {max_rows} are counted, not \
-                         drawn (runs_not_drawn in the metadata); raise the view rows budget \
-                         with --max-rows N",
-                        timeline.more_runs
+                        "subsim: note: {} past the first {max_rows} {} counted, not drawn \
+                         (runs_not_drawn in the metadata); raise the view rows budget with \
+                         --max-rows N",
+                        crate::output::counted(timeline.more_runs, "run", "runs"),
+                        if timeline.more_runs == 1 { "is" } else { "are" }
                     );
                 }
                 crate::timeline::chrome(&timeline, seed, env!("CARGO_PKG_VERSION"))

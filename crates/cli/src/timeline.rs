@@ -403,12 +403,14 @@ fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
 /// The end of a span whose run has not ended yet; `Builder::finish` closes what stays open.
 const OPEN: u64 = u64::MAX;
 
-/// The terminal's width from `COLUMNS`, or 100 (what an issue comment shows comfortably).
+/// The terminal's width from `COLUMNS` (any width from 1, however narrow: what is drawn
+/// for it decides how to fit), or 100 without it (what an issue comment shows
+/// comfortably).
 pub fn terminal_width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|text| text.trim().parse::<usize>().ok())
-        .filter(|width| *width >= 40)
+        .filter(|width| *width >= 1)
         .unwrap_or(100)
 }
 
@@ -430,7 +432,9 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
         .map(|row| terminal::line(&row.label).chars().count() + row.depth as usize)
         .max()
         .unwrap_or(4)
-        .clamp(7, 22);
+        .clamp(7, 22)
+        // A narrow terminal shortens the names before the time axis: keep 10 columns.
+        .min(width.saturating_sub(13).max(4));
     let columns = width.saturating_sub(label_width + 3).max(10);
     let span = timeline.end.max(1);
     // Column c covers [c·span/columns, (c+1)·span/columns).
@@ -511,18 +515,43 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
             over.trim_end()
         );
     }
-    let _ = writeln!(
-        out,
-        "{:label_width$}   peak {} running{}",
-        "",
-        timeline.peak(),
-        match timeline.cap {
-            Some(cap) => format!(" (cap {cap}): ─ at the cap, ▲ over it"),
-            None => String::new(),
-        },
-    );
-    // The legend, wrapped to the width.
+    // The peak and the legend, under the time axis, wrapped to the width; an item wider
+    // than the room there starts at the left edge instead.
+    let indent = label_width + 3;
+    let legend_line = |out: &mut String, line: &str| {
+        let pad = if indent + line.chars().count() <= width {
+            indent
+        } else {
+            0
+        };
+        let _ = writeln!(out, "{:pad$}{line}", "");
+    };
+    let mut peak = vec![format!("peak {} running", timeline.peak())];
+    if let Some(cap) = timeline.cap {
+        peak.extend([
+            format!("(cap {cap}):"),
+            "─ at the cap,".to_string(),
+            "▲ over it".to_string(),
+        ]);
+    }
+    let room = if width >= indent + 20 {
+        width - indent
+    } else {
+        width
+    };
     let mut line = String::new();
+    for word in &peak {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > room {
+            legend_line(&mut out, &line);
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    legend_line(&mut out, &line);
+    line.clear();
     for item in [
         "█ background",
         "▓ foreground",
@@ -531,10 +560,8 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
         "░ waiting for children",
         "× spawn rejected",
     ] {
-        if !line.is_empty()
-            && label_width + 3 + line.chars().count() + 2 + item.chars().count() > width
-        {
-            let _ = writeln!(out, "{:label_width$}   {line}", "");
+        if !line.is_empty() && indent + line.chars().count() + 2 + item.chars().count() > width {
+            legend_line(&mut out, &line);
             line.clear();
         }
         if !line.is_empty() {
@@ -542,7 +569,7 @@ pub fn gantt(timeline: &Timeline, width: usize) -> String {
         }
         line.push_str(item);
     }
-    let _ = writeln!(out, "{:label_width$}   {line}", "");
+    legend_line(&mut out, &line);
     out
 }
 

@@ -51,8 +51,7 @@ pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
     if args.compare {
         let foreground = setup.resolve(&def, Mode::Foreground);
         let background = setup.resolve(&def, Mode::Background);
-        out.push_str(&steps("Foreground", &foreground));
-        out.push_str(&steps("Background", &background));
+        out.push_str(&compared_steps(&foreground, &background));
         out.push_str(&side_by_side(&foreground, &background));
     } else {
         let (mode, why) = if args.background {
@@ -402,6 +401,45 @@ fn steps(title: &str, resolved: &Result<Resolved, tools::ZeroTools>) -> String {
             );
             out.push_str(&wrap(&line, 14));
         }
+    }
+    out
+}
+
+/// The two resolutions' steps, the steps they share written once: both start from the
+/// same pool and the same fields, and part where a filter treats the placements apart
+/// (filter 2, TOOLS-5). Then each side's own steps, so the two can be read side by side.
+fn compared_steps(
+    foreground: &Result<Resolved, tools::ZeroTools>,
+    background: &Result<Resolved, tools::ZeroTools>,
+) -> String {
+    // A step is its line and the wrapped lines under it.
+    let blocks = |text: &str| -> Vec<String> {
+        let mut blocks: Vec<String> = Vec::new();
+        for line in text.lines().skip(2) {
+            match blocks.last_mut() {
+                Some(block) if line.starts_with("   ") => {
+                    block.push_str(line);
+                    block.push('\n');
+                }
+                _ => blocks.push(format!("{line}\n")),
+            }
+        }
+        blocks
+    };
+    let (fg, bg) = (
+        blocks(&steps("", foreground)),
+        blocks(&steps("", background)),
+    );
+    let shared = fg.iter().zip(&bg).take_while(|(a, b)| a == b).count();
+    let mut out = String::new();
+    if shared > 0 {
+        out.push_str("\nForeground and background, the same steps\n");
+        out.extend(fg[..shared].iter().cloned());
+    }
+    for (title, rest) in [("Foreground", &fg[shared..]), ("Background", &bg[shared..])] {
+        let then = if shared > 0 { ", from there on" } else { "" };
+        let _ = writeln!(out, "\n{title}{then}");
+        out.extend(rest.iter().cloned());
     }
     out
 }

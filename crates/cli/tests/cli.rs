@@ -4,6 +4,22 @@
 use crate::support::{code, repo_root, stderr, stdout, subsim, text, TempDir, BINARY};
 use std::process::Command;
 
+/// The narration's lines with each wrapped continuation (indented) joined to the line it
+/// continues: one per narrated event, heading or summary line.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for line in text.lines() {
+        match lines.last_mut() {
+            Some(last) if line.starts_with("   ") && !line.trim_start().starts_with("subsim ") => {
+                last.push(' ');
+                last.push_str(line.trim_start());
+            }
+            _ => lines.push(line.to_string()),
+        }
+    }
+    lines
+}
+
 const TWO_WORKERS: &str = "\
 name: two workers
 main:
@@ -60,7 +76,7 @@ fn parse_trace(text: &str) -> Vec<serde_json::Value> {
 fn run_demo_narrates_and_exits_0() {
     let output = subsim(&["run"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
-    let narration = stdout(&output);
+    let narration = logical_lines(&stdout(&output)).join("\n");
     assert!(
         narration.contains("Concurrent subagent limit reached"),
         "{narration}"
@@ -76,8 +92,8 @@ fn run_demo_narrates_and_exits_0() {
         .find("── Summary ──")
         .expect("the demo closes with a summary");
     assert!(
-        narration[..summary]
-            .lines()
+        logical_lines(&narration[..summary])
+            .iter()
             .all(|line| line.starts_with("── ") || line.as_bytes().get(2) == Some(&b':')),
         "{narration}"
     );
@@ -103,7 +119,9 @@ fn the_demo_fits_a_screen_and_every_decision_gives_its_reason_in_words() {
     let output = subsim(&["run"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr(&output));
     let narration = stdout(&output);
-    let lines: Vec<&str> = narration.lines().collect();
+    // A screen of decisions (each wrapped to the terminal's width, issue #23 item 9).
+    let lines = logical_lines(&narration);
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     assert!(lines.len() <= 80, "{} lines:\n{narration}", lines.len());
     // Five chapters, each opened by a one-line heading.
     let headings: Vec<&&str> = lines
@@ -152,7 +170,10 @@ fn detail_full_shows_every_event_and_follow_narrows_to_one_agent() {
     let full = stdout(&subsim(&["run", "--detail", "full"]));
     let jsonl = stdout(&subsim(&["run", "--format", "jsonl"]));
     // One line per event, after the chapter headings.
-    let narrated = full.lines().filter(|line| !line.starts_with("── ")).count();
+    let narrated = logical_lines(&full)
+        .iter()
+        .filter(|line| !line.starts_with("── "))
+        .count();
     assert_eq!(narrated, jsonl.lines().count(), "{full}");
     assert!(full.contains("row for scout appears (PANEL-1)"), "{full}");
     let brief = stdout(&subsim(&["run"]));
@@ -728,4 +749,102 @@ fn summary_makespan_ends_at_the_last_decision_not_the_panels_trailing_footer_eve
         last.starts_with("{\"t_us\":60000000,") && last.contains("panel_changed"),
         "{last}"
     );
+}
+
+/// Issue #23 item 9: `COLUMNS` below 40 was ignored (the chart fell back to 100 columns),
+/// and at 40 the peak line under the chart was 67 columns wide.
+#[test]
+fn gantt_honours_columns_below_40_and_its_legend_fits_at_40() {
+    for columns in [40, 32, 24] {
+        let output = Command::new(BINARY)
+            .args(["run", "--format", "gantt"])
+            .current_dir(repo_root())
+            .env("COLUMNS", columns.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let text = stdout(&output);
+        let widest = text.lines().map(|line| line.chars().count()).max();
+        assert!(
+            widest.is_some_and(|widest| widest <= columns && widest + 3 >= columns),
+            "COLUMNS={columns}:\n{text}"
+        );
+        assert!(text.contains("× spawn rejected"), "{text}");
+        assert!(text.contains("▲ over it"), "{text}");
+    }
+}
+
+/// Issue #23 item 9: the demo's narration was up to 232 characters wide. It now fits
+/// `COLUMNS` (100 without it), the reason wrapped under its decision.
+#[test]
+fn the_demo_narration_fits_the_terminal() {
+    for columns in [None, Some(80), Some(60)] {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["run"])
+            .current_dir(repo_root())
+            .env("NO_COLOR", "1");
+        match columns {
+            Some(columns) => command.env("COLUMNS", columns.to_string()),
+            None => command.env_remove("COLUMNS"),
+        };
+        let output = command.output().unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let text = stdout(&output);
+        let width = columns.unwrap_or(100);
+        // The commands to try next are left whole, to be copied.
+        for line in text.lines().filter(|line| !line.starts_with("  subsim ")) {
+            assert!(line.chars().count() <= width, "{width}: {line}");
+        }
+    }
+}
+
+/// Issue #23 item 9: the static SVG (the README's and the tutorial's pictures) drew the
+/// scrubber's red cursor at t = 0, which only the interactive page can move.
+#[test]
+fn a_static_svg_has_no_scrubber_cursor_and_the_page_has_one() {
+    let dir = TempDir::new("svg-cursor");
+    let svg = dir.path().join("demo.svg");
+    let html = dir.path().join("demo.html");
+    for out in [&svg, &html] {
+        let output = Command::new(BINARY)
+            .args(["report", "--out", out.to_str().unwrap()])
+            .current_dir(repo_root())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+    }
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("<svg"), "{picture}");
+    assert!(!picture.contains(r#"id="cursor""#), "{picture}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(r#"<line id="cursor""#));
+}
+
+/// Issue #23 item 9: `explain Q-29` and `explain FORK-7` narrated a rejected fork saying one
+/// sentence three times in one line: the message, a short label in parentheses and the
+/// reason in words (`"Only the main conversation can fork" (only the main conversation can
+/// fork): only the main conversation can fork (…) (Q-29)`).
+#[test]
+fn explain_says_why_a_fork_was_rejected_once() {
+    for rule in ["Q-29", "FORK-7"] {
+        let output = subsim(&["explain", rule]);
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let lines = logical_lines(&stdout(&output));
+        let rejected: Vec<&String> = lines
+            .iter()
+            .filter(|line| line.contains(" rejected with "))
+            .collect();
+        assert_eq!(rejected.len(), 2, "{lines:#?}");
+        for line in rejected {
+            let lower = line.to_lowercase();
+            for phrase in [
+                "only the main conversation can fork",
+                "cannot spawn",
+                "a fork cannot fork",
+            ] {
+                assert!(lower.matches(phrase).count() <= 1, "{rule}: {line}");
+            }
+        }
+    }
 }

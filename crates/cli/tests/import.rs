@@ -210,3 +210,54 @@ fn the_replay_doc_runs_as_written() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue #23 item 9: on an imported session, `diff`'s excerpts widened their name column
+/// line by line as long names appeared (to 26 columns), so lines of one excerpt did not
+/// line up. The column is now one width for the whole comparison, at most 20: a longer
+/// name overflows its own line only.
+#[test]
+fn diff_keeps_one_name_column_of_at_most_20_on_an_imported_session() {
+    let session = fixture("v2.1.200-edge-cases/e7f6a5b4-c3d2-4e1f-8a9b-0c1d2e3f4a5b.jsonl");
+    let out = temp("edge-diff.yaml");
+    let imported = subsim(&["import", &session, "--out", out.to_str().unwrap()]);
+    assert_eq!(imported.status.code(), Some(0), "{imported:?}");
+    let output = subsim(&[
+        "diff",
+        out.to_str().unwrap(),
+        "--from",
+        "2.1.17",
+        "--to",
+        "2.1.292",
+    ]);
+    let _ = std::fs::remove_file(&out);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut starts = std::collections::BTreeSet::new();
+    let mut long = 0;
+    for line in text.lines() {
+        let Some(rest) = line
+            .strip_prefix("    > ")
+            .or_else(|| line.strip_prefix("      "))
+        else {
+            continue;
+        };
+        let Some(narrated) = rest
+            .get(14..)
+            .filter(|_| rest.as_bytes().get(2) == Some(&b':'))
+        else {
+            continue;
+        };
+        let name = narrated.split("  ").next().unwrap();
+        if name.chars().count() > 20 {
+            long += 1;
+            continue;
+        }
+        let after = &narrated[name.len()..];
+        starts.insert(name.len() + after.len() - after.trim_start().len());
+    }
+    assert!(long > 0, "the fixture has a name longer than 20:\n{text}");
+    assert_eq!(starts.len(), 1, "{starts:?}\n{text}");
+    assert!(
+        starts.iter().all(|start| *start <= 22),
+        "{starts:?}\n{text}"
+    );
+}

@@ -732,3 +732,97 @@ fn sweep_chart_names_the_cap_in_words_pads_its_end_points_and_draws_the_target()
         "{labels:?}"
     );
 }
+
+/// Issue #23 item 7: a queue at or past saturation (offered load ≥ cap, `retry: queue`)
+/// reported a mean wait that looked converged. The summary now warns, and the JSON says
+/// `saturated`; below saturation, and with `retry: none`, there is no warning.
+#[test]
+fn a_saturated_queue_warns_that_its_mean_wait_grows_with_the_run() {
+    let dir = TempDir::new("saturated");
+    let scenario = |rate: &str, retry: &str| {
+        format!(
+            "name: s\nsession: {{env: {{CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: 2}}}}\n\
+             agents:\n  worker: {{description: w, behavior: [{{work: exp(1s)}}]}}\n\
+             load: {{arrivals: poisson({rate}), count: 400, spawn: {{agent: worker}}, retry: {retry}}}\n"
+        )
+    };
+    // 2/s × 1 s = 2 Erlangs against 2 slots: at saturation.
+    let at = dir.write("at.yaml", &scenario("2/s", "queue"));
+    let summary = stdout(&subsim(&["run", &at, "--format", "summary"]));
+    assert!(
+        summary.contains(
+            "  warning             offered load 2.00 Erlangs ≥ cap 2: the queue is at or past \
+             saturation, so the mean wait is unstable and grows with the run's length"
+        ),
+        "{summary}"
+    );
+    assert_eq!(
+        json(&subsim(&["run", &at, "--format", "json"]))["load"]["saturated"],
+        true
+    );
+    // 1/s × 1 s = 1 Erlang against 2 slots, and the same load lost instead of queued.
+    for (name, yaml) in [
+        ("below.yaml", scenario("1/s", "queue")),
+        ("lost.yaml", scenario("2/s", "none")),
+    ] {
+        let file = dir.write(name, &yaml);
+        let summary = stdout(&subsim(&["run", &file, "--format", "summary"]));
+        assert!(!summary.contains("warning"), "{name}: {summary}");
+        let stats = json(&subsim(&["run", &file, "--format", "json"]));
+        assert_eq!(stats["load"]["saturated"], false, "{name}");
+    }
+}
+
+/// Issue #23 item 7: the demo's summary printed `prompt queue mean 0.052 [-1.382, 1.487]`
+/// (a queue length below zero) and, for its one answered prompt, `[4.491, 4.491]` as if
+/// one observation had an interval.
+#[test]
+fn summary_intervals_stay_at_or_above_zero_and_one_observation_has_none() {
+    let summary = stdout(&subsim(&["run", "--format", "summary"]));
+    let line = |label: &str| {
+        summary
+            .lines()
+            .find(|line| line.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} row in\n{summary}"))
+            .to_string()
+    };
+    let queue = line("prompt queue");
+    assert!(queue.contains("[0.000, "), "{queue}");
+    let waits = line("wait, all prompts");
+    assert!(waits.contains("(n = 1, no interval)"), "{waits}");
+    assert!(!summary.contains("[-"), "{summary}");
+    // JSON keeps `lo` and `hi` (the mean) and flags that they are no interval.
+    let stats = json(&subsim(&["run", "--format", "json"]));
+    let mean = &stats["prompt_waits"]["mean"];
+    assert_eq!(mean["interval"], false, "{mean}");
+    assert_eq!(mean["lo"], mean["mean"]);
+    assert_eq!(stats["prompt_queue"]["mean"]["interval"], true);
+    assert_eq!(stats["prompt_queue"]["mean"]["lo"], 0.0);
+}
+
+/// Issue #23 item 9: the summary wrote one wait as `6s` and the next as `6.000s`. Every
+/// duration in its rows is now seconds with three decimals (the makespan keeps its clock
+/// and a short reading beside it).
+#[test]
+fn summary_waits_are_written_in_one_format() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = root.join("scenarios/perm/background-prompt-goes-to-main.yaml");
+    let summary = stdout(&subsim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--format",
+        "summary",
+    ]));
+    assert!(
+        summary.contains("  wait, main session  mean 3.000s, p95 3.000s (1 answered)"),
+        "{summary}"
+    );
+    for line in summary.lines().filter(|line| !line.starts_with("makespan")) {
+        for word in line.split([' ', ',', '(', ')', '[', ']']) {
+            let number = word.strip_suffix('s').unwrap_or("");
+            if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                assert!(number.contains('.'), "{line}");
+            }
+        }
+    }
+}

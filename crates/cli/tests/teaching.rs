@@ -199,7 +199,7 @@ fn tools_compare_shows_filter_two_removing_tools_in_the_background() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let text = stdout(&output);
     let background = text
-        .split("\nBackground\n")
+        .split("\nBackground, from there on\n")
         .nth(1)
         .expect("a Background section");
     assert_has(background, "filter 2    removed, silently");
@@ -315,4 +315,75 @@ fn tools_compare_cites_tools_8_for_list_agents_and_tools_5_for_the_rest() {
         &text,
         "ListAgents                 yes         —           filter 2: removed, silently [TOOLS-8]",
     );
+}
+
+/// Issue #23 item 9: `tools --compare` printed the two resolutions one after the other,
+/// every shared step twice, although the README says it shows them side by side. The
+/// shared steps are now written once, then where each placement goes on its own.
+#[test]
+fn tools_compare_writes_the_shared_steps_once_then_each_side() {
+    let output = subsim(&[
+        "tools",
+        "--file",
+        "scenarios/tools/background-filter-removes-tools.yaml",
+        "--agent",
+        "planner",
+        "--compare",
+    ]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_eq!(text.matches("  base pool ").count(), 1, "{text}");
+    assert_eq!(text.matches("  filter 1 ").count(), 1, "{text}");
+    let shared = text
+        .find("\nForeground and background, the same steps\n")
+        .expect(&text);
+    let foreground = text.find("\nForeground, from there on\n").expect(&text);
+    let background = text.find("\nBackground, from there on\n").expect(&text);
+    let table = text.find("\nSide by side\n").expect(&text);
+    assert!(
+        shared < foreground && foreground < background && background < table,
+        "{text}"
+    );
+    assert!(!text[foreground..background].contains("filter 2"), "{text}");
+    assert!(text[background..table].contains("filter 2"), "{text}");
+}
+
+/// Issue #23 item 10: `explain FGBG-1` listed what the narration says for cases 1, 2 and 4
+/// but not case 3 (fork mode on), the placement most sessions get, whose reason is cited
+/// as `FGBG-1 case 3, FORK-3`.
+#[test]
+fn explain_fgbg_1_includes_its_fork_mode_case() {
+    let output = subsim(&["explain", "FGBG-1"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let said = text
+        .split("What the narration says when it decides:\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n\n").next())
+        .expect(&text);
+    assert_has(
+        said,
+        "fork mode is on, so Claude cannot ask for the foreground",
+    );
+    assert_has(said, "fork mode is off and Claude needs the result");
+}
+
+/// Issue #23 item 10: the demo had no denied tool call, so a learner's first "why was it
+/// denied?" needed another scenario. Chapter 4 now has one, refused by a deny rule.
+#[test]
+fn the_demo_s_chapter_4_has_a_denied_tool_call() {
+    let output = subsim(&["run"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let text = stdout(&output);
+    let chapter = text
+        .split("── 4. ")
+        .nth(1)
+        .and_then(|rest| rest.split("── 5. ").next())
+        .expect(&text);
+    assert_has(
+        chapter,
+        "planner         Bash `git push origin main` denied:",
+    );
+    assert_has(chapter, "(PERM-14)");
+    assert_has(&text, "1 tool call refused.");
 }

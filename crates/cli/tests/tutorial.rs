@@ -204,6 +204,25 @@ fn the_readme_quotes_the_demo_as_it_is() {
     let mut quoted = 0;
     for block in readme.split("```text\n").skip(1) {
         let block = block.split("\n```").next().unwrap();
+        // Each quoted decision, its wrapped reason included, is printed as it stands.
+        if block.starts_with("00:") {
+            let mut decisions: Vec<String> = Vec::new();
+            for line in block.lines() {
+                match decisions.last_mut() {
+                    Some(decision) if line.starts_with(' ') => {
+                        decision.push_str(line);
+                        decision.push('\n');
+                    }
+                    _ => decisions.push(format!("{line}\n")),
+                }
+            }
+            for decision in decisions {
+                assert!(
+                    narration.contains(&decision),
+                    "the README quotes lines the demo no longer prints:\n{decision}"
+                );
+            }
+        }
         for line in block.lines() {
             let source = if line.starts_with("00:") {
                 &narration

@@ -627,6 +627,33 @@ impl LoadSpec {
     }
 }
 
+impl SimSpec {
+    /// The load's offered load, Erlangs (mean arrival rate × mean run time, summed over
+    /// the streams), when every stream arrives at a steady rate (`poisson`, `every`) and
+    /// each of its runs is one `work` step; `None` otherwise, or without a load.
+    pub fn offered_load(&self) -> Option<f64> {
+        let load = self.load.as_ref()?;
+        let mut offered = 0.0;
+        for stream in &load.streams {
+            let behavior = stream.spawn.behavior.clone().or_else(|| {
+                let agent = stream.spawn.agent.as_deref()?;
+                self.agents.get(agent)?.behavior.clone()
+            });
+            let mean_run = match behavior.as_deref() {
+                Some([Step::Work(dist)]) => dist.mean_micros() / 1e6,
+                _ => return None,
+            };
+            let rate = match stream.arrivals {
+                Arrivals::Poisson(rate) => rate,
+                Arrivals::Every(spacing) if spacing > 0 => 1e6 / spacing as f64,
+                _ => return None,
+            };
+            offered += rate * mean_run;
+        }
+        Some(offered)
+    }
+}
+
 /// Arrival processes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arrivals {

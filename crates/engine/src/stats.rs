@@ -28,16 +28,25 @@ pub struct Estimate {
     pub lo: f64,
     /// Upper end.
     pub hi: f64,
+    /// How many batch means the interval is drawn from. With fewer than two there is no
+    /// interval ([`Estimate::has_interval`]): `lo` and `hi` are then the mean itself.
+    pub batches: usize,
 }
 
 impl Estimate {
     /// The interval cut to what the quantity can be (a share to [0, 1], a count to ≥ 0).
     pub fn clamped(self, low: f64, high: f64) -> Estimate {
         Estimate {
-            mean: self.mean,
             lo: self.lo.max(low),
             hi: self.hi.min(high),
+            ..self
         }
+    }
+
+    /// Whether there is an interval: two or more batch means (one observation, or one
+    /// stretch of time, gives none).
+    pub fn has_interval(&self) -> bool {
+        self.batches >= 2
     }
 
     /// The estimate scaled by `factor` (e.g. µs → s, running → utilisation).
@@ -46,6 +55,7 @@ impl Estimate {
             mean: self.mean * factor,
             lo: self.lo * factor,
             hi: self.hi * factor,
+            ..self
         }
     }
 }
@@ -206,6 +216,7 @@ impl BatchMeans {
                 mean,
                 lo: mean,
                 hi: mean,
+                batches: count,
             };
         }
         let batch_mean = means.iter().sum::<f64>() / count as f64;
@@ -219,6 +230,7 @@ impl BatchMeans {
             mean,
             lo: mean - half,
             hi: mean + half,
+            batches: count,
         }
     }
 }

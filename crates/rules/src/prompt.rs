@@ -375,6 +375,27 @@ pub fn decide_call(
     }
 }
 
+/// PERM-9: what the permission mode alone does with `call`, with no allow or deny rule and
+/// no session-wide grant. A trace cites PERM-9 both for a call its mode runs and for one a
+/// step's `prompt: false` forced ([`decide_step`]); the narration asks this to tell the two
+/// apart, so that it never credits the mode with what the step did.
+pub fn mode_alone(call: &Call<'_>) -> CallDecision {
+    decide_call(call, &PermissionRules::default(), &[])
+}
+
+/// For a call a trace shows running under `rule`: what its mode alone would have done
+/// instead ([`mode_alone`]) when that is not to run it — the run then came from the step's
+/// `prompt: false`, which the trace also cites as PERM-9 — else `None`.
+pub fn step_forced_run(rule: &str, call: &Call<'_>) -> Option<CallDecision> {
+    if rule != crate::id::PERM_9 {
+        return None;
+    }
+    match mode_alone(call) {
+        CallDecision::Run(_) => None,
+        other => Some(other),
+    }
+}
+
 /// PERM-3 / PERM-9 / PERM-14 / HANDBACK-5: what a scripted tool call does. The scenario's
 /// `prompt:` forces a prompt (`Some(true)`: the person is asked as for any prompt, PERM-3)
 /// or its absence (`Some(false)`: the call runs, PERM-9, unless a deny rule refuses it,

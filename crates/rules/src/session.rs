@@ -30,6 +30,58 @@ impl SessionKind {
     }
 }
 
+/// Something the person does at the terminal or through the SDK, rather than Claude.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PersonAction {
+    /// Ctrl+B on a running foreground task (FGBG-5).
+    CtrlB,
+    /// `/subtask TASK` typed at the prompt (FORK-9).
+    Subtask,
+    /// Stopping a subagent: `x` in `/tasks` or the panel, or an SDK `stop_task` request
+    /// (RESUME-10).
+    Stop,
+}
+
+impl SessionKind {
+    /// Why the person cannot do `action` in a session of this kind, with the rule that
+    /// says how it is done; `None` when they can (docs/decisions.md, "Ctrl+B, `/subtask`
+    /// and a person's stop in `-p`"). Ctrl+B is a key of the terminal (FGBG-5) and
+    /// `/subtask` a command typed at its prompt (FORK-9): only an interactive session has
+    /// them. A stop is `x` in `/tasks` or an SDK `stop_task` request (RESUME-10): a `-p`
+    /// session has neither.
+    ///
+    /// ```
+    /// use subsim_rules::session::{PersonAction, SessionKind};
+    /// assert_eq!(SessionKind::Interactive.person_cannot(PersonAction::CtrlB), None);
+    /// assert_eq!(SessionKind::Sdk.person_cannot(PersonAction::Stop), None);
+    /// assert_eq!(SessionKind::Headless.person_cannot(PersonAction::Stop).map(|(_, rule)| rule), Some("RESUME-10"));
+    /// ```
+    pub fn person_cannot(self, action: PersonAction) -> Option<(&'static str, crate::RuleId)> {
+        match (self, action) {
+            (SessionKind::Interactive, _) | (SessionKind::Sdk, PersonAction::Stop) => None,
+            (SessionKind::Headless, PersonAction::CtrlB) => Some((
+                "a `-p` session has no terminal to press Ctrl+B in",
+                "FGBG-5",
+            )),
+            (SessionKind::Sdk, PersonAction::CtrlB) => Some((
+                "an Agent SDK session has no terminal to press Ctrl+B in",
+                "FGBG-5",
+            )),
+            (SessionKind::Headless, PersonAction::Subtask) => {
+                Some(("a `-p` session has no prompt to type /subtask at", "FORK-9"))
+            }
+            (SessionKind::Sdk, PersonAction::Subtask) => Some((
+                "an Agent SDK session has no prompt to type /subtask at",
+                "FORK-9",
+            )),
+            (SessionKind::Headless, PersonAction::Stop) => Some((
+                "a `-p` session has neither `/tasks` nor the SDK's stop_task request",
+                "RESUME-10",
+            )),
+        }
+    }
+}
+
 impl FromStr for SessionKind {
     type Err = ();
     fn from_str(text: &str) -> Result<SessionKind, ()> {

@@ -8,7 +8,7 @@
 //!
 //! A reason may contain placeholders that the renderer fills from the trace:
 //! `{mode}` (the caller's permission mode), `{pattern}` (the permission rule that matched),
-//! `{cap}`, `{depth_limit}`, `{tool}` and `{input}`.
+//! `{cap}`, `{depth_limit}`, `{tool}`, `{input}` and `{would}` (what the mode alone would do).
 
 use crate::{gates_table, RejectReason, RuleId};
 use std::sync::LazyLock;
@@ -111,9 +111,10 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
         "fork mode is off, so there is no fork to ask for"),
     why("spawn_rejected", "FORK-4", "*", None,
         "a deny rule on `Agent(fork)` stops forks even though fork mode is on"),
-    why("spawn_rejected", "FORK-7", "*", None, "a fork cannot spawn forks"),
+    why("spawn_rejected", "FORK-7", "*", None,
+        "the caller is itself a fork, and forks do not spawn forks"),
     why("spawn_rejected", "Q-29", "*", None,
-        "only the main conversation can fork (the adopted answer to an open question)"),
+        "the caller is a subagent, and the adopted answer to this open question lets main alone fork"),
     why("spawn_rejected", "Q-32", "*", None,
         "several plugins provide that bare name, so the scoped name is needed"),
     why("spawn_rejected", "SPAWN-3", "*", None,
@@ -143,6 +144,10 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
         "{mode} mode denies it without asking"),
     why("tool_called", "PERM-9", "allowed", None,
         "{mode} mode lets it run without asking"),
+    // A step's `prompt: false` runs a call its mode would not (the trace still cites PERM-9,
+    // the table of what each mode prompts for; docs/decisions.md).
+    why("tool_called", "PERM-9", "allowed_by_step", Some("step `prompt: false`"),
+        "the step forces it to run without asking, where {mode} mode would {would}"),
     why("tool_called", "PERM-3", "allowed", None, "the person approved it"),
     why("tool_called", "PERM-4", "denied", None,
         "the person pressed Esc, which denies this one call; the run goes on"),
@@ -282,9 +287,16 @@ pub fn reason(kind: &str, rule: &str, case: &str) -> Option<&'static Why> {
         .or_else(|| rows().find(|why| why.case == "*"))
 }
 
-/// Every reason given for `rule`, whatever the event kind (for `explain`).
+/// Every reason given for `rule`, whatever the event kind (for `explain`): its own rows,
+/// and the rows whose citation names it (`FGBG-1 case 3, FORK-3` cites FGBG-1's case 3,
+/// the placement a learner meets most, under FORK-3).
 pub fn reasons_for(rule: &str) -> impl Iterator<Item = &'static Why> + '_ {
-    REASONS.iter().filter(move |why| why.rule == rule)
+    REASONS.iter().filter(move |why| {
+        why.rule == rule
+            || why
+                .cite
+                .is_some_and(|cite| cite.split([',', ' ']).any(|word| word == rule))
+    })
 }
 
 #[cfg(test)]
@@ -315,6 +327,21 @@ mod tests {
             REASONS.iter().filter(|why| why.rule == "PERM-9").count()
         );
         assert_eq!(reasons_for("NO-SUCH-RULE").count(), 0);
+    }
+
+    /// Issue #23 item 10: `explain FGBG-1` left out its case 3 (fork mode on), whose row
+    /// is FORK-3's and only cites FGBG-1.
+    #[test]
+    fn reasons_for_a_rule_include_the_rows_citing_it() {
+        let fgbg_1: Vec<&str> = reasons_for("FGBG-1").map(|why| why.text).collect();
+        assert!(
+            fgbg_1.contains(&"fork mode is on, so Claude cannot ask for the foreground"),
+            "{fgbg_1:?}"
+        );
+        // A citation names a rule as a whole word: FGBG-1 is not FGBG-10.
+        assert!(reasons_for("FGBG-10")
+            .all(|why| why.rule == "FGBG-10"
+                || why.cite.is_some_and(|cite| cite.contains("FGBG-10"))));
     }
 
     #[test]

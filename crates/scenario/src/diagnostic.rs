@@ -74,6 +74,15 @@ impl fmt::Display for Diagnostics {
 
 impl std::error::Error for Diagnostics {}
 
+/// `a` or `an` before `word`, by its first letter (`an \`agent\` field`); good enough for
+/// the keys, kinds and names diagnostics quote.
+pub fn article(word: &str) -> &'static str {
+    match word.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
 /// The known name closest to `unknown`, if one is close enough to be a likely typo.
 ///
 /// Case is ignored when comparing (`acceptedits` → `acceptEdits`). A candidate is close

@@ -310,7 +310,10 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
             if !COMMON_FIELDS.contains(&name) && !known.contains(&name) {
                 ctx.warn(
                     key.span,
-                    format!("no `{kind}` event has a `{name}` field, so this filter never matches"),
+                    format!(
+                        "no `{kind}` event has {} `{name}` field, so this filter never matches",
+                        crate::diagnostic::article(name)
+                    ),
                     Some(format!("`{kind}` events carry {}", list_names(known))),
                 );
             }
@@ -653,6 +656,21 @@ mod tests {
         assert!(
             warnings[0].contains("t.yaml:1:32")
                 && warnings[0].contains("no `agent_finished` event has a `tool` field"),
+            "{warnings:?}"
+        );
+    }
+
+    /// Issue #23 item 9: the warning said "has a `agent` field".
+    #[test]
+    fn a_key_starting_with_a_vowel_gets_an() {
+        let node = parse("- none: {kind: session_started, agent: main}").expect("parses");
+        let mut ctx = Ctx::new("t.yaml", Path::new("."));
+        expectations(&mut ctx, Some(&node));
+        let warnings: Vec<String> = ctx.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            warnings
+                .iter()
+                .any(|warning| warning.contains("no `session_started` event has an `agent` field")),
             "{warnings:?}"
         );
     }

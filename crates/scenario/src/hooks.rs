@@ -167,7 +167,10 @@ fn event_groups(ctx: &mut Ctx<'_>, event: &str, node: &Node) -> Vec<HookSpec> {
                     // Only command hooks are documented for subagents; others are kept out.
                     ctx.warn(
                         hook.span,
-                        format!("a `{kind}` hook is not simulated and is left out"),
+                        format!(
+                            "{} `{kind}` hook is not simulated and is left out",
+                            crate::diagnostic::article(&kind)
+                        ),
                         Some("subsim records `type: command` hooks".to_string()),
                     );
                     continue;

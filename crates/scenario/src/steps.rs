@@ -192,7 +192,10 @@ fn extra_key(ctx: &mut Ctx<'_>, step: &str, key: &Node) {
     };
     ctx.error_help(
         key.span,
-        format!("unexpected key `{name}` in a `{step}` step"),
+        format!(
+            "unexpected key `{name}` in {} `{step}` step",
+            crate::diagnostic::article(step)
+        ),
         help,
     );
 }

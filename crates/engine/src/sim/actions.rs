@@ -4,6 +4,7 @@ use std::rc::Rc;
 use subsim_rules::id;
 use subsim_rules::panel::RowId;
 
+use subsim_rules::session::PersonAction;
 use subsim_rules::Mode;
 
 use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
@@ -17,6 +18,26 @@ impl Kernel<'_> {
 
     pub(super) fn user_action(&mut self, index: usize) {
         let action = self.person.actions[index].kind.clone();
+        // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
+        // `/tasks` or the SDK; a session without them ignores the action.
+        let asked = match &action {
+            ActionKind::CtrlB => Some((PersonAction::CtrlB, IgnoredAction::CtrlB)),
+            ActionKind::Subtask { .. } => Some((PersonAction::Subtask, IgnoredAction::Subtask)),
+            ActionKind::Stop(_) => Some((PersonAction::Stop, IgnoredAction::UserStop)),
+            _ => None,
+        };
+        if let Some((person, ignored)) = asked {
+            if let Some((why, rule)) = self.session.config.kind.person_cannot(person) {
+                self.emit(
+                    Some(rule),
+                    EventKind::ActionIgnored {
+                        action: ignored,
+                        why: Rc::from(why),
+                    },
+                );
+                return;
+            }
+        }
         match action {
             ActionKind::Stop(target) => self.stop(None, &target),
             ActionKind::CtrlB => self.ctrl_b(),

@@ -99,6 +99,11 @@ impl Summary {
                     }
                     json.close();
                 }
+                json.key("saturated").raw(if load.saturated.is_some() {
+                    "true"
+                } else {
+                    "false"
+                });
                 json.close();
             }
             None => {
@@ -138,6 +143,12 @@ fn json_estimate(json: &mut Json, estimate: Estimate) {
     json.key("mean").f64(estimate.mean);
     json.key("lo").f64(estimate.lo);
     json.key("hi").f64(estimate.hi);
+    // Fewer than two batch means: `lo` and `hi` are the mean, not an interval.
+    json.key("interval").raw(if estimate.has_interval() {
+        "true"
+    } else {
+        "false"
+    });
     json.close();
 }
 

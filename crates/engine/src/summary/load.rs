@@ -20,6 +20,10 @@ pub(super) struct LoadStats {
     /// Some streams retry and others do not: the delayed share is counted apart from
     /// blocking (`TypeLoad::delayed`).
     pub(super) mixed: bool,
+    /// The offered load, Erlangs, when every stream queues (`retry: queue`) and the load
+    /// is known ([`SimSpec::offered_load`](crate::spec::SimSpec::offered_load)): at or
+    /// past the cap the queue never settles.
+    pub(super) queued_load: Option<f64>,
     /// The named streams (the list form of `load`), in list order, with whether each
     /// retries and its statistics (no running count: that is per type).
     pub(super) streams: Vec<(Rc<str>, bool, TypeLoad)>,
@@ -561,6 +565,10 @@ pub struct LoadReport {
     /// Per named stream (the list form of `load`), in list order, with whether the
     /// stream retries; their `running` is not measured (it is per type) and left 0.
     pub by_stream: Vec<(String, bool, TypeReport)>,
+    /// The offered load, Erlangs, when the queue is at or past saturation: every stream
+    /// queues (`retry: queue`) and offered load ≥ cap. The mean wait of such a run has no
+    /// steady value to converge to: it grows with the run's length.
+    pub saturated: Option<f64>,
 }
 
 /// The load statistics of all arrivals or of one agent type.

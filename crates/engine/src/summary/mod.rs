@@ -476,6 +476,13 @@ impl Summary {
             let retries = |stream: &crate::spec::LoadStream| stream.retry != Retry::None;
             summary.load.retries = load.streams.iter().any(retries);
             summary.load.mixed = summary.load.retries && !load.streams.iter().all(retries);
+            if load
+                .streams
+                .iter()
+                .all(|stream| stream.retry == Retry::Queue)
+            {
+                summary.load.queued_load = spec.offered_load();
+            }
             summary.load.streams = load
                 .streams
                 .iter()
@@ -612,6 +619,10 @@ impl Summary {
             }
         };
         Some(LoadReport {
+            saturated: match (self.load.queued_load, self.cap) {
+                (Some(offered), Some(cap)) if offered >= f64::from(cap) => Some(offered),
+                _ => None,
+            },
             retries: self.load.retries,
             warmup: warmup as f64 / 1e6,
             window,
@@ -658,7 +669,10 @@ impl Summary {
         let end = self.last_t.as_micros();
         (
             seconds(self.prompt_waits.distribution()),
-            self.prompt_queue.estimate(end, self.load.warmup),
+            // A queue length is never negative: its interval stops at 0, as every count's.
+            self.prompt_queue
+                .estimate(end, self.load.warmup)
+                .clamped(0.0, f64::INFINITY),
             self.prompt_queue.peak,
         )
     }

@@ -418,7 +418,7 @@ fn prompt_waits_mean_and_p95() {
     assert_eq!(summary.auto_denied(), 1);
     let text = summary.render_text();
     assert!(
-        text.contains("wait, main session  mean 10.5s, p95 19s (20 answered)"),
+        text.contains("wait, main session  mean 10.500s, p95 19.000s (20 answered)"),
         "{text}"
     );
 }
@@ -522,9 +522,8 @@ fn one_prompt_type_shares_the_totals_until_a_second_comes() {
     let by_type = summary.prompt_report_by_type();
     assert_eq!(by_type.len(), 1);
     assert_eq!(by_type[0].waits, waits);
-    // (The type's interval is clamped at 0, the total's is not.)
-    let clamped = queue.clamped(0.0, f64::INFINITY);
-    assert_eq!((by_type[0].queue, by_type[0].queue_peak), (clamped, peak));
+    // (Both intervals are clamped at 0.)
+    assert_eq!((by_type[0].queue, by_type[0].queue_peak), (queue, peak));
     assert_eq!((waits.count, peak), (2, 2));
     // A second type after the first one's two answers: the reviewer's figures stay its
     // own (2 waits, mean 2 s; 2 waiting in [0, 1) s, 1 in [1, 3), none in [3, 5)).

@@ -58,6 +58,17 @@ impl Summary {
                     secs(load.window)
                 ),
             );
+            if let Some(offered) = load.saturated {
+                row(
+                    "  warning",
+                    format!(
+                        "offered load {offered:.2} Erlangs ≥ cap {}: the queue is at or past \
+                         saturation, so the mean wait is unstable and grows with the run's \
+                         length",
+                        self.cap.unwrap_or_default()
+                    ),
+                );
+            }
             load_rows(&mut row, "  ", &load.all, load.retries);
             row(
                 "  throughput",
@@ -102,10 +113,11 @@ impl Summary {
             };
             row(
                 &label,
+                // Seconds with three decimals, as every other wait of the table.
                 format!(
-                    "mean {}, p95 {} ({} answered)",
-                    human_duration(stats.mean_us),
-                    human_duration(stats.p95_us),
+                    "mean {}s, p95 {}s ({} answered)",
+                    secs(stats.mean_us as f64 / 1e6),
+                    secs(stats.p95_us as f64 / 1e6),
                     stats.count
                 ),
             );
@@ -206,8 +218,12 @@ fn secs(value: f64) -> String {
     format!("{value:.3}")
 }
 
-/// `[lo, hi]` of an estimate, each written by `show`.
+/// `[lo, hi]` of an estimate, each written by `show`; `(n = 1, no interval)` when it
+/// rests on fewer than two batch means (one observation gives no spread to measure).
 fn interval(estimate: Estimate, show: impl Fn(f64) -> String) -> String {
+    if !estimate.has_interval() {
+        return format!("(n = {}, no interval)", estimate.batches);
+    }
     format!("[{}, {}]", show(estimate.lo), show(estimate.hi))
 }
 

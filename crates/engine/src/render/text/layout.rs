@@ -30,7 +30,25 @@ pub struct NarrationOptions {
     pub next: Vec<String>,
     /// Close with a summary of what happened.
     pub summary: bool,
+    /// The terminal's width in columns: a longer line is wrapped, the reason going under
+    /// the decision with a hanging indent. `None`: never wrapped.
+    pub width: Option<usize>,
 }
+
+/// How a word of a wrapped line is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ink {
+    Plain,
+    What,
+    Cite,
+}
+
+/// One word of a wrapped line: its text, colour, and whether a space goes before it.
+type Word = (String, Ink, bool);
+
+/// The narrowest a wrapped part may be, however narrow the terminal: a column of one word
+/// per line helps nobody.
+const MIN_ROOM: usize = 20;
 
 /// A line waiting for the end of its instant, so that identical lines can be grouped.
 struct Held {
@@ -129,7 +147,10 @@ impl<W: Write> TextWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.release();
         if self.options.summary {
-            let text = self.closing();
+            let mut text = self.closing();
+            if let Some(width) = self.options.width {
+                text = wrap_prose(&text, width);
+            }
             self.emit_raw(&text);
         }
         self.out.finish()
@@ -148,10 +169,30 @@ impl<W: Write> TextWriter<W> {
             if *at > t {
                 break;
             }
+            let mut text = format!("── {} ──", visible(title));
+            if let Some(width) = self
+                .options
+                .width
+                .filter(|width| text.chars().count() > *width)
+            {
+                // Wrapped, the rest under the title's first word.
+                let words: Vec<Word> = text
+                    .split(' ')
+                    .map(|word| (word.to_string(), Ink::Plain, true))
+                    .collect();
+                let room = width.saturating_sub(3).max(MIN_ROOM);
+                text.clear();
+                for (index, part) in fill(&words, width.max(MIN_ROOM), room).iter().enumerate() {
+                    if index > 0 {
+                        text.push_str("\n   ");
+                    }
+                    paint(&mut text, part, false, None);
+                }
+            }
             let text = if self.options.color {
-                format!("{BOLD}── {} ──{RESET}\n", visible(title))
+                format!("{BOLD}{text}{RESET}\n")
             } else {
-                format!("── {} ──\n", visible(title))
+                format!("{text}\n")
             };
             self.chapter += 1;
             self.emit_raw(&text);
@@ -179,6 +220,11 @@ impl<W: Write> TextWriter<W> {
     fn put(&mut self, t: crate::time::SimTime, told: &Told) {
         self.chapters_until(t);
         self.line.clear();
+        if let Some(width) = self.options.width {
+            if self.put_wrapped(t, told, width) {
+                return;
+            }
+        }
         if self.options.color {
             // The colours are the only escape sequences: the scenario's own text is made
             // visible first (a name must not drive the terminal).
@@ -224,6 +270,101 @@ impl<W: Write> TextWriter<W> {
         let line = std::mem::take(&mut self.line);
         self.emit_raw(&line);
         self.line = line;
+    }
+
+    /// Writes `told` over several lines when its one line would be wider than `width`:
+    /// what happened after the time and the name (itself wrapped under the same start
+    /// when too long), then the reason and the rule two columns further in. Returns false
+    /// (nothing written) when the line fits.
+    fn put_wrapped(&mut self, t: crate::time::SimTime, told: &Told, width: usize) -> bool {
+        let who = visible(&told.who);
+        let what = visible(&told.what);
+        let why = told.why.as_deref().map(visible);
+        let cite = told.cite.as_deref().map(visible);
+        let who_width = who.chars().count().max(self.narrator.who_width);
+        // `hh:mm:ss.mmm` and two spaces, the name column and two spaces; a name wider than
+        // the column (a group's "a … z (n)") pushes the first line only.
+        let start = 12 + 2 + who_width + 2;
+        let indent = 12 + 2 + self.narrator.who_width + 2;
+        let mut length = start + what.chars().count();
+        if let Some(why) = &why {
+            length += 2 + why.chars().count();
+        }
+        if let Some(cite) = &cite {
+            length += 2 + cite.chars().count() + 1;
+        }
+        if length <= width {
+            return false;
+        }
+        let words = |text: &str, ink: Ink| -> Vec<Word> {
+            text.split(' ')
+                .filter(|word| !word.is_empty())
+                .map(|word| (word.to_string(), ink, true))
+                .collect()
+        };
+        let mut head = words(&what, Ink::What);
+        let mut tail = Vec::new();
+        if let Some(why) = &why {
+            head.push((":".to_string(), Ink::Plain, false));
+            tail.extend(words(why, Ink::Plain));
+        }
+        if let Some(cite) = &cite {
+            // The rule stays in one piece: it is what a reader looks up. Without a reason
+            // it closes what happened.
+            let word = (format!("({cite})"), Ink::Cite, true);
+            if why.is_some() {
+                tail.push(word);
+            } else {
+                head.push(word);
+            }
+        }
+        let room = width.saturating_sub(indent).max(MIN_ROOM);
+        // No room beside a long name: what happened starts on the next line.
+        let beside = width.saturating_sub(start) >= MIN_ROOM;
+        let mut lines = if beside {
+            fill(&head, width - start, room)
+        } else {
+            let mut lines = vec![Vec::new()];
+            lines.extend(fill(&head, room, room));
+            lines
+        };
+        let tail_lines = if tail.is_empty() {
+            Vec::new()
+        } else {
+            let room = width.saturating_sub(indent + 2).max(MIN_ROOM);
+            fill(&tail, room, room)
+        };
+        let color = self.options.color;
+        let mut text = format!("{t}  ");
+        if color {
+            let _ = write!(text, "{CYAN}{who}{RESET}");
+        } else {
+            text.push_str(&who);
+        }
+        if beside {
+            text.extend(std::iter::repeat_n(' ', who_width - who.chars().count()));
+            text.push_str("  ");
+        }
+        let tone = match told.tone {
+            Tone::Refusal => Some(RED),
+            Tone::Prompt => Some(YELLOW),
+            Tone::Plain => None,
+        };
+        let first = lines.remove(0);
+        paint(&mut text, &first, color, tone);
+        for line in lines {
+            text.push('\n');
+            text.extend(std::iter::repeat_n(' ', indent));
+            paint(&mut text, &line, color, tone);
+        }
+        for line in tail_lines {
+            text.push('\n');
+            text.extend(std::iter::repeat_n(' ', indent + 2));
+            paint(&mut text, &line, color, tone);
+        }
+        text.push('\n');
+        self.emit_raw(&text);
+        true
     }
 
     fn count(&mut self, event: &Event) {
@@ -291,7 +432,12 @@ impl<W: Write> TextWriter<W> {
                     )
                 })
                 .collect();
-            let _ = writeln!(text, "{rejected} spawns rejected: {}.", parts.join(", "));
+            let _ = writeln!(
+                text,
+                "{rejected} {} rejected: {}.",
+                if rejected == 1 { "spawn" } else { "spawns" },
+                parts.join(", ")
+            );
         }
         if tally.prompts > 0 {
             let _ = writeln!(
@@ -359,6 +505,89 @@ impl<W: Write> TextWriter<W> {
 /// output does to the scenario's own strings before it adds its colours.
 fn visible(text: &str) -> String {
     subsim_escape::terminal::line(text).into_owned()
+}
+
+/// `words` in lines of at most `first_room` columns for the first line and `room` for the
+/// others (a longer word gets a line of its own). Always at least one line.
+fn fill(words: &[Word], first_room: usize, room: usize) -> Vec<Vec<Word>> {
+    let mut lines: Vec<Vec<Word>> = vec![Vec::new()];
+    let mut used = 0;
+    for (index, word) in words.iter().enumerate() {
+        let limit = if lines.len() == 1 { first_room } else { room };
+        let line = lines.last_mut().expect("one line at least");
+        let size = word.0.chars().count();
+        // Words glued to this one (the colon after what happened) go where it goes.
+        let glued: usize = words[index + 1..]
+            .iter()
+            .take_while(|next| !next.2)
+            .map(|next| next.0.chars().count())
+            .sum();
+        let gap = usize::from(word.2 && !line.is_empty());
+        if !line.is_empty() && word.2 && used + gap + size + glued > limit {
+            lines.push(vec![word.clone()]);
+            used = size;
+        } else {
+            line.push(word.clone());
+            used += gap + size;
+        }
+    }
+    lines
+}
+
+/// `text`'s sentences wrapped to `width`, continuing two columns in; indented lines (the
+/// commands to try next, which a reader copies whole) are left as they are.
+fn wrap_prose(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line.starts_with(' ') || line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let words: Vec<Word> = line
+            .split(' ')
+            .map(|word| (word.to_string(), Ink::Plain, true))
+            .collect();
+        let room = width.saturating_sub(2).max(MIN_ROOM);
+        for (index, part) in fill(&words, width.max(MIN_ROOM), room).iter().enumerate() {
+            if index > 0 {
+                out.push_str("  ");
+            }
+            paint(&mut out, part, false, None);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Appends the words of one wrapped line, each run of one ink in its colour.
+fn paint(out: &mut String, line: &[Word], color: bool, tone: Option<&str>) {
+    let mut open: Option<&str> = None;
+    for (index, (text, ink, space)) in line.iter().enumerate() {
+        let want = match (color, ink) {
+            (false, _) | (true, Ink::Plain) => None,
+            (true, Ink::What) => tone,
+            (true, Ink::Cite) => Some(DIM),
+        };
+        if open != want {
+            if open.is_some() {
+                out.push_str(RESET);
+            }
+            if *space && index > 0 {
+                out.push(' ');
+            }
+            if let Some(colour) = want {
+                out.push_str(colour);
+            }
+            open = want;
+        } else if *space && index > 0 {
+            out.push(' ');
+        }
+        out.push_str(text);
+    }
+    if open.is_some() {
+        out.push_str(RESET);
+    }
 }
 
 /// Is `event` bookkeeping, shown with `--detail full` only?

@@ -32,10 +32,12 @@ pub struct Narrator {
     /// Names by agent id, learned from any event that carries one.
     names: Vec<Option<Rc<str>>>,
     /// Permission modes by agent id (main's from `session_started`), for the reasons.
-    modes: Vec<Option<&'static str>>,
+    modes: Vec<Option<subsim_rules::PermissionMode>>,
     pub(super) who_width: usize,
     /// Leave out what only the full detail shows (agent ids on start lines).
     brief: bool,
+    /// The "who" column keeps its width ([`Narrator::with_name_column`]).
+    fixed_width: bool,
 }
 
 /// One narrated event, in parts: who, what happened, why, and the rule.
@@ -84,7 +86,23 @@ impl Narrator {
             modes: Vec::new(),
             who_width: MIN_WHO_WIDTH,
             brief: false,
+            fixed_width: false,
         }
+    }
+
+    /// A narrator whose "who" column is `width` wide from the first line to the last
+    /// (a longer name overflows it): for excerpts set side by side, such as `diff`'s.
+    pub fn with_name_column(width: usize) -> Narrator {
+        Narrator {
+            who_width: width,
+            fixed_width: true,
+            ..Narrator::new()
+        }
+    }
+
+    /// The width of the "who" column now.
+    pub fn name_column(&self) -> usize {
+        self.who_width
     }
 
     /// A narrator that leaves out what only `--detail full` shows.
@@ -169,14 +187,34 @@ impl Narrator {
                 permission_rule,
             } => {
                 let mode = self.mode(agent.id);
-                case = if *allowed {
+                // The trace cites one rule for a call its mode runs and for one a step's
+                // `prompt: false` forced: credit the mode only when it does run it.
+                let call = subsim_rules::prompt::Call {
+                    input: input.as_deref(),
+                    subagent: agent.id != crate::event::MAIN,
+                    ..subsim_rules::prompt::Call::new(tool, mode)
+                };
+                let forced = if *allowed {
+                    subsim_rules::prompt::step_forced_run(rule, &call)
+                } else {
+                    None
+                };
+                case = if let Some(would) = forced {
+                    use subsim_rules::prompt::CallDecision;
+                    let would = match would {
+                        CallDecision::Deny(_) => "deny it",
+                        _ => "ask",
+                    };
+                    fill.push(("{would}", would.to_string()));
+                    "allowed_by_step".to_string()
+                } else if *allowed {
                     "allowed".to_string()
                 } else if *reason == Some(ToolRefusal::Denied) && rule == id::PERM_9 {
-                    format!("denied_{mode}")
+                    format!("denied_{}", mode.as_str())
                 } else {
                     reason.unwrap_or(ToolRefusal::Denied).to_string()
                 };
-                fill.push(("{mode}", mode.to_string()));
+                fill.push(("{mode}", mode.as_str().to_string()));
                 fill.push(("{tool}", tool.to_string()));
                 fill.push(("{input}", input.as_deref().unwrap_or(tool).to_string()));
                 if let Some(pattern) = permission_rule {
@@ -197,12 +235,12 @@ impl Narrator {
         Some((text, found.citation()))
     }
 
-    fn mode(&self, id: u32) -> &'static str {
+    fn mode(&self, id: u32) -> subsim_rules::PermissionMode {
         self.modes
             .get(id as usize)
             .copied()
             .flatten()
-            .unwrap_or("default")
+            .unwrap_or_default()
     }
 
     /// The agent a line is about, for grouping same-instant lines.
@@ -250,10 +288,10 @@ impl Narrator {
                 self.cap = *cap;
                 self.depth_limit = *depth_limit;
                 self.background_disabled = *background_disabled;
-                self.set_mode(crate::event::MAIN, permission_mode.as_str());
+                self.set_mode(crate::event::MAIN, *permission_mode);
             }
             EventKind::AgentStarted { agent, profile, .. } => {
-                self.set_mode(agent.id, profile.permission_mode.as_str());
+                self.set_mode(agent.id, profile.permission_mode);
             }
             _ => {}
         }
@@ -280,7 +318,7 @@ impl Narrator {
         }
     }
 
-    fn set_mode(&mut self, id: u32, mode: &'static str) {
+    fn set_mode(&mut self, id: u32, mode: subsim_rules::PermissionMode) {
         let index = id as usize;
         if self.modes.len() <= index {
             self.modes.resize(index + 1, None);
@@ -290,7 +328,7 @@ impl Narrator {
 
     fn widen(&mut self, who: &str) {
         let width = who.chars().count();
-        if width > self.who_width {
+        if width > self.who_width && !self.fixed_width {
             self.who_width = width.min(MAX_WHO_WIDTH);
         }
     }
@@ -406,7 +444,17 @@ impl Narrator {
                     (RejectReason::ConcurrentLimit, None) => format!("{running} running"),
                     _ => subsim_rules::why::reject_reason(*reason).to_string(),
                 };
-                if message.is_empty() {
+                // A reason in words follows (`why`): the short label would say it a third
+                // time after the message (`"A fork cannot spawn further forks" (a fork
+                // cannot fork): …`), so it goes.
+                let explained = *reason != RejectReason::ConcurrentLimit
+                    && !message.is_empty()
+                    && event.rule.is_some_and(|rule| {
+                        subsim_rules::why::reason("spawn_rejected", rule, "*").is_some()
+                    });
+                if explained {
+                    let _ = write!(what, " with \"{message}\"");
+                } else if message.is_empty() {
                     let _ = write!(what, " ({detail})");
                 } else if message.contains(&detail) {
                     // The kernel's cap message already says `(20/20 running)`.

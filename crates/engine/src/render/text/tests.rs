@@ -669,3 +669,102 @@ fn writer_writes_lines() {
     assert_eq!(text.lines().count(), 2);
     assert!(text.ends_with("max_events = 2; the run stops here\n"));
 }
+
+/// Issue #23 item 9: the demo was 43 lines up to 232 characters wide (85 rows at 80
+/// columns). With a width, every line fits: the decision first, then its reason and rule
+/// two columns under it, the rule in one piece; lines that fit are unchanged.
+#[test]
+fn narration_lines_fit_the_width_with_the_reason_hanging_under_the_decision() {
+    let events = vec![
+        (0, Some("FORK-3"), started(1, "scout", 1)),
+        (1, None, started(2, "x", 2)),
+    ];
+    let wide = narrate(NarrationOptions::default(), &events);
+    for width in [60, 80, 100] {
+        let options = NarrationOptions {
+            width: Some(width),
+            ..NarrationOptions::default()
+        };
+        let narrow = narrate(options.clone(), &events);
+        for line in narrow.lines() {
+            assert!(line.chars().count() <= width, "{width}: {line:?}\n{narrow}");
+        }
+        // Same words, same order.
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(words(&narrow), words(&wide));
+        let lines: Vec<&str> = narrow.lines().collect();
+        let reason = lines
+            .iter()
+            .position(|line| line.contains("fork mode is on"))
+            .unwrap();
+        assert!(lines[reason - 1].ends_with("running):"), "{narrow}");
+        assert!(
+            lines[reason].starts_with(&format!("{}fork", " ".repeat(32))),
+            "{narrow}"
+        );
+        assert!(narrow.contains("(FGBG-1 case 3, FORK-3)"), "{narrow}");
+        // A line that fits stays one line, as without a width.
+        let short = wide
+            .lines()
+            .find(|line| line.contains("00:00:01.000"))
+            .unwrap();
+        assert!(
+            short.chars().count() > width || narrow.contains(short),
+            "{narrow}"
+        );
+        // Coloured, the same shape: escape codes take no room.
+        let coloured = narrate(
+            NarrationOptions {
+                color: true,
+                ..options
+            },
+            &events,
+        );
+        let plain: String = strip_ansi(&coloured);
+        assert_eq!(plain, narrow);
+    }
+}
+
+/// `text` without ANSI colour codes.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Issue #23 item 9: one rejected spawn closed the narration with "1 spawns rejected".
+#[test]
+fn one_rejected_spawn_is_one_spawn_in_the_closing_summary() {
+    let rejected = EventKind::SpawnRejected {
+        caller: AgentRef::MAIN,
+        agent_type: "researcher".into(),
+        name: Some("r-21".into()),
+        reason: RejectReason::ConcurrentLimit,
+        message: "Concurrent subagent limit reached (20/20 running)".into(),
+        hint: None,
+        running: 20,
+    };
+    let text = narrate(
+        NarrationOptions {
+            summary: true,
+            ..NarrationOptions::default()
+        },
+        &[(1, Some("CAP-1"), rejected)],
+    );
+    assert!(
+        text.contains("\n1 spawn rejected: concurrency cap ×1 (CAP-1).\n"),
+        "{text}"
+    );
+    assert!(text.contains(": 0 runs started;"), "{text}");
+}
