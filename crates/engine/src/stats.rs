@@ -146,7 +146,6 @@ impl BatchMeans {
 
     /// [`BatchMeans::add_zeros`] that closes batches on the way (or whose weights do not
     /// fit): in bulk up to each batch's last observation, which is added alone.
-    #[cold]
     fn add_zeros_across(&mut self, mut count: u64) {
         while count > 0 {
             let step = count.min(self.batch_size - self.current_count - 1);
@@ -160,7 +159,6 @@ impl BatchMeans {
         }
     }
 
-    #[cold]
     fn close_batch(&mut self) {
         self.batches.push(self.current);
         self.current = (0.0, 0.0);
@@ -285,7 +283,6 @@ impl ShareMeans {
         }
     }
 
-    #[cold]
     fn close_batch(&mut self) {
         self.batches.push(self.current);
         self.current = (0, 0);
@@ -408,7 +405,6 @@ impl Quantiles {
         self.zeros += count;
     }
 
-    #[cold]
     fn spill(&mut self) {
         // Three significant digits: every percentile within 0.1 % of the exact one.
         let mut histogram =
