@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use proptest::prelude::*;
 use subsim_engine::dist::Dist;
-use subsim_engine::event::{Event, EventKind};
+use subsim_engine::event::{AgentRef, Event, EventKind};
 use subsim_engine::sink::Collect;
 use subsim_engine::spec::{
     ActionKind, Answer, ApiError, FailSpec, SendSpec, SimSpec, SpawnSpec, Step, ToolCall,
@@ -152,44 +152,75 @@ fn check(holds: bool, message: impl FnOnce() -> String) -> Result<(), String> {
 }
 
 fn check_invariants(events: &[Event]) -> Result<(), String> {
-    let mut cap = None;
-    let mut depth_limit = 0;
-    let mut last_time = SimTime::ZERO;
-    let mut running_runs: BTreeSet<String> = BTreeSet::new();
-    // Agents whose last run ended and still owe their one result notification.
-    let mut owed: BTreeMap<String, u32> = BTreeMap::new();
-    let mut requested = BTreeSet::new();
-    let mut answered = BTreeSet::new();
-    let mut withdrawn = BTreeSet::new();
-    let mut unchecked_starts = 0u32;
-    // RESUME-10/11: agents the person stopped, until the person resumes them.
-    let mut user_stopped: BTreeSet<String> = BTreeSet::new();
-    // RESUME-12/13: the agent each name first reached in the conversation.
-    let mut reached: BTreeMap<String, String> = BTreeMap::new();
-    // The name-reuse check exists from v2.1.199 (RESUME-12).
-    let mut name_check = false;
-    // ERR-4: failed background runs that still owe their report with the last output.
-    let mut owed_report: BTreeSet<String> = BTreeSet::new();
+    let mut ledger = Ledger::new();
     for (index, event) in events.iter().enumerate() {
+        ledger.event(index, event)?;
+    }
+    ledger.end()
+}
+
+/// What [`check_invariants`] keeps between events.
+struct Ledger {
+    cap: Option<u32>,
+    depth_limit: u32,
+    last_time: SimTime,
+    running_runs: BTreeSet<String>,
+    /// Agents whose last run ended and still owe their one result notification.
+    owed: BTreeMap<String, u32>,
+    requested: BTreeSet<u64>,
+    answered: BTreeSet<u64>,
+    withdrawn: BTreeSet<u64>,
+    unchecked_starts: u32,
+    /// RESUME-10/11: agents the person stopped, until the person resumes them.
+    user_stopped: BTreeSet<String>,
+    /// RESUME-12/13: the agent each name first reached in the conversation.
+    reached: BTreeMap<String, String>,
+    /// The name-reuse check exists from v2.1.199 (RESUME-12).
+    name_check: bool,
+    /// ERR-4: failed background runs that still owe their report with the last output.
+    owed_report: BTreeSet<String>,
+}
+
+impl Ledger {
+    fn new() -> Ledger {
+        Ledger {
+            cap: None,
+            depth_limit: 0,
+            last_time: SimTime::ZERO,
+            running_runs: BTreeSet::new(),
+            owed: BTreeMap::new(),
+            requested: BTreeSet::new(),
+            answered: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
+            unchecked_starts: 0,
+            user_stopped: BTreeSet::new(),
+            reached: BTreeMap::new(),
+            name_check: false,
+            owed_report: BTreeSet::new(),
+        }
+    }
+
+    /// The event at `index` of the trace, checked against what came before it.
+    fn event(&mut self, index: usize, event: &Event) -> Result<(), String> {
         if event.seq != index as u64 {
             return Err(format!("seq {} at position {index}", event.seq));
         }
-        if event.t < last_time {
+        if event.t < self.last_time {
             return Err(format!("time went back at #{}", event.seq));
         }
-        last_time = event.t;
+        self.last_time = event.t;
         match &event.kind {
             EventKind::SessionStarted {
                 version,
-                cap: c,
-                depth_limit: d,
+                cap,
+                depth_limit,
                 ..
             } => {
-                name_check = version
+                self.name_check = version
                     .parse::<Version>()
                     .is_ok_and(|version| version >= Version::v2_1(199));
-                cap = *c;
-                depth_limit = *d;
+                self.cap = *cap;
+                self.depth_limit = *depth_limit;
             }
             EventKind::AgentStarted {
                 agent,
@@ -200,33 +231,12 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 ..
             } => {
                 if let Some(name) = &agent.name {
-                    reached.entry(name.to_string()).or_insert(agent.id_string());
+                    self.reached
+                        .entry(name.to_string())
+                        .or_insert(agent.id_string());
                 }
-                if !running_runs.insert(agent.id_string()) {
-                    return Err(format!(
-                        "#{}: {} started twice",
-                        event.seq,
-                        agent.id_string()
-                    ));
-                }
-                if !*cap_checked {
-                    unchecked_starts += 1;
-                }
-                if let Some(cap) = cap {
-                    if *cap_checked && *running > cap {
-                        return Err(format!(
-                            "#{}: cap-checked start left {running} > {cap} running",
-                            event.seq
-                        ));
-                    }
-                    if unchecked_starts == 0 && *running > cap {
-                        return Err(format!(
-                            "#{}: {running} > {cap} with no resume or /subtask",
-                            event.seq
-                        ));
-                    }
-                }
-                let bound = depth_limit.max(1);
+                self.started(event.seq, &agent.id_string(), *running, *cap_checked)?;
+                let bound = self.depth_limit.max(1);
                 if *depth > bound && !*fork {
                     return Err(format!(
                         "#{}: depth {depth} beyond limit {bound}",
@@ -234,113 +244,45 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                     ));
                 }
             }
-            EventKind::AgentResumed { agent, .. } => {
-                let id = agent.id_string();
-                // A resume the person starts (typing into the transcript) clears the stop;
-                // Claude's SendMessage must never resume a user-stopped agent first.
-                if matches!(event.rule, Some("RESUME-11") | Some("Q-7")) {
-                    user_stopped.remove(&id);
-                } else {
-                    check(!user_stopped.contains(&id), || {
-                        format!(
-                            "#{}: Claude resumed {id}, which the person stopped",
-                            event.seq
-                        )
-                    })?;
-                    if let Some(name) = &agent.name {
-                        let first = reached.entry(name.to_string()).or_insert(id.clone());
-                        check(!name_check || *first == id, || {
-                            format!(
-                                "#{}: name {name} reached {first} before, now {id}",
-                                event.seq
-                            )
-                        })?;
-                    }
-                }
-                unchecked_starts += 1;
-                if owed.get(&agent.id_string()).copied().unwrap_or(0) > 0 {
-                    return Err(format!(
-                        "#{}: resumed before its result was delivered",
-                        event.seq
-                    ));
-                }
-                if !running_runs.insert(agent.id_string()) {
-                    return Err(format!(
-                        "#{}: {} resumed while running",
-                        event.seq,
-                        agent.id_string()
-                    ));
-                }
-            }
+            EventKind::AgentResumed { agent, .. } => self.resumed(event, agent)?,
             EventKind::AgentFinished { agent, outcome, .. } => {
                 if *outcome == subsim_engine::Outcome::Cancelled {
-                    user_stopped.insert(agent.id_string());
+                    self.user_stopped.insert(agent.id_string());
                 }
                 if *outcome == subsim_engine::Outcome::Failed && event.rule == Some("ERR-4") {
-                    owed_report.insert(agent.id_string());
+                    self.owed_report.insert(agent.id_string());
                 }
-                if !running_runs.remove(&agent.id_string()) {
+                if !self.running_runs.remove(&agent.id_string()) {
                     return Err(format!(
                         "#{}: {} ended a run it was not running",
                         event.seq,
                         agent.id_string()
                     ));
                 }
-                *owed.entry(agent.id_string()).or_default() += 1;
+                *self.owed.entry(agent.id_string()).or_default() += 1;
             }
             EventKind::ReportDelivered { agent, .. } => {
-                owed_report.remove(&agent.id_string());
+                self.owed_report.remove(&agent.id_string());
             }
             // Claude's SendMessage to a running agent; the person typing into a
             // transcript picks the agent on screen, not by name.
             EventKind::MessageDelivered { to, .. } if to.id != 0 && event.rule == Some("Q-8") => {
-                if let Some(name) = &to.name {
-                    let id = to.id_string();
-                    let first = reached.entry(name.to_string()).or_insert(id.clone());
-                    check(!name_check || *first == id, || {
-                        format!(
-                            "#{}: name {name} reached {first} before, now {id}",
-                            event.seq
-                        )
-                    })?;
-                }
+                self.reached_by_name(event.seq, to)?;
             }
-            EventKind::ConversationCleared => reached.clear(),
+            EventKind::ConversationCleared => self.reached.clear(),
             EventKind::Notification { from, what, .. } => {
-                if *what == Notice::Failed {
-                    check(!owed_report.contains(&from.id_string()), || {
-                        format!(
-                            "#{}: {} failed in the background without its last output",
-                            event.seq,
-                            from.id_string()
-                        )
-                    })?;
-                }
-                if matches!(
-                    *what,
-                    Notice::Result | Notice::Completion | Notice::Failed | Notice::Stopped
-                ) {
-                    let count = owed.entry(from.id_string()).or_default();
-                    if *count == 0 {
-                        return Err(format!(
-                            "#{}: a second result notification from {}",
-                            event.seq,
-                            from.id_string()
-                        ));
-                    }
-                    *count -= 1;
-                }
+                self.notified(event.seq, &from.id_string(), *what)?;
             }
             EventKind::PermissionRequested {
                 prompt,
                 auto_denied: false,
                 ..
             } => {
-                requested.insert(*prompt);
+                self.requested.insert(*prompt);
             }
             EventKind::PermissionAnswered { prompt, .. } => {
-                let fresh = requested.contains(prompt) && !withdrawn.contains(prompt);
-                let first_answer = answered.insert(*prompt);
+                let fresh = self.requested.contains(prompt) && !self.withdrawn.contains(prompt);
+                let first_answer = self.answered.insert(*prompt);
                 check(fresh && first_answer, || {
                     format!(
                         "#{}: prompt {prompt} answered twice or after withdrawal",
@@ -349,24 +291,122 @@ fn check_invariants(events: &[Event]) -> Result<(), String> {
                 })?;
             }
             EventKind::PermissionWithdrawn { prompt, .. } => {
-                let unanswered = !answered.contains(prompt);
-                let first_withdrawal = withdrawn.insert(*prompt);
+                let unanswered = !self.answered.contains(prompt);
+                let first_withdrawal = self.withdrawn.insert(*prompt);
                 check(unanswered && first_withdrawal, || {
                     format!("#{}: prompt {prompt} withdrawn after its answer", event.seq)
                 })?;
             }
             _ => {}
         }
+        Ok(())
     }
-    if let Some((agent, _)) = owed.iter().find(|(_, count)| **count > 0) {
-        return Err(format!(
-            "{agent} finished without its result being delivered"
-        ));
+
+    /// A start of `id` (`seq`): not twice, and within the cap unless a resume or
+    /// `/subtask` (a start the cap did not check) came before.
+    fn started(
+        &mut self,
+        seq: u64,
+        id: &str,
+        running: u32,
+        cap_checked: bool,
+    ) -> Result<(), String> {
+        if !self.running_runs.insert(id.to_string()) {
+            return Err(format!("#{seq}: {id} started twice"));
+        }
+        if !cap_checked {
+            self.unchecked_starts += 1;
+        }
+        if let Some(cap) = self.cap {
+            if cap_checked && running > cap {
+                return Err(format!(
+                    "#{seq}: cap-checked start left {running} > {cap} running"
+                ));
+            }
+            if self.unchecked_starts == 0 && running > cap {
+                return Err(format!(
+                    "#{seq}: {running} > {cap} with no resume or /subtask"
+                ));
+            }
+        }
+        Ok(())
     }
-    if let Some(agent) = running_runs.iter().next() {
-        return Err(format!("{agent} never ended"));
+
+    /// A resume of `agent`: never by Claude of an agent the person stopped (RESUME-10/11),
+    /// never before its result was delivered, never while it runs.
+    fn resumed(&mut self, event: &Event, agent: &AgentRef) -> Result<(), String> {
+        let id = agent.id_string();
+        // A resume the person starts (typing into the transcript) clears the stop;
+        // Claude's SendMessage must never resume a user-stopped agent first.
+        if matches!(event.rule, Some("RESUME-11") | Some("Q-7")) {
+            self.user_stopped.remove(&id);
+        } else {
+            check(!self.user_stopped.contains(&id), || {
+                format!(
+                    "#{}: Claude resumed {id}, which the person stopped",
+                    event.seq
+                )
+            })?;
+            self.reached_by_name(event.seq, agent)?;
+        }
+        self.unchecked_starts += 1;
+        if self.owed.get(&id).copied().unwrap_or(0) > 0 {
+            return Err(format!(
+                "#{}: resumed before its result was delivered",
+                event.seq
+            ));
+        }
+        if !self.running_runs.insert(id.clone()) {
+            return Err(format!("#{}: {id} resumed while running", event.seq));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// RESUME-12/13: a name reaches the agent it first reached (from v2.1.199).
+    fn reached_by_name(&mut self, seq: u64, agent: &AgentRef) -> Result<(), String> {
+        let Some(name) = &agent.name else {
+            return Ok(());
+        };
+        let id = agent.id_string();
+        let first = self.reached.entry(name.to_string()).or_insert(id.clone());
+        check(!self.name_check || *first == id, || {
+            format!("#{seq}: name {name} reached {first} before, now {id}")
+        })
+    }
+
+    /// A notification from `from`: a failure carries the last output (ERR-4), and each
+    /// ended run sends one result notification.
+    fn notified(&mut self, seq: u64, from: &str, what: Notice) -> Result<(), String> {
+        if what == Notice::Failed {
+            check(!self.owed_report.contains(from), || {
+                format!("#{seq}: {from} failed in the background without its last output")
+            })?;
+        }
+        if matches!(
+            what,
+            Notice::Result | Notice::Completion | Notice::Failed | Notice::Stopped
+        ) {
+            let count = self.owed.entry(from.to_string()).or_default();
+            if *count == 0 {
+                return Err(format!("#{seq}: a second result notification from {from}"));
+            }
+            *count -= 1;
+        }
+        Ok(())
+    }
+
+    /// At the end of the trace: every result delivered, every run ended.
+    fn end(&self) -> Result<(), String> {
+        if let Some((agent, _)) = self.owed.iter().find(|(_, count)| **count > 0) {
+            return Err(format!(
+                "{agent} finished without its result being delivered"
+            ));
+        }
+        if let Some(agent) = self.running_runs.iter().next() {
+            return Err(format!("{agent} never ended"));
+        }
+        Ok(())
+    }
 }
 
 proptest! {

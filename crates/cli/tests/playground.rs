@@ -395,261 +395,286 @@ fn the_playground_works_in_a_real_browser() {
     let url = server.url("/");
     block_on(async move {
         let page = browser::Browser::start("playground", 1500, 1100).await;
-        page.client.goto(&url).await.expect("the page opens");
-        page.wait_until(
-            "the page to be ready",
-            "return document.body.dataset.ready === 'true'",
-        )
-        .await;
-        // The demo comes first and is loaded.
-        let first = page
-            .script("return document.getElementById('picker').options[0].value")
-            .await;
-        assert_eq!(first, "scenarios/demo.yaml");
-        page.script(
-            "const p = document.getElementById('picker'); p.value = 'scenarios/demo.yaml'; \
-                     p.dispatchEvent(new Event('change'));",
-        )
-        .await;
-        page.wait_until(
-            "the demo in the editor",
-            "return document.getElementById('source').value.startsWith('# The built-in demo')",
-        )
-        .await;
-        let description = page
-            .script("return document.getElementById('description').textContent")
-            .await;
-        assert!(
-            description.as_str().unwrap().contains("Twenty"),
-            "{description}"
-        );
-        assert_no_errors(&page).await;
-        page.screenshot("playground-1-loaded").await;
-
-        // Run, instantly: 24 runs, 6 rejections (5 by the cap, 1 at the depth limit).
-        run_and_wait(&page).await;
-        let seen = page.script(
-            "return {bars: document.querySelectorAll('#timeline [data-agent]').length, \
-             cap: document.querySelectorAll('#timeline .reject[data-reason=concurrent_limit]').length, \
-             all: document.querySelectorAll('#timeline .reject').length, \
-             lines: document.querySelectorAll('#narration li').length, \
-             running: document.getElementById('running').textContent, \
-             panel: document.getElementById('panel').textContent}",
-        ).await;
-        assert_eq!(
-            (
-                seen["bars"].clone(),
-                seen["cap"].clone(),
-                seen["all"].clone()
-            ),
-            (json!(24), json!(5), json!(6)),
-            "{seen}"
-        );
-        assert!(seen["lines"].as_u64().unwrap() > 30, "{seen}");
-        assert!(
-            seen["running"].as_str().unwrap().contains("/ cap 20"),
-            "{seen}"
-        );
-        page.wait_until(
-            "the panel",
-            "return document.getElementById('panel').textContent.includes('Subagent panel')",
-        )
-        .await;
-        page.screenshot("playground-2-run").await;
-        // A narration line explains its rule, and the bar of a run its start.
-        page.script("[...document.querySelectorAll('#narration li')].find(li => li.textContent.includes('(CAP-1)')).click()").await;
-        page.wait_until(
-            "the rule's explanation",
-            "return document.getElementById('detail').textContent.includes('CAP-1: ')",
-        )
-        .await;
-        page.wait_until(
-            "the panel then",
-            "return document.getElementById('panel').textContent.includes('At 00:00:00.000')",
-        )
-        .await;
-        page.screenshot("playground-2b-explained").await;
-        page.script("document.querySelector('#timeline [data-agent=a1]').dispatchEvent(new MouseEvent('click'))").await;
-        page.wait_until(
-            "the bar's decision",
-            "return document.getElementById('detail').textContent.includes('FORK-3: ')",
-        )
-        .await;
-        assert_no_errors(&page).await;
-
-        // Live at ×10: the stream plays in virtual time; Pause holds the picture while the
-        // stream goes on, Step shows one more decision, Resume catches up.
-        page.script(
-            "document.getElementById('speed').value = '10'; document.getElementById('run').click()",
-        )
-        .await;
-        page.wait_until(
-            "the first bars",
-            "return document.querySelectorAll('#timeline [data-agent]').length > 0",
-        )
-        .await;
-        page.wait_until(
-            "the count past 0 s",
-            "return /^00:00:0[1-9]/.test(document.getElementById('clock').textContent)",
-        )
-        .await;
-        page.script("document.getElementById('pause').click()")
-            .await;
-        page.screenshot("playground-2c-live-paused").await;
-        // "N of M events shown": N holds while M, what has arrived, goes on growing.
-        let shown = |text: Value| -> u64 {
-            text.as_str()
-                .unwrap()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
-        let clock = "return document.getElementById('clock').textContent.split('·')[1].trim()";
-        let held = shown(page.script(clock).await);
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        assert_eq!(
-            held,
-            shown(page.script(clock).await),
-            "the picture moved while paused"
-        );
-        page.script("document.getElementById('step').click()").await;
-        let stepped = shown(page.script(clock).await);
-        assert!(stepped > held, "{held} then {stepped}");
-        page.script("document.getElementById('pause').click()")
-            .await;
-        page.wait_until(
-            "the live run to end",
-            "return document.getElementById('status').textContent.startsWith('done')",
-        )
-        .await;
-        let bars = page
-            .script("return document.querySelectorAll('#timeline [data-agent]').length")
-            .await;
-        assert_eq!(bars, 24);
-
-        // The cap raised to 30: nobody is turned away by the cap.
-        page.script(
-            "const c = document.getElementById('c-cap'); c.value = '30'; \
-                     c.dispatchEvent(new Event('input')); c.dispatchEvent(new Event('change'));",
-        )
-        .await;
-        run_and_wait(&page).await;
-        let seen = page.script(
-            "return {bars: document.querySelectorAll('#timeline [data-agent]').length, \
-             cap: document.querySelectorAll('#timeline .reject[data-reason=concurrent_limit]').length, \
-             sets: document.getElementById('sets').textContent}",
-        ).await;
-        assert_eq!(
-            (seen["bars"].clone(), seen["cap"].clone()),
-            (json!(29), json!(0)),
-            "{seen}"
-        );
-        assert!(
-            seen["sets"]
-                .as_str()
-                .unwrap()
-                .contains("--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=30"),
-            "{seen}"
-        );
-        page.script("window.scrollTo(0, 0)").await;
-        page.screenshot("playground-3-cap-30").await;
-
-        // Compare: as written (cap 20) beside cap 30, and where the traces part.
-        page.script("document.getElementById('compare').click()")
-            .await;
-        page.wait_until(
-            "the comparison",
-            "return document.getElementById('comparison').dataset.done === 'true'",
-        )
-        .await;
-        let parting = page
-            .script("return document.getElementById('parting').textContent")
-            .await;
-        assert!(
-            parting
-                .as_str()
-                .unwrap()
-                .contains("The traces part at event #62"),
-            "{parting}"
-        );
-        let sides = page
-            .script(
-                "return [document.querySelectorAll('#timeline-left [data-agent]').length, \
-                                 document.querySelectorAll('#timeline-right [data-agent]').length]",
-            )
-            .await;
-        assert_eq!(sides, json!([24, 29]));
-        page.screenshot("playground-4-compare").await;
-
-        // A typo: the marker sits on its line, with the command line's message and help.
-        let line = demo().lines().position(|l| l.starts_with("main:")).unwrap() + 1;
-        page.script("const s = document.getElementById('source'); \
-                     s.value = s.value.replace('\\nmain:', '\\nmian:'); s.dispatchEvent(new Event('input'));").await;
-        page.wait_until(
-            "the error marker",
-            "return document.querySelectorAll('#gutter .error').length > 0",
-        )
-        .await;
-        let marked = page
-            .script(
-                "return [...document.querySelectorAll('#gutter .error')].map(e => e.dataset.line)",
-            )
-            .await;
-        assert_eq!(marked, json!([line.to_string()]));
-        let problems = page
-            .script("return document.getElementById('problems').textContent")
-            .await;
-        let problems = problems.as_str().unwrap();
-        assert!(
-            problems.contains(&format!(
-                "line {line}, column 1: unknown key `mian`, did you mean `main`?"
-            )),
-            "{problems}"
-        );
-        assert!(problems.contains("help: the top level takes"), "{problems}");
-        // Scrolled so that the marked line is in view for the screenshot.
-        page.script(&format!(
-            "window.scrollTo(0, 0); const s = document.getElementById('source'); \
-                              s.scrollTop = {}; s.dispatchEvent(new Event('scroll'));",
-            line.saturating_sub(10) * 18
-        ))
-        .await;
-        page.screenshot("playground-5-error").await;
-
-        // Share: the link carries the edited scenario and the controls.
-        page.script("document.getElementById('share-button').click()")
-            .await;
-        let link = page
-            .script("return document.getElementById('share').value")
-            .await;
-        let link = link.as_str().unwrap().to_string();
-        assert!(link.contains("#s="), "{link}");
-        page.client.goto("about:blank").await.unwrap();
-        page.client.goto(&link).await.unwrap();
-        page.wait_until(
-            "the shared page",
-            "return document.body.dataset.ready === 'true'",
-        )
-        .await;
-        let shared = page
-            .script(
-                "return [document.getElementById('source').value.includes('\\nmian:'), \
-                                  document.getElementById('c-cap').value]",
-            )
-            .await;
-        assert_eq!(shared, json!([true, "30"]));
-        page.wait_until(
-            "the shared error marker",
-            "return document.querySelectorAll('#gutter .error').length === 1",
-        )
-        .await;
-        page.script("window.scrollTo(0, 0)").await;
-        page.screenshot("playground-6-shared").await;
+        loaded(&page, &url).await;
+        ran_instantly(&page).await;
+        live_at_ten(&page).await;
+        cap_raised_to_30(&page).await;
+        compared(&page).await;
+        typo_marked(&page).await;
+        shared(&page).await;
         assert_no_errors(&page).await;
         page.close().await;
     });
+}
+
+/// Loaded: the page is ready, with the demo first in the picker and in the editor.
+async fn loaded(page: &browser::Browser, url: &str) {
+    page.client.goto(url).await.expect("the page opens");
+    page.wait_until(
+        "the page to be ready",
+        "return document.body.dataset.ready === 'true'",
+    )
+    .await;
+    // The demo comes first and is loaded.
+    let first = page
+        .script("return document.getElementById('picker').options[0].value")
+        .await;
+    assert_eq!(first, "scenarios/demo.yaml");
+    page.script(
+        "const p = document.getElementById('picker'); p.value = 'scenarios/demo.yaml'; \
+                 p.dispatchEvent(new Event('change'));",
+    )
+    .await;
+    page.wait_until(
+        "the demo in the editor",
+        "return document.getElementById('source').value.startsWith('# The built-in demo')",
+    )
+    .await;
+    let description = page
+        .script("return document.getElementById('description').textContent")
+        .await;
+    assert!(
+        description.as_str().unwrap().contains("Twenty"),
+        "{description}"
+    );
+    assert_no_errors(page).await;
+    page.screenshot("playground-1-loaded").await;
+}
+
+/// Run, instantly: 24 runs, 6 rejections (5 by the cap, 1 at the depth limit).
+async fn ran_instantly(page: &browser::Browser) {
+    run_and_wait(page).await;
+    let seen = page
+        .script(
+            "return {bars: document.querySelectorAll('#timeline [data-agent]').length, \
+         cap: document.querySelectorAll('#timeline .reject[data-reason=concurrent_limit]').length, \
+         all: document.querySelectorAll('#timeline .reject').length, \
+         lines: document.querySelectorAll('#narration li').length, \
+         running: document.getElementById('running').textContent, \
+         panel: document.getElementById('panel').textContent}",
+        )
+        .await;
+    assert_eq!(
+        (
+            seen["bars"].clone(),
+            seen["cap"].clone(),
+            seen["all"].clone()
+        ),
+        (json!(24), json!(5), json!(6)),
+        "{seen}"
+    );
+    assert!(seen["lines"].as_u64().unwrap() > 30, "{seen}");
+    assert!(
+        seen["running"].as_str().unwrap().contains("/ cap 20"),
+        "{seen}"
+    );
+    page.wait_until(
+        "the panel",
+        "return document.getElementById('panel').textContent.includes('Subagent panel')",
+    )
+    .await;
+    page.screenshot("playground-2-run").await;
+    // A narration line explains its rule, and the bar of a run its start.
+    page.script("[...document.querySelectorAll('#narration li')].find(li => li.textContent.includes('(CAP-1)')).click()").await;
+    page.wait_until(
+        "the rule's explanation",
+        "return document.getElementById('detail').textContent.includes('CAP-1: ')",
+    )
+    .await;
+    page.wait_until(
+        "the panel then",
+        "return document.getElementById('panel').textContent.includes('At 00:00:00.000')",
+    )
+    .await;
+    page.screenshot("playground-2b-explained").await;
+    page.script("document.querySelector('#timeline [data-agent=a1]').dispatchEvent(new MouseEvent('click'))").await;
+    page.wait_until(
+        "the bar's decision",
+        "return document.getElementById('detail').textContent.includes('FORK-3: ')",
+    )
+    .await;
+    assert_no_errors(page).await;
+}
+
+/// Live at ×10: the stream plays in virtual time; Pause holds the picture while the
+/// stream goes on, Step shows one more decision, Resume catches up.
+async fn live_at_ten(page: &browser::Browser) {
+    page.script(
+        "document.getElementById('speed').value = '10'; document.getElementById('run').click()",
+    )
+    .await;
+    page.wait_until(
+        "the first bars",
+        "return document.querySelectorAll('#timeline [data-agent]').length > 0",
+    )
+    .await;
+    page.wait_until(
+        "the count past 0 s",
+        "return /^00:00:0[1-9]/.test(document.getElementById('clock').textContent)",
+    )
+    .await;
+    page.script("document.getElementById('pause').click()")
+        .await;
+    page.screenshot("playground-2c-live-paused").await;
+    // "N of M events shown": N holds while M, what has arrived, goes on growing.
+    let shown = |text: Value| -> u64 {
+        text.as_str()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let clock = "return document.getElementById('clock').textContent.split('·')[1].trim()";
+    let held = shown(page.script(clock).await);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        held,
+        shown(page.script(clock).await),
+        "the picture moved while paused"
+    );
+    page.script("document.getElementById('step').click()").await;
+    let stepped = shown(page.script(clock).await);
+    assert!(stepped > held, "{held} then {stepped}");
+    page.script("document.getElementById('pause').click()")
+        .await;
+    page.wait_until(
+        "the live run to end",
+        "return document.getElementById('status').textContent.startsWith('done')",
+    )
+    .await;
+    let bars = page
+        .script("return document.querySelectorAll('#timeline [data-agent]').length")
+        .await;
+    assert_eq!(bars, 24);
+}
+
+/// The cap raised to 30: nobody is turned away by the cap.
+async fn cap_raised_to_30(page: &browser::Browser) {
+    page.script(
+        "const c = document.getElementById('c-cap'); c.value = '30'; \
+                 c.dispatchEvent(new Event('input')); c.dispatchEvent(new Event('change'));",
+    )
+    .await;
+    run_and_wait(page).await;
+    let seen = page
+        .script(
+            "return {bars: document.querySelectorAll('#timeline [data-agent]').length, \
+         cap: document.querySelectorAll('#timeline .reject[data-reason=concurrent_limit]').length, \
+         sets: document.getElementById('sets').textContent}",
+        )
+        .await;
+    assert_eq!(
+        (seen["bars"].clone(), seen["cap"].clone()),
+        (json!(29), json!(0)),
+        "{seen}"
+    );
+    assert!(
+        seen["sets"]
+            .as_str()
+            .unwrap()
+            .contains("--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=30"),
+        "{seen}"
+    );
+    page.script("window.scrollTo(0, 0)").await;
+    page.screenshot("playground-3-cap-30").await;
+}
+
+/// Compare: as written (cap 20) beside cap 30, and where the traces part.
+async fn compared(page: &browser::Browser) {
+    page.script("document.getElementById('compare').click()")
+        .await;
+    page.wait_until(
+        "the comparison",
+        "return document.getElementById('comparison').dataset.done === 'true'",
+    )
+    .await;
+    let parting = page
+        .script("return document.getElementById('parting').textContent")
+        .await;
+    assert!(
+        parting
+            .as_str()
+            .unwrap()
+            .contains("The traces part at event #62"),
+        "{parting}"
+    );
+    let sides = page
+        .script(
+            "return [document.querySelectorAll('#timeline-left [data-agent]').length, \
+                             document.querySelectorAll('#timeline-right [data-agent]').length]",
+        )
+        .await;
+    assert_eq!(sides, json!([24, 29]));
+    page.screenshot("playground-4-compare").await;
+}
+
+/// A typo: the marker sits on its line, with the command line's message and help.
+async fn typo_marked(page: &browser::Browser) {
+    let line = demo().lines().position(|l| l.starts_with("main:")).unwrap() + 1;
+    page.script("const s = document.getElementById('source'); \
+                 s.value = s.value.replace('\\nmain:', '\\nmian:'); s.dispatchEvent(new Event('input'));").await;
+    page.wait_until(
+        "the error marker",
+        "return document.querySelectorAll('#gutter .error').length > 0",
+    )
+    .await;
+    let marked = page
+        .script("return [...document.querySelectorAll('#gutter .error')].map(e => e.dataset.line)")
+        .await;
+    assert_eq!(marked, json!([line.to_string()]));
+    let problems = page
+        .script("return document.getElementById('problems').textContent")
+        .await;
+    let problems = problems.as_str().unwrap();
+    assert!(
+        problems.contains(&format!(
+            "line {line}, column 1: unknown key `mian`, did you mean `main`?"
+        )),
+        "{problems}"
+    );
+    assert!(problems.contains("help: the top level takes"), "{problems}");
+    // Scrolled so that the marked line is in view for the screenshot.
+    page.script(&format!(
+        "window.scrollTo(0, 0); const s = document.getElementById('source'); \
+                          s.scrollTop = {}; s.dispatchEvent(new Event('scroll'));",
+        line.saturating_sub(10) * 18
+    ))
+    .await;
+    page.screenshot("playground-5-error").await;
+}
+
+/// Share: the link carries the edited scenario and the controls.
+async fn shared(page: &browser::Browser) {
+    page.script("document.getElementById('share-button').click()")
+        .await;
+    let link = page
+        .script("return document.getElementById('share').value")
+        .await;
+    let link = link.as_str().unwrap().to_string();
+    assert!(link.contains("#s="), "{link}");
+    page.client.goto("about:blank").await.unwrap();
+    page.client.goto(&link).await.unwrap();
+    page.wait_until(
+        "the shared page",
+        "return document.body.dataset.ready === 'true'",
+    )
+    .await;
+    let shared = page
+        .script(
+            "return [document.getElementById('source').value.includes('\\nmian:'), \
+                              document.getElementById('c-cap').value]",
+        )
+        .await;
+    assert_eq!(shared, json!([true, "30"]));
+    page.wait_until(
+        "the shared error marker",
+        "return document.querySelectorAll('#gutter .error').length === 1",
+    )
+    .await;
+    page.script("window.scrollTo(0, 0)").await;
+    page.screenshot("playground-6-shared").await;
 }
 
 async fn run_and_wait(page: &browser::Browser) {

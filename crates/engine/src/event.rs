@@ -355,10 +355,9 @@ pub struct Event {
 
 /// Everything that can happen.
 ///
-/// `repr(u8)` keeps the kind's tag a plain byte. Measured with callgrind on W1 (100k
-/// arrivals): without it a run takes about 1.5 M more instructions (0.15 % of the JSONL
-/// run, 0.5 % of the summary run), most likely because the compiler then stores the tag in
-/// a spare value of a one-byte vocabulary field and every `match` on the kind decodes it.
+/// `repr(u8)` keeps the kind's tag a plain byte: left to the compiler, the tag is stored in
+/// a spare value of a one-byte vocabulary field and every `match` on the kind decodes it
+/// (measured: docs/PERFORMANCE.md, "Choices that need a benchmark").
 #[derive(Clone, Debug, PartialEq)]
 #[repr(u8)]
 pub enum EventKind {

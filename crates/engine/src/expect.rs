@@ -480,206 +480,225 @@ impl Checker {
     pub fn finish(self) -> Vec<Failure> {
         let mut failures = Vec::new();
         for (index, (located, state)) in self.expectations.iter().zip(&self.states).enumerate() {
-            let fail =
-                |expected: String, got: String, events: Vec<String>, hints: Vec<String>| Failure {
+            if let Some(miss) = self.missed(index, &located.expectation, state) {
+                failures.push(Failure {
                     index,
                     location: located.location.clone(),
-                    expected,
-                    got,
-                    events,
-                    hints,
-                };
-            // Evidence for a filter that matched nothing.
-            let nearest = |which: usize, filter: &EventFilter| {
-                state
-                    .nearest
-                    .get(which)
-                    .map(|near| near.hints(filter))
-                    .unwrap_or_default()
-            };
-            match &located.expectation {
-                Expectation::Count { filter, compare } => {
-                    if !compare.holds(state.count) {
-                        let hints = if state.count == 0 {
-                            nearest(0, filter)
-                        } else {
-                            Vec::new()
-                        };
-                        failures.push(fail(
-                            format!("{compare} events matching {filter}"),
-                            format!("{} matching events", state.count),
-                            state.kept.clone(),
-                            hints,
-                        ));
-                    }
-                }
-                Expectation::MaxRunning(compare) => {
-                    if !compare.holds(self.max_running) {
-                        failures.push(fail(
-                            format!("peak running count {compare}"),
-                            format!("peak running count {}", self.max_running),
-                            self.peak_event
-                                .iter()
-                                .map(|event| {
-                                    format!("{}  (the peak, first reached here)", short(event))
-                                })
-                                .collect(),
-                            Vec::new(),
-                        ));
-                    }
-                }
-                Expectation::RunningAt { at, running } => {
-                    let got = self.running_at[index].unwrap_or(self.running);
-                    if got != *running {
-                        let events = match &self.running_at_event[index] {
-                            Some(event) => vec![format!(
-                                "{}  (the last count at or before {at})",
-                                short(event)
-                            )],
-                            None => vec![format!("no event carried a running count by {at}")],
-                        };
-                        failures.push(fail(
-                            format!("{running} running at {at}"),
-                            format!("{got} running at {at}"),
-                            events,
-                            Vec::new(),
-                        ));
-                    }
-                }
-                Expectation::Final { agent, outcome } => {
-                    let got = self
-                        .finals
-                        .get(agent)
-                        .map(|(outcome, _)| outcome.clone())
-                        .unwrap_or_else(|| "no such agent started".to_string());
-                    if &got != outcome {
-                        let hints = match self.final_rejections.get(agent) {
-                            Some(rejected) if !self.finals.contains_key(agent) => vec![format!(
-                                "`{agent}` was rejected instead of started: {rejected}"
-                            )],
-                            _ => Vec::new(),
-                        };
-                        failures.push(fail(
-                            format!("{agent} ends {outcome}"),
-                            format!("{agent}: {got}"),
-                            state.kept.clone(),
-                            hints,
-                        ));
-                    }
-                }
-                Expectation::Order(filters) => {
-                    if state.order_next < filters.len() {
-                        let missing = &filters[state.order_next];
-                        failures.push(fail(
-                            format!(
-                                "events in order: {}",
-                                filters.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(" → ")
-                            ),
-                            format!(
-                                "matched {} of {}; no event matching {missing} came after the previous match",
-                                state.order_next,
-                                filters.len()
-                            ),
-                            state.kept.clone(),
-                            nearest(state.order_next, missing),
-                        ));
-                    }
-                }
-                Expectation::Exists(filter) => {
-                    if state.count == 0 {
-                        failures.push(fail(
-                            format!("an event matching {filter}"),
-                            "no matching event".to_string(),
-                            vec![],
-                            nearest(0, filter),
-                        ));
-                    }
-                }
-                Expectation::NoEvent(filter) => {
-                    if state.count > 0 {
-                        failures.push(fail(
-                            format!("no event matching {filter}"),
-                            format!("{} matching events", state.count),
-                            state.kept.clone(),
-                            Vec::new(),
-                        ));
-                    }
-                }
-                Expectation::Follows {
-                    after,
-                    then,
-                    within,
-                    same,
-                } => {
-                    let unfollowed = state.violations + state.pending.len() as u64;
-                    let within_text = match within {
-                        Some(micros) => format!(" within {}", crate::time::human_duration(*micros)),
-                        None => " before the run ends".to_string(),
-                    };
-                    let same_text = if same.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" with the same {}", same.join(", "))
-                    };
-                    let expected = format!(
-                        "every event matching {after} followed by one matching {then}{within_text}{same_text}"
-                    );
-                    if state.triggers == 0 {
-                        failures.push(fail(
-                            expected,
-                            format!("no event matched `after` {after}"),
-                            Vec::new(),
-                            nearest(0, after),
-                        ));
-                    } else if unfollowed > 0 {
-                        let mut events = state.kept.clone();
-                        for trigger in state.pending.iter() {
-                            if events.len() >= KEEP {
-                                break;
-                            }
-                            events.push(format!(
-                                "{}  (nothing followed before the run ended)",
-                                trigger.text
-                            ));
-                        }
-                        let hints = if state.count == 0 {
-                            nearest(1, then)
-                        } else {
-                            Vec::new()
-                        };
-                        failures.push(fail(
-                            expected,
-                            format!(
-                                "{unfollowed} of {} matching events were not followed{within_text}",
-                                state.triggers
-                            ),
-                            events,
-                            hints,
-                        ));
-                    }
-                }
-                Expectation::Blocking { approx, tolerance } => {
-                    let fraction = if self.spawns_attempted == 0 {
-                        0.0
-                    } else {
-                        self.spawns_rejected_cap as f64 / self.spawns_attempted as f64
-                    };
-                    if (fraction - approx).abs() > *tolerance {
-                        failures.push(fail(
-                            format!("blocking {approx} ± {tolerance}"),
-                            format!(
-                                "blocking {fraction:.4} ({} of {} spawns rejected by the cap)",
-                                self.spawns_rejected_cap, self.spawns_attempted
-                            ),
-                            vec![],
-                            Vec::new(),
-                        ));
-                    }
-                }
+                    expected: miss.expected,
+                    got: miss.got,
+                    events: miss.events,
+                    hints: miss.hints,
+                });
             }
         }
         failures
     }
+
+    /// How the assertion at `index` failed, if it did (`state`: what was seen for it).
+    fn missed(&self, index: usize, expectation: &Expectation, state: &State) -> Option<Miss> {
+        match expectation {
+            Expectation::Count { filter, compare } => (!compare.holds(state.count)).then(|| Miss {
+                expected: format!("{compare} events matching {filter}"),
+                got: format!("{} matching events", state.count),
+                events: state.kept.clone(),
+                hints: if state.count == 0 {
+                    state.nearest_hints(0, filter)
+                } else {
+                    Vec::new()
+                },
+            }),
+            Expectation::MaxRunning(compare) => (!compare.holds(self.max_running)).then(|| Miss {
+                expected: format!("peak running count {compare}"),
+                got: format!("peak running count {}", self.max_running),
+                events: self
+                    .peak_event
+                    .iter()
+                    .map(|event| format!("{}  (the peak, first reached here)", short(event)))
+                    .collect(),
+                hints: Vec::new(),
+            }),
+            Expectation::RunningAt { at, running } => self.running_at_missed(index, *at, *running),
+            Expectation::Final { agent, outcome } => self.final_missed(agent, outcome, state),
+            Expectation::Order(filters) => order_missed(filters, state),
+            Expectation::Exists(filter) => (state.count == 0).then(|| Miss {
+                expected: format!("an event matching {filter}"),
+                got: "no matching event".to_string(),
+                events: vec![],
+                hints: state.nearest_hints(0, filter),
+            }),
+            Expectation::NoEvent(filter) => (state.count > 0).then(|| Miss {
+                expected: format!("no event matching {filter}"),
+                got: format!("{} matching events", state.count),
+                events: state.kept.clone(),
+                hints: Vec::new(),
+            }),
+            Expectation::Follows {
+                after,
+                then,
+                within,
+                same,
+            } => follows_missed(after, then, *within, same, state),
+            Expectation::Blocking { approx, tolerance } => {
+                let fraction = if self.spawns_attempted == 0 {
+                    0.0
+                } else {
+                    self.spawns_rejected_cap as f64 / self.spawns_attempted as f64
+                };
+                ((fraction - approx).abs() > *tolerance).then(|| Miss {
+                    expected: format!("blocking {approx} ± {tolerance}"),
+                    got: format!(
+                        "blocking {fraction:.4} ({} of {} spawns rejected by the cap)",
+                        self.spawns_rejected_cap, self.spawns_attempted
+                    ),
+                    events: vec![],
+                    hints: Vec::new(),
+                })
+            }
+        }
+    }
+
+    /// `at: T, running: N` (the assertion at `index`), if the count differs.
+    fn running_at_missed(&self, index: usize, at: SimTime, running: u64) -> Option<Miss> {
+        let got = self.running_at[index].unwrap_or(self.running);
+        if got == running {
+            return None;
+        }
+        let events = match &self.running_at_event[index] {
+            Some(event) => vec![format!(
+                "{}  (the last count at or before {at})",
+                short(event)
+            )],
+            None => vec![format!("no event carried a running count by {at}")],
+        };
+        Some(Miss {
+            expected: format!("{running} running at {at}"),
+            got: format!("{got} running at {at}"),
+            events,
+            hints: Vec::new(),
+        })
+    }
+
+    /// `final: {agent, outcome}`, if the agent ended otherwise (or never started: then
+    /// its rejection, if it had one, is the hint).
+    fn final_missed(&self, agent: &str, outcome: &str, state: &State) -> Option<Miss> {
+        let got = self
+            .finals
+            .get(agent)
+            .map(|(outcome, _)| outcome.clone())
+            .unwrap_or_else(|| "no such agent started".to_string());
+        if got == outcome {
+            return None;
+        }
+        let hints = match self.final_rejections.get(agent) {
+            Some(rejected) if !self.finals.contains_key(agent) => vec![format!(
+                "`{agent}` was rejected instead of started: {rejected}"
+            )],
+            _ => Vec::new(),
+        };
+        Some(Miss {
+            expected: format!("{agent} ends {outcome}"),
+            got: format!("{agent}: {got}"),
+            events: state.kept.clone(),
+            hints,
+        })
+    }
+}
+
+/// What a failed assertion reports (a [`Failure`] without where it was written).
+struct Miss {
+    expected: String,
+    got: String,
+    events: Vec<String>,
+    hints: Vec<String>,
+}
+
+impl State {
+    /// Evidence for the assertion's filter number `which` when it matched nothing.
+    fn nearest_hints(&self, which: usize, filter: &EventFilter) -> Vec<String> {
+        self.nearest
+            .get(which)
+            .map(|near| near.hints(filter))
+            .unwrap_or_default()
+    }
+}
+
+/// `order: [F1, F2, …]`, if a filter's match did not come after the previous one's.
+fn order_missed(filters: &[EventFilter], state: &State) -> Option<Miss> {
+    let missing = filters.get(state.order_next)?;
+    Some(Miss {
+        expected: format!(
+            "events in order: {}",
+            filters
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join(" → ")
+        ),
+        got: format!(
+            "matched {} of {}; no event matching {missing} came after the previous match",
+            state.order_next,
+            filters.len()
+        ),
+        events: state.kept.clone(),
+        hints: state.nearest_hints(state.order_next, missing),
+    })
+}
+
+/// `after: A` + `then: B`, if nothing matched A or some A was not followed by a B in time.
+fn follows_missed(
+    after: &EventFilter,
+    then: &EventFilter,
+    within: Option<u64>,
+    same: &[String],
+    state: &State,
+) -> Option<Miss> {
+    let unfollowed = state.violations + state.pending.len() as u64;
+    let within_text = match within {
+        Some(micros) => format!(" within {}", crate::time::human_duration(micros)),
+        None => " before the run ends".to_string(),
+    };
+    let same_text = if same.is_empty() {
+        String::new()
+    } else {
+        format!(" with the same {}", same.join(", "))
+    };
+    let expected = format!(
+        "every event matching {after} followed by one matching {then}{within_text}{same_text}"
+    );
+    if state.triggers == 0 {
+        return Some(Miss {
+            expected,
+            got: format!("no event matched `after` {after}"),
+            events: Vec::new(),
+            hints: state.nearest_hints(0, after),
+        });
+    }
+    if unfollowed == 0 {
+        return None;
+    }
+    let mut events = state.kept.clone();
+    for trigger in state.pending.iter() {
+        if events.len() >= KEEP {
+            break;
+        }
+        events.push(format!(
+            "{}  (nothing followed before the run ended)",
+            trigger.text
+        ));
+    }
+    Some(Miss {
+        expected,
+        got: format!(
+            "{unfollowed} of {} matching events were not followed{within_text}",
+            state.triggers
+        ),
+        events,
+        hints: if state.count == 0 {
+            state.nearest_hints(1, then)
+        } else {
+            Vec::new()
+        },
+    })
 }
 
 impl Sink for Checker {

@@ -579,17 +579,84 @@ impl StartupContext {
 }
 
 /// CTX-1…8, MEM-1…5, MCP-1…6, FORK-5/12/13, DEF-15: what a subagent (or fork) starts
-/// with.
+/// with: one piece after another, each decided by the function named after it.
 pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
     if input.kind == AgentKind::Fork {
         return fork_context(input);
     }
-    let gates = &input.gates;
-    let mut pieces = Vec::new();
     let mut notes = Vec::new();
+    let memory = memory_load(input);
+    // CTX-5 / MEM-4 / MEM-5: preloaded skills; built-ins preload none.
+    let (skills, skill_notes) = match input.kind {
+        AgentKind::BuiltIn(_) => (Vec::new(), Vec::new()),
+        _ => preload_skills(input.skills),
+    };
+    notes.extend(skill_notes);
+    if memory.as_ref().is_some_and(|load| load.truncated) {
+        notes.push(Note {
+            rule: "MEM-3",
+            text: messages::MEMORY_CURATE.to_string(),
+            debug_log: false,
+        });
+    }
+    let (mcp, mcp_notes) = mcp_servers(&input.mcp, &input.gates);
+    notes.extend(mcp_notes);
+    let (roster, roster_piece) = roster(input);
+    let pieces = vec![
+        system_prompt_piece(input.kind, memory.is_some()),
+        piece(
+            piece::TASK,
+            true,
+            "CTX-2",
+            "the delegation prompt Claude writes",
+        ),
+        piece(
+            piece::HISTORY,
+            false,
+            "CTX-1",
+            "a fresh context: no history, invoked skills or files Claude has read",
+        ),
+        claude_md_piece(input),
+        git_status_piece(input),
+        skills_piece(input.kind, &skills),
+        roster_piece,
+        memory_piece(memory.as_ref(), input.memory),
+        piece(
+            piece::AUTO_MEMORY,
+            false,
+            "CTX-7",
+            "main's auto memory is never passed",
+        ),
+        mcp_piece(&input.mcp, &mcp),
+        // CTX-7 / FORK-13: the output style stays with main.
+        piece(
+            piece::OUTPUT_STYLE,
+            false,
+            "CTX-7",
+            "a non-fork subagent runs its own system prompt",
+        ),
+        appended_piece(input),
+        piece(
+            piece::CONTEXT_WINDOW,
+            false,
+            "CTX-7",
+            "sized by the subagent's own model",
+        ),
+    ];
+    StartupContext {
+        pieces,
+        skills,
+        roster,
+        memory,
+        mcp,
+        notes,
+    }
+}
 
-    // MEM-1/2/3: memory, needed for the system prompt's detail.
-    let memory = match (input.memory, input.auto_memory) {
+/// MEM-1/2/3: the memory loaded into the prompt, when the definition sets `memory` and
+/// auto memory is on.
+fn memory_load(input: &StartupInput<'_>) -> Option<MemoryLoad> {
+    match (input.memory, input.auto_memory) {
         (Some(scope), true) => {
             let (lines, bytes, truncated) = memory_excerpt(input.memory_md.unwrap_or(""));
             Some(MemoryLoad {
@@ -600,10 +667,12 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             })
         }
         _ => None,
-    };
+    }
+}
 
-    // DEF-15 / CTX-2 (1): the agent's own prompt plus environment details.
-    let own = match input.kind {
+/// DEF-15 / CTX-2 (1): the agent's own prompt plus environment details.
+fn system_prompt_piece(kind: AgentKind, memory: bool) -> Piece {
+    let own = match kind {
         AgentKind::BuiltIn(_) => "the built-in's predefined prompt",
         _ => "the agent's own prompt",
     };
@@ -611,32 +680,22 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
         "{own} plus environment details such as the working directory, \
          not Claude Code's system prompt"
     );
-    if memory.is_some() {
+    if memory {
         detail.push_str("; with memory instructions and MEMORY.md (MEM-3)");
     }
-    pieces.push(piece(piece::SYSTEM_PROMPT, true, "DEF-15", detail));
-    pieces.push(piece(
-        piece::TASK,
-        true,
-        "CTX-2",
-        "the delegation prompt Claude writes",
-    ));
-    pieces.push(piece(
-        piece::HISTORY,
-        false,
-        "CTX-1",
-        "a fresh context: no history, invoked skills or files Claude has read",
-    ));
+    piece(piece::SYSTEM_PROMPT, true, "DEF-15", detail)
+}
 
-    // CTX-3: CLAUDE.md.
-    pieces.push(if input.kind.explore_or_plan() {
+/// CTX-3: CLAUDE.md (D-15: `omitClaudeMd` before its version is ignored).
+fn claude_md_piece(input: &StartupInput<'_>) -> Piece {
+    if input.kind.explore_or_plan() {
         piece(
             piece::CLAUDE_MD,
             false,
             "CTX-3",
             "Explore and Plan skip CLAUDE.md",
         )
-    } else if input.omit_claude_md && gates.omit_claude_md {
+    } else if input.omit_claude_md && input.gates.omit_claude_md {
         if input.kind == AgentKind::Custom(Scope::Managed) {
             piece(
                 piece::CLAUDE_MD,
@@ -673,31 +732,34 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             "every level main loads: ~/.claude/CLAUDE.md, project rules, CLAUDE.local.md, \
              managed policy files, AGENTS.md",
         )
-    });
+    }
+}
 
-    // CTX-4: git status (D-5: read when the subagent starts).
-    pieces.push(if input.kind.explore_or_plan() {
+/// CTX-4: git status (D-5: read when the subagent starts).
+fn git_status_piece(input: &StartupInput<'_>) -> Piece {
+    let git = input.git;
+    if input.kind.explore_or_plan() {
         piece(
             piece::GIT_STATUS,
             false,
             "CTX-4",
             "Explore and Plan skip git status",
         )
-    } else if !input.git.in_repo {
+    } else if !git.in_repo {
         piece(
             piece::GIT_STATUS,
             false,
             "CTX-4",
             "outside a git repository",
         )
-    } else if !input.git.include_git_instructions {
+    } else if !git.include_git_instructions {
         piece(
             piece::GIT_STATUS,
             false,
             "CTX-4",
             "includeGitInstructions is false",
         )
-    } else if input.git.worktree {
+    } else if git.worktree {
         piece(
             piece::GIT_STATUS,
             true,
@@ -711,48 +773,53 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             "D-5",
             "read when the subagent starts",
         )
-    });
+    }
+}
 
-    // CTX-5 / MEM-4 / MEM-5: preloaded skills; built-ins preload none.
-    let (skills, skill_notes) = match input.kind {
-        AgentKind::BuiltIn(_) => (Vec::new(), Vec::new()),
-        _ => preload_skills(input.skills),
-    };
-    notes.extend(skill_notes);
+/// CTX-5 / MEM-4: the skills preloaded into the context.
+fn skills_piece(kind: AgentKind, skills: &[SkillOutcome]) -> Piece {
     let preloaded: Vec<&str> = skills
         .iter()
         .filter(|skill| skill.preloaded)
         .map(|skill| skill.name.as_str())
         .collect();
-    pieces.push(match input.kind {
+    match kind {
         AgentKind::BuiltIn(_) => piece(piece::SKILLS, false, "CTX-5", "built-ins preload none"),
         _ if preloaded.is_empty() => piece(piece::SKILLS, false, "CTX-5", "none preloaded"),
         _ => piece(piece::SKILLS, true, "MEM-4", preloaded.join(", ")),
-    });
+    }
+}
 
-    // CTX-6: the sibling roster, a snapshot at start (v2.1.206+).
+/// CTX-6: the sibling roster, a snapshot at start (v2.1.206+): the names (`main` first),
+/// when it is included, and its piece.
+fn roster(input: &StartupInput<'_>) -> (Vec<String>, Piece) {
     let has_send = input.tools.iter().any(|tool| tool == "SendMessage");
-    let mut roster = Vec::new();
-    pieces.push(if !gates.sibling_roster {
+    if !input.gates.sibling_roster {
         let since = gates_table::since("sibling_roster");
-        piece(piece::ROSTER, false, "CTX-6", format!("before v{since}"))
+        let decided = piece(piece::ROSTER, false, "CTX-6", format!("before v{since}"));
+        (Vec::new(), decided)
     } else if !has_send {
-        piece(
+        let decided = piece(
             piece::ROSTER,
             false,
             "CTX-6",
             "the tools do not include SendMessage",
-        )
+        );
+        (Vec::new(), decided)
     } else if input.named_agents.is_empty() {
-        piece(piece::ROSTER, false, "CTX-6", "no other agent has a name")
+        let decided = piece(piece::ROSTER, false, "CTX-6", "no other agent has a name");
+        (Vec::new(), decided)
     } else {
-        roster.push("main".to_string());
+        let mut roster = vec!["main".to_string()];
         roster.extend(input.named_agents.iter().cloned());
-        piece(piece::ROSTER, true, "CTX-6", roster.join(", "))
-    });
+        let decided = piece(piece::ROSTER, true, "CTX-6", roster.join(", "));
+        (roster, decided)
+    }
+}
 
-    // MEM-1/2/3: agent memory.
-    pieces.push(match (&memory, input.memory) {
+/// MEM-1/2/3: agent memory (`scope`: the `memory` field).
+fn memory_piece(memory: Option<&MemoryLoad>, scope: Option<MemoryScope>) -> Piece {
+    match (memory, scope) {
         (Some(load), _) => {
             let detail = if load.truncated {
                 format!(
@@ -766,32 +833,19 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
         }
         (None, Some(_)) => piece(piece::MEMORY, false, "MEM-2", "auto memory is off"),
         (None, None) => piece(piece::MEMORY, false, "MEM-1", "no memory field"),
-    });
-    if memory.as_ref().is_some_and(|load| load.truncated) {
-        notes.push(Note {
-            rule: "MEM-3",
-            text: messages::MEMORY_CURATE.to_string(),
-            debug_log: false,
-        });
     }
-    pieces.push(piece(
-        piece::AUTO_MEMORY,
-        false,
-        "CTX-7",
-        "main's auto memory is never passed",
-    ));
+}
 
-    // MCP-1…6.
-    let (mcp, mcp_notes) = mcp_servers(&input.mcp, gates);
-    notes.extend(mcp_notes);
+/// MCP-1 / MCP-6: the `mcpServers` available to the run (`mcp`: each entry's outcome).
+fn mcp_piece(input: &McpInput<'_>, mcp: &[McpOutcome]) -> Piece {
     let available: Vec<&str> = mcp
         .iter()
         .filter(|outcome| outcome.status.available())
         .map(|outcome| outcome.name.as_str())
         .collect();
-    pieces.push(if input.mcp.servers.is_empty() {
+    if input.servers.is_empty() {
         piece(piece::MCP, false, "MCP-1", "no mcpServers")
-    } else if input.mcp.scope == Scope::Plugin {
+    } else if input.scope == Scope::Plugin {
         piece(piece::MCP, false, "MCP-6", "ignored for plugin subagents")
     } else if available.is_empty() {
         piece(
@@ -802,17 +856,13 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
         )
     } else {
         piece(piece::MCP, true, "MCP-1", available.join(", "))
-    });
+    }
+}
 
-    // CTX-7 / FORK-13: the output style stays with main.
-    pieces.push(piece(
-        piece::OUTPUT_STYLE,
-        false,
-        "CTX-7",
-        "a non-fork subagent runs its own system prompt",
-    ));
-    // CTX-8: --append-subagent-system-prompt, -p only, every subagent but forks.
-    pieces.push(match input.appended {
+/// CTX-8: --append-subagent-system-prompt, -p only, every subagent but forks.
+fn appended_piece(input: &StartupInput<'_>) -> Piece {
+    let gates = &input.gates;
+    match input.appended {
         None => piece(piece::APPENDED_PROMPT, false, "CTX-8", "no flag"),
         Some(_) if input.session.is_interactive() => piece(
             piece::APPENDED_PROMPT,
@@ -844,20 +894,6 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
             "CTX-8",
             "appended to the end of the system prompt, nested subagents included",
         ),
-    });
-    pieces.push(piece(
-        piece::CONTEXT_WINDOW,
-        false,
-        "CTX-7",
-        "sized by the subagent's own model",
-    ));
-    StartupContext {
-        pieces,
-        skills,
-        roster,
-        memory,
-        mcp,
-        notes,
     }
 }
 
@@ -1540,8 +1576,10 @@ mod tests {
         assert!(session_agent_servers(&plugin, &gates(292)).0.is_empty());
     }
 
-    #[test]
-    fn mcp_1_to_6_servers() {
+    /// Runs `test` on MCP-1…6's fixture: a project definition from the trusted folder
+    /// `/repo` with two entries, `github` (a reference to a server main has) and
+    /// `playwright` (inline).
+    fn with_project_mcp(test: impl FnOnce(McpInput<'_>)) {
         let servers = [
             McpServer {
                 name: "github",
@@ -1554,14 +1592,23 @@ mod tests {
         ];
         let trusted = strings(&["/repo"]);
         let configured = strings(&["github"]);
-        let project = McpInput {
+        test(McpInput {
             servers: &servers,
             scope: Scope::Project,
             source_dir: Some("/repo"),
             trusted_dirs: &trusted,
             configured: &configured,
             policy: McpPolicy::default(),
-        };
+        });
+    }
+
+    #[test]
+    fn mcp_1_to_6_servers() {
+        with_project_mcp(mcp_1_to_6_rows);
+    }
+
+    /// One row per case: the input, the version, and what becomes of each server.
+    fn mcp_1_to_6_rows(project: McpInput<'_>) {
         let denied = strings(&["playwright"]);
         let allowed = strings(&["playwright"]);
         let status = |input: McpInput<'_>, gates: Gates| -> Vec<(McpStatus, RuleId)> {
@@ -1717,57 +1764,70 @@ mod tests {
                 "{input:?} at 2.1.{version}"
             );
         }
-        // The exact debug key (MCP-3) and the warning naming a blocked server (MCP-5).
-        let (_, notes) = mcp_servers(
-            &McpInput {
-                source_dir: Some("/repo/sub"),
-                ..project
-            },
-            &gates(292),
-        );
-        assert_eq!(notes.len(), 1);
-        assert!(notes[0].debug_log);
-        assert!(notes[0]
-            .text
-            .ends_with("projects[\"/repo/sub\"].hasTrustDialogAccepted"));
-        let (_, notes) = mcp_servers(
-            &McpInput {
-                policy: McpPolicy {
-                    denied: &denied,
-                    ..McpPolicy::default()
-                },
-                ..project
-            },
-            &gates(292),
-        );
-        assert_eq!(
-            notes[0].text,
-            format!("{}: playwright", messages::MCP_BLOCKED)
-        );
-        assert!(!notes[0].debug_log);
-        // As a piece of the startup context.
-        check(
-            StartupInput {
-                mcp: project,
-                ..custom(gates(292))
-            },
-            piece::MCP,
-            true,
-            "MCP-1",
-        );
-        check(
-            StartupInput {
-                mcp: McpInput {
-                    scope: Scope::Plugin,
+    }
+
+    #[test]
+    fn mcp_3_debug_key_and_mcp_5_warning() {
+        with_project_mcp(|project| {
+            let denied = strings(&["playwright"]);
+            // The exact debug key (MCP-3) and the warning naming a blocked server (MCP-5).
+            let (_, notes) = mcp_servers(
+                &McpInput {
+                    source_dir: Some("/repo/sub"),
                     ..project
                 },
-                ..custom(gates(292))
-            },
-            piece::MCP,
-            false,
-            "MCP-6",
-        );
-        check(custom(gates(292)), piece::MCP, false, "MCP-1");
+                &gates(292),
+            );
+            assert_eq!(notes.len(), 1);
+            assert!(notes[0].debug_log);
+            assert!(notes[0]
+                .text
+                .ends_with("projects[\"/repo/sub\"].hasTrustDialogAccepted"));
+            let (_, notes) = mcp_servers(
+                &McpInput {
+                    policy: McpPolicy {
+                        denied: &denied,
+                        ..McpPolicy::default()
+                    },
+                    ..project
+                },
+                &gates(292),
+            );
+            assert_eq!(
+                notes[0].text,
+                format!("{}: playwright", messages::MCP_BLOCKED)
+            );
+            assert!(!notes[0].debug_log);
+        });
+    }
+
+    #[test]
+    fn mcp_1_and_mcp_6_as_a_startup_piece() {
+        with_project_mcp(|project| {
+            // As a piece of the startup context.
+            check(
+                StartupInput {
+                    mcp: project,
+                    ..custom(gates(292))
+                },
+                piece::MCP,
+                true,
+                "MCP-1",
+            );
+            check(
+                StartupInput {
+                    mcp: McpInput {
+                        scope: Scope::Plugin,
+                        ..project
+                    },
+                    ..custom(gates(292))
+                },
+                piece::MCP,
+                false,
+                "MCP-6",
+            );
+            check(custom(gates(292)), piece::MCP, false, "MCP-1");
+        });
     }
 
     #[test]

@@ -664,60 +664,114 @@ pub fn resolve(
     })
 }
 
-/// Resolves a tool set from `request`: the whole TOOLS area (see the module docs).
+/// Resolves a tool set from `request`: the whole TOOLS area (see the module docs), one
+/// step after another in the seeds' order ([`StepKind`]).
 pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
-    let placement = request.placement;
-    let gates = &request.gates;
+    if request.placement.fork && !request.main_thread {
+        return Ok(fork_pool(request));
+    }
     let fields = request.fields;
     let mut steps = Vec::new();
-    if placement.fork && !request.main_thread {
-        // TOOLS-2: a fork gets exactly the main pool; DEPTH-4: Agent errors at the limit;
-        // FORK-12: no SubagentHandback.
-        let (agent_state, _) = agent_tool(placement.depth, placement.depth_limit, true);
-        return Ok(Resolved {
-            tools: request.pool.to_vec(),
-            steps: vec![Step {
-                kind: StepKind::BasePool,
-                what: "fork: the main pool exactly, both filters skipped",
-                tools: request.pool.to_vec(),
-                rule: "TOOLS-2",
-            }],
-            unresolved: vec![],
-            reasons: vec![],
-            agent_errors: agent_state == AgentTool::Errors,
-        });
+    let mut available = base_pool(request, &mut steps);
+    let mut filter_one = Vec::new();
+    if !request.main_thread {
+        available = task_tools(request, available, &mut steps);
+        (available, filter_one) = remove_by_filter_one(request, available, &mut steps);
     }
+    let (mut available, disallowed_removed) =
+        remove_disallowed(fields.disallowed, available, &mut steps);
+    let mut reasons: Vec<Unresolved> = Vec::new();
+    if let Some(list) = fields.tools {
+        let removed = Removed {
+            filter_one: &filter_one,
+            disallowed: &disallowed_removed,
+        };
+        available = keep_listed(list, available, removed, &mut reasons, &mut steps);
+    }
+    available = filter_two(request, available, &mut reasons, &mut steps);
+    // Keep the entries in the order they were written.
+    if let Some(list) = fields.tools {
+        reasons.sort_by_key(|unresolved| list.iter().position(|entry| *entry == unresolved.entry));
+    }
+    let unresolved: Vec<String> = reasons.iter().map(|entry| entry.entry.clone()).collect();
+    if fields.tools.is_some() && available.is_empty() && !request.main_thread {
+        if let Some(refusal) = zero_tools(&request.gates, &mut steps) {
+            return Err(ZeroTools {
+                unresolved,
+                reasons,
+                reason: refusal,
+                steps,
+            });
+        }
+    }
+    added(request, &mut available, &mut steps);
+    Ok(Resolved {
+        tools: available,
+        steps,
+        unresolved,
+        reasons,
+        agent_errors: false,
+    })
+}
 
-    // The base pool (TOOLS-1).
+/// TOOLS-2: a fork gets exactly the main pool; DEPTH-4: Agent errors at the limit;
+/// FORK-12: no SubagentHandback.
+fn fork_pool(request: &ToolRequest<'_>) -> Resolved {
+    let placement = request.placement;
+    let (agent_state, _) = agent_tool(placement.depth, placement.depth_limit, true);
+    Resolved {
+        tools: request.pool.to_vec(),
+        steps: vec![Step {
+            kind: StepKind::BasePool,
+            what: "fork: the main pool exactly, both filters skipped",
+            tools: request.pool.to_vec(),
+            rule: "TOOLS-2",
+        }],
+        unresolved: vec![],
+        reasons: vec![],
+        agent_errors: agent_state == AgentTool::Errors,
+    }
+}
+
+/// `candidates` that `available` lacks and `admit` lets in, appended to `available` in
+/// the candidates' order; answers them.
+fn add_missing(
+    available: &mut Vec<String>,
+    candidates: &[&str],
+    admit: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let added: Vec<String> = candidates
+        .iter()
+        .filter(|tool| !available.iter().any(|known| known == *tool) && admit(tool))
+        .map(|tool| String::from(*tool))
+        .collect();
+    available.extend(added.iter().cloned());
+    added
+}
+
+/// The base pool (TOOLS-1; MAIN-1 for a `--agent` main thread): the main pool without
+/// `SubagentHandback`, and Glob and Grep on macOS, Linux and WSL even when main lacks them.
+fn base_pool(request: &ToolRequest<'_>, steps: &mut Vec<Step>) -> Vec<String> {
     let mut available: Vec<String> = Vec::new();
     for tool in request.pool {
         if tool != HANDBACK && !available.contains(tool) {
             available.push(tool.clone());
         }
     }
+    let (what, rule) = if request.main_thread {
+        ("the main pool (a --agent main thread)", "MAIN-1")
+    } else {
+        ("the main conversation's built-in and MCP tools", "TOOLS-1")
+    };
     steps.push(Step {
         kind: StepKind::BasePool,
-        what: if request.main_thread {
-            "the main pool (a --agent main thread)"
-        } else {
-            "the main conversation's built-in and MCP tools"
-        },
+        what,
         tools: available.clone(),
-        rule: if request.main_thread {
-            "MAIN-1"
-        } else {
-            "TOOLS-1"
-        },
+        rule,
     });
     if !request.main_thread && request.platform.adds_glob_grep() {
-        // TOOLS-1: Glob and Grep on macOS, Linux and WSL even when main lacks them.
-        let added: Vec<String> = ["Glob", "Grep"]
-            .into_iter()
-            .filter(|tool| !available.iter().any(|known| known == tool))
-            .map(String::from)
-            .collect();
+        let added = add_missing(&mut available, &["Glob", "Grep"], |_| true);
         if !added.is_empty() {
-            available.extend(added.iter().cloned());
             steps.push(Step {
                 kind: StepKind::BasePool,
                 what: "added on macOS, Linux and WSL",
@@ -726,296 +780,352 @@ pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
             });
         }
     }
-    if !request.main_thread {
-        // TOOLS-10: the Task tools follow the session, except in a split-pane teammate.
-        match request.teammate_process {
-            TeammateProcess::SplitPane {
-                model_has_task_tools,
-            } if placement.teammate => {
-                if model_has_task_tools {
-                    let added: Vec<String> = TASK_TOOLS
-                        .into_iter()
-                        .filter(|tool| !available.iter().any(|known| known == tool))
-                        .map(String::from)
-                        .collect();
-                    if !added.is_empty() {
-                        available.extend(added.iter().cloned());
-                        steps.push(Step {
-                            kind: StepKind::BasePool,
-                            what: "added: a split-pane teammate's own model has the Task tools",
-                            tools: added,
-                            rule: "TOOLS-10",
-                        });
-                    }
-                } else {
-                    let (removed, kept): (Vec<String>, Vec<String>) = available
-                        .into_iter()
-                        .partition(|tool| TASK_TOOLS.contains(&tool.as_str()));
-                    available = kept;
-                    if !removed.is_empty() {
-                        steps.push(Step {
-                            kind: StepKind::BasePool,
-                            what: "removed: a split-pane teammate's own model lacks the Task tools",
-                            tools: removed,
-                            rule: "TOOLS-10",
-                        });
-                    }
-                }
+    available
+}
+
+/// TOOLS-10: the Task tools follow the session, except in a split-pane teammate, which
+/// has them iff its own model does.
+fn task_tools(
+    request: &ToolRequest<'_>,
+    mut available: Vec<String>,
+    steps: &mut Vec<Step>,
+) -> Vec<String> {
+    let step = |what, tools| Step {
+        kind: StepKind::BasePool,
+        what,
+        tools,
+        rule: "TOOLS-10",
+    };
+    match request.teammate_process {
+        TeammateProcess::SplitPane {
+            model_has_task_tools: true,
+        } if request.placement.teammate => {
+            let added = add_missing(&mut available, &TASK_TOOLS, |_| true);
+            if !added.is_empty() {
+                steps.push(step(
+                    "added: a split-pane teammate's own model has the Task tools",
+                    added,
+                ));
             }
-            _ => {
-                if !TASK_TOOLS
-                    .iter()
-                    .any(|task| available.iter().any(|tool| tool == task))
-                {
-                    steps.push(Step {
-                        kind: StepKind::BasePool,
-                        what: "the session has no Task tools, so the run has none either",
-                        tools: vec![],
-                        rule: "TOOLS-10",
-                    });
-                }
+        }
+        TeammateProcess::SplitPane {
+            model_has_task_tools: false,
+        } if request.placement.teammate => {
+            let (removed, kept): (Vec<String>, Vec<String>) = available
+                .into_iter()
+                .partition(|tool| TASK_TOOLS.contains(&tool.as_str()));
+            available = kept;
+            if !removed.is_empty() {
+                steps.push(step(
+                    "removed: a split-pane teammate's own model lacks the Task tools",
+                    removed,
+                ));
+            }
+        }
+        _ => {
+            if !TASK_TOOLS
+                .iter()
+                .any(|task| available.iter().any(|tool| tool == task))
+            {
+                steps.push(step(
+                    "the session has no Task tools, so the run has none either",
+                    vec![],
+                ));
             }
         }
     }
+    available
+}
 
-    // Filter 1 (TOOLS-3), not for a main thread (TOOLS-19).
-    let mut filter_one: Vec<(String, RuleId)> = Vec::new();
-    if !request.main_thread {
-        let (agent_state, agent_rule) = agent_tool(placement.depth, placement.depth_limit, false);
-        let mut kept = Vec::new();
-        for tool in available {
-            let rule = match tool.as_str() {
-                // DEPTH-3: only at the depth limit.
-                "Agent" if agent_state != AgentTool::Available => Some(agent_rule),
-                name if FILTER_ONE.contains(&name) => Some("TOOLS-3"),
-                // the effective mode decides.
-                "ExitPlanMode" if placement.permission_mode != PermissionMode::Plan => {
-                    Some("TOOLS-3")
-                }
-                // Q-20 / D-1: DE's and BLOG's list, up to v2.1.271.
-                "TaskOutput" if gates.task_output_filtered => Some("Q-20"),
-                _ => None,
-            };
-            match rule {
-                Some(rule) => filter_one.push((tool, rule)),
-                None => kept.push(tool),
+/// The rule under which filter 1 (TOOLS-3) removes `tool`, if it does.
+fn filter_one_rule(tool: &str, placement: Placement, gates: &Gates) -> Option<RuleId> {
+    let (agent_state, agent_rule) = agent_tool(placement.depth, placement.depth_limit, false);
+    match tool {
+        // DEPTH-3: only at the depth limit.
+        "Agent" if agent_state != AgentTool::Available => Some(agent_rule),
+        name if FILTER_ONE.contains(&name) => Some("TOOLS-3"),
+        // the effective mode decides.
+        "ExitPlanMode" if placement.permission_mode != PermissionMode::Plan => Some("TOOLS-3"),
+        // Q-20 / D-1: DE's and BLOG's list, up to v2.1.271.
+        "TaskOutput" if gates.task_output_filtered => Some("Q-20"),
+        _ => None,
+    }
+}
+
+/// Filter 1 (TOOLS-3), not for a main thread (TOOLS-19): answers what is kept and what
+/// was removed, each with its rule.
+fn remove_by_filter_one(
+    request: &ToolRequest<'_>,
+    available: Vec<String>,
+    steps: &mut Vec<Step>,
+) -> (Vec<String>, Vec<(String, RuleId)>) {
+    let placement = request.placement;
+    let mut removed: Vec<(String, RuleId)> = Vec::new();
+    let mut kept = Vec::new();
+    for tool in available {
+        match filter_one_rule(&tool, placement, &request.gates) {
+            Some(rule) => removed.push((tool, rule)),
+            None => kept.push(tool),
+        }
+    }
+    push_grouped(
+        steps,
+        StepKind::FilterOne,
+        "filter 1 removed",
+        removed.clone(),
+    );
+    if placement.permission_mode == PermissionMode::Plan
+        && kept.iter().any(|tool| tool == "ExitPlanMode")
+    {
+        steps.push(Step {
+            kind: StepKind::FilterOne,
+            what: "kept: the effective permission mode is plan",
+            tools: vec!["ExitPlanMode".into()],
+            rule: "PERM-16",
+        });
+    }
+    (kept, removed)
+}
+
+/// TOOLS-11 / TOOLS-13 / TOOLS-14: `disallowedTools` first (`mcp__*` allowed here):
+/// answers what is kept and what was removed, each with its rule.
+fn remove_disallowed(
+    disallowed: &[String],
+    available: Vec<String>,
+    steps: &mut Vec<Step>,
+) -> (Vec<String>, Vec<(String, RuleId)>) {
+    let mut removed: Vec<(String, RuleId)> = Vec::new();
+    if disallowed.is_empty() {
+        return (available, removed);
+    }
+    let mut kept = Vec::new();
+    for tool in available {
+        match disallowed
+            .iter()
+            .find(|entry| entry_matches(entry, &tool, true))
+        {
+            Some(entry) => removed.push((tool, disallowed_rule(entry))),
+            None => kept.push(tool),
+        }
+    }
+    push_grouped(
+        steps,
+        StepKind::Disallowed,
+        "disallowedTools removed",
+        removed.clone(),
+    );
+    (kept, removed)
+}
+
+/// What the two earlier removals took, for saying why a `tools` entry matched nothing.
+#[derive(Clone, Copy)]
+struct Removed<'a> {
+    filter_one: &'a [(String, RuleId)],
+    disallowed: &'a [(String, RuleId)],
+}
+
+/// Why `entry` of `tools` matched nothing left (TOOLS-11 / TOOLS-13).
+fn why_unresolved(entry: &str, removed: Removed<'_>) -> Why {
+    let took =
+        |by: &[(String, RuleId)]| by.iter().any(|(tool, _)| entry_matches(entry, tool, false));
+    if entry.trim() == "mcp__*" {
+        Why::McpStarOnlyDisallowed
+    } else if took(removed.disallowed) {
+        Why::Disallowed
+    } else if took(removed.filter_one) {
+        Why::NotForSubagents
+    } else {
+        Why::Unknown
+    }
+}
+
+/// TOOLS-11 / TOOLS-15: the allowlist `list`, resolved against what is left; answers what
+/// it keeps, in pool order, and adds the entries that matched nothing to `reasons`.
+fn keep_listed(
+    list: &[String],
+    mut available: Vec<String>,
+    removed: Removed<'_>,
+    reasons: &mut Vec<Unresolved>,
+    steps: &mut Vec<Step>,
+) -> Vec<String> {
+    let mut kept: Vec<&String> = Vec::new();
+    for entry in list {
+        let matched: Vec<&String> = available
+            .iter()
+            .filter(|tool| entry_matches(entry, tool, false))
+            .collect();
+        if matched.is_empty() {
+            reasons.push(Unresolved {
+                entry: entry.clone(),
+                why: why_unresolved(entry, removed),
+            });
+        }
+        for tool in matched {
+            if !kept.contains(&tool) {
+                kept.push(tool);
             }
         }
-        available = kept;
-        push_grouped(
-            &mut steps,
-            StepKind::FilterOne,
-            "filter 1 removed",
-            filter_one.clone(),
-        );
-        if placement.permission_mode == PermissionMode::Plan
-            && available.iter().any(|tool| tool == "ExitPlanMode")
-        {
+    }
+    let dropped: Vec<(String, RuleId)> = available
+        .iter()
+        .filter(|tool| !kept.contains(tool))
+        .map(|tool| {
+            let rule = if is_mcp(tool) { "TOOLS-15" } else { "TOOLS-11" };
+            (tool.clone(), rule)
+        })
+        .collect();
+    let kept: Vec<String> = kept.into_iter().cloned().collect();
+    // Keep pool order.
+    available.retain(|tool| kept.contains(tool));
+    push_grouped(steps, StepKind::NotInTools, "not in tools", dropped);
+    available
+}
+
+/// Filter 2 (TOOLS-5), background only; never for forks (before this), resumed foreground
+/// runs (TOOLS-6) or a --agent main thread (TOOLS-19).
+fn filter_two(
+    request: &ToolRequest<'_>,
+    available: Vec<String>,
+    reasons: &mut Vec<Unresolved>,
+    steps: &mut Vec<Step>,
+) -> Vec<String> {
+    let placement = request.placement;
+    let skipped = |what, rule| Step {
+        kind: StepKind::FilterTwo,
+        what,
+        tools: vec![],
+        rule,
+    };
+    if request.main_thread {
+        steps.push(skipped(
+            "skipped: a --agent session is the main thread, with no background filter",
+            "TOOLS-19",
+        ));
+        available
+    } else if placement.mode == Mode::Background && placement.first_ran_foreground {
+        steps.push(skipped(
+            "skipped: a resumed run keeps the set of its first, foreground run",
+            "TOOLS-6",
+        ));
+        available
+    } else if placement.mode == Mode::Background {
+        let available = remove_by_filter_two(request, available, steps);
+        if let Some(list) = request.fields.tools {
+            unresolved_in_background(list, &available, reasons);
+        }
+        available
+    } else {
+        available
+    }
+}
+
+/// The rule under which filter 2 removes `tool` from a background run, if it does.
+fn filter_two_rule(tool: &str, allow: &[&str], teammate: bool) -> Option<RuleId> {
+    let keep = is_mcp(tool)
+        || allow.contains(&tool)
+        // Agent and ExitPlanMode follow filter 1's conditions wherever the run is.
+        || tool == "Agent"
+        || tool == "ExitPlanMode"
+        || (teammate && TEAMMATE_EXTRA.contains(&tool));
+    match tool {
+        _ if keep => None,
+        // TOOLS-8: ListAgents is an ordinary built-in, lost in the background.
+        "ListAgents" => Some("TOOLS-8"),
+        _ => Some("TOOLS-5"),
+    }
+}
+
+/// Filter 2's removals (silently, TOOLS-7), and what a teammate keeps on top of the
+/// allow-list (TOOLS-9); answers what is kept.
+fn remove_by_filter_two(
+    request: &ToolRequest<'_>,
+    available: Vec<String>,
+    steps: &mut Vec<Step>,
+) -> Vec<String> {
+    let teammate = request.placement.teammate;
+    let allow = background_allow_list(&request.gates);
+    let mut removed: Vec<(String, RuleId)> = Vec::new();
+    let mut kept = Vec::new();
+    for tool in available {
+        match filter_two_rule(&tool, &allow, teammate) {
+            Some(rule) => removed.push((tool, rule)),
+            None => kept.push(tool),
+        }
+    }
+    push_grouped(
+        steps,
+        StepKind::FilterTwo,
+        "filter 2 (background) removed, silently",
+        removed,
+    );
+    if teammate {
+        let extras: Vec<String> = kept
+            .iter()
+            .filter(|tool| TEAMMATE_EXTRA.contains(&tool.as_str()))
+            .cloned()
+            .collect();
+        if !extras.is_empty() {
             steps.push(Step {
-                kind: StepKind::FilterOne,
-                what: "kept: the effective permission mode is plan",
-                tools: vec!["ExitPlanMode".into()],
-                rule: "PERM-16",
+                kind: StepKind::FilterTwo,
+                what: "kept by a teammate on top of the allow-list",
+                tools: extras,
+                rule: "TOOLS-9",
             });
         }
     }
+    kept
+}
 
-    // TOOLS-11 / TOOLS-13 / TOOLS-14: disallowedTools first (mcp__* allowed here).
-    let mut disallowed_removed: Vec<(String, RuleId)> = Vec::new();
-    if !fields.disallowed.is_empty() {
-        let mut kept = Vec::new();
-        for tool in available {
-            match fields
+/// TOOLS-12: entries of `tools` whose every match fell to filter 2 now resolve to nothing.
+fn unresolved_in_background(list: &[String], available: &[String], reasons: &mut Vec<Unresolved>) {
+    for entry in list {
+        if !reasons.iter().any(|known| &known.entry == entry)
+            && !available
+                .iter()
+                .any(|tool| entry_matches(entry, tool, false))
+        {
+            reasons.push(Unresolved {
+                entry: entry.clone(),
+                why: Why::Background,
+            });
+        }
+    }
+}
+
+/// TOOLS-12 / Q-19 / D-18: the explicit list resolved to nothing, judged before the
+/// attached tools. Answers the refusal when the gates refuse it; else the run launches.
+fn zero_tools(gates: &Gates, steps: &mut Vec<Step>) -> Option<RejectReason> {
+    let (what, refusal) = if gates.zero_tools_refused {
+        (
+            "refused: no entry in tools resolves to a usable tool",
+            Some(RejectReason::ZeroTools),
+        )
+    } else {
+        (LAUNCHED_WITH_NO_TOOLS.as_str(), None)
+    };
+    steps.push(Step {
+        kind: StepKind::ZeroTools,
+        what,
+        tools: vec![],
+        rule: "TOOLS-12",
+    });
+    refusal
+}
+
+/// The tools attached whatever the filters say: memory's Read, Write and Edit (TOOLS-17 /
+/// MEM-3, not against `disallowedTools`), then `SubagentHandback` (TOOLS-16 /
+/// HANDBACK-3/4, against nothing).
+fn added(request: &ToolRequest<'_>, available: &mut Vec<String>, steps: &mut Vec<Step>) {
+    if request.memory {
+        let disallowed = |tool: &str| {
+            request
+                .fields
                 .disallowed
                 .iter()
-                .find(|entry| entry_matches(entry, &tool, true))
-            {
-                Some(entry) => disallowed_removed.push((tool, disallowed_rule(entry))),
-                None => kept.push(tool),
-            }
-        }
-        available = kept;
-        push_grouped(
-            &mut steps,
-            StepKind::Disallowed,
-            "disallowedTools removed",
-            disallowed_removed.clone(),
-        );
-    }
-    let disallowed = |tool: &str| {
-        fields
-            .disallowed
-            .iter()
-            .any(|entry| entry_matches(entry, tool, true))
-    };
-
-    // TOOLS-11 / TOOLS-15: the allowlist, resolved against what is left.
-    let mut reasons: Vec<Unresolved> = Vec::new();
-    if let Some(list) = fields.tools {
-        let mut kept: Vec<&String> = Vec::new();
-        for entry in list {
-            let matched: Vec<&String> = available
-                .iter()
-                .filter(|tool| entry_matches(entry, tool, false))
-                .collect();
-            if matched.is_empty() {
-                let in_filter_one = filter_one
-                    .iter()
-                    .any(|(tool, _)| entry_matches(entry, tool, false));
-                let in_disallowed = disallowed_removed
-                    .iter()
-                    .any(|(tool, _)| entry_matches(entry, tool, false));
-                let why = if entry.trim() == "mcp__*" {
-                    Why::McpStarOnlyDisallowed
-                } else if in_disallowed {
-                    Why::Disallowed
-                } else if in_filter_one {
-                    Why::NotForSubagents
-                } else {
-                    Why::Unknown
-                };
-                reasons.push(Unresolved {
-                    entry: entry.clone(),
-                    why,
-                });
-            }
-            for tool in matched {
-                if !kept.contains(&tool) {
-                    kept.push(tool);
-                }
-            }
-        }
-        let dropped: Vec<(String, RuleId)> = available
-            .iter()
-            .filter(|tool| !kept.contains(tool))
-            .map(|tool| {
-                let rule = if is_mcp(tool) { "TOOLS-15" } else { "TOOLS-11" };
-                (tool.clone(), rule)
-            })
-            .collect();
-        let kept: Vec<String> = kept.into_iter().cloned().collect();
-        // Keep pool order.
-        available.retain(|tool| kept.contains(tool));
-        push_grouped(&mut steps, StepKind::NotInTools, "not in tools", dropped);
-    }
-
-    // Filter 2 (TOOLS-5), background only; never for forks (above), resumed foreground
-    // runs (TOOLS-6) or a --agent main thread (TOOLS-19).
-    if request.main_thread {
-        steps.push(Step {
-            kind: StepKind::FilterTwo,
-            what: "skipped: a --agent session is the main thread, with no background filter",
-            tools: vec![],
-            rule: "TOOLS-19",
-        });
-    } else if placement.mode == Mode::Background && placement.first_ran_foreground {
-        steps.push(Step {
-            kind: StepKind::FilterTwo,
-            what: "skipped: a resumed run keeps the set of its first, foreground run",
-            tools: vec![],
-            rule: "TOOLS-6",
-        });
-    } else if placement.mode == Mode::Background {
-        let allow = background_allow_list(gates);
-        let mut removed: Vec<(String, RuleId)> = Vec::new();
-        let mut kept = Vec::new();
-        for tool in available {
-            let keep = is_mcp(&tool)
-                || allow.contains(&tool.as_str())
-                // Agent and ExitPlanMode follow filter 1's conditions wherever the run is.
-                || tool == "Agent"
-                || tool == "ExitPlanMode"
-                || (placement.teammate && TEAMMATE_EXTRA.contains(&tool.as_str()));
-            if keep {
-                kept.push(tool);
-            } else {
-                // TOOLS-8: ListAgents is an ordinary built-in, lost in the background.
-                let rule = if tool == "ListAgents" {
-                    "TOOLS-8"
-                } else {
-                    "TOOLS-5"
-                };
-                removed.push((tool, rule));
-            }
-        }
-        available = kept;
-        // TOOLS-7: silently.
-        push_grouped(
-            &mut steps,
-            StepKind::FilterTwo,
-            "filter 2 (background) removed, silently",
-            removed,
-        );
-        if placement.teammate {
-            let extras: Vec<String> = available
-                .iter()
-                .filter(|tool| TEAMMATE_EXTRA.contains(&tool.as_str()))
-                .cloned()
-                .collect();
-            if !extras.is_empty() {
-                steps.push(Step {
-                    kind: StepKind::FilterTwo,
-                    what: "kept by a teammate on top of the allow-list",
-                    tools: extras,
-                    rule: "TOOLS-9",
-                });
-            }
-        }
-        if let Some(list) = fields.tools {
-            // Entries whose every match fell to filter 2 now resolve to nothing (TOOLS-12).
-            for entry in list {
-                if !reasons.iter().any(|known| &known.entry == entry)
-                    && !available
-                        .iter()
-                        .any(|tool| entry_matches(entry, tool, false))
-                {
-                    reasons.push(Unresolved {
-                        entry: entry.clone(),
-                        why: Why::Background,
-                    });
-                }
-            }
-        }
-    }
-    // Keep the entries in the order they were written.
-    if let Some(list) = fields.tools {
-        reasons.sort_by_key(|unresolved| list.iter().position(|entry| *entry == unresolved.entry));
-    }
-    let unresolved: Vec<String> = reasons.iter().map(|entry| entry.entry.clone()).collect();
-
-    // TOOLS-12 / Q-19 / D-18: the explicit list resolving to nothing, before attached tools.
-    if fields.tools.is_some() && available.is_empty() && !request.main_thread {
-        if gates.zero_tools_refused {
-            steps.push(Step {
-                kind: StepKind::ZeroTools,
-                what: "refused: no entry in tools resolves to a usable tool",
-                tools: vec![],
-                rule: "TOOLS-12",
-            });
-            return Err(ZeroTools {
-                unresolved,
-                reasons,
-                reason: RejectReason::ZeroTools,
-                steps,
-            });
-        }
-        steps.push(Step {
-            kind: StepKind::ZeroTools,
-            what: LAUNCHED_WITH_NO_TOOLS.as_str(),
-            tools: vec![],
-            rule: "TOOLS-12",
-        });
-    }
-
-    // TOOLS-17 / MEM-3: memory enables Read, Write and Edit (not against disallowedTools).
-    if request.memory {
-        let added: Vec<String> = MEMORY_TOOLS
-            .into_iter()
-            .filter(|tool| !available.iter().any(|known| known == tool) && !disallowed(tool))
-            .map(String::from)
-            .collect();
+                .any(|entry| entry_matches(entry, tool, true))
+        };
+        let added = add_missing(available, &MEMORY_TOOLS, |tool| !disallowed(tool));
         if !added.is_empty() {
-            available.extend(added.iter().cloned());
             steps.push(Step {
                 kind: StepKind::Added,
                 what: "enabled for persistent memory",
@@ -1024,7 +1134,6 @@ pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
             });
         }
     }
-    // TOOLS-16 / HANDBACK-3/4: attached whatever the fields and filters say.
     if request.handback && !request.main_thread && !available.iter().any(|tool| tool == HANDBACK) {
         available.push(HANDBACK.to_string());
         steps.push(Step {
@@ -1034,13 +1143,6 @@ pub fn resolve_with(request: &ToolRequest<'_>) -> Result<Resolved, ZeroTools> {
             rule: "TOOLS-16",
         });
     }
-    Ok(Resolved {
-        tools: available,
-        steps,
-        unresolved,
-        reasons,
-        agent_errors: false,
-    })
 }
 
 /// TOOLS-13 / TOOLS-15 / MCP-1: the tools of a definition's inline `mcpServers` that its own

@@ -11,6 +11,9 @@
 //! the copy of a record right after it was written field by field stalls on store
 //! forwarding (docs/PERFORMANCE.md). A new slot gets a vacant record first
 //! (`Agent::vacant`), so `init` is the one place a run's record is written.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

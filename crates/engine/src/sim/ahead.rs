@@ -12,6 +12,9 @@
 //! have tens of misses in flight at once. Nothing here writes, and no output depends on it:
 //! the loads are kept alive only by [`std::hint::black_box`]. (`_mm_prefetch` would do the
 //! same with fewer loads, but it is `unsafe`, which the workspace forbids.)
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use crate::sink::Sink;
 

@@ -1,5 +1,8 @@
 //! The kernel's clock: virtual time and the wake queue, one `(time, seq)` order over three
 //! sources (a monotone radix heap, the same-instant FIFO, the load generator's one pending arrival).
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use crate::event::AgentId;
 use crate::time::SimTime;

@@ -64,6 +64,9 @@
 //! Two caches of the kernel are not answers of the rules and live elsewhere: the
 //! behaviour streams being drawn from (`streams.rs`) and the last `exp(…)` sampler
 //! (`dist::ExpCache`); both are exact (they hand out what a fresh stream or sampler would).
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

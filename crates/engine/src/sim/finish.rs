@@ -1,4 +1,7 @@
 //! Ending runs and delivering their one result (NOTIFY), children bookkeeping, background shells, API errors.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::rc::Rc;
 

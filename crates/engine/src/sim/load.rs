@@ -7,6 +7,9 @@
 //! changes no other stream's arrival times. All arrivals of one instant are made in one
 //! wake, stream by stream in list order, and in file order within a stream. Arrivals are
 //! numbered across the whole load (1, 2, …) in the order they are made.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

@@ -18,6 +18,9 @@
 //! Memory grows with what is running, not with what ran: agent records live in a slab, and
 //! records of load-generated agents are released when their run ends (they are anonymous
 //! and cannot be addressed again).
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;

@@ -1,4 +1,7 @@
 //! The person at the terminal: one prompt at a time, in order, after thinking.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use crate::event::ToolRefusal;
 

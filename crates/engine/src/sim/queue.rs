@@ -23,6 +23,9 @@
 //! before any entry left in a higher bucket. When that bucket is small and the queue
 //! large, its items are gathered for the caller ([`TimeQueue::ahead`]) before they are
 //! taken (the kernel loads their runs' data together, `ahead.rs`).
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -184,8 +187,8 @@ impl<T: Copy> TimeQueue<T> {
 
     /// Queues `item` at `(time, seq)`; `time` must be ≥ the time of the latest entry taken.
     /// The entry is built where it is pushed: built once on the stack for both branches,
-    /// it was copied into the bucket with wider loads than the stores that had just built
-    /// it, which stalled on store forwarding.
+    /// it would be copied into the bucket with wider loads than the stores that had just
+    /// built it, which stalls on store forwarding.
     #[inline]
     pub(super) fn push(&mut self, time: u64, seq: u64, item: T) {
         debug_assert!(

@@ -11,6 +11,9 @@
 //! person's `/subtask` fork, which is not an Agent call (no request, no plan kept, no cap
 //! check: CAP-6, FORK-9) and whose launch `rules::plan::Subtask::launch` gives
 //! (`start_subtask`).
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::rc::Rc;
 

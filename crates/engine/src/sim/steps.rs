@@ -1,4 +1,7 @@
 //! The step interpreter: `advance` runs a run's steps until it blocks; tool calls.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::rc::Rc;
 

@@ -22,9 +22,10 @@
 //! shared ones the tie-breaker asks about ([`TieOptions`]: a replay asks about the option
 //! it takes and the next), each classed when it is read, just before the pick, so the
 //! choice is the one a scan of every wake would give. Taking a wake out of the middle
-//! moves the ones read before it, so no hole is left for later picks to read past. (It
-//! used to pop every wake due at the instant and queue the rest again at each pick:
-//! O(k²) for k wakes at one instant.)
+//! moves the ones read before it, so no hole is left for later picks to read past.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use crate::spec::Step;
 use crate::time::SimTime;

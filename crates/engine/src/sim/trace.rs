@@ -25,6 +25,9 @@
 //!
 //! Nothing is written once a safety limit has ended the trace: the `limit_reached` event
 //! is the last one.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::rc::Rc;
 

@@ -207,10 +207,7 @@ pub(super) fn duration_f64(micros: u64) -> f64 {
     }
 }
 
-/// [`duration_f64`] of 2^63 µs or more (out of line, or the two conversions are merged
-/// back into the long one).
-#[cold]
-#[inline(never)]
+/// [`duration_f64`] of 2^63 µs or more.
 pub(super) fn long_duration_f64(micros: u64) -> f64 {
     micros as f64
 }
@@ -251,7 +248,6 @@ impl TimeAverage {
 }
 
 impl LoadStats {
-    #[cold]
     pub(super) fn type_index(
         types: &mut Vec<(Rc<str>, TypeLoad)>,
         all: &TypeLoad,
@@ -403,7 +399,6 @@ impl LoadStats {
     }
 
     /// [`LoadStats::requested`], every case.
-    #[inline(never)]
     pub(super) fn requested_slow(
         &mut self,
         arrival: u64,
@@ -422,7 +417,6 @@ impl LoadStats {
     }
 
     /// The pending load request was refused (`by_cap`: by the concurrency cap).
-    #[inline(never)]
     pub(super) fn rejected(&mut self, t: u64, by_cap: bool) {
         let Some((arrival, index, stream, first)) = self.pending.take() else {
             return;
@@ -479,7 +473,6 @@ impl LoadStats {
 
     /// [`LoadStats::started`]'s per-type running count, once there is more than one type
     /// (`index`: the started run's type).
-    #[inline(never)]
     pub(super) fn started_by_type(&mut self, t: u64, id: u32, index: usize, total_before: u32) {
         if index != 0 {
             self.split_running(t, total_before);
@@ -493,7 +486,6 @@ impl LoadStats {
     }
 
     /// A retry of `arrival` started.
-    #[inline(never)]
     pub(super) fn started_again(&mut self, t: u64, arrival: u64, index: usize, stream: usize) {
         if let Some((first_t, _, _, counted)) = self.waiting.remove(&arrival) {
             if counted {
@@ -525,7 +517,6 @@ impl LoadStats {
     }
 
     /// [`LoadStats::finished`]'s per-type running count, once there is more than one type.
-    #[inline(never)]
     pub(super) fn finished_by_type(&mut self, t: u64, id: u32) {
         let index = if self.running_types.is_empty() {
             Some(0)

@@ -160,6 +160,19 @@ enum Outcome {
     NoResult,
 }
 
+/// One Agent call as [`Builder::spawn`] has read it, for the facts its outcome states.
+struct Spawned<'a> {
+    call: &'a ToolUse,
+    result: Option<&'a ToolResult>,
+    outcome: &'a Outcome,
+    notice: Option<&'a Notice>,
+    name: &'a str,
+    /// "<tool> call <name> (<type>)", how the facts name the call.
+    who: String,
+    /// Until when the behaviour replays what the transcripts show (real time).
+    covered_until: i64,
+}
+
 fn outcome(result: Option<&ToolResult>) -> Outcome {
     let Some(result) = result else {
         return Outcome::NoResult;
@@ -1215,47 +1228,20 @@ impl Builder {
                 call.name, call.line
             ));
         }
-        let agent_type = if agent_type.chars().count() > MAX_TYPE_CHARS
-            && !matches!(outcome, Outcome::UnknownType)
-        {
-            self.warnings.push(format!(
-                "{} call at line {}: its subagent_type is {} characters, longer than any \
-                 agent name ({MAX_TYPE_CHARS}); replayed as general-purpose",
-                call.name,
-                call.line,
-                agent_type.chars().count()
-            ));
-            String::new()
-        } else {
-            agent_type
-        };
+        let agent_type = self.replayed_type(call, agent_type, &outcome);
         let agent_id = result.and_then(ToolResult::agent_id).map(str::to_string);
-        let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
-            Some(name) => slug(&self.text(name), 6),
-            None => {
-                let from_description = slug(&description, 4);
-                if from_description.is_empty() {
-                    slug(&agent_type, 4)
-                } else {
-                    from_description
-                }
-            }
-        };
-        let name = self.unique_name(&wanted);
-        if let Some(id) = &agent_id {
-            self.agent_names.insert(id.clone(), name.clone());
-        }
+        let name = self.spawn_name(call, &description, &agent_type, agent_id.as_deref());
         let background =
             matches!(outcome, Outcome::Launched) || call.input().run_in_background.0 == Some(true);
         self.note_fork_evidence(call, &agent_type, &outcome, background, caller.is_none());
-        let tool = &call.name;
         let shown_type = if agent_type.is_empty() {
             "general-purpose"
         } else {
             agent_type.as_str()
         };
         let comment = format!(
-            "{tool} call {:?} ({}, {}){}",
+            "{} call {:?} ({}, {}){}",
+            call.name,
             one_line(&description, 80),
             shown_type,
             if background {
@@ -1268,171 +1254,44 @@ impl Builder {
                 .unwrap_or_default()
         );
         let sub_key = self.find_sub(call, agent_id.as_deref(), &agent_type);
-        let mut behavior = Vec::new();
-        let mut report = None;
-        // Until when the behaviour replays what the transcripts show (real time).
-        let mut covered_until = call.t_ms;
         let notice = notices
             .find(agent_id.as_deref(), &call.id)
             .or_else(|| self.main_notices.find(agent_id.as_deref(), &call.id))
             .cloned();
-        if matches!(outcome, Outcome::UnknownType) {
+        let (mut behavior, report, covered_until) = if matches!(outcome, Outcome::UnknownType) {
             // Refused before it ran: no behaviour, no definition.
+            (Vec::new(), None, call.t_ms)
         } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
-            let sub_conv = {
-                let sub = self.subs.get_mut(&key)?;
-                sub.claimed = true;
-                std::mem::take(&mut sub.conv)
-            };
-            if let Some(id) = &sub_conv.agent_id {
-                self.agent_names
-                    .entry(id.clone())
-                    .or_insert_with(|| name.clone());
-            }
-            self.agent_names.entry(key).or_insert_with(|| name.clone());
-            let start = sub_conv.start_ms.unwrap_or(call.t_ms);
-            if let (Outcome::Completed(Some(total)), Some(end)) = (&outcome, sub_conv.end_ms) {
-                // Measured on real files: a subagent transcript spans its totalDurationMs
-                // within 0.15 s; far off, the file is probably not this call's.
-                let span = end.saturating_sub(start);
-                if span.abs_diff(i64::try_from(*total).unwrap_or(i64::MAX)) > 5_000 {
-                    self.warnings.push(format!(
-                        "{name}: its transcript spans {} but the call took {} \
-                         (totalDurationMs); the transcript's times are replayed",
-                        ms_text(u64::try_from(span).unwrap_or(0)),
-                        ms_text(*total)
-                    ));
-                }
-            }
-            behavior = self.script(&sub_conv, start, Some((&name, background)), depth + 1);
-            report = sub_conv.last_text.clone();
-            covered_until = sub_conv.end_ms.unwrap_or(start);
+            self.replay_transcript(key, call, &outcome, &name, background, depth)?
         } else {
-            let measured = self.measured(&name, call, result, &outcome, notice.as_ref());
-            let measured = measured
-                .unwrap_or_else(|| self.session_end.saturating_sub(call.t_ms).max(0) as u64);
-            if measured > 0 {
-                behavior.push(Out::Work(measured));
-            }
-            covered_until = call
-                .t_ms
-                .saturating_add(i64::try_from(measured).unwrap_or(0));
-            if agent_id.is_some() {
+            let (behavior, covered_until) =
+                self.replay_measured(&name, call, result, &outcome, notice.as_ref());
+            if let Some(id) = &agent_id {
                 self.warnings.push(format!(
-                    "subagent {} ({name}): its transcript was not found; replayed as one \
-                     `work` of its measured time",
-                    agent_id.as_deref().unwrap_or("")
+                    "subagent {id} ({name}): its transcript was not found; replayed as one \
+                     `work` of its measured time"
                 ));
             }
-        }
-        let who = format!("{tool} call {name} ({shown_type})");
-        match &outcome {
-            Outcome::UnknownType => {
-                if !agent_type.is_empty() {
-                    self.refused_types.insert(agent_type.clone());
-                }
-                self.fact(
-                    format!("{who} was refused: no such agent type"),
-                    format!(
-                        "event: {{kind: spawn_rejected, name: {}, reason: unknown_type}}",
-                        quote(&name)
-                    ),
-                );
-            }
-            Outcome::Refused(text) => {
-                let shown = one_line(&self.text(text), 100);
-                self.fact(
-                    format!("{who} was refused: {shown}"),
-                    format!("event: {{kind: spawn_rejected, name: {}}}", quote(&name)),
-                );
-            }
-            Outcome::Completed(_) => {
-                self.fact(
-                    format!("{who} ran in the foreground"),
-                    format!(
-                        "event: {{kind: agent_started, name: {}, mode: foreground}}",
-                        quote(&name)
-                    ),
-                );
-                self.fact(
-                    format!("{who} completed"),
-                    format!("final: {{agent: {}, outcome: completed}}", quote(&name)),
-                );
-            }
-            Outcome::Interrupted => {
-                behavior.push(Out::Comment(
-                    "interrupted here; what it would have done next is unknown".into(),
-                ));
-                let at = result.map_or(call.t_ms, |result| result.t_ms);
-                behavior.push(Out::Work(unfinished(covered_until, at)));
-                self.stops.push((self.rel(at), name.clone()));
-                self.fact(
-                    format!("{who} was interrupted by the person"),
-                    format!("final: {{agent: {}, outcome: cancelled}}", quote(&name)),
-                );
-            }
-            Outcome::Launched => {
-                self.fact(
-                    format!("{who} was launched in the background"),
-                    format!(
-                        "event: {{kind: agent_started, name: {}, mode: background}}",
-                        quote(&name)
-                    ),
-                );
-                match notice.as_ref().map(|notice| notice.status.as_str()) {
-                    Some("completed") => self.fact(
-                        format!("{who} completed in the background"),
-                        format!("final: {{agent: {}, outcome: completed}}", quote(&name)),
-                    ),
-                    Some("failed") => {
-                        behavior.push(Out::Fail);
-                        self.fact(
-                            format!("{who} failed in the background"),
-                            format!("final: {{agent: {}, outcome: failed}}", quote(&name)),
-                        );
-                    }
-                    Some("killed" | "stopped" | "cancelled") => {
-                        let at = notice.as_ref().map_or(call.t_ms, |notice| notice.t_ms);
-                        behavior.push(Out::Work(unfinished(covered_until, at)));
-                        self.stops.push((self.rel(at), name.clone()));
-                        self.fact(
-                            format!("{who} was stopped"),
-                            format!("final: {{agent: {}, outcome: cancelled}}", quote(&name)),
-                        );
-                    }
-                    _ => {}
-                }
-            }
-            Outcome::NoResult => {}
-        }
+            (behavior, None, covered_until)
+        };
+        let spawned = Spawned {
+            call,
+            result,
+            outcome: &outcome,
+            notice: notice.as_ref(),
+            name: &name,
+            who: format!("{} call {name} ({shown_type})", call.name),
+            covered_until,
+        };
+        self.outcome_facts(&spawned, &agent_type, &mut behavior);
         if !matches!(outcome, Outcome::UnknownType | Outcome::Refused(_)) {
-            let text = match (&report, self.options.keep_text) {
-                (Some(text), true) => self.kept_text(text, "report", call.line),
-                _ => "(report not copied; import with --keep-text to keep it)".to_string(),
-            };
-            if !matches!(behavior.last(), Some(Out::Fail)) {
-                behavior.push(Out::Report(text));
-            }
-            if !agent_type.is_empty()
-                && !BuiltIn::REGISTRATION.iter().any(|b| b.name() == agent_type)
-            {
-                self.custom_types.insert(agent_type.clone());
-            }
+            self.reported(call, report.as_deref(), &agent_type, &mut behavior);
         }
         let model = call
             .text("model")
             .filter(|model| !model.trim().is_empty())
             .map(str::to_string);
-        let isolation = match call.text("isolation") {
-            Some("worktree") => Some("worktree".to_string()),
-            Some(other) if !other.is_empty() => {
-                self.warnings.push(format!(
-                    "{name}: isolation `{other}` is not modelled; left out"
-                ));
-                None
-            }
-            _ => None,
-        };
+        let isolation = self.isolation(call, &name);
         let prompt = match call.text("prompt") {
             Some(text) if self.options.keep_text => Some(self.kept_text(text, "prompt", call.line)),
             _ => None,
@@ -1456,6 +1315,242 @@ impl Builder {
             },
             resume,
         ))
+    }
+
+    /// The type a call is replayed with: `agent_type`, or general-purpose (empty) when it
+    /// is longer than any agent name and the call was not refused for it.
+    fn replayed_type(&mut self, call: &ToolUse, agent_type: String, outcome: &Outcome) -> String {
+        if agent_type.chars().count() > MAX_TYPE_CHARS && !matches!(outcome, Outcome::UnknownType) {
+            self.warnings.push(format!(
+                "{} call at line {}: its subagent_type is {} characters, longer than any \
+                 agent name ({MAX_TYPE_CHARS}); replayed as general-purpose",
+                call.name,
+                call.line,
+                agent_type.chars().count()
+            ));
+            String::new()
+        } else {
+            agent_type
+        }
+    }
+
+    /// The spawned run's name, unique in the scenario: from the call's `name`, else its
+    /// description, else its type; kept for the run's `agent_id`.
+    fn spawn_name(
+        &mut self,
+        call: &ToolUse,
+        description: &str,
+        agent_type: &str,
+        agent_id: Option<&str>,
+    ) -> String {
+        let wanted = match call.text("name").filter(|name| !name.trim().is_empty()) {
+            Some(name) => slug(&self.text(name), 6),
+            None => {
+                let from_description = slug(description, 4);
+                if from_description.is_empty() {
+                    slug(agent_type, 4)
+                } else {
+                    from_description
+                }
+            }
+        };
+        let name = self.unique_name(&wanted);
+        if let Some(id) = agent_id {
+            self.agent_names.insert(id.to_string(), name.clone());
+        }
+        name
+    }
+
+    /// The behaviour of a call whose subagent transcript was found (`key`): that
+    /// transcript, replayed; with the run's last text and until when it covers (real time).
+    fn replay_transcript(
+        &mut self,
+        key: String,
+        call: &ToolUse,
+        outcome: &Outcome,
+        name: &str,
+        background: bool,
+        depth: usize,
+    ) -> Option<(Vec<Out>, Option<String>, i64)> {
+        let sub_conv = {
+            let sub = self.subs.get_mut(&key)?;
+            sub.claimed = true;
+            std::mem::take(&mut sub.conv)
+        };
+        if let Some(id) = &sub_conv.agent_id {
+            self.agent_names
+                .entry(id.clone())
+                .or_insert_with(|| name.to_string());
+        }
+        self.agent_names
+            .entry(key)
+            .or_insert_with(|| name.to_string());
+        let start = sub_conv.start_ms.unwrap_or(call.t_ms);
+        if let (Outcome::Completed(Some(total)), Some(end)) = (outcome, sub_conv.end_ms) {
+            // Measured on real files: a subagent transcript spans its totalDurationMs
+            // within 0.15 s; far off, the file is probably not this call's.
+            let span = end.saturating_sub(start);
+            if span.abs_diff(i64::try_from(*total).unwrap_or(i64::MAX)) > 5_000 {
+                self.warnings.push(format!(
+                    "{name}: its transcript spans {} but the call took {} \
+                     (totalDurationMs); the transcript's times are replayed",
+                    ms_text(u64::try_from(span).unwrap_or(0)),
+                    ms_text(*total)
+                ));
+            }
+        }
+        let behavior = self.script(&sub_conv, start, Some((name, background)), depth + 1);
+        let report = sub_conv.last_text.clone();
+        Some((behavior, report, sub_conv.end_ms.unwrap_or(start)))
+    }
+
+    /// The behaviour of a call without a transcript: one `work` of its measured time (up
+    /// to the session's end when nothing measures it); with until when it covers.
+    fn replay_measured(
+        &mut self,
+        name: &str,
+        call: &ToolUse,
+        result: Option<&ToolResult>,
+        outcome: &Outcome,
+        notice: Option<&Notice>,
+    ) -> (Vec<Out>, i64) {
+        let measured = self.measured(name, call, result, outcome, notice);
+        let measured =
+            measured.unwrap_or_else(|| self.session_end.saturating_sub(call.t_ms).max(0) as u64);
+        let behavior = if measured > 0 {
+            vec![Out::Work(measured)]
+        } else {
+            Vec::new()
+        };
+        let covered_until = call
+            .t_ms
+            .saturating_add(i64::try_from(measured).unwrap_or(0));
+        (behavior, covered_until)
+    }
+
+    /// The facts the call's outcome states (the expectations of the scenario), and how
+    /// its behaviour ends when it was interrupted, failed or stopped.
+    fn outcome_facts(&mut self, spawned: &Spawned<'_>, agent_type: &str, behavior: &mut Vec<Out>) {
+        let Spawned {
+            call,
+            result,
+            outcome,
+            notice,
+            name,
+            ref who,
+            covered_until,
+        } = *spawned;
+        let final_is =
+            |outcome: &str| format!("final: {{agent: {}, outcome: {outcome}}}", quote(name));
+        match outcome {
+            Outcome::UnknownType => {
+                if !agent_type.is_empty() {
+                    self.refused_types.insert(agent_type.to_string());
+                }
+                self.fact(
+                    format!("{who} was refused: no such agent type"),
+                    format!(
+                        "event: {{kind: spawn_rejected, name: {}, reason: unknown_type}}",
+                        quote(name)
+                    ),
+                );
+            }
+            Outcome::Refused(text) => {
+                let shown = one_line(&self.text(text), 100);
+                self.fact(
+                    format!("{who} was refused: {shown}"),
+                    format!("event: {{kind: spawn_rejected, name: {}}}", quote(name)),
+                );
+            }
+            Outcome::Completed(_) => {
+                self.fact(
+                    format!("{who} ran in the foreground"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: foreground}}",
+                        quote(name)
+                    ),
+                );
+                self.fact(format!("{who} completed"), final_is("completed"));
+            }
+            Outcome::Interrupted => {
+                behavior.push(Out::Comment(
+                    "interrupted here; what it would have done next is unknown".into(),
+                ));
+                let at = result.map_or(call.t_ms, |result| result.t_ms);
+                behavior.push(Out::Work(unfinished(covered_until, at)));
+                self.stops.push((self.rel(at), name.to_string()));
+                self.fact(
+                    format!("{who} was interrupted by the person"),
+                    final_is("cancelled"),
+                );
+            }
+            Outcome::Launched => {
+                self.fact(
+                    format!("{who} was launched in the background"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: background}}",
+                        quote(name)
+                    ),
+                );
+                match notice.map(|notice| notice.status.as_str()) {
+                    Some("completed") => self.fact(
+                        format!("{who} completed in the background"),
+                        final_is("completed"),
+                    ),
+                    Some("failed") => {
+                        behavior.push(Out::Fail);
+                        self.fact(
+                            format!("{who} failed in the background"),
+                            final_is("failed"),
+                        );
+                    }
+                    Some("killed" | "stopped" | "cancelled") => {
+                        let at = notice.map_or(call.t_ms, |notice| notice.t_ms);
+                        behavior.push(Out::Work(unfinished(covered_until, at)));
+                        self.stops.push((self.rel(at), name.to_string()));
+                        self.fact(format!("{who} was stopped"), final_is("cancelled"));
+                    }
+                    _ => {}
+                }
+            }
+            Outcome::NoResult => {}
+        }
+    }
+
+    /// A run that ran: its report (the transcript's last text with `--keep-text`) unless
+    /// it failed, and its type among the custom types to define.
+    fn reported(
+        &mut self,
+        call: &ToolUse,
+        report: Option<&str>,
+        agent_type: &str,
+        behavior: &mut Vec<Out>,
+    ) {
+        let text = match (report, self.options.keep_text) {
+            (Some(text), true) => self.kept_text(text, "report", call.line),
+            _ => "(report not copied; import with --keep-text to keep it)".to_string(),
+        };
+        if !matches!(behavior.last(), Some(Out::Fail)) {
+            behavior.push(Out::Report(text));
+        }
+        if !agent_type.is_empty() && !BuiltIn::REGISTRATION.iter().any(|b| b.name() == agent_type) {
+            self.custom_types.insert(agent_type.to_string());
+        }
+    }
+
+    /// The call's `isolation`: `worktree`, or left out with a warning when it is another
+    /// value.
+    fn isolation(&mut self, call: &ToolUse, name: &str) -> Option<String> {
+        match call.text("isolation") {
+            Some("worktree") => Some("worktree".to_string()),
+            Some(other) if !other.is_empty() => {
+                self.warnings.push(format!(
+                    "{name}: isolation `{other}` is not modelled; left out"
+                ));
+                None
+            }
+            _ => None,
+        }
     }
 
     fn render(
