@@ -156,6 +156,7 @@ impl BatchMeans {
 
     /// [`BatchMeans::add_zeros`] that closes batches on the way (or whose weights do not
     /// fit): in bulk up to each batch's last observation, which is added alone.
+    #[cold]
     fn add_zeros_across(&mut self, mut count: u64) {
         while count > 0 {
             let step = count.min(self.batch_size - self.current_count - 1);
@@ -169,6 +170,7 @@ impl BatchMeans {
         }
     }
 
+    #[cold]
     fn close_batch(&mut self) {
         self.batches.push(self.current);
         self.current = (0.0, 0.0);
@@ -295,6 +297,7 @@ impl ShareMeans {
         }
     }
 
+    #[cold]
     fn close_batch(&mut self) {
         self.batches.push(self.current);
         self.current = (0, 0);
@@ -417,6 +420,7 @@ impl Quantiles {
         self.zeros += count;
     }
 
+    #[cold]
     fn spill(&mut self) {
         // Three significant digits: every percentile within 0.1 % of the exact one.
         let mut histogram =

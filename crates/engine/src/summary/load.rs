@@ -1,5 +1,8 @@
 //! The load generator's statistics: arrivals, attempts, blocking, waits and running counts,
 //! in total, per agent type and per stream; and the report types they become.
+//!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
 
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -207,7 +210,10 @@ pub(super) fn duration_f64(micros: u64) -> f64 {
     }
 }
 
-/// [`duration_f64`] of 2^63 µs or more.
+/// [`duration_f64`] of 2^63 µs or more (out of line, or the two conversions are merged
+/// back into the long one).
+#[cold]
+#[inline(never)]
 pub(super) fn long_duration_f64(micros: u64) -> f64 {
     micros as f64
 }
@@ -248,6 +254,7 @@ impl TimeAverage {
 }
 
 impl LoadStats {
+    #[cold]
     pub(super) fn type_index(
         types: &mut Vec<(Rc<str>, TypeLoad)>,
         all: &TypeLoad,
@@ -399,6 +406,7 @@ impl LoadStats {
     }
 
     /// [`LoadStats::requested`], every case.
+    #[inline(never)]
     pub(super) fn requested_slow(
         &mut self,
         arrival: u64,
@@ -417,6 +425,7 @@ impl LoadStats {
     }
 
     /// The pending load request was refused (`by_cap`: by the concurrency cap).
+    #[inline(never)]
     pub(super) fn rejected(&mut self, t: u64, by_cap: bool) {
         let Some((arrival, index, stream, first)) = self.pending.take() else {
             return;
@@ -473,6 +482,7 @@ impl LoadStats {
 
     /// [`LoadStats::started`]'s per-type running count, once there is more than one type
     /// (`index`: the started run's type).
+    #[inline(never)]
     pub(super) fn started_by_type(&mut self, t: u64, id: u32, index: usize, total_before: u32) {
         if index != 0 {
             self.split_running(t, total_before);
@@ -486,6 +496,7 @@ impl LoadStats {
     }
 
     /// A retry of `arrival` started.
+    #[inline(never)]
     pub(super) fn started_again(&mut self, t: u64, arrival: u64, index: usize, stream: usize) {
         if let Some((first_t, _, _, counted)) = self.waiting.remove(&arrival) {
             if counted {
@@ -517,6 +528,7 @@ impl LoadStats {
     }
 
     /// [`LoadStats::finished`]'s per-type running count, once there is more than one type.
+    #[inline(never)]
     pub(super) fn finished_by_type(&mut self, t: u64, id: u32) {
         let index = if self.running_types.is_empty() {
             Some(0)

@@ -1,6 +1,9 @@
 //! Run statistics: a [`Summary`] sink that aggregates the trace as it streams by, and
 //! renders the result as an aligned text table or as JSON.
 //!
+//! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
+//! that need a benchmark".
+//!
 //! Memory is constant per event, except that the waits of answered permission prompts are
 //! kept (one `u64` each) for the 95th percentile. It measures what the trace says; it
 //! makes no decisions and knows no rules.
@@ -151,7 +154,8 @@ impl Sink for Summary {
 
     /// Every kind: the ones every run has many of (a load run: a request, a start, an end
     /// and a notification per arrival) through their own methods, every other kind
-    /// through `Summary::other_event`.
+    /// through `Summary::other_event`, out of line, so that this function stays a bare
+    /// dispatch (no registers saved on every event).
     fn event(&mut self, event: &Event) {
         match &event.kind {
             EventKind::SpawnRequested { .. } => self.spawn_requested(event),
@@ -171,6 +175,7 @@ impl Sink for Summary {
         }
     }
 
+    #[inline(never)]
     fn spawn_requested(&mut self, event: &Event) {
         let EventKind::SpawnRequested {
             arrival,
@@ -189,6 +194,7 @@ impl Sink for Summary {
         }
     }
 
+    #[inline(never)]
     fn agent_started(&mut self, event: &Event) {
         let EventKind::AgentStarted {
             agent,
@@ -204,6 +210,7 @@ impl Sink for Summary {
         self.on_agent_started(t, agent.id, &profile.agent_type, *running);
     }
 
+    #[inline(never)]
     fn agent_finished(&mut self, event: &Event) {
         let EventKind::AgentFinished {
             outcome,
@@ -219,6 +226,7 @@ impl Sink for Summary {
         self.on_agent_finished(t, agent.id, *outcome, *running);
     }
 
+    #[inline(never)]
     fn spawn_rejected(&mut self, event: &Event) {
         // A load run's usual refusal (the others, as `other_event` counts them).
         let EventKind::SpawnRejected {
@@ -238,6 +246,7 @@ impl Sink for Summary {
         }
     }
 
+    #[inline(never)]
     fn report_delivered(&mut self, event: &Event) {
         // A delivery carries no running count and no statistic of its own: counted only.
         if !matches!(event.kind, EventKind::ReportDelivered { .. }) {
@@ -246,6 +255,7 @@ impl Sink for Summary {
         self.count(event);
     }
 
+    #[inline(never)]
     fn notification(&mut self, event: &Event) {
         let EventKind::Notification { what, .. } = &event.kind else {
             return self.event(event);
@@ -311,6 +321,7 @@ impl Summary {
     }
 
     /// [`Summary::agent_started`], every case.
+    #[inline(never)]
     fn agent_started_slow(&mut self, t: u64, id: u32, agent_type: &Rc<str>, running: u32) {
         // (The total's running count first: the split of the per-type counts copies it.)
         let previous = self.set_running(t, running);
@@ -330,6 +341,7 @@ impl Summary {
     }
 
     /// [`Summary::agent_finished`] once the running counts are kept per type.
+    #[inline(never)]
     fn agent_finished_by_type(&mut self, t: u64, id: u32, running: u32) {
         self.load.finished(t, id);
         self.set_running(t, running);
@@ -355,6 +367,7 @@ impl Summary {
     }
 
     /// [`Sink::event`] for the kinds without a method of their own (`count` is done).
+    #[inline(never)]
     fn other_event(&mut self, event: &Event) {
         let previous_running = match event.kind.running() {
             Some(running) => self.set_running(event.t.as_micros(), running),
@@ -498,6 +511,7 @@ impl Summary {
     }
 
     /// [`Summary::prompt_type`] by name.
+    #[cold]
     fn prompt_type_slow(&mut self, agent_type: &Rc<str>) -> usize {
         match self
             .prompt_types
@@ -519,6 +533,8 @@ impl Summary {
 
     /// The prompt types' statistics are kept apart from the totals from now on: the only
     /// type so far (if any) starts from the totals, which were its statistics until now.
+    #[cold]
+    #[inline(never)]
     fn prompt_types_apart(&mut self) {
         self.types_apart = true;
         if let Some((_, stats)) = self.prompt_types.first_mut() {
