@@ -2,6 +2,7 @@
 //! a filter, several seeds, parallel jobs, fail-fast, JUnit XML and JSON reports) and
 //! `subsim validate` (parse and validate files without running them).
 
+use crate::words::plural;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -168,14 +169,6 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     } else {
         Status::Ok
     })
-}
-
-fn plural(count: usize, what: &str) -> String {
-    if count == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{count} {what}s")
-    }
 }
 
 /// Every scenario file named by `paths`: files as given, folders searched at any depth

@@ -1,6 +1,7 @@
 //! `subsim explore` (a scenario under every ordering of its same-instant ties, `expect:`
 //! checked under each) and what `run` needs for `--order` and `--check-determinism`.
 
+use crate::words::plural;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -146,14 +147,6 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
     } else {
         Status::ExpectationsFailed
     })
-}
-
-fn plural(count: usize, what: &str) -> String {
-    if count == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{count} {what}s")
-    }
 }
 
 /// How `outcome` differs from `first`: agents that ended otherwise, kinds counted otherwise.

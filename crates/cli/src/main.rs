@@ -26,6 +26,7 @@ mod serve;
 mod sweep;
 mod timeline;
 mod tools_cmd;
+mod words;
 
 use std::process::ExitCode;
 

@@ -242,9 +242,9 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
     write_out(args.out.as_deref(), &inputs, &text)?;
     if limited > 0 {
         eprintln!(
-            "subsim: {limited} of {} runs stopped at a safety limit (named above); raise it \
+            "subsim: {limited} of {} stopped at a safety limit (named above); raise it \
              with --set session.limits.NAME=VALUE",
-            tasks.len()
+            crate::words::plural(tasks.len(), "run")
         );
         return Ok(Status::LimitHit);
     }

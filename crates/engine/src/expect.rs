@@ -547,7 +547,7 @@ impl Checker {
                 ((fraction - approx).abs() > *tolerance).then(|| Miss {
                     expected: format!("blocking {approx} ± {tolerance}"),
                     got: format!(
-                        "blocking {fraction:.4} ({} of {} spawns rejected by the cap)",
+                        "blocking {fraction:.4} (rejected by the cap: {} of {} attempted)",
                         self.spawns_rejected_cap, self.spawns_attempted
                     ),
                     events: vec![],

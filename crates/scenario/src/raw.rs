@@ -211,7 +211,7 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
     }
 }
 
-/// Starts a thread (in `scope`) whose stack is the parser's, on which [`parse`] runs
+/// Starts a thread (in `scope`) whose stack is the parser's, on which `parse` runs
 /// directly instead of starting a thread of its own for every file: what a pool of
 /// workers that each parse many files (`check --jobs`) runs on. Fails as
 /// [`std::thread::Builder::spawn_scoped`] does, when the machine cannot start one more.

@@ -318,7 +318,7 @@ function finish() {
   }
   $('step').disabled = play.shown >= play.events.length;
   const s = play.summary;
-  let text = `done: ${s.events} events, ${s.spawns.started} runs started, ` +
+  let text = `done: ${s.events} events, ${s.spawns.started} run${s.spawns.started === 1 ? '' : 's'} started, ` +
     `${s.spawns.rejected} rejected (${s.spawns.rejected_by_reason.concurrent_limit} at the cap), ` +
     `peak ${s.running.peak} running`;
   if (play.limit) text += ' — ' + play.limit;
