@@ -171,6 +171,18 @@ fn at_depth(plan: &SpawnPlan, caller: &spawn::Caller<'_>, caller_depth: u32) -> 
     plan
 }
 
+/// The MCP servers `def` names (its `mcpServers`: configured names and inline ones), as
+/// the context rules (MCP-1…6) read them.
+pub(super) fn mcp_servers(def: &AgentDef) -> Vec<context::McpServer<'_>> {
+    def.mcp_servers
+        .iter()
+        .map(|server| context::McpServer {
+            name: &server.name,
+            inline: server.inline,
+        })
+        .collect()
+}
+
 impl Kernel<'_> {
     // -- spawn plans -------------------------------------------------------------------
 
@@ -623,14 +635,7 @@ impl Kernel<'_> {
                 state: context::SkillState::Available,
             })
             .collect();
-        let servers: Vec<context::McpServer<'_>> = def
-            .mcp_servers
-            .iter()
-            .map(|server| context::McpServer {
-                name: &server.name,
-                inline: server.inline,
-            })
-            .collect();
+        let servers = mcp_servers(def);
         let configured: Vec<String> = self
             .session
             .mcp

@@ -1100,14 +1100,7 @@ fn session_agent_servers(
     session: &crate::spec::SessionSpec,
     config: &SessionConfig,
 ) -> Vec<crate::spec::McpServerRef> {
-    let servers: Vec<context::McpServer<'_>> = def
-        .mcp_servers
-        .iter()
-        .map(|server| context::McpServer {
-            name: &server.name,
-            inline: server.inline,
-        })
-        .collect();
+    let servers = decide::mcp_servers(def);
     let source_dir = observe::trust_folder(def);
     let configured: Vec<String> = session.mcp.keys().cloned().collect();
     let input = context::McpInput {
