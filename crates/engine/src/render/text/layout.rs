@@ -473,7 +473,9 @@ impl<W: Write> TextWriter<W> {
         if !self.options.next.is_empty() {
             text.push_str("Try next:\n");
             for command in &self.options.next {
-                let _ = writeln!(text, "  {}", visible(command));
+                for line in next_lines(&visible(command), self.options.width) {
+                    let _ = writeln!(text, "{line}");
+                }
             }
         }
         text
@@ -532,6 +534,21 @@ fn fill(words: &[Word], first_room: usize, room: usize) -> Vec<Vec<Word>> {
         }
     }
     lines
+}
+
+/// A "Try next" command as printed, two columns in: whole when it fits `width` (a reader
+/// copies it whole); else its `# comment` goes on a line of its own under it, so the
+/// command still pastes as it is.
+fn next_lines(command: &str, width: Option<usize>) -> Vec<String> {
+    let whole = format!("  {command}");
+    let fits = width.is_none_or(|width| whole.chars().count() <= width);
+    match command.split_once("  #") {
+        Some((run, comment)) if !fits => vec![
+            format!("  {}", run.trim_end()),
+            format!("      #{}", comment.trim_end()),
+        ],
+        _ => vec![whole],
+    }
 }
 
 /// `text`'s sentences wrapped to `width`, continuing two columns in; indented lines (the
@@ -700,5 +717,29 @@ impl<W: Write> Sink for TextWriter<W> {
                 subjects: Vec::new(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod next_tests {
+    use super::next_lines;
+
+    #[test]
+    fn a_try_next_line_wider_than_the_terminal_puts_its_comment_under_the_command() {
+        let command = "subsim run scenarios/demo.yaml --detail full     # every event, panel rows";
+        assert_eq!(next_lines(command, Some(100)), vec![format!("  {command}")]);
+        assert_eq!(next_lines(command, None), vec![format!("  {command}")]);
+        assert_eq!(
+            next_lines(command, Some(60)),
+            vec![
+                "  subsim run scenarios/demo.yaml --detail full".to_string(),
+                "      # every event, panel rows".to_string()
+            ]
+        );
+        // No comment: the command is kept whole, whatever the width.
+        assert_eq!(
+            next_lines("subsim explain CAP-7 --seed 1", Some(10)),
+            vec!["  subsim explain CAP-7 --seed 1".to_string()]
+        );
     }
 }
