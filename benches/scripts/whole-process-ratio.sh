@@ -10,6 +10,8 @@
 #   BINARY    default target/release/subsim
 #   WORKLOAD  default w1 (a name in benches/workloads/)
 #   EXTRA     arguments after `run FILE`, default `--format summary`
+#   HEAP_LOOP (environment) the heap-loop binary, default target/release/heap_loop (set it
+#             to pair another build's binary with its own heap loop)
 # needs: perf (apt-get install -y linux-perf); build first:
 #   cargo build --release -p subsim -p subsim-benches
 set -euo pipefail
@@ -20,7 +22,7 @@ workload=${3:-w1}
 shift 3 2>/dev/null || shift $#
 extra=("$@")
 [ ${#extra[@]} -gt 0 ] || extra=(--format summary)
-heap=$here/target/release/heap_loop
+heap=${HEAP_LOOP:-$here/target/release/heap_loop}
 for tool in "$binary" "$heap"; do
   [ -x "$tool" ] || { echo "no $tool: cargo build --release -p subsim -p subsim-benches" >&2; exit 2; }
 done

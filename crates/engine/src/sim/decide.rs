@@ -34,8 +34,15 @@
 //!   caller's depth is read by the plan only through the depth class but for the
 //!   launch's own depth, which is not kept: [`Kernel::launch_depth`] answers it for each
 //!   call. The last plan is kept beside the map with its exact caller and compared field
-//!   by field first (a load run makes one kind of call again and again); a plan is never
-//!   chosen by the address of the spec that asked. Replay: `debug_replay`.
+//!   by field first (a run's program makes one kind of call again and again); a plan is
+//!   never chosen by the address of the spec that asked.
+//! * **A load stream's plan** (`stream_plans`; [`Kernel::spawn_plan`] for a
+//!   [`Call::Load`]): the spawn plan of every arrival of one `load` stream. Key: the
+//!   stream's index. Complete because a stream's call never changes during a run: its
+//!   spawn spec is fixed, so are whether it is named (a named stream names every arrival)
+//!   and its classifier verdict, and its caller is always main (slot 0: class, depth 0 and
+//!   `Agent` tool fixed for the run). The plan itself comes from the plan memo above on
+//!   the stream's first arrival. Replay: `debug_replay`, as for every kept plan.
 //! * **Run profiles** (`profiles`, `last_profile`, and [`CachedPlan::profile`];
 //!   [`Kernel::run_profile`]): the model, effort, tools and start-up context of a run.
 //!   Key: the type, whether it runs in the background, is at the depth limit, is a fork,
@@ -85,6 +92,7 @@ use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
 
 use super::agents::Status;
+use super::spawn::Call;
 use super::Kernel;
 
 /// Every memo of a rules answer the kernel keeps (see the module's ground rules).
@@ -96,6 +104,8 @@ pub(super) struct Memos {
     /// Spawn plans by [`PlanKey`], and the last one with its exact caller.
     plans: BTreeMap<PlanKey, Rc<CachedPlan>>,
     last_plan: Option<LastPlan>,
+    /// Each load stream's plan (by stream index) and its caller (main), once it has one.
+    stream_plans: Vec<Option<(Rc<CachedPlan>, PlanCaller)>>,
     /// Tool resolutions' steps by [`RemovalKey`], for refused tool calls.
     removals: BTreeMap<RemovalKey, Rc<[tools::Step]>>,
     /// The last report delivery built.
@@ -187,16 +197,26 @@ impl Kernel<'_> {
     // -- spawn plans -------------------------------------------------------------------
 
     /// The plan of an Agent call `spec`, named or not, from the run in `caller_slot`, and
-    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): the last plan if
-    /// the call is of its kind from the same caller, else the kept one, else a new one
-    /// from `rules::plan`.
+    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): a load stream's own
+    /// plan for its arrivals, else the last plan if the call is of its kind from the same
+    /// caller, else the kept one, else a new one from `rules::plan`.
     #[inline(always)]
     pub(super) fn spawn_plan(
         &mut self,
         caller_slot: u32,
         spec: &SpawnSpec,
         named: bool,
+        call: Call,
     ) -> (Rc<CachedPlan>, PlanCaller) {
+        if let Call::Load { stream, .. } = call {
+            if let Some(Some((plan, caller))) = self.memos.stream_plans.get(stream) {
+                let (plan, caller) = (plan.clone(), *caller);
+                let blocks = self.classifier_blocks(spec);
+                self.debug_replay(&plan, caller, spec, named, blocks);
+                return (plan, caller);
+            }
+            return self.first_stream_plan(stream, spec, named);
+        }
         let caller = self.plan_caller(caller_slot);
         let blocks = self.classifier_blocks(spec);
         if let Some(last) = &self.memos.last_plan {
@@ -207,6 +227,27 @@ impl Kernel<'_> {
             }
         }
         (self.spawn_plan_by_key(caller, spec, named, blocks), caller)
+    }
+
+    /// A load stream's first plan (main's call, from slot 0), kept for its other
+    /// arrivals.
+    #[cold]
+    #[inline(never)]
+    fn first_stream_plan(
+        &mut self,
+        stream: usize,
+        spec: &SpawnSpec,
+        named: bool,
+    ) -> (Rc<CachedPlan>, PlanCaller) {
+        let caller = self.plan_caller(0);
+        let blocks = self.classifier_blocks(spec);
+        let plan = self.spawn_plan_by_key(caller, spec, named, blocks);
+        let plans = &mut self.memos.stream_plans;
+        if plans.len() <= stream {
+            plans.resize(stream + 1, None);
+        }
+        plans[stream] = Some((plan.clone(), caller));
+        (plan, caller)
     }
 
     /// DEPTH-1, Q-10, Q-44: the depth of the child `planned`'s `launch` starts for

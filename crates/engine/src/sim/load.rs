@@ -23,6 +23,7 @@ use crate::spec::{Arrivals, LoadSpec, LoadUntil, RatePhase, Retry, SpawnSpec};
 use crate::time::SimTime;
 
 use super::clock::Wake;
+use super::spawn::Call;
 use super::{purpose, stream, Kernel};
 
 /// The load generator's state: one [`Stream`] per `load` stream.
@@ -32,8 +33,6 @@ pub(super) struct Streams {
     /// Arrival → its stream, for rejected arrivals that will try again (kept only with two
     /// or more streams; with one, every arrival is stream 0's).
     waiting: BTreeMap<u64, u32>,
-    /// The stream whose call is being made (its `spawn_requested` carries its name).
-    current: Option<usize>,
 }
 
 /// One stream's generator.
@@ -114,20 +113,24 @@ impl Streams {
         Streams {
             list,
             waiting: BTreeMap::new(),
-            current: None,
         }
-    }
-
-    /// The name of the stream whose call is being made, if it has one
-    /// (`spawn_requested.stream`).
-    #[inline]
-    pub(super) fn current(&self) -> Option<&Rc<str>> {
-        self.list.get(self.current?)?.name.as_ref()
     }
 
     /// The earliest pending arrival of any stream.
     fn earliest(&self) -> Option<SimTime> {
         self.list.iter().filter_map(|stream| stream.next).min()
+    }
+}
+
+impl super::LoadGen {
+    /// The name of the load stream `call` comes from, if it is a load arrival's and its
+    /// stream has one (`spawn_requested.stream`).
+    #[inline(always)]
+    pub(super) fn stream_name(&self, call: Call) -> Option<&Rc<str>> {
+        match call {
+            Call::Step => None,
+            Call::Load { stream, .. } => self.streams.list[stream].name.as_ref(),
+        }
     }
 }
 
@@ -389,12 +392,12 @@ impl Kernel<'_> {
         let stream = &self.load.streams.list[index];
         let spec = stream.spawn.clone();
         let policy = stream.retry;
-        self.load.streams.current = Some(index);
         let name = spec.name.as_ref().map(|name| format!("{name}-{arrival}"));
-        self.load.arrival = Some(arrival);
-        let started = self.spawn(0, &spec, name, true);
-        self.load.arrival = None;
-        self.load.streams.current = None;
+        let call = Call::Load {
+            stream: index,
+            arrival,
+        };
+        let started = self.spawn(0, &spec, name, call);
         if started != Err(Some(RejectReason::ConcurrentLimit)) {
             return;
         }

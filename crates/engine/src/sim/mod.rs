@@ -423,8 +423,6 @@ struct LoadGen {
     /// Rejected load calls waiting to be retried, by any policy: in `retry_waiting`, or
     /// due as a `Wake::Retry` (`max_held` counts them).
     retries_held: u64,
-    /// The arrival whose call is being made (its `spawn_requested` carries it).
-    arrival: Option<u64>,
     /// The behaviour stream every load run shares.
     rng: ChaCha8Rng,
     retry_rng: ChaCha8Rng,
@@ -585,7 +583,6 @@ impl<'s> Kernel<'s> {
                 arrivals: 0,
                 retry_waiting: VecDeque::new(),
                 retries_held: 0,
-                arrival: None,
                 rng: stream(seed, 0, purpose::LOAD_BEHAVIOR),
                 retry_rng: stream(seed, 0, purpose::RETRY),
             },

@@ -41,7 +41,8 @@ impl Kernel<'_> {
                     (Some(name), count) if count > 1 => Some(format!("{name}-{}", index + 1)),
                     (name, _) => name.clone(),
                 };
-                if let Ok((child_slot, Mode::Foreground)) = self.spawn(slot, spec, name, false) {
+                if let Ok((child_slot, Mode::Foreground)) = self.spawn(slot, spec, name, Call::Step)
+                {
                     self.agents.get_mut(child_slot).awaited = true;
                     foreground += 1;
                 }
@@ -65,16 +66,18 @@ impl Kernel<'_> {
     /// call goes through here — steps, load arrivals and their retries, forks, teammates.
     /// Inlined into its two callers (`load_spawn`, `spawn_step`): a load arrival's call
     /// costs one frame, not two. `caller_slot` is the caller's slot (main's is 0), which
-    /// both have: the caller is not looked up by id.
+    /// both have: the caller is not looked up by id. `call` says where the call comes from
+    /// (a step, or a load stream's arrival: main's call).
     #[inline(always)]
     pub(super) fn spawn(
         &mut self,
         caller_slot: u32,
         spec: &SpawnSpec,
         name: Option<String>,
-        from_load: bool,
+        call: Call,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
-        let (planned, plan_caller) = self.spawn_plan(caller_slot, spec, name.is_some());
+        let from_load = matches!(call, Call::Load { .. });
+        let (planned, plan_caller) = self.spawn_plan(caller_slot, spec, name.is_some(), call);
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         // One text per name, shared by every run that takes it (a name spawned again and
@@ -89,8 +92,8 @@ impl Kernel<'_> {
             name: &name,
             background,
             fork: spec.fork,
-            arrival: self.load.arrival,
-            stream: self.load.streams.current(),
+            arrival: call.arrival(),
+            stream: self.load.stream_name(call),
         };
         self.trace.spawn_requested(self.clock.now, requested);
         let launch = match &planned.plan {
@@ -452,6 +455,27 @@ enum RefusalText {
     Plan,
     /// CAP-2's message at the cap (`Session::limit_message`).
     Limit,
+}
+
+/// Where an Agent call comes from.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Call {
+    /// A `spawn` step of the calling run's program.
+    Step,
+    /// Arrival number `arrival` of the load stream at `stream` (`load.streams`): main's
+    /// call, the stream's spawn.
+    Load { stream: usize, arrival: u64 },
+}
+
+impl Call {
+    /// The load arrival this call is (`spawn_requested.arrival`).
+    #[inline(always)]
+    pub(super) fn arrival(self) -> Option<u64> {
+        match self {
+            Call::Step => None,
+            Call::Load { arrival, .. } => Some(arrival),
+        }
+    }
 }
 
 /// The facts of a new run's start, the one struct every door fills: an Agent call's
