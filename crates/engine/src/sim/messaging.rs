@@ -2,6 +2,7 @@
 
 use std::rc::Rc;
 
+use subsim_rules::hooks::RunTransition;
 use subsim_rules::id;
 use subsim_rules::{messages, resume, Mode, RuleId};
 
@@ -11,7 +12,6 @@ use crate::event::{
 use crate::spec::{Program, WaitTarget};
 
 use super::agents::Block;
-use super::spawn::{Began, Resumed};
 use super::{decide, Flow, Kernel};
 
 impl Kernel<'_> {
@@ -206,21 +206,19 @@ impl Kernel<'_> {
         let effort = agent.profile.effort.clone();
         let gen = agent.gen;
         let recipient_slot = self.agents.slot_of(report_to);
-        let resumed = Resumed {
+        // CAP-7: a resume takes a slot unchecked.
+        let running = self.take_slot(recipient_slot, true);
+        let kind = EventKind::AgentResumed {
             agent: reference,
             by: self.agents.reference(by),
+            cap_checked: false,
+            running,
             mode,
             model: resumed_model,
             effort,
         };
-        // CAP-7: a resume takes a slot unchecked.
-        self.start_tail(
-            slot,
-            gen,
-            recipient_slot,
-            true,
-            Began::Resumed(rule, resumed),
-        );
+        self.trace.event(self.clock.now, Some(rule), kind);
+        self.run_started(slot, gen, RunTransition::Resume);
         mode
     }
 

@@ -17,10 +17,11 @@
 
 use std::rc::Rc;
 
+use subsim_rules::hooks::RunTransition;
 use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
 use subsim_rules::{Mode, RejectReason, RuleId};
 
-use crate::event::{AgentRef, EventKind, Limit, RunProfile};
+use crate::event::{AgentRef, Limit, RunProfile};
 use crate::spec::{Program, SpawnSpec};
 
 use super::agents::{AgentStart, Block};
@@ -240,7 +241,8 @@ impl Kernel<'_> {
 
     /// Every new run starts here, whichever door it came through (see [`Start`]): the
     /// safety limits on agents, the run's profile and program, its record, then the tail
-    /// every start shares ([`Kernel::start_tail`]).
+    /// every start shares ([`Kernel::take_slot`], its `agent_started`,
+    /// [`Kernel::run_started`]).
     #[inline(always)]
     fn launch(
         &mut self,
@@ -309,18 +311,28 @@ impl Kernel<'_> {
                 self.agents.reached.entry(name.clone()).or_insert(id);
             }
         }
+        let running = self.take_slot(Some(caller_slot), !teammate);
+        // A kernel invariant: a start the cap checked never takes `running` past the cap
+        // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may).
+        debug_assert!(
+            !launch.cap_checked.0
+                || self.session.config.ultracode
+                || self.session.config.cap.is_none_or(|cap| running <= cap),
+            "kernel invariant: running {running} exceeds the cap after a checked start"
+        );
         let started = trace::Started {
             agent: AgentRef { id, name },
             parent: caller,
             depth,
             mode,
             fork: spec.fork,
-            running: 0,
+            running,
             cap_checked: launch.cap_checked.0,
             profile,
         };
-        let began = Began::Started(launch.rule, started);
-        self.start_tail(slot, gen, Some(caller_slot), !teammate, began);
+        self.trace
+            .agent_started(self.clock.now, launch.rule, started);
+        self.run_started(slot, gen, RunTransition::Start);
         Ok((slot, mode))
     }
 
@@ -342,62 +354,27 @@ impl Kernel<'_> {
     }
 
     /// The tail every start shares — a new run's ([`Kernel::launch`]) and a resumed run's
-    /// (`Kernel::resume`): the run takes a slot (`takes_slot`; a teammate takes none,
-    /// CAP-8), counts as a running child of the run it reports to (in `recipient_slot`),
-    /// its event is written (`began`, with the running count after it took its slot),
-    /// the observers (hooks, the panel) see it start, and its first step is due now.
+    /// (`Kernel::resume`), in two halves around the start's own event, which each door
+    /// writes itself (`agent_started`, `agent_resumed`) with the running count this half
+    /// answers: the run takes a slot (`takes_slot`; a teammate takes none, CAP-8) and
+    /// counts as a running child of the run it reports to (in `recipient_slot`).
     #[inline(always)]
-    pub(super) fn start_tail(
-        &mut self,
-        slot: u32,
-        gen: u32,
-        recipient_slot: Option<u32>,
-        takes_slot: bool,
-        began: Began<'_>,
-    ) {
+    pub(super) fn take_slot(&mut self, recipient_slot: Option<u32>, takes_slot: bool) -> u32 {
         self.agents.running += u32::from(takes_slot);
-        let running = self.agents.running;
         if let Some(recipient_slot) = recipient_slot {
             self.agents.get_mut(recipient_slot).children_running += 1;
         }
-        let now = self.clock.now;
-        let transition = match began {
-            Began::Started(rule, mut started) => {
-                // A kernel invariant: a start the cap checked never takes `running` past
-                // the cap (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may).
-                debug_assert!(
-                    !started.cap_checked
-                        || self.session.config.ultracode
-                        || self.session.config.cap.is_none_or(|cap| running <= cap),
-                    "kernel invariant: running {running} exceeds the cap after a checked start"
-                );
-                started.running = running;
-                self.trace.agent_started(now, rule, started);
-                subsim_rules::hooks::RunTransition::Start
-            }
-            Began::Resumed(rule, resumed) => {
-                let Resumed {
-                    agent,
-                    by,
-                    mode,
-                    model,
-                    effort,
-                } = resumed;
-                let kind = EventKind::AgentResumed {
-                    agent,
-                    by,
-                    cap_checked: false,
-                    running,
-                    mode,
-                    model,
-                    effort,
-                };
-                self.trace.event(now, Some(rule), kind);
-                subsim_rules::hooks::RunTransition::Resume
-            }
-        };
+        self.agents.running
+    }
+
+    /// The second half of the tail every start shares, after its event: the observers
+    /// (hooks, the panel) see the run start (`transition`), and its first step is due
+    /// now.
+    #[inline(always)]
+    pub(super) fn run_started(&mut self, slot: u32, gen: u32, transition: RunTransition) {
         self.observe_start(slot, transition);
-        self.clock.schedule(now, Wake::Step { slot, gen });
+        self.clock
+            .schedule(self.clock.now, Wake::Step { slot, gen });
     }
 }
 
@@ -430,22 +407,6 @@ impl Session {
             max_turns,
         )
     }
-}
-
-/// How a run began, as [`Kernel::start_tail`] writes it: a new run's `agent_started`
-/// (under its launch's rule), or a resumed run's `agent_resumed` (under RESUME-6/8/9).
-pub(super) enum Began<'a> {
-    Started(RuleId, trace::Started<'a>),
-    Resumed(RuleId, Resumed),
-}
-
-/// An `agent_resumed`'s fields but the running count (never cap-checked: CAP-7).
-pub(super) struct Resumed {
-    pub(super) agent: AgentRef,
-    pub(super) by: AgentRef,
-    pub(super) mode: Mode,
-    pub(super) model: Rc<str>,
-    pub(super) effort: Option<Rc<str>>,
 }
 
 /// Which text a refused Agent call carries (`spawn_rejected.message`).
