@@ -146,6 +146,34 @@ pub fn background_allow_list(gates: &Gates) -> Vec<&'static str> {
         .collect()
 }
 
+/// The tools a run has in a session whose pool is the default one ([`default_main_tools`]:
+/// no `tools` list, no MCP servers, no cross-session messaging, Linux) when its definition
+/// sets no `tools` and disallows `disallowed` (a built-in's SPAWN-9 list, or nothing), with
+/// nothing attached (no `SubagentHandback`, no memory): [`resolve_with`] on those inputs,
+/// so TOOLS-2 (a fork keeps the pool), TOOLS-3 / Q-18 / Q-20 (filter 1), TOOLS-5 / D-2
+/// (filter 2, `LSP` from v2.1.280) and TOOLS-11 decide, as they do for the engine. A
+/// transcript importer asks this which of a subagent's calls the replay can make.
+pub fn default_pool_tools(
+    placement: Placement,
+    gates: Gates,
+    disallowed: &[String],
+) -> Vec<String> {
+    let pool = default_main_tools();
+    let request = ToolRequest {
+        fields: Fields {
+            tools: None,
+            disallowed,
+        },
+        ..ToolRequest::new(&pool, placement, gates)
+    };
+    match resolve_with(&request) {
+        Ok(resolved) => resolved.tools,
+        // TOOLS-12 refuses only an explicit `tools` list that resolves to nothing, and
+        // there is none here.
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The operating system Claude Code runs on (TOOLS-1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Platform {
@@ -2156,6 +2184,72 @@ mod tests {
         }
         assert!(!entry_matches("TaskCreate", "Agent", false));
         assert!(!entry_matches("Task", "TaskCreate", false));
+    }
+
+    #[test]
+    fn default_pool_tools_follow_both_filters() {
+        let none: Vec<String> = Vec::new();
+        let at = |mode, patch, permission_mode| {
+            let placement = Placement {
+                mode,
+                permission_mode,
+                ..Placement::at(1, 3)
+            };
+            default_pool_tools(placement, gates(patch), &none)
+        };
+        let default = PermissionMode::Default;
+        // Foreground: the default pool less filter 1 (TOOLS-3), nothing else; the cron
+        // tools stay (only filter 2 removes them, TOOLS-5; TOOLS-9 is about background).
+        let fg = at(Mode::Foreground, 292, default);
+        let expected: Vec<String> = DEFAULT_MAIN_TOOLS
+            .into_iter()
+            .filter(|tool| !FILTER_ONE.contains(tool) && *tool != "ExitPlanMode")
+            .map(String::from)
+            .collect();
+        assert_eq!(fg, expected);
+        for tool in [
+            "CronCreate",
+            "CronDelete",
+            "CronList",
+            "TaskOutput",
+            "Agent",
+        ] {
+            assert!(fg.iter().any(|kept| kept == tool), "{tool}");
+        }
+        // TaskOutput is filtered up to v2.1.271.
+        assert!(!at(Mode::Foreground, 271, default).contains(&"TaskOutput".to_string()));
+        // Background: the allow-list as far as the pool has it (no PowerShell off
+        // Windows, TOOLS-1), with Agent below the depth limit; LSP from v2.1.280 (TOOLS-5).
+        let bg = at(Mode::Background, 292, default);
+        let mut expected: Vec<String> = DEFAULT_MAIN_TOOLS
+            .into_iter()
+            .filter(|tool| *tool == "Agent" || BACKGROUND_ALLOW.contains(tool))
+            .map(String::from)
+            .collect();
+        assert_eq!(bg, expected);
+        assert!(!bg.contains(&"PowerShell".to_string()));
+        assert!(!bg.contains(&"CronList".to_string()));
+        expected.retain(|tool| tool != "LSP");
+        assert_eq!(at(Mode::Background, 279, default), expected);
+        // Q-18 / PERM-16: ExitPlanMode stays in plan mode, wherever the run is.
+        for mode in [Mode::Foreground, Mode::Background] {
+            assert!(at(mode, 292, PermissionMode::Plan).contains(&"ExitPlanMode".to_string()));
+        }
+        // TOOLS-2: a fork keeps the whole pool.
+        let fork = Placement {
+            fork: true,
+            mode: Mode::Background,
+            ..Placement::at(1, 3)
+        };
+        assert_eq!(
+            default_pool_tools(fork, gates(292), &none),
+            default_main_tools()
+        );
+        // TOOLS-11 / SPAWN-9: a built-in's disallowedTools.
+        let read_only = strings(&["Write", "Edit"]);
+        let explore = default_pool_tools(Placement::at(1, 3), gates(292), &read_only);
+        assert!(!explore.contains(&"Edit".to_string()) && !explore.contains(&"Write".to_string()));
+        assert!(explore.contains(&"Read".to_string()));
     }
 
     #[test]

@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use subsim_rules::model::BuiltIn;
-use subsim_rules::version::Version;
+use subsim_rules::spawn::FORK_TYPE;
+use subsim_rules::tools::{self, Placement};
+use subsim_rules::version::{Gates, Version};
+use subsim_rules::{prompt, Mode, PermissionMode};
 
 use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
@@ -22,58 +25,11 @@ use super::transcript::{prompt_key, Collector, Conversation, Notice, ToolResult,
 use super::wire::{Num, Text};
 use super::{ImportError, ImportOptions, Imported};
 
-/// Tools a foreground subagent keeps (the default main list less filter 1, TOOLS-3). A
-/// call of any other tool is folded into the surrounding `work`, so that the replay does
-/// not lose its time to a refusal the real session did not have.
-const FOREGROUND_TOOLS: [&str; 24] = [
-    "Bash",
-    "Edit",
-    "Glob",
-    "Grep",
-    "LSP",
-    "Monitor",
-    "NotebookEdit",
-    "Read",
-    "SendMessage",
-    "Skill",
-    "TaskCreate",
-    "TaskGet",
-    "TaskList",
-    "TaskStop",
-    "TaskUpdate",
-    "TodoWrite",
-    "ToolSearch",
-    "WebFetch",
-    "WebSearch",
-    "Write",
-    "EnterWorktree",
-    "ExitWorktree",
-    "Artifact",
-    "CronList",
-];
-
-/// Tools a background subagent keeps (filter 2, TOOLS-5).
-const BACKGROUND_TOOLS: [&str; 19] = [
-    "Read",
-    "Grep",
-    "Glob",
-    "Bash",
-    "Edit",
-    "Write",
-    "NotebookEdit",
-    "WebFetch",
-    "WebSearch",
-    "TodoWrite",
-    "Skill",
-    "ToolSearch",
-    "EnterWorktree",
-    "ExitWorktree",
-    "Monitor",
-    "TaskStop",
-    "SendMessage",
-    "Artifact",
-    "PowerShell",
-];
+/// A call that reads a background run's output (`TaskOutput`, formerly `AgentOutputTool`):
+/// a blocking one is replayed as `wait_for`, any other folded into the `work` around it.
+fn reads_output(call: &ToolUse) -> bool {
+    matches!(call.name.as_str(), "TaskOutput" | "AgentOutputTool")
+}
 
 /// How deep subagent transcripts are followed (a guard against a malformed file naming
 /// itself as its own child).
@@ -224,6 +180,9 @@ struct Builder {
     entrypoint: Option<String>,
     /// The main file's first `permissionMode`.
     permission_mode: Option<String>,
+    /// The version gates the scenario will run under: the transcript's version, else the
+    /// simulator's default (as `session.version` is written).
+    gates: Gates,
     /// How long the person took to answer each prompt they denied (ms), in order.
     answer_times: Vec<u64>,
     /// What the Agent calls show about fork mode (FORK-1/FORK-3).
@@ -344,6 +303,10 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
     let session_id = main.session_id.clone().unwrap_or_else(|| stem.clone());
     let subs = find_subagents(path, &stem, &session_id, &mut budget, &mut warnings);
     let t0 = main.start_ms.unwrap_or(0);
+    // Read first, for the gates the replayed runs' tools depend on; its warnings keep their
+    // place after the replay's.
+    let mut version_warnings = Vec::new();
+    let session_version = session_version(&main.versions, &mut version_warnings);
     let mut builder = Builder {
         options,
         warnings,
@@ -363,6 +326,7 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         answer_times: Vec::new(),
         entrypoint: main.entrypoint.clone(),
         permission_mode: main.permission_mode.clone(),
+        gates: Gates::for_version(session_version.unwrap_or_default()),
         fork_evidence: ForkEvidence::default(),
         marks: Vec::new(),
         main_notices: Notices::new(main.notices.clone()),
@@ -386,7 +350,8 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
             ));
         }
     }
-    let version = session_version(&main.versions, &mut builder.warnings).map(|v| v.to_string());
+    builder.warnings.append(&mut version_warnings);
+    let version = session_version.map(|v| v.to_string());
     // `claude -p` writes `sdk-cli`, the Agent SDKs `sdk-ts` / `sdk-py`; the terminal `cli`.
     let kind = match main.entrypoint.as_deref() {
         Some("sdk-cli") => Some("headless"),
@@ -776,12 +741,14 @@ impl Builder {
     }
 
     /// The steps of one conversation. `owner` is the name of the subagent it belongs to
-    /// (`None` for main); `background` whether that subagent runs in the background.
+    /// (`None` for main) and the tools its replayed run will have ([`Builder::run_tools`]):
+    /// a call of any other tool is folded into the surrounding `work`, so that the replay
+    /// does not lose its time to a refusal the real session did not have.
     fn script(
         &mut self,
         conv: &Conversation,
         start: i64,
-        owner: Option<(&str, bool)>,
+        owner: Option<(&str, &[String])>,
         depth: usize,
     ) -> Vec<Out> {
         let mut steps = Vec::new();
@@ -820,23 +787,17 @@ impl Builder {
             let waits: Vec<&ToolUse> = group
                 .iter()
                 .copied()
-                .filter(|call| {
-                    matches!(call.name.as_str(), "TaskOutput" | "AgentOutputTool")
-                        && call.input().block.0 != Some(false)
-                })
+                .filter(|call| reads_output(call) && call.input().block.0 != Some(false))
                 .collect();
             let tools: Vec<&ToolUse> = match owner {
                 None => Vec::new(), // main's own tool calls are folded into its work
-                Some((_, background)) => group
+                // Spawns and output reads are replayed as `spawn` and `wait_for` (or
+                // folded), never as `tool` steps.
+                Some((_, kept)) => group
                     .iter()
                     .copied()
                     .filter(|call| {
-                        let kept: &[&str] = if background {
-                            &BACKGROUND_TOOLS
-                        } else {
-                            &FOREGROUND_TOOLS
-                        };
-                        !call.is_spawn() && kept.contains(&call.name.as_str())
+                        !call.is_spawn() && !reads_output(call) && kept.contains(&call.name)
                     })
                     .collect(),
             };
@@ -1262,7 +1223,8 @@ impl Builder {
             // Refused before it ran: no behaviour, no definition.
             (Vec::new(), None, call.t_ms)
         } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
-            self.replay_transcript(key, call, &outcome, &name, background, depth)?
+            let tools = self.run_tools(&agent_type, background, depth + 1);
+            self.replay_transcript(key, call, &outcome, &name, &tools, depth)?
         } else {
             let (behavior, covered_until) =
                 self.replay_measured(&name, call, result, &outcome, notice.as_ref());
@@ -1317,6 +1279,47 @@ impl Builder {
         ))
     }
 
+    /// The tools the replayed run of an Agent call will have, as the simulator resolves
+    /// them for the scenario this import writes ([`tools::default_pool_tools`]): its pool
+    /// is the default one (no `tools`, no MCP servers), a `fork` call is a fork (TOOLS-2),
+    /// a built-in type denies what its definition does (SPAWN-9; the custom types written
+    /// under `agents:` set no fields), and the run inherits the main mode (PERM-2, PERM-10,
+    /// PERM-11), which decides `ExitPlanMode` (Q-18). `depth` is the run's own.
+    fn run_tools(&self, agent_type: &str, background: bool, depth: usize) -> Vec<String> {
+        let gates = self.gates;
+        // The mode `session.permission_mode` is written with, else the default.
+        let main_mode = self
+            .permission_mode
+            .as_deref()
+            .filter(|mode| PERMISSION_MODES.contains(mode))
+            .and_then(|mode| mode.parse::<PermissionMode>().ok())
+            .unwrap_or_default();
+        let (permission_mode, _) = prompt::effective_mode(main_mode, None, false, true, &gates);
+        let placement = Placement {
+            mode: if background {
+                Mode::Background
+            } else {
+                Mode::Foreground
+            },
+            fork: agent_type == FORK_TYPE,
+            permission_mode,
+            ..Placement::at(
+                u32::try_from(depth).unwrap_or(u32::MAX),
+                gates.default_depth,
+            )
+        };
+        let disallowed: Vec<String> = BuiltIn::from_name(agent_type)
+            .map(|built_in| {
+                built_in
+                    .disallowed_tools()
+                    .iter()
+                    .map(|tool| tool.to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        tools::default_pool_tools(placement, gates, &disallowed)
+    }
+
     /// The type a call is replayed with: `agent_type`, or general-purpose (empty) when it
     /// is longer than any agent name and the call was not refused for it.
     fn replayed_type(&mut self, call: &ToolUse, agent_type: String, outcome: &Outcome) -> String {
@@ -1369,7 +1372,7 @@ impl Builder {
         call: &ToolUse,
         outcome: &Outcome,
         name: &str,
-        background: bool,
+        tools: &[String],
         depth: usize,
     ) -> Option<(Vec<Out>, Option<String>, i64)> {
         let sub_conv = {
@@ -1399,7 +1402,7 @@ impl Builder {
                 ));
             }
         }
-        let behavior = self.script(&sub_conv, start, Some((name, background)), depth + 1);
+        let behavior = self.script(&sub_conv, start, Some((name, tools)), depth + 1);
         let report = sub_conv.last_text.clone();
         Some((behavior, report, sub_conv.end_ms.unwrap_or(start)))
     }
@@ -1946,5 +1949,236 @@ mod tests {
             slug("Explore the parser: find bugs!", 4),
             "explore-the-parser-find"
         );
+    }
+
+    /// One imported subagent: how it was called and the tools it called, one a second.
+    struct Session<'a> {
+        version: &'a str,
+        permission_mode: &'a str,
+        agent_type: &'a str,
+        background: bool,
+        calls: &'a [&'a str],
+    }
+
+    const SID: &str = "5e55a1d0-0000-4000-8000-000000000001";
+
+    fn line(fields: &str, at_s: u32, sidechain: bool, version: &str) -> String {
+        format!(
+            "{{\"sessionId\":\"{SID}\",\"version\":\"{version}\",\"isSidechain\":{sidechain},\
+             {fields},\"timestamp\":\"2026-11-02T10:{:02}:{:02}.000Z\"}}\n",
+            at_s / 60,
+            at_s % 60
+        )
+    }
+
+    fn tool_use(id: &str, name: &str, input: &str) -> String {
+        format!(
+            "\"type\":\"assistant\",\"message\":{{\"id\":\"msg_{id}\",\"role\":\"assistant\",\
+             \"content\":[{{\"type\":\"tool_use\",\"id\":\"toolu_{id}\",\"name\":\"{name}\",\
+             \"input\":{input}}}]}}"
+        )
+    }
+
+    fn tool_result(id: &str, text: &str) -> String {
+        format!(
+            "\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\
+             \"tool_use_id\":\"toolu_{id}\",\"type\":\"tool_result\",\"content\":\"{text}\"}}]}}"
+        )
+    }
+
+    /// Imports `session` and runs the scenario: the YAML, and each `tool_called` as
+    /// `(tool, allowed)`.
+    fn replay(test: &str, session: &Session<'_>) -> (String, Vec<(String, bool)>) {
+        let dir = std::env::temp_dir().join(format!("subsim-import-{test}-{}", std::process::id()));
+        let subagents = dir.join(SID).join("subagents");
+        std::fs::create_dir_all(&subagents).unwrap();
+        let version = session.version;
+        let calls = u32::try_from(session.calls.len()).unwrap();
+        let mut main = format!(
+            "{{\"type\":\"permission-mode\",\"permissionMode\":\"{}\",\"sessionId\":\"{SID}\"}}\n",
+            session.permission_mode
+        );
+        main += &line(
+            "\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"go\"}",
+            0,
+            false,
+            version,
+        );
+        let input = format!(
+            "{{\"description\":\"look around\",\"prompt\":\"look around\",\
+             \"subagent_type\":\"{}\",\"run_in_background\":{}}}",
+            session.agent_type, session.background
+        );
+        main += &line(&tool_use("A1", "Agent", &input), 1, false, version);
+        let result = if session.background {
+            "\"toolUseResult\":{\"isAsync\":true,\"status\":\"async_launched\",\"agentId\":\"0a0a0a0a\"}"
+                .to_string()
+        } else {
+            format!(
+                "\"toolUseResult\":{{\"status\":\"completed\",\"agentId\":\"0a0a0a0a\",\
+                 \"totalDurationMs\":{}}}",
+                (calls + 2) * 1_000
+            )
+        };
+        let at = if session.background { 1 } else { calls + 3 };
+        main += &line(
+            &format!("{},{result}", tool_result("A1", "done")),
+            at,
+            false,
+            version,
+        );
+        let mut sub = line(
+            "\"agentId\":\"0a0a0a0a\",\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"look around\"}",
+            1,
+            true,
+            version,
+        );
+        for (index, tool) in (2..).zip(session.calls) {
+            let id = format!("S{index}");
+            sub += &line(&tool_use(&id, tool, "{}"), index, true, version);
+            sub += &line(&tool_result(&id, "ok"), index + 1, true, version);
+        }
+        sub += &line(
+            "\"type\":\"assistant\",\"message\":{\"id\":\"msg_end\",\"role\":\"assistant\",\
+             \"content\":[{\"type\":\"text\",\"text\":\"done\"}]}",
+            calls + 2,
+            true,
+            version,
+        );
+        let path = dir.join(format!("{SID}.jsonl"));
+        std::fs::write(&path, main).unwrap();
+        std::fs::write(subagents.join("agent-0a0a0a0a.jsonl"), sub).unwrap();
+        let imported = super::super::import_session(&path, ImportOptions::default());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let yaml = imported.unwrap().yaml;
+        let loaded = crate::parse_scenario(&yaml, "imported.yaml", Path::new(".")).unwrap();
+        let mut events = subsim_engine::sink::Collect::default();
+        subsim_engine::Simulation::new(loaded.spec).run(&mut events);
+        let called = events
+            .events
+            .iter()
+            .filter_map(|event| match &event.kind {
+                subsim_engine::EventKind::ToolCalled { tool, allowed, .. } => {
+                    Some((tool.to_string(), *allowed))
+                }
+                _ => None,
+            })
+            .collect();
+        (yaml, called)
+    }
+
+    fn allowed(tools: &[&str]) -> Vec<(String, bool)> {
+        tools.iter().map(|tool| (tool.to_string(), true)).collect()
+    }
+
+    const FOREGROUND: Session<'static> = Session {
+        version: "2.1.292",
+        permission_mode: "default",
+        agent_type: "general-purpose",
+        background: false,
+        calls: &[],
+    };
+
+    #[test]
+    fn a_foreground_subagents_cron_create_and_delete_were_folded_into_work() {
+        // TOOLS-1 / TOOLS-3: a foreground subagent keeps every cron tool main has; only
+        // filter 2 (TOOLS-5) removes them.
+        let session = Session {
+            calls: &["CronCreate", "CronList", "CronDelete", "Read"],
+            ..FOREGROUND
+        };
+        let (yaml, called) = replay("cron", &session);
+        assert!(yaml.contains("tool: {name: \"CronCreate\""), "{yaml}");
+        assert_eq!(
+            called,
+            allowed(&["CronCreate", "CronList", "CronDelete", "Read"])
+        );
+    }
+
+    #[test]
+    fn lsp_in_a_background_subagent_was_folded_from_2_1_280() {
+        // TOOLS-5 / D-2: `LSP` is on the background allow-list from v2.1.280.
+        for (version, replayed) in [("2.1.280", &["LSP", "Read"][..]), ("2.1.279", &["Read"])] {
+            let session = Session {
+                version,
+                background: true,
+                calls: &["LSP", "Read"],
+                ..FOREGROUND
+            };
+            assert_eq!(replay("lsp", &session).1, allowed(replayed), "{version}");
+        }
+    }
+
+    #[test]
+    fn a_background_subagents_powershell_call_was_refused_in_the_replay() {
+        // TOOLS-1: the scenario's pool is the default one, without `PowerShell` (a Windows
+        // tool): the call is folded into `work` rather than refused, in either mode.
+        for background in [true, false] {
+            let session = Session {
+                background,
+                calls: &["PowerShell", "Read"],
+                ..FOREGROUND
+            };
+            let (yaml, called) = replay("powershell", &session);
+            assert!(!yaml.contains("PowerShell"), "{yaml}");
+            assert_eq!(called, allowed(&["Read"]), "background: {background}");
+        }
+    }
+
+    #[test]
+    fn exit_plan_mode_in_a_plan_mode_session_was_folded_into_work() {
+        // Q-18 / PERM-16: a subagent whose effective mode is `plan` keeps `ExitPlanMode`,
+        // in the foreground and in the background (TOOLS-5); otherwise filter 1 takes it.
+        for background in [false, true] {
+            let plan = Session {
+                permission_mode: "plan",
+                background,
+                calls: &["ExitPlanMode", "Read"],
+                ..FOREGROUND
+            };
+            assert_eq!(replay("plan", &plan).1, allowed(&["ExitPlanMode", "Read"]));
+            let default = Session {
+                permission_mode: "default",
+                ..plan
+            };
+            assert_eq!(replay("plan", &default).1, allowed(&["Read"]));
+        }
+    }
+
+    #[test]
+    fn explores_write_and_edit_calls_were_refused_in_the_replay() {
+        // SPAWN-9: Explore's definition disallows Write and Edit (TOOLS-11).
+        let session = Session {
+            agent_type: "Explore",
+            calls: &["Write", "Edit", "Read"],
+            ..FOREGROUND
+        };
+        assert_eq!(replay("explore", &session).1, allowed(&["Read"]));
+    }
+
+    #[test]
+    fn a_forks_tools_were_cut_to_the_background_allow_list() {
+        // TOOLS-2: a fork skips both filters and keeps the whole main pool.
+        let session = Session {
+            agent_type: FORK_TYPE,
+            background: true,
+            calls: &["AskUserQuestion", "TaskCreate", "Read"],
+            ..FOREGROUND
+        };
+        assert_eq!(
+            replay("fork", &session).1,
+            allowed(&["AskUserQuestion", "TaskCreate", "Read"])
+        );
+    }
+
+    #[test]
+    fn output_reads_and_spawns_stay_out_of_tool_steps() {
+        // TaskOutput is kept by filter 1 from v2.1.272 (Q-20), but the importer replays a
+        // blocking read as `wait_for` and folds any other; a handback is the `report`.
+        let session = Session {
+            calls: &["TaskOutput", "SubagentHandback", "Read"],
+            ..FOREGROUND
+        };
+        assert_eq!(replay("output", &session).1, allowed(&["Read"]));
     }
 }
