@@ -72,3 +72,58 @@ fn every_field_written_is_listed_for_its_kind() {
         unlisted.0
     );
 }
+
+/// A refusal carries what its reason's entry says (`RejectReason::facts`, written beside the
+/// variant in the rules crate): its fixed message where it has one, and its hint (CAP-2). A
+/// new reason with a fixed message whose refusal the engine writes with other words, or a
+/// message constant changed on one side only, fails here.
+#[test]
+fn every_refusal_carries_its_reason_s_fixed_message_and_hint() {
+    use std::collections::BTreeSet;
+
+    use subsim_engine::{Event, EventKind, Simulation, Sink};
+    use subsim_rules::RejectReason;
+
+    #[derive(Default)]
+    struct Refusals {
+        wrong: Vec<String>,
+        fixed_seen: BTreeSet<RejectReason>,
+    }
+    impl Sink for Refusals {
+        fn event(&mut self, event: &Event) {
+            let EventKind::SpawnRejected {
+                reason,
+                message,
+                hint,
+                ..
+            } = &event.kind
+            else {
+                return;
+            };
+            let facts = reason.facts();
+            if let Some(fixed) = facts.message {
+                self.fixed_seen.insert(*reason);
+                if &**message != fixed {
+                    self.wrong
+                        .push(format!("{reason}: message {message:?}, not {fixed:?}"));
+                }
+            }
+            if *hint != facts.hint {
+                self.wrong
+                    .push(format!("{reason}: hint {hint:?}, not {:?}", facts.hint));
+            }
+        }
+    }
+    let mut refusals = Refusals::default();
+    for path in scenario_files(&repo_root().join("scenarios")) {
+        let loaded = subsim_scenario::load_scenario(&path).expect("every scenario loads");
+        Simulation::new(loaded.spec).run(&mut refusals);
+    }
+    assert!(refusals.wrong.is_empty(), "{:#?}", refusals.wrong);
+    // The scan saw refusals with a fixed message: the cap's at least.
+    assert!(
+        refusals.fixed_seen.contains(&RejectReason::ConcurrentLimit),
+        "{:?}",
+        refusals.fixed_seen
+    );
+}

@@ -50,10 +50,10 @@ crate::vocabulary! {
     }
 }
 
-/// CAP-2: the hint a refusal for `reason` carries, if any: only the cap's refusal tells
-/// Claude not to retry.
+/// CAP-2: the hint a refusal for `reason` carries, if any (its entry's `hint`,
+/// [`crate::RejectFacts`]): only the cap's refusal tells Claude not to retry.
 pub fn hint(reason: crate::RejectReason) -> Option<Hint> {
-    (reason == crate::RejectReason::ConcurrentLimit).then_some(Hint::NoRetry)
+    reason.facts().hint
 }
 
 /// How a run that is not an Agent-tool spawn takes its slot.
@@ -84,15 +84,10 @@ mod tests {
     fn cap_2_only_the_cap_s_refusal_says_do_not_retry() {
         use crate::RejectReason::*;
         assert_eq!(hint(ConcurrentLimit), Some(Hint::NoRetry));
-        for other in [
-            DepthLimit,
-            Denied,
-            UnknownType,
-            ZeroTools,
-            ForkInFork,
-            NotAllowed,
-        ] {
-            assert_eq!(hint(other), None, "{other:?}");
+        for other in crate::RejectReason::ALL {
+            if other != ConcurrentLimit {
+                assert_eq!(hint(other), None, "{other:?}");
+            }
         }
         assert_eq!(
             Hint::NoRetry.as_str(),

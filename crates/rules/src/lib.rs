@@ -112,42 +112,118 @@ impl Outcome {
     }
 }
 
+/// What a [`RejectReason`] says besides its spelling ([`RejectReason::facts`]): written in
+/// its variant's entry, so a new reason does not compile without them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RejectFacts {
+    /// The reason in a few words: the narration's `spawn_rejected` detail and its closing
+    /// tally of rejections.
+    pub words: &'static str,
+    /// The refusal's message (`spawn_rejected.message`) when every refusal for this reason
+    /// carries the same text (a [`messages`] constant); `None` when the refusal writes its
+    /// own (it names the type, the allowed ones, the unresolved tools, …, or the reason has
+    /// several rules with a text each).
+    pub message: Option<&'static str>,
+    /// CAP-2: what else the refusal tells Claude (`spawn_rejected.hint`), if anything.
+    pub hint: Option<cap::Hint>,
+}
+
 crate::vocabulary! {
-    /// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`].
+    /// Why a spawn was refused. The trace spells these with [`RejectReason::as_str`]; each
+    /// reason's words, fixed message and hint are its [`RejectReason::facts`], written in
+    /// its entry here.
     ///
     /// `ALL` lists every reason, in declaration order (summary tables list them in this order).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum RejectReason {
         /// CAP-1.
-        ConcurrentLimit => "concurrent_limit",
+        ConcurrentLimit => "concurrent_limit" {
+            words: "concurrency cap",
+            message: Some(messages::CONCURRENT_LIMIT),
+            hint: Some(cap::Hint::NoRetry),
+        },
         /// DEPTH-3/4: the caller has no working `Agent` tool at its depth.
-        DepthLimit => "depth_limit",
+        DepthLimit => "depth_limit" {
+            words: "depth limit",
+            message: None,
+            hint: None,
+        },
         /// SPAWN-7 / SPAWN-5: the type is denied or not on the main-thread allowlist.
-        Denied => "denied",
+        Denied => "denied" {
+            words: "type denied",
+            message: None,
+            hint: None,
+        },
         /// The named type does not exist.
-        UnknownType => "unknown_type",
+        UnknownType => "unknown_type" {
+            words: "unknown agent type",
+            message: None,
+            hint: None,
+        },
         /// SPAWN-3/4: no type and no `general-purpose`.
-        TypeRequired => "type_required",
+        TypeRequired => "type_required" {
+            words: "no agent type given",
+            message: Some(messages::TYPE_REQUIRED),
+            hint: None,
+        },
         /// TOOLS-12.
-        ZeroTools => "zero_tools",
+        ZeroTools => "zero_tools" {
+            words: "no tools left",
+            message: None,
+            hint: None,
+        },
         /// FORK-7.
-        ForkInFork => "fork_in_fork",
+        ForkInFork => "fork_in_fork" {
+            words: "a fork cannot fork",
+            message: Some(messages::FORK_IN_FORK),
+            hint: None,
+        },
         /// FGBG-1 case 1.
-        TeammateBackground => "teammate_background",
+        TeammateBackground => "teammate_background" {
+            words: "teammates cannot run in the background",
+            message: None,
+            hint: None,
+        },
         /// FORK-3/4: `fork` requested while fork mode is off or forks are denied.
-        ForkUnavailable => "fork_unavailable",
+        ForkUnavailable => "fork_unavailable" {
+            words: "forking unavailable",
+            message: Some(messages::FORK_UNAVAILABLE),
+            hint: None,
+        },
         /// only the main conversation can fork.
-        ForkFromSubagent => "fork_from_subagent",
+        ForkFromSubagent => "fork_from_subagent" {
+            words: "only the main conversation can fork",
+            message: Some(messages::FORK_FROM_SUBAGENT),
+            hint: None,
+        },
         /// DEPTH-5: the caller's own tool set has no `Agent` (its definition left it out).
-        NoAgentTool => "no_agent_tool",
+        NoAgentTool => "no_agent_tool" {
+            words: "the caller has no Agent tool",
+            message: None,
+            hint: None,
+        },
         /// SPAWN-5 / MAIN-6: the type is not on the `--agent` main thread's `Agent(…)`
         /// allowlist.
-        NotAllowed => "not_allowed",
+        NotAllowed => "not_allowed" {
+            words: "not on the main thread's Agent allowlist",
+            message: None,
+            hint: None,
+        },
         /// Q-32 / MAIN-4: a bare name that several plugins provide; the scoped name is needed.
-        Ambiguous => "ambiguous",
+        Ambiguous => "ambiguous" {
+            words: "ambiguous agent name",
+            message: None,
+            hint: None,
+        },
         /// HANDBACK-7: the auto-mode classifier blocked the delegation before launch.
-        ClassifierBlocked => "classifier_blocked",
+        ClassifierBlocked => "classifier_blocked" {
+            words: "blocked by the auto-mode classifier",
+            message: Some(messages::CLASSIFIER_BLOCKED),
+            hint: None,
+        },
     }
+    /// This reason's words, fixed message and hint ([`RejectFacts`]).
+    pub fn facts -> RejectFacts;
 }
 
 #[cfg(test)]

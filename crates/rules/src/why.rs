@@ -10,7 +10,7 @@
 //! `{mode}` (the caller's permission mode), `{pattern}` (the permission rule that matched),
 //! `{cap}`, `{depth_limit}`, `{tool}`, `{input}` and `{would}` (what the mode alone would do).
 
-use crate::{gates_table, RejectReason, RuleId};
+use crate::{gates_table, RuleId};
 use std::sync::LazyLock;
 
 /// One reason: for events of `kind` deciding by `rule` in situation `case`.
@@ -245,28 +245,6 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
     why("notification", "NOTIFY-6", "*", None,
         "a nested subagent reports to the subagent that launched it; only the top-level summary reaches the user"),
 ]);
-
-/// A refused spawn's reason in a few words (the narration's `spawn_rejected` detail and
-/// its closing tally of rejections): one arm per reason, so a new reason does not compile
-/// until it has its words here, beside the rows of the rule that refuses it.
-pub fn reject_reason(reason: RejectReason) -> &'static str {
-    match reason {
-        RejectReason::ConcurrentLimit => "concurrency cap",
-        RejectReason::DepthLimit => "depth limit",
-        RejectReason::Denied => "type denied",
-        RejectReason::UnknownType => "unknown agent type",
-        RejectReason::TypeRequired => "no agent type given",
-        RejectReason::ZeroTools => "no tools left",
-        RejectReason::ForkInFork => "a fork cannot fork",
-        RejectReason::TeammateBackground => "teammates cannot run in the background",
-        RejectReason::ForkUnavailable => "forking unavailable",
-        RejectReason::ForkFromSubagent => "only the main conversation can fork",
-        RejectReason::NoAgentTool => "the caller has no Agent tool",
-        RejectReason::NotAllowed => "not on the main thread's Agent allowlist",
-        RejectReason::Ambiguous => "ambiguous agent name",
-        RejectReason::ClassifierBlocked => "blocked by the auto-mode classifier",
-    }
-}
 
 /// The reason for an event of `kind` citing `rule` in situation `case`: the row for that
 /// exact case, else the row for any case (`*`).

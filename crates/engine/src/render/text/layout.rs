@@ -426,10 +426,7 @@ impl<W: Write> TextWriter<W> {
                 .rejected
                 .iter()
                 .map(|((reason, rule), count)| {
-                    format!(
-                        "{} ×{count} ({rule})",
-                        subsim_rules::why::reject_reason(*reason)
-                    )
+                    format!("{} ×{count} ({rule})", reason.facts().words)
                 })
                 .collect();
             let _ = writeln!(

@@ -442,7 +442,7 @@ impl Narrator {
                         format!("{running}/{cap} running")
                     }
                     (RejectReason::ConcurrentLimit, None) => format!("{running} running"),
-                    _ => subsim_rules::why::reject_reason(*reason).to_string(),
+                    _ => reason.facts().words.to_string(),
                 };
                 // A reason in words follows (`why`): the short label would say it a third
                 // time after the message (`"A fork cannot spawn further forks" (a fork
