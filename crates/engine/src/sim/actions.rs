@@ -27,7 +27,7 @@ impl Kernel<'_> {
             _ => None,
         };
         if let Some((person, ignored)) = asked {
-            if let Some((why, rule)) = self.session.config.kind.person_cannot(person) {
+            if let Some((why, rule)) = decide::person_cannot(self.session.config.kind, person) {
                 self.emit(
                     Some(rule),
                     EventKind::ActionIgnored {

@@ -1425,6 +1425,16 @@ pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send
     resume::send(to, gates)
 }
 
+/// FGBG-5 / FORK-9 / RESUME-10: why a session of `kind` ignores the person's `action`
+/// (Ctrl+B and `/subtask` need the terminal, a stop `/tasks` or the SDK), and the rule; `None`
+/// when it does not.
+pub(super) fn person_cannot(
+    kind: SessionKind,
+    action: subsim_rules::session::PersonAction,
+) -> Option<(&'static str, RuleId)> {
+    kind.person_cannot(action)
+}
+
 /// RESUME-10: how a run that is stopped (by the person or by an agent) ends.
 pub(super) fn resume_stop(by_person: bool) -> resume::Stopping {
     resume::stop(by_person)
