@@ -338,12 +338,7 @@ fn rules_api() -> RulesApi {
         associated: BTreeSet::from(["as_str".to_string()]),
     };
     for path in rust_files(&root.join("crates/rules/src")) {
-        let text = std::fs::read_to_string(&path).expect("readable source");
-        let code: String = code_lines(&text)
-            .iter()
-            .map(|(_, line)| *line)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let code = code_of(&path);
         for line in code.lines() {
             let trimmed = line.trim();
             for start in ["pub struct ", "pub enum ", "pub trait "] {
@@ -373,6 +368,17 @@ fn rules_api() -> RulesApi {
     api
 }
 
+/// The code lines of the source file at `path` (comments and tests left out,
+/// [`code_lines`]), one string.
+fn code_of(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).expect("readable source");
+    code_lines(&text)
+        .iter()
+        .map(|(_, line)| *line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The names of the engine's own methods (any visibility, trait methods too), by the file
 /// (relative to the root) that declares them.
 fn engine_methods() -> Vec<(String, BTreeSet<String>)> {
@@ -380,12 +386,7 @@ fn engine_methods() -> Vec<(String, BTreeSet<String>)> {
     rust_files(&root.join("crates/engine/src"))
         .into_iter()
         .map(|path| {
-            let text = std::fs::read_to_string(&path).expect("readable source");
-            let code: String = code_lines(&text)
-                .iter()
-                .map(|(_, line)| *line)
-                .collect::<Vec<_>>()
-                .join("\n");
+            let code = code_of(&path);
             let names = methods_in(&code).into_iter().map(|(name, ..)| name);
             let file = path
                 .strip_prefix(&root)
