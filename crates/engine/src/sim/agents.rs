@@ -66,35 +66,52 @@ pub(super) struct Frame {
     pub(super) remaining: u32,
 }
 
-/// What a new run starts with (see [`Agent::init`]); the rest of its record starts empty.
-/// Its profile and program are borrowed: a reused record that already holds the same
-/// shared ones (every run of a load, of a definition in one situation) keeps them, so a
-/// start costs no reference-count increment and decrement for them (`Agent::init`).
-pub(super) struct AgentStart<'a> {
-    pub(super) id: AgentId,
+/// The facts of a new run's start, the one struct every door fills: an Agent call's
+/// (`Kernel::spawn`), a teammate's (`Kernel::launch_teammate`), the person's `/subtask`
+/// (`Kernel::start_subtask`) and main's (`Kernel::add_main`). The record is written from
+/// it ([`Agent::init`]), with what the start works out beside it ([`Made`]); the rest of
+/// the record starts empty. A door that starts a run through `Kernel::launch` gives the
+/// rules' `Launch` and the call beside it too, which the record does not keep.
+pub(super) struct Start {
+    /// The caller's id and name (names never change: the one it had at the call); the run
+    /// reports to it. Main's is main.
+    pub(super) caller: AgentRef,
+    /// The caller's slot (main's, 0, for main).
+    pub(super) caller_slot: u32,
+    pub(super) name: Option<Rc<str>>,
     /// The definition it runs (None for forks and main).
     pub(super) type_index: Option<usize>,
+    /// DEPTH-1, Q-10, Q-44: the child's depth for this caller (`Kernel::launch_depth`).
+    pub(super) depth: u32,
+    /// The launch's mode (the rules'); foreground for main.
+    pub(super) mode: Mode,
+    /// The launch's permission mode (PERM-10/11/12); the session's for main.
+    pub(super) permission_mode: PermissionMode,
+    pub(super) fork: bool,
     /// RESUME-14: the per-invocation model of the spawn.
     pub(super) invocation_model: Option<Rc<str>>,
     /// HANDBACK-7/8: the spawn's classifier verdicts.
     pub(super) classifier: Option<crate::spec::ClassifierSpec>,
-    pub(super) profile: &'a Rc<RunProfile>,
-    pub(super) name: Option<Rc<str>>,
-    pub(super) depth: u32,
-    pub(super) mode: Mode,
-    pub(super) fork: bool,
-    /// An agent-team teammate (SPAWN-11).
+    /// SPAWN-11 / CAP-8: an agent-team teammate: no slot, its own tools (TOOLS-9).
     pub(super) teammate: bool,
-    /// Its tool set was resolved for the background (filter 2 applied).
-    pub(super) profile_background: bool,
-    pub(super) permission_mode: PermissionMode,
+    /// An Agent tool call (not the person's `/subtask`, not main): its name is one the
+    /// conversation used (RESUME-12).
+    pub(super) agent_call: bool,
+    pub(super) from_load: bool,
+}
+
+/// What a new run's start works out beside its [`Start`] (`Kernel::launch`, from the
+/// rules' launch, the call and the run's definition; main's are its own). Its profile and
+/// program are borrowed: a reused record that already holds the same shared ones (every
+/// run of a load, of a definition in one situation) keeps them, so a start costs no
+/// reference-count increment and decrement for them (`Agent::init`).
+pub(super) struct Made<'a> {
+    pub(super) id: AgentId,
+    pub(super) profile: &'a Rc<RunProfile>,
+    pub(super) program: &'a Program,
     /// RESUME-3: returns no agent id.
     pub(super) one_shot: bool,
     pub(super) max_turns: Option<u32>,
-    pub(super) from_load: bool,
-    pub(super) program: &'a Program,
-    /// Whom its completion is reported to.
-    pub(super) report_to: AgentId,
 }
 
 /// What few runs have, kept out of the record (boxed on first use) so that the record
@@ -176,8 +193,7 @@ impl Agent {
     /// profile and program: the only `Agent` literal. Its values are placeholders that
     /// [`Agent::init`] overwrites (its destructuring lists every field). Out of line: a
     /// slot is new only while the slab grows. (It takes the two references, not the
-    /// `AgentStart`: borrowing the start would keep it in memory on the path that reuses a
-    /// slot.)
+    /// [`Made`]: borrowing it would keep it in memory on the path that reuses a slot.)
     #[cold]
     #[inline(never)]
     fn vacant(profile: &Rc<RunProfile>, program: &Program) -> Agent {
@@ -225,12 +241,12 @@ impl Agent {
 
     /// A new run's record, the one constructor: writes it over a vacant record (a slot's
     /// last occupant's, or [`Agent::vacant`]'s for a new slot), field by field — what
-    /// `start` says, everything else as an agent begins (nothing reported, pending or
-    /// drawn yet), and the run's own start through [`Agent::begin_run`]. The destructuring
-    /// lists every field, so a field added to `Agent` must be set here (or in `begin_run`)
-    /// too.
+    /// `start` and `made` say, everything else as an agent begins (nothing reported,
+    /// pending or drawn yet), and the run's own start through [`Agent::begin_run`]. The
+    /// destructurings list every field, so a field added to `Agent` must be set here (or
+    /// in `begin_run`) too, and one added to `Start` read here or said to be the door's.
     #[inline(always)]
-    fn init(&mut self, start: AgentStart<'_>, gen: u32) {
+    fn init(&mut self, start: &Start, made: Made<'_>, gen: u32) {
         let Agent {
             id,
             type_slot,
@@ -272,37 +288,54 @@ impl Agent {
             awaited: _,
             turns: _,
         } = self;
-        *id = start.id;
-        *type_slot = start.type_index.map(|index| index as u32);
+        let Start {
+            caller,
+            name: start_name,
+            type_index,
+            depth: start_depth,
+            mode: start_mode,
+            permission_mode: start_permission_mode,
+            fork: start_fork,
+            invocation_model: start_model,
+            classifier: start_classifier,
+            teammate: start_teammate,
+            from_load: start_from_load,
+            // The door's own: where the caller lives, whether the name counts (RESUME-12).
+            caller_slot: _,
+            agent_call: _,
+        } = start;
+        *id = made.id;
+        *type_slot = type_index.map(|index| index as u32);
         *report = None;
         *continuations = 0;
-        *classifier = start.classifier;
-        *invocation_model = start.invocation_model;
-        *teammate = start.teammate;
-        *profile_background = start.profile_background;
+        *classifier = *start_classifier;
+        invocation_model.clone_from(start_model);
+        *teammate = *start_teammate;
+        // Its tool set was resolved for the background (filter 2 applied).
+        *profile_background = *start_mode == Mode::Background;
         // The same shared profile as the last occupant's: kept as it is.
-        if !Rc::ptr_eq(profile, start.profile) {
-            profile.clone_from(start.profile);
+        if !Rc::ptr_eq(profile, made.profile) {
+            profile.clone_from(made.profile);
         }
-        *name = start.name;
-        *depth = start.depth;
-        *fork = start.fork;
-        *permission_mode = start.permission_mode;
-        *one_shot = start.one_shot;
-        *max_turns = start.max_turns;
-        *from_load = start.from_load;
+        name.clone_from(start_name);
+        *depth = *start_depth;
+        *fork = *start_fork;
+        *permission_mode = *start_permission_mode;
+        *one_shot = made.one_shot;
+        *max_turns = made.max_turns;
+        *from_load = *start_from_load;
         *user_cancelled = false;
         *foreground_pending = 0;
         *children_running = 0;
         *bash_running = 0;
         *inbox = 0;
-        *report_to = start.report_to;
+        *report_to = caller.id;
         *rng_words = 0;
         *finished_at = SimTime::ZERO;
         *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
         *indexed = false;
-        self.begin_run(start.program, start.mode, gen, 0);
+        self.begin_run(made.program, *start_mode, gen, 0);
     }
 
     /// The start of a run, a new agent's first (`init`, run 0) or a resumed one's
@@ -532,39 +565,39 @@ pub(super) struct Agents {
 }
 
 impl Agents {
-    /// Writes a new run's record into a vacant slot and indexes it; returns the slot and
-    /// its generation. `start` is called once the slot is found, so the record is built
-    /// in place (built elsewhere and moved in, it would be copied whole).
+    /// Writes a new run's record into a vacant slot, from `start` and what `made` says, and
+    /// indexes it; returns the slot and its generation. The start is borrowed, and the
+    /// record written in place by the one inlined `init` on both paths (a new slot gets its
+    /// vacant record out of line first). Measured on W1 (callgrind): a start moved in by
+    /// value cost 35 instructions an arrival more, and one handed to an out-of-line
+    /// function for the new slot 8 more (it stayed in memory on the path that reuses a slot
+    /// too). A start moved into the record on both paths after a branch was also seen
+    /// copied whole to another place on the stack first, with wider loads than the stores
+    /// that had just built it, which stalls on store forwarding.
     #[inline(always)]
-    pub(super) fn add<'a>(&mut self, start: impl FnOnce() -> AgentStart<'a>) -> (u32, u32) {
+    pub(super) fn add(&mut self, start: &Start, made: Made<'_>) -> (u32, u32) {
         let (slot, gen) = match self.free.pop() {
             Some(found) => found,
             None => (self.new_slot(), 0),
         };
-        let start = start();
-        let id = start.id;
+        let id = made.id;
         let unindexed = start.from_load && start.name.is_none() && !self.index_all;
-        // The start is consumed where it was built: writing it into the record on both
-        // paths after a branch that reads it (the new slot's vacant record needs its
-        // profile and program) made the compiler move it whole to another place on the
-        // stack first, with wider loads than the stores that had just built it, which
-        // stalls on store forwarding.
-        match self.slots.get_mut(slot as usize) {
-            Some(record) => record.init(start, gen),
-            None => self.push_new(start, gen),
-        }
+        let record = match self.slots.get_mut(slot as usize) {
+            Some(record) => record,
+            None => self.push_vacant(made.profile, made.program),
+        };
+        record.init(start, made, gen);
         self.index_slot(slot, id, unindexed);
         (slot, gen)
     }
 
-    /// A new slot's record: [`Agent::vacant`], then [`Agent::init`]. Out of line (the slab
-    /// grows only until it holds the most records held at once).
+    /// A new slot's record, [`Agent::vacant`], pushed at the end of the slab. Out of line
+    /// (the slab grows only until it holds the most records held at once).
     #[cold]
     #[inline(never)]
-    fn push_new(&mut self, start: AgentStart<'_>, gen: u32) {
-        let mut record = Agent::vacant(start.profile, start.program);
-        record.init(start, gen);
-        self.slots.push(record);
+    fn push_vacant(&mut self, profile: &Rc<RunProfile>, program: &Program) -> &mut Agent {
+        self.slots.push(Agent::vacant(profile, program));
+        self.slots.last_mut().expect("a record was just pushed")
     }
 
     /// The slot a new record goes in (the end of the slab). Up to [`BIG_SLAB`] records
@@ -840,25 +873,31 @@ mod tests {
         let program: Program = Rc::from(Vec::new());
         let id = agents.next_id;
         agents.next_id += 1;
-        let (slot, _) = agents.add(|| AgentStart {
-            id,
-            type_index: None,
-            invocation_model: None,
-            classifier: None,
-            profile: &profile,
+        let start = Start {
+            caller: AgentRef::MAIN,
+            caller_slot: 0,
             name: None,
+            type_index: None,
             depth: 1,
             mode: Mode::Background,
-            fork: false,
-            teammate: false,
-            profile_background: true,
             permission_mode: PermissionMode::Default,
-            one_shot: false,
-            max_turns: None,
+            fork: false,
+            invocation_model: None,
+            classifier: None,
+            teammate: false,
+            agent_call: from_load,
             from_load,
-            program: &program,
-            report_to: MAIN,
-        });
+        };
+        let (slot, _) = agents.add(
+            &start,
+            Made {
+                id,
+                profile: &profile,
+                program: &program,
+                one_shot: false,
+                max_turns: None,
+            },
+        );
         (id, slot)
     }
 

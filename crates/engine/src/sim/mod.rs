@@ -35,7 +35,7 @@ use subsim_rules::session::{env, ConfigNote};
 use subsim_rules::{messages, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{EventKind, Limit, RunProfile, ToolList, MAIN};
+use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, AgentDef, Answer, Program, Scope, SimSpec, Step,
@@ -62,7 +62,7 @@ mod trace;
 
 pub use ties::{TieBreak, TieOptions};
 
-use agents::{Agent, AgentStart, Agents, Block, Status};
+use agents::{Agent, Agents, Block, Made, Start, Status};
 use clock::{Clock, Wake};
 use trace::Trace;
 
@@ -659,25 +659,31 @@ impl<'s> Kernel<'s> {
         };
         let main_profile = Rc::new(main_profile);
         let main_program = spec.main.clone();
-        self.agents.add(|| AgentStart {
-            id: MAIN,
-            type_index: None,
-            invocation_model: None,
-            classifier: None,
-            profile: &main_profile,
+        let start = Start {
+            caller: AgentRef::MAIN,
+            caller_slot: 0,
             name: None,
+            type_index: None,
             depth: 0,
             mode: Mode::Foreground,
-            fork: false,
-            teammate: false,
-            profile_background: false,
             permission_mode: session_permission_mode(spec),
-            one_shot: false,
-            max_turns: None,
+            fork: false,
+            invocation_model: None,
+            classifier: None,
+            teammate: false,
+            agent_call: false,
             from_load: false,
-            program: &main_program,
-            report_to: MAIN,
-        });
+        };
+        self.agents.add(
+            &start,
+            Made {
+                id: MAIN,
+                profile: &main_profile,
+                program: &main_program,
+                one_shot: false,
+                max_turns: None,
+            },
+        );
     }
 
     // -- the loop ----------------------------------------------------------------------

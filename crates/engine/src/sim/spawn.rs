@@ -24,7 +24,7 @@ use subsim_rules::{Mode, RejectReason, RuleId};
 use crate::event::{AgentRef, Limit, RunProfile};
 use crate::spec::{Program, SpawnSpec};
 
-use super::agents::{AgentStart, Block};
+use super::agents::{Block, Made, Start};
 use super::clock::Wake;
 use super::decide::{self, CachedPlan};
 use super::{trace, Flow, Kernel, Session};
@@ -137,13 +137,16 @@ impl Kernel<'_> {
             // DEPTH-1, Q-10, Q-44: the plan is kept per depth class; the depth is this
             // caller's (the plan's own when it was made for a caller at this depth).
             depth: self.launch_depth(&planned, plan_caller, launch),
-            launch,
-            kept: Some(&planned),
+            mode: launch.mode,
+            permission_mode: launch.permission_mode,
+            fork: spec.fork,
+            invocation_model: spec.model.as_deref().map(Rc::from),
+            classifier: spec.classifier,
             teammate: false,
             agent_call: true,
             from_load,
         };
-        self.launch(start, spec)
+        self.launch(start, launch, Some(&planned), spec)
     }
 
     /// SPAWN-11 / CAP-8 / TOOLS-9 / Q-44: `launch` for a teammate, with the plan's launch:
@@ -170,21 +173,24 @@ impl Kernel<'_> {
             type_index: planned.type_index,
             // SPAWN-11 / Q-44: the plan's depth whoever calls (`Kernel::launch_depth`).
             depth: launch.depth,
-            launch,
-            kept: Some(planned),
+            mode: launch.mode,
+            permission_mode: launch.permission_mode,
+            fork: spec.fork,
+            invocation_model: spec.model.as_deref().map(Rc::from),
+            classifier: spec.classifier,
             teammate: true,
             agent_call: true,
             from_load,
         };
-        self.launch(start, spec)
+        self.launch(start, launch, Some(planned), spec)
     }
 
     /// FORK-9 / FORK-10 / CAP-6 / Q-39: the person's `/subtask` fork, started by `launch`
     /// with the `Launch` `rules::plan::Subtask::launch` gives: a fork of main at the
     /// depth, in the mode and under the rule the rules give, with the tools they name
     /// (`PlanTools::Main`: main's own), not checked against the cap. It is not an Agent
-    /// call: no `spawn_requested`, no plan kept (`Start::kept` is `None`). Out of line: `launch`, inlined here, must
-    /// not grow the person's actions into the loop's dispatch.
+    /// call: no `spawn_requested`, no plan kept (`launch` is given none). Out of line:
+    /// `launch`, inlined here, must not grow the person's actions into the loop's dispatch.
     #[cold]
     #[inline(never)]
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
@@ -202,14 +208,17 @@ impl Kernel<'_> {
             name: Some(Rc::from(fork.name.as_str())),
             type_index: None,
             depth: launch.depth,
-            launch: &launch,
-            kept: None,
+            mode: launch.mode,
+            permission_mode: launch.permission_mode,
+            fork: spec.fork,
+            invocation_model: None,
+            classifier: None,
             teammate: false,
             agent_call: false,
             from_load: false,
         };
         // A refusal here is a safety limit, already written (`limit_reached`).
-        let _ = self.launch(start, &spec);
+        let _ = self.launch(start, &launch, None, &spec);
     }
 
     /// A refused Agent call: `spawn_rejected` with the caller's running count.
@@ -239,32 +248,25 @@ impl Kernel<'_> {
         Err(Some(reason))
     }
 
-    /// Every new run starts here, whichever door it came through (see [`Start`]): the
-    /// safety limits on agents, the run's profile and program, its record, then the tail
-    /// every start shares ([`Kernel::take_slot`], its `agent_started`,
+    /// Every new run starts here, whichever door it came through (see [`Start`]), with the
+    /// launch the rules planned, the kept plan it came from (`None` for `/subtask`, which
+    /// is not kept: its tools as shared strings and the profile its runs share) and the
+    /// call: the safety limits on agents, the run's profile and program, its record, then
+    /// the tail every start shares ([`Kernel::take_slot`], its `agent_started`,
     /// [`Kernel::run_started`]).
     #[inline(always)]
     fn launch(
         &mut self,
-        start: Start<'_>,
+        start: Start,
+        launch: &Launch,
+        kept: Option<&CachedPlan>,
         spec: &SpawnSpec,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         if self.start_refused(start.teammate) {
             return Err(None);
         }
-        let Start {
-            caller,
-            caller_slot,
-            name,
-            type_index,
-            depth,
-            launch,
-            kept,
-            teammate,
-            agent_call,
-            from_load,
-        } = start;
-        let mode = launch.mode;
+        let (type_index, depth, mode, teammate) =
+            (start.type_index, start.depth, start.mode, start.teammate);
         // Borrowed from the kept plan when it keeps the profile (no reference count
         // changes hands unless the record takes a profile it does not hold already).
         let made = self.start_profile(type_index, depth, launch, kept, teammate, spec);
@@ -273,8 +275,7 @@ impl Kernel<'_> {
             (None, Some(kept)) => kept.profile.get().expect("the kept plan keeps the profile"),
             (None, None) => unreachable!("a start without a kept plan makes its profile"),
         };
-        let (behavior, one_shot, max_turns) =
-            self.session.start_program(type_index, teammate, spec);
+        let (program, one_shot, max_turns) = self.session.start_program(type_index, teammate, spec);
         let id = self.agents.next_id;
         self.agents.next_id += 1;
         // DEPTH-3: a caller below the limit spawns; main always may, so the bound is at
@@ -284,25 +285,24 @@ impl Kernel<'_> {
             "kernel invariant: depth {depth} is past the limit {}",
             self.session.config.depth_limit
         );
-        let (slot, gen) = self.agents.add(|| AgentStart {
-            id,
-            type_index,
-            invocation_model: spec.model.as_deref().map(Rc::from),
-            classifier: spec.classifier,
-            profile,
-            name: name.clone(),
-            depth,
-            mode,
-            fork: spec.fork,
-            teammate,
-            profile_background: mode == Mode::Background,
-            permission_mode: launch.permission_mode,
-            one_shot,
-            max_turns,
-            from_load,
-            program: behavior,
-            report_to: caller.id,
-        });
+        let (slot, gen) = self.agents.add(
+            &start,
+            Made {
+                id,
+                profile,
+                program,
+                one_shot,
+                max_turns,
+            },
+        );
+        let Start {
+            caller,
+            caller_slot,
+            name,
+            fork,
+            agent_call,
+            ..
+        } = start;
         if let Some(name) = &name {
             self.agents.names.insert(name.clone(), id);
             if agent_call {
@@ -325,7 +325,7 @@ impl Kernel<'_> {
             parent: caller,
             depth,
             mode,
-            fork: spec.fork,
+            fork,
             running,
             cap_checked: launch.cap_checked.0,
             profile,
@@ -437,29 +437,4 @@ impl Call {
             Call::Load { arrival, .. } => Some(arrival),
         }
     }
-}
-
-/// The facts of a new run's start, the one struct every door fills: an Agent call's
-/// (`Kernel::spawn`), a teammate's (`Kernel::launch_teammate`) and the person's `/subtask`
-/// (`Kernel::start_subtask`). The rules decided the rest: `launch` (mode, rule,
-/// permission mode, cap check, tools).
-pub(super) struct Start<'p> {
-    /// The caller's id and name (names never change: the one it had at the call).
-    caller: AgentRef,
-    caller_slot: u32,
-    name: Option<Rc<str>>,
-    type_index: Option<usize>,
-    /// DEPTH-1, Q-10, Q-44: the child's depth for this caller (`Kernel::launch_depth`).
-    depth: u32,
-    /// The rules' launch.
-    launch: &'p Launch,
-    /// The kept plan the launch came from (`None` for `/subtask`, which is not kept): its
-    /// tools as shared strings and the profile its runs share.
-    kept: Option<&'p CachedPlan>,
-    /// SPAWN-11 / CAP-8: an agent-team teammate: no slot, its own tools (TOOLS-9).
-    teammate: bool,
-    /// An Agent tool call (not the person's `/subtask`): its name is one the conversation
-    /// used (RESUME-12).
-    agent_call: bool,
-    from_load: bool,
 }
