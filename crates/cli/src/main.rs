@@ -34,12 +34,13 @@ use clap::Parser as _;
 
 use crate::args::{Cli, Command};
 
-/// The binary's allocator is mimalloc, not the system's malloc: it backs its large regions
-/// with transparent huge pages (`madvise`, which glibc's malloc does not do), so a run with a
-/// million agents pays a few hundred page faults instead of ~85,000 and far fewer TLB misses
-/// (issue #7, W2; docs/PERFORMANCE.md, "Fifth pass: kmem"). Only this binary and the benches
-/// choose it; the library crates use whatever allocator their user has. The benches and
-/// examples in `benches/` set the same one, so that they measure what this binary does.
+/// The binary's allocator is mimalloc, not the system's malloc (issue #7, W2: fewer page
+/// faults and a faster allocation path for a million agents), built without transparent
+/// huge pages (`no_thp` in the workspace's `Cargo.toml`): on a VM whose fresh memory faults
+/// in the host, zeroing fresh huge pages made a whole run's time swing (docs/PERFORMANCE.md,
+/// "Whole process"). Only this binary and the benches choose it; the library crates use
+/// whatever allocator their user has. The benches and examples in `benches/` set the same
+/// one, so that they measure what this binary does.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
