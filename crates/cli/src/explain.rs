@@ -23,7 +23,7 @@ use subsim_rules::Gates;
 
 use crate::args::ExplainArgs;
 use crate::catalog::{self, Discrepancy, Question, Rule};
-use crate::{budgets, output, run, Status};
+use crate::{budgets, output, run, words, Status};
 
 pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     let rules = catalog::rules();
@@ -32,8 +32,9 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     // characters took 10 s and were echoed whole in the error.
     budgets::TYPED_CHARS.check("the query", query.chars().count() as u64)?;
     let wanted = query.to_ascii_uppercase();
+    let width = crate::timeline::terminal_width();
     if let Some(rule) = rules.iter().find(|rule| rule.id == wanted) {
-        output::print(&describe(rule))?;
+        output::print(&words::wrap_block(&describe(rule), width))?;
         return match rule.scenarios.first() {
             Some(path) => run_scenario(path, args.seed),
             None => {
@@ -42,19 +43,20 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
                 } else {
                     format!(": {}", rule.note)
                 };
-                output::print(&format!(
+                let text = format!(
                     "\nNo scenario demonstrates {} yet: it is {} — {}{why}.\n",
                     rule.id,
                     rule.status,
                     status_meaning(&rule.status)
-                ))?;
+                );
+                output::print(&words::wrap_block(&text, width))?;
                 Ok(Status::Ok)
             }
         };
     }
     let questions = catalog::questions();
     if let Some(question) = questions.iter().find(|q| q.id == wanted) {
-        output::print(&describe_question(question))?;
+        output::print(&words::wrap_block(&describe_question(question), width))?;
         return match question.scenarios.first() {
             Some(path) => run_scenario(path, args.seed),
             None => Ok(Status::Ok),
@@ -62,10 +64,11 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     }
     let discrepancies = catalog::discrepancies();
     if let Some(found) = discrepancies.iter().find(|d| d.id == wanted) {
-        output::print(&format!(
+        let text = format!(
             "{}: a discrepancy between the seeds of the rule catalog\n  What subsim does: {}\n",
             found.id, found.adopted
-        ))?;
+        );
+        output::print(&words::wrap_block(&text, width))?;
         return Ok(Status::Ok);
     }
     let matches = search(query, &rules, &questions, &discrepancies);
@@ -290,7 +293,10 @@ fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
         }
     }
     intro.push('\n');
-    output::print(&intro)?;
+    output::print(&words::wrap_block(
+        &intro,
+        crate::timeline::terminal_width(),
+    ))?;
     let load = loaded.spec.load.is_some();
     let mut simulation = Simulation::new(loaded.spec);
     if let Some(seed) = seed {

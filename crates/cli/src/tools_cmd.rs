@@ -510,42 +510,12 @@ fn why_missing(resolved: &Result<Resolved, tools::ZeroTools>, tool: &str) -> Opt
         .map(|step| format!("{}: {} [{}]", stage(step.kind), said(step), step.rule))
 }
 
-/// Wraps `line` at [`WIDTH`] on spaces, continuation lines indented by `indent`; runs of
-/// spaces (the line's own indentation, column padding) are kept.
+/// [`words::wrap`] at [`WIDTH`].
 fn wrap(line: &str, indent: usize) -> String {
-    let mut out = String::new();
-    let mut current = String::new();
-    for (index, word) in line.split(' ').enumerate() {
-        if index > 0 {
-            let too_long = current.chars().count() + 1 + word.chars().count() > WIDTH;
-            if too_long && !word.is_empty() && !current.trim().is_empty() {
-                out.push_str(current.trim_end());
-                out.push('\n');
-                current = " ".repeat(indent);
-            } else {
-                current.push(' ');
-            }
-        }
-        current.push_str(word);
-    }
-    out.push_str(current.trim_end());
-    out.push('\n');
-    out
+    crate::words::wrap(line, WIDTH, indent)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wraps_on_spaces_with_a_hanging_indent() {
-        let long = format!("  label {}", "word ".repeat(40));
-        let wrapped = wrap(long.trim_end(), 8);
-        assert!(wrapped.lines().all(|line| line.chars().count() <= WIDTH));
-        assert!(wrapped
-            .lines()
-            .skip(1)
-            .all(|line| line.starts_with("        word")));
-        assert_eq!(wrap("  short", 4), "  short\n");
-    }
 }

@@ -1,7 +1,7 @@
 //! End-to-end runs of the teaching commands of the built `subsim` binary: `panel`,
 //! `rules`, `explain`, `diff` and `tools`. Few, each checking what a person relies on.
 
-use crate::support::{code, repo_root, stderr, stdout, subsim_in};
+use crate::support::{code, command, repo_root, stderr, stdout, subsim_in};
 use std::process::Output;
 
 /// Runs `subsim` from the repository root, so scenario paths are relative to it.
@@ -386,4 +386,45 @@ fn the_demo_s_chapter_4_has_a_denied_tool_call() {
     );
     assert_has(chapter, "(PERM-14)");
     assert_has(&text, "1 tool call refused.");
+}
+
+#[test]
+fn explain_s_catalog_header_wraps_at_the_terminal_width() {
+    // Regression: a rule's summary, its narration reasons, its gates and an open question's
+    // adopted answer were printed on one line each (Q-14's answer was 496 characters).
+    for id in ["Q-14", "FGBG-1", "CAP-1", "D-2"] {
+        let output = command(&["explain", id])
+            .env("COLUMNS", "80")
+            .output()
+            .expect("subsim runs");
+        assert_eq!(code(&output), 0, "{}", stderr(&output));
+        let text = stdout(&output);
+        // The header is what comes before the scenario's run (`Running …`).
+        let header = text.split("\nRunning ").next().unwrap_or(&text);
+        for line in header.lines() {
+            // A path is one word: it may not fit, and is not broken.
+            if line.trim_start().starts_with("scenarios/") {
+                continue;
+            }
+            assert!(
+                line.chars().count() <= 80,
+                "{id}: a line of {} characters:\n{line}",
+                line.chars().count()
+            );
+        }
+    }
+    let q14 = stdout(
+        &command(&["explain", "Q-14"])
+            .env("COLUMNS", "80")
+            .output()
+            .expect("runs"),
+    );
+    assert!(
+        q14.contains("  Adopted answer (docs/decisions.md): No: resumes run in the"),
+        "{q14}"
+    );
+    assert!(
+        q14.contains("\n    (FGBG-7)"),
+        "a continuation hangs under its line:\n{q14}"
+    );
 }
