@@ -510,12 +510,7 @@ fn why_missing(resolved: &Result<Resolved, tools::ZeroTools>, tool: &str) -> Opt
         .map(|step| format!("{}: {} [{}]", stage(step.kind), said(step), step.rule))
 }
 
-/// [`words::wrap`] at [`WIDTH`].
+/// [`crate::words::wrap`] at [`WIDTH`].
 fn wrap(line: &str, indent: usize) -> String {
     crate::words::wrap(line, WIDTH, indent)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 }
