@@ -231,8 +231,6 @@ impl Kernel<'_> {
 
     /// A load stream's first plan (main's call, from slot 0), kept for its other
     /// arrivals.
-    #[cold]
-    #[inline(never)]
     fn first_stream_plan(
         &mut self,
         stream: usize,

@@ -125,7 +125,6 @@ impl Streams {
 impl super::LoadGen {
     /// The name of the load stream `call` comes from, if it is a load arrival's and its
     /// stream has one (`spawn_requested.stream`).
-    #[inline(always)]
     pub(super) fn stream_name(&self, call: Call) -> Option<&Rc<str>> {
         match call {
             Call::Step => None,
