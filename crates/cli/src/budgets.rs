@@ -34,3 +34,66 @@ pub const TYPED_CHARS: Budget = Budget::new("typed text", 1_000, "characters", N
 /// `Content-Length` before anything is read, or found while reading.
 pub const REQUEST_BODY_BYTES: Budget =
     Budget::new("request body bytes", 1024 * 1024, "bytes", None);
+
+/// The address space a worker thread is given room for when the process runs under an
+/// address-space limit (`ulimit -v`): its stack and as much again for what it allocates.
+pub const WORKER_ADDRESS_SPACE: u64 = 2 * subsim_scenario::PARSER_STACK_BYTES as u64;
+
+/// Of the address space left under the process's limit, the part kept for the thread
+/// that starts the workers (its heap, the results, the output).
+const MAIN_ADDRESS_SPACE: u64 = 32 * 1024 * 1024;
+
+/// How many of `wanted` worker threads, each needing `per_worker` bytes of address space,
+/// fit under the process's address-space limit (`ulimit -v`; read from Linux's
+/// `/proc/self/limits` and `/proc/self/status`), and the room that limit leaves when it
+/// allows fewer. Sized before any thread starts: under a tight limit, threads whose stacks
+/// did start took the address space their work then needed, and an allocation failed (an
+/// abort, not an error). Without a limit, or where it cannot be read, all of them.
+pub fn threads_within_address_space(wanted: u32, per_worker: u64) -> (u32, Option<u64>) {
+    let Some(left) = address_space_left() else {
+        return (wanted, None);
+    };
+    let room = left.saturating_sub(MAIN_ADDRESS_SPACE) / per_worker.max(1);
+    match u32::try_from(room) {
+        Ok(room) if room < wanted => (room, Some(left)),
+        _ => (wanted, None),
+    }
+}
+
+/// Bytes of address space this process may still map under its soft limit, if it has one.
+fn address_space_left() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let limit: u64 = limits
+        .lines()
+        .find_map(|line| line.strip_prefix("Max address space"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let mapped_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(limit.saturating_sub(mapped_kib.saturating_mul(1024)))
+}
+
+#[cfg(test)]
+mod address_space_tests {
+    use super::*;
+
+    #[test]
+    fn without_a_limit_every_worker_is_started() {
+        // The test process runs without `ulimit -v` (CI and this machine): every wanted
+        // worker fits, and no room is reported.
+        if address_space_left().is_none() {
+            assert_eq!(
+                threads_within_address_space(8, WORKER_ADDRESS_SPACE),
+                (8, None)
+            );
+        }
+    }
+}

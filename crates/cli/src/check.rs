@@ -16,7 +16,7 @@ use subsim_engine::Simulation;
 use crate::args::{Access, CheckArgs, CheckFormat, ValidateArgs};
 use crate::diagnostics::{self, Level};
 use crate::load::expects_limit;
-use crate::output;
+use crate::{budgets, output};
 use crate::{AlreadyReported, Status};
 use subsim_escape::terminal;
 
@@ -36,15 +36,26 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     let mut results: Vec<Option<Option<FileResult>>> = files.iter().map(|_| None).collect();
     let mut stdout_gone = false;
     let mut write_error = None;
+    let wanted = args.jobs.min(files.len() as u32).max(1);
+    // Under an address-space limit, only as many workers as it has room for (each has the
+    // parser's stack and allocates as it checks); with room for none, this thread checks
+    // every file itself.
+    let (workers, room) =
+        budgets::threads_within_address_space(wanted, budgets::WORKER_ADDRESS_SPACE);
+    if let Some(room) = room {
+        eprintln!(
+            "subsim: note: {workers} of {wanted} worker threads: the address-space limit \
+             (`ulimit -v`) leaves {} MiB, {} MiB a worker",
+            room / (1024 * 1024),
+            budgets::WORKER_ADDRESS_SPACE / (1024 * 1024)
+        );
+    }
     std::thread::scope(|scope| {
-        let mut started = 0;
-        for _ in 0..args.jobs.min(files.len() as u32).max(1) {
-            let sender = sender.clone();
-            let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
-            let seeds = args.seeds;
-            let fail_fast = args.fail_fast;
-            let (access, paths) = (&args.access, &args.paths);
-            let worker = move || loop {
+        let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
+        let (seeds, fail_fast) = (args.seeds, args.fail_fast);
+        let (access, paths) = (&args.access, &args.paths);
+        let worker = |sender: mpsc::Sender<(usize, Option<FileResult>)>| {
+            move || loop {
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
@@ -58,29 +69,30 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 if sender.send((index, result)).is_err() {
                     break;
                 }
-            };
-            // A worker has the YAML parser's stack and parses its files itself (no thread
-            // per file). A thread that cannot start (memory or threads exhausted) leaves
-            // the work to those that did; with none, this thread does it all before
-            // printing.
+            }
+        };
+        // A worker has the YAML parser's stack and parses its files itself (no thread per
+        // file). A thread that cannot start (memory or threads exhausted) leaves the work
+        // to those that did; with none, this thread does it all before printing.
+        let mut started = 0;
+        for _ in 0..workers {
             match subsim_scenario::spawn_scoped_with_parser_stack(
                 scope,
                 "subsim-check",
-                worker.clone(),
+                worker(sender.clone()),
             ) {
                 Ok(_) => started += 1,
                 Err(error) => {
                     eprintln!(
-                        "subsim: note: {started} of {} worker threads started ({error}); \
-                         the files are checked by those",
-                        args.jobs
+                        "subsim: note: {started} of {workers} worker threads started \
+                         ({error}); the files are checked by those"
                     );
-                    if started == 0 {
-                        worker();
-                    }
                     break;
                 }
             }
+        }
+        if started == 0 {
+            worker(sender.clone())();
         }
         drop(sender);
         // Print in file order as results come in.

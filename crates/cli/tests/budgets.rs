@@ -383,11 +383,12 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
     }
     // Under a small address space, threads cannot start: every file whose parser thread
     // failed was marked FAIL as "a bug in subsim", and under `ulimit -v 300000` in a
-    // loaded full test run the parser threads' retries ran out (flaky). Where the limit
-    // falls between "no worker starts" and "all do" depends on the build, so a range of
-    // limits is tried: at each, every file passes, or the process is out of heap itself
-    // (an allocation failure, not a verdict on a file); at least one limit must leave
-    // some workers unstarted and still pass every file.
+    // loaded full test run the parser threads' retries ran out (flaky). Then workers whose
+    // stacks did start took the room their work needed, and an allocation failed — an
+    // abort (`check --jobs 8` under 100–160 MB). Now the workers are sized by the limit
+    // before any starts: at every limit tried every file passes; only where the limit
+    // leaves room for no worker at all may the process itself run out (an allocation
+    // failure, never a verdict on a file); at least one limit must start fewer workers.
     let mut fell_back = Vec::new();
     for kib in (40_000..=320_000).step_by(20_000) {
         let script = format!(
@@ -404,6 +405,10 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
         assert!(!out.contains("bug in subsim"), "ulimit -v {kib}: {out}");
         assert!(!out.contains("FAIL"), "ulimit -v {kib}: {out}");
         if err.contains("memory allocation of") {
+            assert!(
+                err.contains("0 of 8 worker threads"),
+                "ulimit -v {kib}: an allocation failed with workers started:\n{err}"
+            );
             continue;
         }
         assert_eq!(code(&output), 0, "ulimit -v {kib}: {out}\n{err}");
@@ -411,7 +416,7 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
             out.ends_with("60 passed, 0 failed\n"),
             "ulimit -v {kib}: {out}"
         );
-        if err.contains("worker threads started") {
+        if err.contains("of 8 worker threads") {
             fell_back.push(kib);
         }
     }

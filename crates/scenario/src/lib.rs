@@ -70,7 +70,7 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostic::{suggest, Diagnostic, Diagnostics};
 pub use overrides::{Override, CAP_PATH};
-pub use raw::spawn_scoped_with_parser_stack;
+pub use raw::{spawn_scoped_with_parser_stack, PARSER_STACK_BYTES};
 pub use session::AgentDir;
 use subsim_engine::expect::Located;
 use subsim_engine::SimSpec;

@@ -20,7 +20,7 @@ pub(crate) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 /// this allows some twenty levels of nested spawns.
 const MAX_DEPTH: usize = 64;
 /// Stack of the parser thread: some 35 KiB per nesting level in debug builds, with room.
-const PARSER_STACK_BYTES: usize = 16 * 1024 * 1024;
+pub const PARSER_STACK_BYTES: usize = 16 * 1024 * 1024;
 /// Most nodes (scalars, lists, maps), aliases expanded.
 const MAX_NODES: usize = 100_000;
 /// Most alias uses (`*name`) and anchors (`&name`).
