@@ -60,6 +60,25 @@ pub fn threads_within_address_space(wanted: u32, per_worker: u64) -> (u32, Optio
     }
 }
 
+/// How many of `wanted` worker threads a command starts: all of them, or under an
+/// address-space limit only as many as it leaves room for ([`threads_within_address_space`]
+/// at [`WORKER_ADDRESS_SPACE`] each), but at least `at_least`; when the limit cuts the
+/// number, a note on stderr says so. Every command with a pool of workers sizes it here.
+pub fn worker_threads(wanted: u32, at_least: u32) -> u32 {
+    let (fit, room) = threads_within_address_space(wanted, WORKER_ADDRESS_SPACE);
+    let Some(room) = room else {
+        return wanted;
+    };
+    let count = fit.max(at_least).min(wanted);
+    eprintln!(
+        "subsim: note: {count} of {wanted} worker threads: the address-space limit \
+         (`ulimit -v`) leaves {} MiB, {} MiB a worker",
+        room / (1024 * 1024),
+        WORKER_ADDRESS_SPACE / (1024 * 1024)
+    );
+    count
+}
+
 /// Bytes of address space this process may still map under its soft limit, if it has one.
 fn address_space_left() -> Option<u64> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;

@@ -40,16 +40,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     // Under an address-space limit, only as many workers as it has room for (each has the
     // parser's stack and allocates as it checks); with room for none, this thread checks
     // every file itself.
-    let (workers, room) =
-        budgets::threads_within_address_space(wanted, budgets::WORKER_ADDRESS_SPACE);
-    if let Some(room) = room {
-        eprintln!(
-            "subsim: note: {workers} of {wanted} worker threads: the address-space limit \
-             (`ulimit -v`) leaves {} MiB, {} MiB a worker",
-            room / (1024 * 1024),
-            budgets::WORKER_ADDRESS_SPACE / (1024 * 1024)
-        );
-    }
+    let workers = budgets::worker_threads(wanted, 0);
     std::thread::scope(|scope| {
         let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
         let (seeds, fail_fast) = (args.seeds, args.fail_fast);

@@ -154,8 +154,13 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
         .flat_map(|point| (0..seeds).map(move |replica| (*point, replica)))
         .collect();
     let progress = progress_bar(tasks.len() as u64);
+    // Under an address-space limit, as many workers as it leaves room for (at least one).
+    // (`--jobs` is at most 1,024.)
+    let wanted = args
+        .jobs
+        .map_or_else(default_jobs, |jobs| u32::try_from(jobs).unwrap_or(u32::MAX));
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.map_or_else(default_jobs, |jobs| jobs as usize))
+        .num_threads(budgets::worker_threads(wanted, 1) as usize)
         .build()
         .context("cannot start the worker threads")?;
     let results: Vec<anyhow::Result<Result<Vec<Cell>, String>>> = pool.install(|| {
@@ -665,8 +670,10 @@ fn derive_seed(base: u64, point: u64, replica: u64) -> u64 {
     mix(mix(mix(base) ^ point) ^ replica)
 }
 
-fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from)
+fn default_jobs() -> u32 {
+    std::thread::available_parallelism().map_or(1, |cores| {
+        u32::try_from(usize::from(cores)).unwrap_or(u32::MAX)
+    })
 }
 
 /// A progress bar on stderr, only when it is a terminal.

@@ -497,3 +497,46 @@ fn typed_text_past_its_budget_is_refused_instead_of_searched_and_echoed() {
         &err[..err.len().min(300)]
     );
 }
+
+#[test]
+fn sweep_starts_only_the_workers_an_address_space_limit_has_room_for() {
+    // Regression: `sweep --jobs 8` under `ulimit -v` 60–120 MB started eight workers, whose
+    // runs then found no room: an allocation failed and the process aborted (exit 134)
+    // with no table. Now the pool is sized by the limit before it starts (at least one
+    // worker, said on stderr): every limit tried gives the whole table, or a located error
+    // when not even the parser's thread can start — never an abort.
+    let dir = TempDir::new("sweep-limit");
+    let file = dir.write(
+        "load.yaml",
+        "name: small load\nagents:\n  worker: {description: w, behavior: [{work: exp(1s)}]}\n\
+         load:\n  arrivals: poisson(20/s)\n  count: 500\n  spawn: {agent: worker}\n",
+    );
+    let mut cut = 0;
+    for kib in (60_000..=320_000).step_by(40_000) {
+        let script = format!(
+            "ulimit -v {kib} && exec {BINARY} sweep {} --cap 10..12 --seeds 2 --jobs 8",
+            file.display()
+        );
+        let output = Command::new("sh")
+            .args(["-c", &script])
+            .env("NO_COLOR", "1")
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .expect("sh runs");
+        let (out, err) = (stdout(&output), stderr(&output));
+        assert!(
+            !err.contains("memory allocation of") && !err.contains("panicked"),
+            "ulimit -v {kib}: {err}"
+        );
+        match code(&output) {
+            // The header, 3 caps × 2 replicas and a mean row per cap.
+            0 => assert_eq!(out.lines().count(), 1 + 3 * 3, "ulimit -v {kib}: {out}"),
+            2 => assert!(err.contains("help:"), "ulimit -v {kib}: {err}"),
+            other => panic!("ulimit -v {kib}: exit {other}\n{err}"),
+        }
+        if err.contains("of 8 worker threads: the address-space limit") {
+            cut += 1;
+        }
+    }
+    assert!(cut > 0, "no limit cut the number of workers");
+}
