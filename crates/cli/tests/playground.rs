@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::server::{client, send, trace_and_end, Server};
-use crate::support::{block_on, browser, repo_root, server, BINARY};
+use crate::support::{block_on, browser, repo_root, server, TempDir, BINARY};
 use serde_json::{json, Value};
 
 fn demo() -> String {
@@ -1006,4 +1006,39 @@ fn hostile_names_reach_every_api_body_and_stream_escaped() {
         streamed
     });
     assert!(streamed >= ATOMS.len(), "only {streamed} runs streamed");
+}
+
+#[test]
+fn under_an_address_space_limit_a_request_is_answered_or_refused_never_a_panic() {
+    // Regression: under `ulimit -v 150000` the server panicked at its start (tokio's
+    // runtime could not start its workers), and once sized, a run's thread that could not
+    // start panicked inside tokio's blocking pool. Now the runtime and the runs are sized by
+    // the limit and a run whose thread cannot start is refused with 503 and Retry-After.
+    let dir = TempDir::new("serve-limit");
+    let log = dir.path().join("stderr.txt");
+    let body = json!({"scenario": demo()}).to_string();
+    // (Seen with the release build at 150 MB; where a debug build's limits fall differs.
+    // `SUBSIM_BINARY` runs this against another build.)
+    for kib in (80_000..=320_000).step_by(10_000) {
+        let server = Server::start_limited(kib, &log);
+        block_on(async {
+            let http = client();
+            for path in ["/api/check", "/api/run"] {
+                let answer = send(&http, "POST", &server.url(path), &body).await;
+                match answer.status {
+                    200 if path == "/api/run" => assert!(
+                        answer.body.contains("event: end"),
+                        "ulimit -v {kib}: {path}: {}",
+                        answer.body
+                    ),
+                    200 | 422 => {}
+                    503 => assert_eq!(answer.headers["retry-after"], "1"),
+                    other => panic!("ulimit -v {kib}: {path}: {other} {}", answer.body),
+                }
+            }
+        });
+        drop(server);
+        let stderr = std::fs::read_to_string(&log).expect("its stderr");
+        assert!(!stderr.contains("panicked"), "ulimit -v {kib}: {stderr}");
+    }
 }

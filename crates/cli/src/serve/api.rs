@@ -255,7 +255,7 @@ pub fn diagnostics(problems: &Diagnostics) -> Response {
     )
 }
 
-/// Runs `work` on the blocking pool (loading and running are synchronous), holding a run
+/// Runs `work` on a thread of its own (loading and running are synchronous), holding a run
 /// slot ([`admit`]).
 pub async fn blocking<T: Send + 'static>(
     shared: &Arc<Shared>,
@@ -263,13 +263,38 @@ pub async fn blocking<T: Send + 'static>(
 ) -> Result<T, Response> {
     let permit = admit(shared).await?;
     let shared = shared.clone();
-    tokio::task::spawn_blocking(move || {
+    let (answer_tx, answer_rx) = tokio::sync::oneshot::channel();
+    spawn_run(move || {
         let answer = work(&shared);
         drop(permit);
-        answer
+        let _ = answer_tx.send(answer);
     })
-    .await
-    .map_err(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"))
+    .map_err(|problem| thread_refused(&problem))?;
+    answer_rx
+        .await
+        .map_err(|_| error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"))
+}
+
+/// Starts `work` on a thread of its own (tokio's blocking pool panics on a thread it
+/// cannot start; this answers the error, for [`thread_refused`]).
+pub fn spawn_run(work: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("subsim-run".into())
+        .spawn(work)
+        .map(drop)
+}
+
+/// 503: the run's thread could not start (memory or threads exhausted, e.g. under
+/// `ulimit -v`): the request is refused, the server goes on.
+pub fn thread_refused(problem: &std::io::Error) -> Response {
+    let mut response = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &format!("the server cannot start a thread for the run ({problem}); try again later"),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// A run slot: at once when one is free; else a place in the queue (first come, first

@@ -61,7 +61,15 @@ impl Budgets {
         let defaults = subsim_engine::spec::Limits::default();
         Budgets {
             body_bytes: crate::budgets::REQUEST_BODY_BYTES,
-            max_runs: args.max_runs.map_or(2 * cores, |n| n as usize),
+            // Each run has a thread of its own (and the parser's): under an address-space
+            // limit, only as many as it leaves room for (`budgets::worker_threads`).
+            max_runs: crate::budgets::worker_threads(
+                args.max_runs
+                    .map_or(2 * cores, |n| n as usize)
+                    .try_into()
+                    .unwrap_or(u32::MAX),
+                1,
+            ) as usize,
             queue: args.queue as usize,
             max_connections: args.max_connections as usize,
             client_timeout: Duration::from_secs(args.client_timeout),
@@ -91,7 +99,13 @@ pub struct Shared {
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
+    // Under an address-space limit, as many of the runtime's worker threads as it leaves
+    // room for (`budgets::worker_threads`; tokio panics on a worker it cannot start). The
+    // runs' own threads are sized after it (`Budgets::from_args`), from what is left.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = crate::budgets::worker_threads(cores.try_into().unwrap_or(u32::MAX), 1);
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers as usize)
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;

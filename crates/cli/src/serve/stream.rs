@@ -93,7 +93,7 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
     let (frames, from_run) = mpsc::channel::<Frame>(AHEAD);
     let (loaded_tx, loaded_rx) = oneshot::channel();
     let worker = shared.clone();
-    tokio::task::spawn_blocking(move || {
+    let started = api::spawn_run(move || {
         let loaded = match api::load(&worker, &posted) {
             Ok(loaded) => loaded,
             Err(problems) => {
@@ -112,6 +112,9 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         }));
         drop(permit);
     });
+    if let Err(problem) = started {
+        return api::thread_refused(&problem);
+    }
     match loaded_rx.await {
         Ok(Ok(())) => {}
         Ok(Err(problems)) => return api::diagnostics(&problems),

@@ -30,18 +30,47 @@ impl Server {
     /// `SUBSIM_BINARY` names another build to serve (a release build, to record figures).
     pub fn start(extra: &[&str]) -> Server {
         let binary = std::env::var_os("SUBSIM_BINARY").unwrap_or_else(|| BINARY.into());
-        let mut child = Command::new(binary)
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .args(extra)
+        let mut command = Command::new(binary);
+        command.args(["serve", "--bind", "127.0.0.1:0"]).args(extra);
+        Server::started(command.stderr(Stdio::inherit()))
+    }
+
+    /// [`Server::start`] under `ulimit -v KIB` (an address-space limit), its stderr written
+    /// to `stderr` (to be read once it has stopped); `SUBSIM_BINARY` as there.
+    pub fn start_limited(kib: u64, stderr: &std::path::Path) -> Server {
+        let binary = std::env::var_os("SUBSIM_BINARY").unwrap_or_else(|| BINARY.into());
+        let script = format!(
+            "ulimit -v {kib} && exec {} serve --bind 127.0.0.1:0",
+            binary.to_string_lossy()
+        );
+        let log = std::fs::File::create(stderr).expect("a stderr file");
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", &script])
+            .env("RUST_BACKTRACE", "0")
+            .stderr(log);
+        Server::started(&mut command)
+    }
+
+    /// Spawns `command` (a `subsim serve`) and reads its address from its first line.
+    fn started(command: &mut Command) -> Server {
+        let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("subsim serve starts");
         let stdout = child.stdout.take().expect("its stdout");
-        let mut first = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut first)
-            .expect("its first line");
+        // Read on a thread of its own: a server that hangs before it listens (one that
+        // panicked while starting its runtime did) fails the test instead of stalling it.
+        let (line_tx, line_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut first = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut first);
+            let _ = line_tx.send(first);
+        });
+        let Ok(first) = line_rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+            let _ = child.kill();
+            panic!("subsim serve wrote no first line in 30 s");
+        };
         let addr = first
             .trim()
             .strip_prefix("playground at http://")
