@@ -391,16 +391,7 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
     // failure, never a verdict on a file); at least one limit must start fewer workers.
     let mut fell_back = Vec::new();
     for kib in (40_000..=320_000).step_by(20_000) {
-        let script = format!(
-            "ulimit -v {kib} && exec {BINARY} check --jobs 8 {}",
-            dir.text()
-        );
-        let output = Command::new("sh")
-            .args(["-c", &script])
-            .env("NO_COLOR", "1")
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .expect("sh runs");
+        let output = under_address_limit(kib, &format!("check --jobs 8 {}", dir.text()));
         let (out, err) = (stdout(&output), stderr(&output));
         assert!(!out.contains("bug in subsim"), "ulimit -v {kib}: {out}");
         assert!(!out.contains("FAIL"), "ulimit -v {kib}: {out}");
@@ -513,16 +504,8 @@ fn sweep_starts_only_the_workers_an_address_space_limit_has_room_for() {
     );
     let mut cut = 0;
     for kib in (60_000..=320_000).step_by(40_000) {
-        let script = format!(
-            "ulimit -v {kib} && exec {BINARY} sweep {} --cap 10..12 --seeds 2 --jobs 8",
-            file.display()
-        );
-        let output = Command::new("sh")
-            .args(["-c", &script])
-            .env("NO_COLOR", "1")
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .expect("sh runs");
+        let args = format!("sweep {} --cap 10..12 --seeds 2 --jobs 8", file.display());
+        let output = under_address_limit(kib, &args);
         let (out, err) = (stdout(&output), stderr(&output));
         assert!(
             !err.contains("memory allocation of") && !err.contains("panicked"),
@@ -539,4 +522,14 @@ fn sweep_starts_only_the_workers_an_address_space_limit_has_room_for() {
         }
     }
     assert!(cut > 0, "no limit cut the number of workers");
+}
+
+/// `subsim ARGS` (split on spaces) under `ulimit -v KIB`, an address-space limit.
+fn under_address_limit(kib: u64, args: &str) -> std::process::Output {
+    Command::new("sh")
+        .args(["-c", &format!("ulimit -v {kib} && exec {BINARY} {args}")])
+        .env("NO_COLOR", "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("sh runs")
 }
