@@ -42,7 +42,7 @@ fn w1(c: &mut Criterion) {
             |b, &n| {
                 b.iter(|| {
                     let mut summary = Summary::default();
-                    Simulation::new(w1_spec(n)).run(&mut summary);
+                    Simulation::new(w1_spec(n)).run_summarized(&mut summary, None, None);
                     black_box(summary)
                 })
             },

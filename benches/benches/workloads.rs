@@ -38,7 +38,7 @@ fn spec(name: &str) -> SimSpec {
 /// as `subsim run` makes it: a spec without `load` follows no runs per type).
 fn summary(spec: &SimSpec) -> Summary {
     let mut summary = Summary::for_spec(spec);
-    Simulation::new(spec.clone()).run(&mut summary);
+    Simulation::new(spec.clone()).run_summarized(&mut summary, None, None);
     summary
 }
 

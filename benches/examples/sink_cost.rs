@@ -1,8 +1,10 @@
-//! What the summary sink costs per event (not a benchmark: use `cargo bench` for numbers
-//! you quote): the minimum of `ROUNDS` alternating runs of each named workload in
-//! `benches/workloads/` into the `Discard` sink and into the `Summary` that
-//! `subsim run --format summary` uses, in one process; the difference per event is the
-//! summary's own cost.
+//! What the summary costs per event against a trace into nothing (not a benchmark: use
+//! `cargo bench` for numbers you quote): the minimum of `ROUNDS` alternating runs of each
+//! named workload in `benches/workloads/` into the `Discard` sink (every event built,
+//! none kept) and into the `Summary` as `subsim run --format summary` keeps it
+//! (`Simulation::run_summarized`: the frequent events are not built), in one process; the
+//! difference per event is the summary's counting less the events it did not build (it
+//! may be below 0).
 //!
 //! `cargo run --release -p subsim-benches --example sink_cost -- [ROUNDS] NAME…`
 //!
@@ -46,7 +48,7 @@ fn main() {
             let mut summary = Summary::for_spec(&spec);
             match sink.as_str() {
                 "discard" => drop(Simulation::new(spec).run(&mut Discard)),
-                _ => drop(Simulation::new(spec).run(&mut summary)),
+                _ => drop(Simulation::new(spec).run_summarized(&mut summary, None, None)),
             }
             println!("{} events", std::hint::black_box(&summary).events());
             return;
@@ -63,7 +65,7 @@ fn main() {
             discard = discard.min(start.elapsed());
             let start = Instant::now();
             let mut sink = Summary::for_spec(&spec);
-            Simulation::new(spec.clone()).run(&mut sink);
+            Simulation::new(spec.clone()).run_summarized(&mut sink, None, None);
             std::hint::black_box(&sink);
             summary = summary.min(start.elapsed());
             events = sink.events();

@@ -17,5 +17,6 @@ mod rules_calls;
 mod scale;
 mod scenarios;
 mod streams;
+mod summary_paths;
 mod ties;
 mod trace_tables;

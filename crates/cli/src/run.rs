@@ -278,7 +278,9 @@ fn batch(
             (report, table.finish().map(drop))
         }
         Format::Summary | Format::Json => {
-            let report = simulate(simulation, &mut summary, ties);
+            // Kept by the kernel itself: no event of the frequent kinds is built.
+            let ties = ties.map(|ties| ties as &mut dyn subsim_engine::TieBreak);
+            let report = simulation.run_summarized(&mut summary, None, ties);
             let text = if format == Format::Json {
                 summary.render_json()
             } else {

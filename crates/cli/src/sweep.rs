@@ -704,9 +704,10 @@ fn run_point(
         .map_err(|problems| anyhow::anyhow!("{problems}"))?;
     let model = Model::of(&loaded.spec);
     let mut summary = Summary::for_spec(&loaded.spec);
-    let report = Simulation::new(loaded.spec)
-        .with_seed(seed)
-        .run(&mut summary);
+    let report =
+        Simulation::new(loaded.spec)
+            .with_seed(seed)
+            .run_summarized(&mut summary, None, None);
     if let Some(limit) = &report.limit {
         return Ok(Err(crate::output::limit_message(limit, report.end)));
     }

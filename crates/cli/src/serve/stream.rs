@@ -262,30 +262,6 @@ impl Sink for Streamed<'_> {
         self.write(event);
         self.summary.event(event);
     }
-    fn spawn_requested(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.spawn_requested(event);
-    }
-    fn spawn_rejected(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.spawn_rejected(event);
-    }
-    fn agent_started(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.agent_started(event);
-    }
-    fn agent_finished(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.agent_finished(event);
-    }
-    fn notification(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.notification(event);
-    }
-    fn report_delivered(&mut self, event: &Event) {
-        self.write(event);
-        self.summary.report_delivered(event);
-    }
 }
 
 /// Runs `loaded` into frames; unwinds with [`Cancelled`] when the client is gone.

@@ -994,7 +994,7 @@ mod tests {
             .behavior = Some(worker);
         // Mid-run (at 5 s): every worker with a helper running is found by its id.
         let mut sink = |_: &crate::event::Event| {};
-        let mut kernel = Kernel::new(spec.clone(), &mut sink);
+        let mut kernel = Kernel::new(spec.clone(), crate::sim::Out::sink(&mut sink));
         kernel.clock.stop_at = Some(SimTime::from_secs(5));
         kernel.run();
         let mut waiting = 0;
@@ -1016,7 +1016,7 @@ mod tests {
                 finished += 1;
             }
         };
-        let mut kernel = Kernel::new(spec, &mut sink);
+        let mut kernel = Kernel::new(spec, crate::sim::Out::sink(&mut sink));
         kernel.run();
         assert!(kernel.trace.limit.is_none());
         assert_eq!(kernel.agents.scans, 0);

@@ -16,10 +16,9 @@
 //! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
 //! that need a benchmark".
 
-use crate::sink::Sink;
-
 use super::agents::Agents;
 use super::clock::Wake;
+use super::trace::Trace;
 use super::{observe, Kernel};
 
 impl Kernel<'_> {
@@ -31,7 +30,7 @@ impl Kernel<'_> {
         load(
             &self.agents,
             &self.panel,
-            &*self.trace.sink,
+            &self.trace,
             self.clock.heap.ahead(),
         );
         self.clock.heap.clear_ahead();
@@ -53,9 +52,9 @@ impl Kernel<'_> {
 }
 
 /// Loads what the wakes in `wakes` (the next the timer queue gives) will read: each
-/// run's record, then (what it holds being at hand now) its panel entry, and the sink's
-/// state of the run. Each pass is a set of independent loads.
-fn load(agents: &Agents, panel: &Option<observe::PanelState>, sink: &dyn Sink, wakes: &[Wake]) {
+/// run's record, then (what it holds being at hand now) its panel entry, and the
+/// summary's state of the run. Each pass is a set of independent loads.
+fn load(agents: &Agents, panel: &Option<observe::PanelState>, trace: &Trace, wakes: &[Wake]) {
     let slots = || {
         wakes.iter().filter_map(|wake| match *wake {
             Wake::Step { slot, .. } => Some(slot),
@@ -77,7 +76,7 @@ fn load(agents: &Agents, panel: &Option<observe::PanelState>, sink: &dyn Sink, w
     }
     let ids = || slots().filter_map(|slot| agents.at(slot).map(|agent| agent.id));
     for id in ids() {
-        read ^= sink.preload(id);
+        read ^= trace.preload(id);
     }
     std::hint::black_box(read);
 }

@@ -41,6 +41,7 @@ use crate::spec::{
     default_behavior, default_resume_behavior, AgentDef, Answer, Program, Scope, SimSpec, Step,
     ToolCall,
 };
+use crate::summary::Summary;
 use crate::time::SimTime;
 
 mod actions;
@@ -152,6 +153,23 @@ pub struct RunReport {
     pub notes: Vec<ConfigNote>,
 }
 
+/// Where a run's trace goes: a sink given every event, a summary kept through its typed
+/// entries, or both (`sim/trace.rs`, "Where the trace goes").
+struct Out<'s> {
+    sink: Option<&'s mut dyn Sink>,
+    summary: Option<&'s mut Summary>,
+}
+
+impl<'s> Out<'s> {
+    /// Every event to `sink`, and no summary kept.
+    fn sink(sink: &'s mut dyn Sink) -> Out<'s> {
+        Out {
+            sink: Some(sink),
+            summary: None,
+        }
+    }
+}
+
 /// A simulation ready to run.
 pub struct Simulation {
     spec: SimSpec,
@@ -176,7 +194,7 @@ impl Simulation {
 
     /// Runs to the end (or to a safety limit), handing every event to `sink`.
     pub fn run(self, sink: &mut dyn Sink) -> RunReport {
-        let mut kernel = Kernel::new(self.spec, sink);
+        let mut kernel = Kernel::new(self.spec, Out::sink(sink));
         kernel.run();
         kernel.report()
     }
@@ -185,8 +203,30 @@ impl Simulation {
     /// affect each other runs next (see [`TieBreak`]). A `ties` that always answers 0 gives
     /// exactly the trace of `run`.
     pub fn run_with_ties(self, sink: &mut dyn Sink, ties: &mut dyn TieBreak) -> RunReport {
-        let mut kernel = Kernel::new(self.spec, sink);
+        let mut kernel = Kernel::new(self.spec, Out::sink(sink));
         kernel.ties = Some(ties::Ties::new(ties));
+        kernel.run();
+        kernel.report()
+    }
+
+    /// Runs to the end (or to a safety limit), keeping the run's statistics in `summary`
+    /// and handing every event to `sink` if one is given, with `ties` choosing at
+    /// same-instant ties if given ([`Simulation::run_with_ties`]). `summary` ends exactly
+    /// as it would as the sink of [`Simulation::run`], but the kernel keeps it through its
+    /// typed entries: the events a load run writes for every arrival are not built unless
+    /// `sink` wants them (the cost of `subsim run --format summary`, `sweep`).
+    pub fn run_summarized<'a>(
+        self,
+        summary: &'a mut Summary,
+        sink: Option<&'a mut dyn Sink>,
+        ties: Option<&'a mut dyn TieBreak>,
+    ) -> RunReport {
+        let out = Out {
+            sink,
+            summary: Some(summary),
+        };
+        let mut kernel = Kernel::new(self.spec, out);
+        kernel.ties = ties.map(ties::Ties::new);
         kernel.run();
         kernel.report()
     }
@@ -199,7 +239,7 @@ impl Simulation {
         sink: &mut dyn Sink,
         at: SimTime,
     ) -> (RunReport, Option<subsim_rules::panel::PanelView>) {
-        let mut kernel = Kernel::new(self.spec, sink);
+        let mut kernel = Kernel::new(self.spec, Out::sink(sink));
         kernel.clock.stop_at = Some(at);
         kernel.run();
         let gates = kernel.session.config.gates;
@@ -517,7 +557,7 @@ fn provider_from(text: &str) -> model::Provider {
 }
 
 impl<'s> Kernel<'s> {
-    fn new(mut spec: SimSpec, sink: &'s mut dyn Sink) -> Kernel<'s> {
+    fn new(mut spec: SimSpec, out: Out<'s>) -> Kernel<'s> {
         let (config, notes) = decide::session_config(
             spec.session.version,
             spec.session.kind,
@@ -591,7 +631,7 @@ impl<'s> Kernel<'s> {
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),
             },
-            trace: Trace::new(sink, limits),
+            trace: Trace::new(out.sink, out.summary, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
             panel: (spec.load.is_none() && decide::session_has_panel(session.kind).0).then(|| {
                 observe::PanelState {

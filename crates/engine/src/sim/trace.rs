@@ -1,5 +1,15 @@
 //! The trace writer: every event the kernel writes goes through [`Trace`], which numbers
-//! it, hands it to the sink and stops the trace at a safety limit.
+//! it, hands it to the sink and the summary and stops the trace at a safety limit.
+//!
+//! # Where the trace goes
+//!
+//! A run writes into a sink, a [`Summary`] kept by the kernel, or both
+//! (`Simulation::run`, `Simulation::run_summarized`). The sink is given every event. The
+//! summary is given the frequent kinds through its typed entries
+//! ([`Summary::agent_started_at`] …: the code its own `Sink::event` runs for those
+//! kinds) with the fields the caller passed, and every other kind as an event. With no
+//! sink, the frequent events are not built at all: a load run's summary costs its counts,
+//! not a trace.
 //!
 //! # Ground rules of the kept events
 //!
@@ -22,6 +32,9 @@
 //!   [`Trace::report_delivered`] call that kept them, which the decisions layer's
 //!   delivery memo (`decide.rs`) vouches for; debug builds compare.
 //! * Every other event is built by the caller and handed to [`Trace::event`].
+//! * With no sink, the kept events of the kinds the summary has typed entries for are not
+//!   written (nobody reads them), except `report_delivered`'s, which
+//!   `report_delivered_again` and the debug check of the delivery memo read.
 //!
 //! Nothing is written once a safety limit has ended the trace: the `limit_reached` event
 //! is the last one.
@@ -39,13 +52,17 @@ use subsim_rules::{Mode, RejectReason, RuleId};
 use crate::event::{AgentId, AgentRef, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal};
 use crate::sink::Sink;
 use crate::spec::{Answer, Limits};
+use crate::summary::Summary;
 use crate::time::SimTime;
 
 use super::LimitHit;
 
 /// The trace being written, and the safety limits that can end it.
 pub(super) struct Trace<'s> {
-    pub(super) sink: &'s mut dyn Sink,
+    /// Given every event, if there is one.
+    sink: Option<&'s mut dyn Sink>,
+    /// Kept through its typed entries, if there is one (see "Where the trace goes").
+    summary: Option<&'s mut Summary>,
     /// The next event's seq (= events written so far).
     pub(super) seq: u64,
     /// Virtual time of the last event.
@@ -137,10 +154,16 @@ enum Hot {
 }
 
 impl<'s> Trace<'s> {
-    /// A trace written to `sink` under `limits`, nothing written yet.
-    pub(super) fn new(sink: &'s mut dyn Sink, limits: Limits) -> Trace<'s> {
+    /// A trace written to `sink` and `summary` (either may be absent) under `limits`,
+    /// nothing written yet.
+    pub(super) fn new(
+        sink: Option<&'s mut dyn Sink>,
+        summary: Option<&'s mut Summary>,
+        limits: Limits,
+    ) -> Trace<'s> {
         Trace {
             sink,
+            summary,
             seq: 0,
             last_time: SimTime::ZERO,
             limit: None,
@@ -168,12 +191,51 @@ impl<'s> Trace<'s> {
             rule,
             kind,
         };
+        self.hand_over(&event);
+        self.counted(now);
+    }
+
+    /// `event` to the summary and the sink.
+    #[inline(always)]
+    fn hand_over(&mut self, event: &Event) {
+        if let Some(summary) = self.summary.as_deref_mut() {
+            summary.event(event);
+        }
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.event(event);
+        }
+    }
+
+    /// One event more was written at `now`: the next seq, and the `max_events` limit.
+    #[inline(always)]
+    fn counted(&mut self, now: SimTime) {
         self.seq += 1;
         self.last_time = now;
-        self.sink.event(&event);
         if self.seq >= self.limits.max_events {
             self.limit_reached(now, Limit::MaxEvents, self.limits.max_events);
         }
+    }
+
+    /// Whether the kept events of the kinds with typed summary entries are written: only
+    /// for a sink (see the module's ground rules).
+    #[inline(always)]
+    fn builds_events(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// The summary, if the trace keeps one (to call its typed entry).
+    #[inline(always)]
+    fn summary(&mut self) -> Option<&mut Summary> {
+        self.summary.as_deref_mut()
+    }
+
+    /// Not an event: the run of agent `id` will soon take a step; the summary's state of
+    /// it is read now (`sim/ahead.rs`). What is read is returned, to be discarded.
+    #[inline]
+    pub(super) fn preload(&self, id: u32) -> u64 {
+        self.summary
+            .as_deref()
+            .map_or(0, |summary| summary.preload(id))
     }
 
     /// The safety limit `limit` (its bound `value`) ends the trace at `now`: the
@@ -193,12 +255,13 @@ impl<'s> Trace<'s> {
             kind: EventKind::LimitReached { limit, value },
         };
         self.seq += 1;
-        self.sink.event(&event);
+        self.hand_over(&event);
         self.limit = Some(LimitHit { limit, value });
     }
 
     /// Stamps the kept event `hot` (its fields just written) with `now`, the next seq and
-    /// `rule`, and hands it to the sink through the method of its kind.
+    /// `rule`, and hands it to the sink (and, for a kind without a typed summary entry, to
+    /// the summary).
     #[inline(always)]
     fn send_kept(&mut self, now: SimTime, rule: Option<RuleId>, hot: Hot) {
         let kept = &mut self.kept;
@@ -216,21 +279,29 @@ impl<'s> Trace<'s> {
         event.t = now;
         event.seq = self.seq;
         event.rule = rule;
-        self.seq += 1;
-        self.last_time = now;
         let event = &*event;
         match hot {
-            Hot::Requested => self.sink.spawn_requested(event),
-            Hot::Rejected => self.sink.spawn_rejected(event),
-            Hot::Started => self.sink.agent_started(event),
-            Hot::Finished => self.sink.agent_finished(event),
-            Hot::Notification => self.sink.notification(event),
-            Hot::Delivered => self.sink.report_delivered(event),
-            Hot::Prompted | Hot::Answered | Hot::ToolCalled => self.sink.event(event),
+            // The summary had these through its typed entries.
+            Hot::Requested
+            | Hot::Rejected
+            | Hot::Started
+            | Hot::Finished
+            | Hot::Notification
+            | Hot::Delivered => {
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    sink.event(event);
+                }
+            }
+            Hot::Prompted | Hot::Answered | Hot::ToolCalled => {
+                if let Some(summary) = self.summary.as_deref_mut() {
+                    summary.event(event);
+                }
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    sink.event(event);
+                }
+            }
         }
-        if self.seq >= self.limits.max_events {
-            self.limit_reached(now, Limit::MaxEvents, self.limits.max_events);
-        }
+        self.counted(now);
     }
 
     /// A `spawn_requested` (no rule: the request itself).
@@ -238,6 +309,12 @@ impl<'s> Trace<'s> {
     pub(super) fn spawn_requested(&mut self, now: SimTime, call: Requested<'_>) {
         if self.limit.is_some() {
             return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.spawn_requested_at(now, call.agent_type, call.arrival, call.stream);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
         }
         let EventKind::SpawnRequested {
             caller,
@@ -271,6 +348,12 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.spawn_rejected_at(now, refusal.reason, refusal.running);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
+        }
         let EventKind::SpawnRejected {
             caller,
             agent_type,
@@ -299,6 +382,13 @@ impl<'s> Trace<'s> {
     pub(super) fn agent_started(&mut self, now: SimTime, rule: RuleId, start: Started<'_>) {
         if self.limit.is_some() {
             return;
+        }
+        if let Some(summary) = self.summary() {
+            let agent_type = &start.profile.agent_type;
+            summary.agent_started_at(now, start.agent.id, agent_type, start.running);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
         }
         let EventKind::AgentStarted {
             agent,
@@ -343,6 +433,12 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.agent_finished_at(now, id, outcome, running);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
+        }
         let EventKind::AgentFinished {
             agent,
             outcome: kept_outcome,
@@ -373,6 +469,12 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.notification_at(now, what);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
+        }
         let EventKind::Notification {
             to: kept_to,
             from: kept_from,
@@ -393,6 +495,11 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.report_delivered_at(now);
+        }
+        // Written even with no sink: `report_delivered_again` and the delivery memo's
+        // debug check read it.
         let EventKind::ReportDelivered {
             agent,
             to,
@@ -423,6 +530,12 @@ impl<'s> Trace<'s> {
     ) {
         if self.limit.is_some() {
             return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.report_delivered_at(now);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
         }
         let EventKind::ReportDelivered {
             agent, to: kept_to, ..
@@ -711,7 +824,7 @@ mod tests {
     #[test]
     fn every_kept_kind_is_written_with_its_fields() {
         let mut sink = Collect::default();
-        let mut trace = Trace::new(&mut sink, Limits::default());
+        let mut trace = Trace::new(Some(&mut sink), None, Limits::default());
         let a1 = AgentRef {
             id: 1,
             name: Some(Rc::from("w")),
@@ -815,7 +928,7 @@ mod tests {
             max_events: 2,
             ..Limits::default()
         };
-        let mut trace = Trace::new(&mut sink, limits);
+        let mut trace = Trace::new(Some(&mut sink), None, limits);
         for _ in 0..4 {
             trace.notification(
                 SimTime::ZERO,

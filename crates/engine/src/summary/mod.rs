@@ -148,20 +148,36 @@ pub struct PromptTypeReport {
 }
 
 impl Sink for Summary {
-    fn preload(&self, id: u32) -> u64 {
-        self.load.running_types.preload(id)
-    }
-
     /// Every kind: the ones every run has many of (a load run: a request, a start, an end
-    /// and a notification per arrival) through their own methods, every other kind
-    /// through `Summary::other_event`, out of line, so that this function stays a bare
-    /// dispatch (no registers saved on every event).
+    /// and a notification per arrival) through the typed entries the kernel calls
+    /// directly ([`Summary::agent_started_at`] …), every other kind through
+    /// `Summary::other_event`, out of line, so that this function stays a bare dispatch.
     fn event(&mut self, event: &Event) {
+        let t = event.t;
         match &event.kind {
-            EventKind::SpawnRequested { .. } => self.spawn_requested(event),
-            EventKind::AgentStarted { .. } => self.agent_started(event),
-            EventKind::AgentFinished { .. } => self.agent_finished(event),
-            EventKind::Notification { .. } => self.notification(event),
+            EventKind::SpawnRequested {
+                arrival,
+                agent_type,
+                stream,
+                ..
+            } => self.spawn_requested_at(t, agent_type, *arrival, stream.as_ref()),
+            EventKind::SpawnRejected {
+                reason, running, ..
+            } => self.spawn_rejected_at(t, *reason, *running),
+            EventKind::AgentStarted {
+                agent,
+                profile,
+                running,
+                ..
+            } => self.agent_started_at(t, agent.id, &profile.agent_type, *running),
+            EventKind::AgentFinished {
+                outcome,
+                agent,
+                running,
+                ..
+            } => self.agent_finished_at(t, agent.id, *outcome, *running),
+            EventKind::Notification { what, .. } => self.notification_at(t, *what),
+            EventKind::ReportDelivered { .. } => self.report_delivered_at(t),
             // The panel's bookkeeping after the last decision is not in the makespan
             // (EventKind::moves_the_end); a panel change carries no running count.
             EventKind::PanelChanged { .. } => {
@@ -169,105 +185,94 @@ impl Sink for Summary {
                 self.other_event(event);
             }
             _ => {
-                self.count(event);
+                self.count(t);
                 self.other_event(event);
             }
         }
     }
+}
 
+/// The typed entries: what [`Sink::event`] does with an event of each frequent kind, given
+/// the fields it reads. The kernel's trace writer (`sim/trace.rs`) calls them directly
+/// when it keeps a summary, without building the event: the two paths are one code.
+impl Summary {
+    /// A `spawn_requested` at `t` (`arrival`: the load generator's, if it is one).
     #[inline(never)]
-    fn spawn_requested(&mut self, event: &Event) {
-        let EventKind::SpawnRequested {
-            arrival,
-            agent_type,
-            stream,
-            ..
-        } = &event.kind
-        else {
-            return self.event(event);
-        };
-        self.count(event);
+    pub(crate) fn spawn_requested_at(
+        &mut self,
+        t: SimTime,
+        agent_type: &Rc<str>,
+        arrival: Option<u64>,
+        stream: Option<&Rc<str>>,
+    ) {
+        self.count(t);
         self.spawns_requested += 1;
         self.load.pending = None;
         if let Some(arrival) = arrival {
-            self.load.requested(*arrival, agent_type, stream.as_ref());
+            self.load.requested(arrival, agent_type, stream);
         }
     }
 
+    /// A `spawn_rejected` at `t` for `reason`, `running` running.
     #[inline(never)]
-    fn agent_started(&mut self, event: &Event) {
-        let EventKind::AgentStarted {
-            agent,
-            profile,
-            running,
-            ..
-        } = &event.kind
-        else {
-            return self.event(event);
-        };
-        self.count(event);
-        let t = event.t.as_micros();
-        self.on_agent_started(t, agent.id, &profile.agent_type, *running);
-    }
-
-    #[inline(never)]
-    fn agent_finished(&mut self, event: &Event) {
-        let EventKind::AgentFinished {
-            outcome,
-            agent,
-            running,
-            ..
-        } = &event.kind
-        else {
-            return self.event(event);
-        };
-        self.count(event);
-        let t = event.t.as_micros();
-        self.on_agent_finished(t, agent.id, *outcome, *running);
-    }
-
-    #[inline(never)]
-    fn spawn_rejected(&mut self, event: &Event) {
-        // A load run's usual refusal (the others, as `other_event` counts them).
-        let EventKind::SpawnRejected {
-            reason: RejectReason::ConcurrentLimit,
-            running,
-            ..
-        } = &event.kind
-        else {
-            return self.event(event);
-        };
-        self.count(event);
-        let t = event.t.as_micros();
-        self.set_running(t, *running);
-        self.rejected[CONCURRENT_LIMIT] += 1;
+    pub(crate) fn spawn_rejected_at(&mut self, t: SimTime, reason: RejectReason, running: u32) {
+        self.count(t);
+        let t = t.as_micros();
+        self.set_running(t, running);
+        self.rejected[reject_index(reason)] += 1;
         if self.load.pending.is_some() {
-            self.load.rejected(t, true);
+            self.load
+                .rejected(t, reason == RejectReason::ConcurrentLimit);
         }
     }
 
+    /// An `agent_started` at `t` of run `id`, of `agent_type`, `running` running.
     #[inline(never)]
-    fn report_delivered(&mut self, event: &Event) {
-        // A delivery carries no running count and no statistic of its own: counted only.
-        if !matches!(event.kind, EventKind::ReportDelivered { .. }) {
-            return self.event(event);
-        }
-        self.count(event);
+    pub(crate) fn agent_started_at(
+        &mut self,
+        t: SimTime,
+        id: u32,
+        agent_type: &Rc<str>,
+        running: u32,
+    ) {
+        self.count(t);
+        self.on_agent_started(t.as_micros(), id, agent_type, running);
     }
 
+    /// An `agent_finished` at `t` of run `id`, `running` running after it.
     #[inline(never)]
-    fn notification(&mut self, event: &Event) {
-        let EventKind::Notification { what, .. } = &event.kind else {
-            return self.event(event);
-        };
-        self.count(event);
-        self.notifications[notice_index(*what)] += 1;
+    pub(crate) fn agent_finished_at(
+        &mut self,
+        t: SimTime,
+        id: u32,
+        outcome: Outcome,
+        running: u32,
+    ) {
+        self.count(t);
+        self.on_agent_finished(t.as_micros(), id, outcome, running);
+    }
+
+    /// A `notification` of `what` at `t`.
+    #[inline(never)]
+    pub(crate) fn notification_at(&mut self, t: SimTime, what: Notice) {
+        self.count(t);
+        self.notifications[notice_index(what)] += 1;
+    }
+
+    /// A `report_delivered` at `t`: it carries no running count and no statistic of its
+    /// own, so it is only counted.
+    #[inline]
+    pub(crate) fn report_delivered_at(&mut self, t: SimTime) {
+        self.count(t);
+    }
+
+    /// Not an event: the run of agent `id` will soon take a step (and may end). Reads its
+    /// per-type entry, changes nothing (`sim/ahead.rs` loads it ahead).
+    #[inline]
+    pub(crate) fn preload(&self, id: u32) -> u64 {
+        self.load.running_types.preload(id)
     }
 }
-
-/// `RejectReason::ConcurrentLimit`'s index in [`RejectReason::ALL`] (a unit test checks
-/// it).
-const CONCURRENT_LIMIT: usize = 0;
 
 /// `outcome`'s index in [`OUTCOMES`] (the declaration order; a unit test checks it).
 #[inline]
@@ -289,11 +294,11 @@ fn notice_index(what: Notice) -> usize {
 }
 
 impl Summary {
-    /// Every event: counted, and the makespan.
+    /// Every event (at `t`): counted, and the makespan.
     #[inline]
-    fn count(&mut self, event: &Event) {
+    fn count(&mut self, t: SimTime) {
         self.events += 1;
-        self.last_t = self.last_t.max(event.t);
+        self.last_t = self.last_t.max(t);
     }
 
     /// An `agent_started` (counted).
@@ -375,15 +380,6 @@ impl Summary {
         };
         match &event.kind {
             EventKind::SessionStarted { cap, .. } => self.cap = *cap,
-            EventKind::SpawnRejected { reason, .. } => {
-                self.rejected[reject_index(*reason)] += 1;
-                if self.load.pending.is_some() {
-                    self.load.rejected(
-                        event.t.as_micros(),
-                        *reason == RejectReason::ConcurrentLimit,
-                    );
-                }
-            }
             EventKind::AgentResumed { running, agent, .. } => {
                 if !self.load.off {
                     self.load
@@ -457,7 +453,8 @@ impl Summary {
             EventKind::LimitReached { limit, value } => {
                 self.limit = Some((*limit, *value));
             }
-            // Requests, starts, ends and notifications are counted in `event`.
+            // Requests, refusals, starts, ends, notifications and deliveries: the typed
+            // entries (`Sink::event` never hands them here).
             _ => {}
         }
     }

@@ -27,10 +27,6 @@ fn outcome_and_notice_indices_follow_their_lists() {
     for (index, what) in Notice::ALL.iter().enumerate() {
         assert_eq!(notice_index(*what), index, "{what:?}");
     }
-    assert_eq!(
-        RejectReason::ALL[CONCURRENT_LIMIT],
-        RejectReason::ConcurrentLimit
-    );
     for (index, reason) in RejectReason::ALL.into_iter().enumerate() {
         assert_eq!(reject_index(reason), index, "{reason:?}");
     }
@@ -828,20 +824,6 @@ fn random_trace(seed: u64, streams: &[Rc<str>]) -> Vec<Event> {
     events
 }
 
-/// Hands `event` to `sink` as the kernel does: the kinds with a [`Sink`] method of
-/// their own through it.
-fn hand(sink: &mut dyn Sink, event: &Event) {
-    match &event.kind {
-        EventKind::SpawnRequested { .. } => sink.spawn_requested(event),
-        EventKind::SpawnRejected { .. } => sink.spawn_rejected(event),
-        EventKind::AgentStarted { .. } => sink.agent_started(event),
-        EventKind::AgentFinished { .. } => sink.agent_finished(event),
-        EventKind::Notification { .. } => sink.notification(event),
-        EventKind::ReportDelivered { .. } => sink.report_delivered(event),
-        _ => sink.event(event),
-    }
-}
-
 /// Everything a summary shows, and its running area.
 fn shown(summary: &Summary) -> String {
     format!(
@@ -863,12 +845,8 @@ fn the_running_area_is_the_sum_over_events() {
         let events = random_trace(seed * 7_919, &[]);
         let mut summary = Summary::new();
         let (mut area, mut running, mut last) = (0u128, 0u32, 0u64);
-        for (index, event) in events.iter().enumerate() {
-            if index % 2 == 0 {
-                hand(&mut summary, event);
-            } else {
-                summary.event(event);
-            }
+        for event in &events {
+            summary.event(event);
             let t = event.t.as_micros();
             area += u128::from(running) * u128::from(t.saturating_sub(last));
             last = last.max(t);
@@ -880,7 +858,7 @@ fn the_running_area_is_the_sum_over_events() {
     }
 }
 
-/// The fast paths (the kinds' own methods, as the kernel calls them; a request or a
+/// The fast paths (the typed entries, as the kernel calls them; a request or a
 /// start of the type last seen; first starts counted in bulk) leave exactly what the
 /// general paths leave: the same random traces into a summary through `event` only,
 /// whose type caches are emptied before every event (so that every request
@@ -915,7 +893,7 @@ fn fast_paths_show_what_the_general_paths_show() {
         let mut fast = Summary::for_spec(&spec);
         let mut general = Summary::for_spec(&spec);
         for event in &events {
-            hand(&mut fast, event);
+            fast.event(event);
             general.load.request_cache = None;
             general.load.start_cache = None;
             general.event(event);
@@ -968,7 +946,7 @@ fn without_load_the_per_type_bookkeeping_is_skipped_unseen() {
         let mut off = Summary::for_spec(&spec);
         let mut new = Summary::new();
         for event in &events {
-            hand(&mut off, event);
+            off.event(event);
             new.event(event);
         }
         assert!(off.load.off && !off.load.split && off.load.types.is_empty());
