@@ -1,5 +1,9 @@
-//! Run statistics: a [`Summary`] sink that aggregates the trace as it streams by, and
-//! renders the result as an aligned text table or as JSON.
+//! Run statistics: a [`Summary`] that aggregates the trace as it streams by, and renders
+//! the result as an aligned text table or as JSON. It is a [`Sink`]; the kernel can also
+//! keep one itself (`Simulation::run_summarized`), calling its typed entries
+//! (`Summary::agent_started_at` …) for the frequent kinds instead of building their
+//! events: the entries are what `Sink::event` runs for those kinds, so both ways count
+//! the same (`tests/integration/summary_paths.rs`).
 //!
 //! Its `#[inline(…)]` and `#[cold]` attributes are measured: docs/PERFORMANCE.md, "Choices
 //! that need a benchmark".
@@ -150,7 +154,7 @@ pub struct PromptTypeReport {
 impl Sink for Summary {
     /// Every kind: the ones every run has many of (a load run: a request, a start, an end
     /// and a notification per arrival) through the typed entries the kernel calls
-    /// directly ([`Summary::agent_started_at`] …), every other kind through
+    /// directly (`Summary::agent_started_at` …), every other kind through
     /// `Summary::other_event`, out of line, so that this function stays a bare dispatch.
     fn event(&mut self, event: &Event) {
         let t = event.t;
