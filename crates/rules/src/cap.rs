@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(occupancy.running(), 2);
         occupancy.ended(None);
         occupancy.ended(Some(0));
-        assert_eq!(occupancy, Occupancy::default());
+        assert_eq!(occupancy.running(), 0);
         assert_eq!(occupied(4).running(), 4);
     }
 

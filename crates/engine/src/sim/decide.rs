@@ -1379,13 +1379,15 @@ pub(super) fn admit(
     launch.admit(type_key, occupancy, config)
 }
 
-/// Each reason's fixed message (`RejectFacts::message`), by the reason's index.
-pub(super) type RefusalTexts = [Option<Rc<str>>; RejectReason::ALL.len()];
+/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
+/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
+/// tests, and `Kernel::reject_spawn` checks it in debug builds).
+pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
 
-/// The fixed message of each reason (`RejectFacts::message`: CAP-2's at the cap, …), made
+/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
 /// once per session and shared by every refusal at the moment of the call.
 pub(super) fn refusal_texts() -> RefusalTexts {
-    RejectReason::ALL.map(|reason| reason.facts().message.map(Rc::from))
+    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
 }
 
 impl Kernel<'_> {

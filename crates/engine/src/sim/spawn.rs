@@ -231,9 +231,14 @@ impl Kernel<'_> {
         // The shared text, taken only when the kept event does not hold it already.
         let message = match text {
             RefusalText::Plan => &planned.message,
-            RefusalText::Fixed => self.session.refusal_texts[reason as usize]
-                .as_ref()
-                .expect("a refusal at the moment of the call has its reason's fixed message"),
+            RefusalText::Fixed => {
+                let text = &self.session.refusal_texts[reason as usize];
+                debug_assert!(
+                    !text.is_empty(),
+                    "kernel invariant: a refusal at the moment of the call has its reason's text"
+                );
+                text
+            }
         };
         let refusal = trace::Rejected {
             caller,
