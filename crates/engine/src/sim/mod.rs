@@ -380,7 +380,7 @@ struct Session {
     effort_env: Option<String>,
     effort: Option<String>,
     /// The fixed message of each reason (`RejectFacts::message`, by the reason's index),
-    /// shared by every refusal at the moment of the call (CAP-2's at the cap, …).
+    /// shared by every refusal at the moment of the call (CAP-1's at the cap, …).
     refusal_texts: decide::RefusalTexts,
     /// The type a fork runs as (FORK-3), shared.
     fork_arc: Rc<str>,

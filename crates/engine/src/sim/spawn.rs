@@ -426,7 +426,7 @@ impl Session {
 enum RefusalText {
     /// The plan's refusal (`CachedPlan::message`).
     Plan,
-    /// The reason's fixed message, for a refusal at the moment of the call (CAP-2's at the
+    /// The reason's fixed message, for a refusal at the moment of the call (CAP-1's at the
     /// cap, …: `Session::refusal_texts`, `RejectFacts::message`).
     Fixed,
 }
