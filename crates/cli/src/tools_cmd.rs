@@ -206,7 +206,7 @@ impl<'s> Setup<'s> {
             session.version,
             session.kind,
             &session.env,
-            session.ultracode,
+            &session.admission,
             session.agent_teams,
             session.permission_mode,
         );

@@ -85,8 +85,9 @@ pub struct SessionSpec {
     pub permissions: PermissionRules,
     /// Agent teams on.
     pub agent_teams: bool,
-    /// Ultracode on (CAP-4).
-    pub ultracode: bool,
+    /// The settings the moment-time admission reads (CAP-4's `ultracode`, …), carried as
+    /// the scenario crate filled them into `SessionConfig::admission`.
+    pub admission: subsim_rules::cap::Settings,
     /// The main session's permission mode.
     pub permission_mode: PermissionMode,
     /// The main conversation's built-in tools; `None` = the documented default list.
@@ -155,7 +156,7 @@ impl Default for SessionSpec {
             env: BTreeMap::new(),
             permissions: PermissionRules::default(),
             agent_teams: false,
-            ultracode: false,
+            admission: subsim_rules::cap::Settings::default(),
             permission_mode: PermissionMode::Default,
             tools: None,
             mcp: BTreeMap::new(),

@@ -8,18 +8,21 @@
 //! The main types:
 //! - [`SessionConfig`]: the session settings after version gates ([`Gates`]) and env vars;
 //! - [`placement::place`]: FGBG-1's first-match chain;
-//! - [`cap::admit`]: the concurrency cap;
+//! - [`cap::admit`]: the concurrency cap, and every check made at the moment of a call;
 //! - [`tools::resolve`]: the two tool filters and `tools`/`disallowedTools`;
 //! - [`prompt::route`]: where a permission prompt goes.
 //!
 //! ```
-//! use subsim_rules::{cap, SessionConfig, SessionKind, PermissionMode, Version};
+//! use subsim_rules::{cap, RejectReason, SessionConfig, SessionKind, PermissionMode, Version};
 //! let (config, _notes) = SessionConfig::resolve(
-//!     Version::NEWEST, SessionKind::Interactive, &Default::default(), false, false,
-//!     PermissionMode::Default);
-//! let decision = cap::admit(20, &config);
-//! assert!(!decision.admitted);
-//! assert_eq!(decision.rule, "CAP-1");
+//!     Version::NEWEST, SessionKind::Interactive, &Default::default(),
+//!     &cap::Settings::default(), false, PermissionMode::Default);
+//! let mut running = cap::Occupancy::default();
+//! for _ in 0..20 {
+//!     running.started(Some(0));
+//! }
+//! let call = cap::Call { fork: false, type_key: Some(0) };
+//! assert_eq!(cap::admit(call, &running, &config), Err((RejectReason::ConcurrentLimit, "CAP-1")));
 //! ```
 #![warn(missing_docs)]
 

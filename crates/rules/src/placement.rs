@@ -103,7 +103,7 @@ mod tests {
             Version::NEWEST,
             kind,
             &env,
-            false,
+            &crate::cap::Settings::default(),
             false,
             PermissionMode::Default,
         )

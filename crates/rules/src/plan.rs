@@ -6,8 +6,8 @@
 //! launch check (HANDBACK-7) → the cap (CAP-1…5, CAP-10). Everything before the cap depends
 //! only on the call, the caller's situation and the session, never on the moment, so
 //! [`plan`] answers it once as a [`SpawnPlan`] and the engine may keep that answer for every
-//! call of the same kind. The cap is the one question asked at the moment of each call:
-//! [`Launch::admit`].
+//! call of the same kind. The cap (and every other check of the moment, [`cap::admit`]) is
+//! the one question asked at the moment of each call: [`Launch::admit`].
 //!
 //! This module composes the other modules' decisions; it decides nothing of its own but
 //! the person's fork, [`subtask`], which is not an Agent call (FORK-9, FORK-10, CAP-6).
@@ -102,26 +102,26 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// CAP-1/3/4, Q-34, CAP-10: may this planned start take a slot while `running` runs?
-    /// A start the plan does not check (a teammate, CAP-8) is always admitted.
+    /// CAP-5 / CAP-8, then [`cap::admit`] (CAP-1/3/4, Q-34, CAP-10 and every other check
+    /// made at the moment of the call): may this planned start, of the type at `type_key`
+    /// (as [`cap::Occupancy`] is given it), take a slot while `occupancy` runs? A start the
+    /// plan does not check (a teammate, CAP-8) is always admitted.
     #[inline]
-    pub fn admit(&self, running: u32, config: &SessionConfig) -> Admission {
+    pub fn admit(
+        &self,
+        type_key: Option<usize>,
+        occupancy: &cap::Occupancy,
+        config: &SessionConfig,
+    ) -> Admission {
         let (checked, rule) = self.cap_checked;
         if !checked {
-            return Admission {
-                admitted: true,
-                rule,
-            };
+            return Ok(rule);
         }
-        let admission = cap::admit(running, config);
-        if !admission.admitted && self.launched == Launched::Fork {
-            // CAP-10: a fork Claude spawns is refused at the cap like any Agent-tool spawn.
-            return Admission {
-                admitted: false,
-                rule: "CAP-10",
-            };
-        }
-        admission
+        let call = cap::Call {
+            fork: matches!(self.launched, Launched::Fork),
+            type_key,
+        };
+        cap::admit(call, occupancy, config)
     }
 }
 
@@ -440,7 +440,7 @@ mod tests {
             Version::NEWEST,
             SessionKind::Headless,
             &env,
-            false,
+            &cap::Settings::default(),
             false,
             PermissionMode::Default,
         )
@@ -512,8 +512,7 @@ mod tests {
         assert_eq!(launch.permission_mode, config.permission_mode);
         // CAP-6 / FORK-10: never blocked by the cap, even past it.
         assert_eq!(launch.cap_checked, (false, "CAP-6"));
-        let admission = launch.admit(5, &config);
-        assert_eq!((admission.admitted, admission.rule), (true, "CAP-6"));
+        assert_eq!(launch.admit(None, &cap::occupied(5), &config), Ok("CAP-6"));
     }
 
     #[test]
@@ -529,8 +528,14 @@ mod tests {
             Launched::Subagent("general-purpose".into())
         );
         assert_eq!((launch.depth, launch.cap_checked), (1, (true, "CAP-5")));
-        assert!(launch.admit(1, &config).admitted);
-        assert_eq!(launch.admit(2, &config).rule, "CAP-1");
+        let general_purpose = Some(0);
+        assert!(launch
+            .admit(general_purpose, &cap::occupied(1), &config)
+            .is_ok());
+        assert_eq!(
+            launch.admit(general_purpose, &cap::occupied(2), &config),
+            Err((RejectReason::ConcurrentLimit, "CAP-1"))
+        );
     }
 
     #[test]
@@ -548,8 +553,10 @@ mod tests {
             panic!("a fork launches when fork mode is on");
         };
         assert_eq!(launch.tools, PlanTools::Main);
-        let admission = launch.admit(1, &config);
-        assert_eq!((admission.admitted, admission.rule), (false, "CAP-10"));
+        assert_eq!(
+            launch.admit(None, &cap::occupied(1), &config),
+            Err((RejectReason::ConcurrentLimit, "CAP-10"))
+        );
     }
 
     #[test]
@@ -645,7 +652,7 @@ mod tests {
                 Version::NEWEST,
                 SessionKind::Headless,
                 &Default::default(),
-                false,
+                &cap::Settings::default(),
                 false,
                 mode,
             );
@@ -664,7 +671,7 @@ mod tests {
             Version::NEWEST,
             SessionKind::Interactive,
             &Default::default(),
-            false,
+            &cap::Settings::default(),
             true,
             PermissionMode::Default,
         );

@@ -197,8 +197,9 @@ pub struct SessionConfig {
     pub kind: SessionKind,
     /// CAP-1: the cap, or `None` when the version has none.
     pub cap: Option<u32>,
-    /// CAP-4 / Q-42: ultracode exempts spawns from the cap check; slots are still counted.
-    pub ultracode: bool,
+    /// The session's settings the moment-time admission reads (CAP-4's ultracode, …):
+    /// [`crate::cap::Settings`], kept whole as the caller gave them.
+    pub admission: crate::cap::Settings,
     /// DEPTH-1/2/6: how many subagent layers below main may exist (0 = no subagent may spawn).
     pub depth_limit: u32,
     /// FORK-1/2: whether fork mode is on.
@@ -257,7 +258,7 @@ impl SessionConfig {
         version: Version,
         kind: SessionKind,
         env: &BTreeMap<String, String>,
-        ultracode: bool,
+        admission: &crate::cap::Settings,
         agent_teams: bool,
         permission_mode: PermissionMode,
     ) -> (SessionConfig, Vec<ConfigNote>) {
@@ -302,7 +303,7 @@ impl SessionConfig {
             gates,
             kind,
             cap,
-            ultracode,
+            admission: admission.clone(),
             depth_limit,
             fork_mode,
             background_disabled,
@@ -328,7 +329,7 @@ mod tests {
             Version::v2_1(version),
             kind,
             &env,
-            false,
+            &crate::cap::Settings::default(),
             false,
             PermissionMode::Default,
         )

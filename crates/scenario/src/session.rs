@@ -181,7 +181,7 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
         spec.agent_teams = ctx.boolean(value, "`agent_teams`").unwrap_or(false);
     }
     if let Some(value) = fields.get("ultracode") {
-        spec.ultracode = ctx.boolean(value, "`ultracode`").unwrap_or(false);
+        spec.admission.ultracode = ctx.boolean(value, "`ultracode`").unwrap_or(false);
     }
     if let Some(value) = fields.get("permission_mode") {
         if let Some(mode) = ctx.choice(value, "permission_mode", &PermissionMode::NAMES) {

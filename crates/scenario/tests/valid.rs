@@ -72,7 +72,7 @@ fn rich_session() {
         vec!["Agent(Explore)", "Bash(git status)"]
     );
     assert_eq!(session.permissions.deny, vec!["Bash(git push *)"]);
-    assert!(!session.agent_teams && session.ultracode);
+    assert!(!session.agent_teams && session.admission.ultracode);
     assert_eq!(session.permission_mode, PermissionMode::AcceptEdits);
     assert_eq!(session.tools.as_ref().map(Vec::len), Some(6));
     assert_eq!(

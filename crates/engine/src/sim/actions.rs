@@ -122,7 +122,7 @@ impl Kernel<'_> {
             agent.mode = Mode::Background;
             agent.awaited = false;
             let reference = agent.reference();
-            let running = self.agents.running;
+            let running = self.running();
             self.emit(
                 Some(id::FGBG_5),
                 EventKind::AgentBackgrounded {

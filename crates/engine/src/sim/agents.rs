@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use subsim_rules::cap::Occupancy;
 use subsim_rules::{Mode, PermissionMode};
 
 use crate::event::{AgentId, AgentRef, Outcome, RunProfile, MAIN};
@@ -556,8 +557,9 @@ pub(super) struct Agents {
     /// the test that no per-event path scans the slab.
     pub(super) scans: u32,
     pub(super) next_id: AgentId,
-    /// Subagents running now (what the cap counts).
-    pub(super) running: u32,
+    /// What runs now, as the moment-time admission counts it (`cap::Occupancy`: CAP-1's
+    /// running count, …), changed only through `Kernel::count_start` / `count_end`.
+    pub(super) occupancy: Occupancy,
     /// Who holds each name now.
     pub(super) names: BTreeMap<Rc<str>, AgentId>,
     /// RESUME-12: the agent each name first reached in this conversation.
@@ -638,7 +640,7 @@ impl Agents {
             index_all: false,
             scans: 0,
             next_id: 1,
-            running: 0,
+            occupancy: Occupancy::default(),
             names: BTreeMap::new(),
             reached: BTreeMap::new(),
         }
@@ -971,7 +973,7 @@ mod tests {
     #[test]
     fn load_workers_that_spawn_are_found_without_a_scan_of_the_slab() {
         let mut spec = SimSpec::poisson_load("w5", 50.0, SimTime::from_secs(1), 400);
-        spec.session.ultracode = true;
+        spec.session.admission.ultracode = true;
         let helper = Rc::from(vec![
             Step::Work(Dist::fixed(20_000_000)),
             Step::Report(Rc::from("done")),

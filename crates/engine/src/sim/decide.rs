@@ -78,6 +78,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use subsim_rules::cap::Occupancy;
 use subsim_rules::depth::{self, AgentTool};
 use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
@@ -85,7 +86,7 @@ use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
     context, hooks, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
-    RuleId, SessionConfig, SessionKind,
+    RejectReason, RuleId, SessionConfig, SessionKind,
 };
 
 use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
@@ -1358,20 +1359,58 @@ pub(super) fn session_config(
     version: subsim_rules::Version,
     kind: SessionKind,
     env: &BTreeMap<String, String>,
-    ultracode: bool,
+    admission: &subsim_rules::cap::Settings,
     agent_teams: bool,
     permission_mode: PermissionMode,
 ) -> (SessionConfig, Vec<subsim_rules::session::ConfigNote>) {
-    SessionConfig::resolve(version, kind, env, ultracode, agent_teams, permission_mode)
+    SessionConfig::resolve(version, kind, env, admission, agent_teams, permission_mode)
 }
 
-/// CAP-1/3/4, Q-34, CAP-10: whether a planned start takes a slot while `running` run.
+/// CAP-5 / CAP-8, then `cap::admit` (CAP-1/3/4, Q-34, CAP-10 and every other check made at
+/// the moment of the call): whether a planned start of the type at `type_key` takes a slot
+/// while `occupancy` runs, or the refusal's reason and rule.
+#[inline(always)]
 pub(super) fn admit(
     launch: &Launch,
-    running: u32,
+    type_key: Option<usize>,
+    occupancy: &Occupancy,
     config: &SessionConfig,
 ) -> subsim_rules::cap::Admission {
-    launch.admit(running, config)
+    launch.admit(type_key, occupancy, config)
+}
+
+/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
+/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
+/// tests, and `Kernel::reject_spawn` checks it in debug builds).
+pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
+
+/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
+/// once per session and shared by every refusal at the moment of the call.
+pub(super) fn refusal_texts() -> RefusalTexts {
+    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
+}
+
+impl Kernel<'_> {
+    /// The subagents holding a slot now (`cap::Occupancy`: what CAP-1 counts, every
+    /// event's `running`).
+    #[inline(always)]
+    pub(super) fn running(&self) -> u32 {
+        self.agents.occupancy.running()
+    }
+
+    /// CAP-5/6/7: a run of the type at `type_key` took a slot (a teammate takes none,
+    /// CAP-8); the moment-time admission's counts go up (`cap::Occupancy::started`).
+    #[inline(always)]
+    pub(super) fn count_start(&mut self, type_key: Option<usize>) {
+        self.agents.occupancy.started(type_key);
+    }
+
+    /// A run of the type at `type_key` that held a slot ended; the counts go down
+    /// (`cap::Occupancy::ended`).
+    #[inline(always)]
+    pub(super) fn count_end(&mut self, type_key: Option<usize>) {
+        self.agents.occupancy.ended(type_key);
+    }
 }
 
 /// PANEL-7: what `x` does on `row` of the panel.
@@ -1630,7 +1669,7 @@ mod tests {
             Version::NEWEST,
             SessionKind::Headless,
             &env,
-            false,
+            &subsim_rules::cap::Settings::default(),
             false,
             PermissionMode::Default,
         );

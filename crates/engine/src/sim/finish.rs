@@ -102,7 +102,7 @@ impl Kernel<'_> {
         agent.foreground_pending = 0;
         agent.bash_running = 0;
         agent.finished_at = now;
-        let teammate = agent.teammate;
+        let (teammate, type_key) = (agent.teammate, agent.type_index());
         // The run's id and name, kept apart: events build their references from them.
         let (own_id, own_name) = (agent.id, agent.name.clone());
         let (mode, fork, report_to, awaited, resumed, from_load) = (
@@ -117,9 +117,9 @@ impl Kernel<'_> {
         let forget = from_load && own_name.is_none();
         // CAP-8: a teammate held no slot.
         if !teammate {
-            self.agents.running -= 1;
+            self.count_end(type_key);
         }
-        let (now, running) = (self.clock.now, self.agents.running);
+        let (now, running) = (self.clock.now, self.running());
         let detail_text = detail.as_deref();
         self.trace
             .agent_finished(now, rule, own_id, &own_name, outcome, running, detail_text);

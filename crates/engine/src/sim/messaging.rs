@@ -204,10 +204,10 @@ impl Kernel<'_> {
         let reference = agent.reference();
         // RESUME-15: the effort the run started with (a per-invocation one included) stays.
         let effort = agent.profile.effort.clone();
-        let gen = agent.gen;
+        let (gen, type_key) = (agent.gen, agent.type_index());
         let recipient_slot = self.agents.slot_of(report_to);
         // CAP-7: a resume takes a slot unchecked.
-        let running = self.take_slot(recipient_slot, true);
+        let running = self.take_slot(recipient_slot, true, type_key);
         let kind = EventKind::AgentResumed {
             agent: reference,
             by: self.agents.reference(by),

@@ -32,7 +32,7 @@ use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::{messages, Mode, PermissionMode, RuleId, SessionConfig};
+use subsim_rules::{Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
 use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
@@ -419,8 +419,9 @@ struct Session {
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
-    /// CAP-2's message, shared by every refusal at the cap.
-    limit_message: Rc<str>,
+    /// The fixed message of each reason (`RejectFacts::message`, by the reason's index),
+    /// shared by every refusal at the moment of the call (CAP-1's at the cap, …).
+    refusal_texts: decide::RefusalTexts,
     /// The type a fork runs as (FORK-3), shared.
     fork_arc: Rc<str>,
     /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
@@ -562,7 +563,7 @@ impl<'s> Kernel<'s> {
             spec.session.version,
             spec.session.kind,
             &spec.session.env,
-            spec.session.ultracode,
+            &spec.session.admission,
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
@@ -1076,7 +1077,7 @@ impl Session {
                 .collect(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
-            limit_message: Rc::from(messages::CONCURRENT_LIMIT),
+            refusal_texts: decide::refusal_texts(),
             fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
             default_program,
             default_resume_program: default_resume_behavior(),

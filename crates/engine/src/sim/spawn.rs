@@ -115,19 +115,14 @@ impl Kernel<'_> {
             // the cap (CAP-8: `Launch::admit` would admit it).
             return self.launch_teammate(caller_slot, caller_ref, name, &planned, spec, from_load);
         }
-        // CAP-1/3/4, CAP-5, CAP-10: the one check that depends on the moment.
-        let admission = decide::admit(launch, self.agents.running, &self.session.config);
-        if !admission.admitted {
-            // The message is the documented text exactly; the count is the event's `running`
-            // and the cap is `session_started.cap`. CAP-2: nothing re-issues the call.
-            return self.reject_spawn(
-                &planned,
-                caller_ref,
-                name,
-                RejectReason::ConcurrentLimit,
-                admission.rule,
-                RefusalText::Limit,
-            );
+        // CAP-1/3/4, CAP-5, CAP-10 (`cap::admit`): the one check that depends on the moment.
+        let occupancy = &self.agents.occupancy;
+        let admission = decide::admit(launch, planned.type_index, occupancy, &self.session.config);
+        if let Err((reason, rule)) = admission {
+            // The message is the reason's fixed text exactly (CAP-1's is the documented
+            // one); the count is the event's `running` and the cap is `session_started.cap`.
+            // CAP-2: nothing re-issues the call.
+            return self.reject_spawn(&planned, caller_ref, name, reason, rule, RefusalText::Fixed);
         }
         let start = Start {
             caller: caller_ref,
@@ -195,7 +190,9 @@ impl Kernel<'_> {
     #[inline(never)]
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
         let launch = decide::subtask_launch(fork, &self.session.config);
-        debug_assert!(decide::admit(&launch, self.agents.running, &self.session.config).admitted);
+        debug_assert!(
+            decide::admit(&launch, None, &self.agents.occupancy, &self.session.config).is_ok()
+        );
         let spec = SpawnSpec {
             fork: true,
             count: 1,
@@ -234,7 +231,14 @@ impl Kernel<'_> {
         // The shared text, taken only when the kept event does not hold it already.
         let message = match text {
             RefusalText::Plan => &planned.message,
-            RefusalText::Limit => &self.session.limit_message,
+            RefusalText::Fixed => {
+                let text = &self.session.refusal_texts[reason as usize];
+                debug_assert!(
+                    !text.is_empty(),
+                    "kernel invariant: a refusal at the moment of the call has its reason's text"
+                );
+                text
+            }
         };
         let refusal = trace::Rejected {
             caller,
@@ -242,7 +246,7 @@ impl Kernel<'_> {
             name,
             reason,
             message,
-            running: self.agents.running,
+            running: self.running(),
         };
         self.trace.spawn_rejected(self.clock.now, rule, refusal);
         Err(Some(reason))
@@ -311,12 +315,12 @@ impl Kernel<'_> {
                 self.agents.reached.entry(name.clone()).or_insert(id);
             }
         }
-        let running = self.take_slot(Some(caller_slot), !teammate);
+        let running = self.take_slot(Some(caller_slot), !teammate, type_index);
         // A kernel invariant: a start the cap checked never takes `running` past the cap
         // (only unchecked starts — resumes, `/subtask`, CAP-6/7 — may).
         debug_assert!(
             !launch.cap_checked.0
-                || self.session.config.ultracode
+                || self.session.config.admission.ultracode
                 || self.session.config.cap.is_none_or(|cap| running <= cap),
             "kernel invariant: running {running} exceeds the cap after a checked start"
         );
@@ -346,7 +350,7 @@ impl Kernel<'_> {
             self.hit_limit(Limit::MaxAgents, limits.max_agents);
             return true;
         }
-        if !teammate && u64::from(self.agents.running) >= limits.max_running {
+        if !teammate && u64::from(self.running()) >= limits.max_running {
             self.hit_limit(Limit::MaxRunning, limits.max_running);
             return true;
         }
@@ -357,14 +361,22 @@ impl Kernel<'_> {
     /// (`Kernel::resume`), in two halves around the start's own event, which each door
     /// writes itself (`agent_started`, `agent_resumed`) with the running count this half
     /// answers: the run takes a slot (`takes_slot`; a teammate takes none, CAP-8) and
-    /// counts as a running child of the run it reports to (in `recipient_slot`).
+    /// counts as a running child of the run it reports to (in `recipient_slot`). The
+    /// moment-time admission's counts are told of it with its type (`type_key`).
     #[inline(always)]
-    pub(super) fn take_slot(&mut self, recipient_slot: Option<u32>, takes_slot: bool) -> u32 {
-        self.agents.running += u32::from(takes_slot);
+    pub(super) fn take_slot(
+        &mut self,
+        recipient_slot: Option<u32>,
+        takes_slot: bool,
+        type_key: Option<usize>,
+    ) -> u32 {
+        if takes_slot {
+            self.count_start(type_key);
+        }
         if let Some(recipient_slot) = recipient_slot {
             self.agents.get_mut(recipient_slot).children_running += 1;
         }
-        self.agents.running
+        self.running()
     }
 
     /// The second half of the tail every start shares, after its event: the observers
@@ -414,8 +426,9 @@ impl Session {
 enum RefusalText {
     /// The plan's refusal (`CachedPlan::message`).
     Plan,
-    /// CAP-2's message at the cap (`Session::limit_message`).
-    Limit,
+    /// The reason's fixed message, for a refusal at the moment of the call (CAP-1's at the
+    /// cap, …: `Session::refusal_texts`, `RejectFacts::message`).
+    Fixed,
 }
 
 /// Where an Agent call comes from.
