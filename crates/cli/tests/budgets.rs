@@ -4,7 +4,7 @@
 //! read under a byte budget, views of large runs are bounded, and quiet load generators
 //! stop at a limit (exit 3). Nothing here measures time: exit codes, messages and sizes.
 
-use crate::support::{code, exits, stderr, stdout, subsim, text, TempDir, BINARY};
+use crate::support::{code, exits, repo_root, stderr, stdout, subsim, text, TempDir, BINARY};
 use std::process::Command;
 
 /// A small load: `count` arrivals of 1 s runs at 20/s against a cap of 10, no retry.
@@ -386,22 +386,20 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
     // loaded full test run the parser threads' retries ran out (flaky). Then workers whose
     // stacks did start took the room their work needed, and an allocation failed — an
     // abort (`check --jobs 8` under 100–160 MB). Now the workers are sized by the limit
-    // before any starts: at every limit tried every file passes; only where the limit
-    // leaves room for no worker at all may the process itself run out (an allocation
-    // failure, never a verdict on a file); at least one limit must start fewer workers.
+    // before any starts, and with room for none the main thread parses without a thread
+    // of its own (`check_with_no_room_for_a_worker_parses_on_the_main_thread_instead_of_aborting`):
+    // at every limit tried every file passes, with no allocation failure; at least one
+    // limit must start fewer workers.
     let mut fell_back = Vec::new();
     for kib in (40_000..=320_000).step_by(20_000) {
         let output = under_address_limit(kib, &format!("check --jobs 8 {}", dir.text()));
         let (out, err) = (stdout(&output), stderr(&output));
         assert!(!out.contains("bug in subsim"), "ulimit -v {kib}: {out}");
         assert!(!out.contains("FAIL"), "ulimit -v {kib}: {out}");
-        if err.contains("memory allocation of") {
-            assert!(
-                err.contains("0 of 8 worker threads"),
-                "ulimit -v {kib}: an allocation failed with workers started:\n{err}"
-            );
-            continue;
-        }
+        assert!(
+            !err.contains("memory allocation of"),
+            "ulimit -v {kib}: an allocation failed:\n{err}"
+        );
         assert_eq!(code(&output), 0, "ulimit -v {kib}: {out}\n{err}");
         assert!(
             out.ends_with("60 passed, 0 failed\n"),
@@ -412,6 +410,42 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
         }
     }
     assert!(!fell_back.is_empty(), "no limit left a worker unstarted");
+}
+
+/// `check` with no room for a worker ran on the main thread, which still parsed each file
+/// on a thread of its own with the parser's 16 MiB stack: under a limit that left room
+/// for that stack and little more, the thread started, the work then found too little, and
+/// an allocation failed — an abort (`check scenarios` under 50–70 MB in a debug build, 40
+/// and 50 MB in a release build). Now the main thread parses without a thread when its
+/// stack has room. A limit under which the binary cannot check even one small file is
+/// below what it needs to run at all, and is skipped.
+#[test]
+fn check_with_no_room_for_a_worker_parses_on_the_main_thread_instead_of_aborting() {
+    let scenarios = repo_root().join("scenarios");
+    let one = repo_root().join("scenarios/cap/ultracode-is-exempt.yaml");
+    let mut checked = Vec::new();
+    for kib in (40_000..=70_000).step_by(10_000) {
+        let probe = under_address_limit(kib, &format!("check {}", one.display()));
+        if code(&probe) != 0 {
+            continue;
+        }
+        let output = under_address_limit(kib, &format!("check {}", scenarios.display()));
+        let (out, err) = (stdout(&output), stderr(&output));
+        assert!(
+            !err.contains("memory allocation of"),
+            "ulimit -v {kib}: an allocation failed:\n{err}"
+        );
+        assert_eq!(code(&output), 0, "ulimit -v {kib}: {out}\n{err}");
+        assert!(
+            out.ends_with(" passed, 0 failed\n"),
+            "ulimit -v {kib}: {out}"
+        );
+        checked.push(kib);
+    }
+    assert!(
+        checked.len() >= 2,
+        "only {checked:?} limits let the binary run"
+    );
 }
 
 #[test]

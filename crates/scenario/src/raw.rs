@@ -140,12 +140,13 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
     // The parser recurses once per nesting level, with large frames in debug builds, so it
     // runs where the stack is known to be large enough for the depth budget (test threads
     // have 2 MiB): on a thread started with [`spawn_scoped_with_parser_stack`] (`check`'s
-    // workers), or on a thread of its own. A bug deep inside the YAML library panics; that
+    // workers), on the main thread when its stack may grow far enough, or on a thread of
+    // its own. A bug deep inside the YAML library panics; that
     // is contained and reported like any other unreadable file (scenario files are
     // untrusted input) instead of taking the caller down. A thread that cannot start
     // (memory or threads exhausted: `check --jobs 8` under `ulimit -v`) is not a failure
-    // of the file: the parser runs on the main thread when its stack has room, or tries
-    // again one at a time, behind [`PARSER_SLOT`], then says what it is.
+    // of the file: the parser tries again one at a time, behind [`PARSER_SLOT`], then says
+    // what it is. The main thread needs no thread when its own stack has room.
     let parse_here = || {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             serde_saphyr::from_str_with_options::<RawNode>(source, options())
@@ -160,13 +161,14 @@ pub(crate) fn parse(source: &str) -> Result<Node, SyntaxError> {
                 .map(|handle| handle.join().ok().flatten())
         })
     };
-    let parsed = if ROOMY_STACK.get() {
+    // The main thread, when its stack has room, parses without a thread of its own: each
+    // file's thread mapped a 16 MiB stack, which under an address-space limit (`ulimit
+    // -v`, `check` left with no room for a worker) started and then left too little for
+    // the work, and an allocation failed (an abort).
+    let parsed = if ROOMY_STACK.get() || main_thread_has_room() {
         Ok(parse_here())
     } else {
         parse_on_thread().or_else(|error| {
-            if main_thread_has_room() {
-                return Ok(parse_here());
-            }
             // The other parsers end within moments and give their memory back: a few
             // tries, one caller at a time.
             let _one_at_a_time = PARSER_SLOT
