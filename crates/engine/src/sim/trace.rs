@@ -5,7 +5,7 @@
 //!
 //! A run writes into a sink, a [`Summary`] kept by the kernel, or both
 //! (`Simulation::run`, `Simulation::run_summarized`). The sink is given every event. The
-//! summary is given the frequent kinds through its typed entries
+//! summary is given every kind this module keeps an event for through its typed entries
 //! ([`Summary::agent_started_at`] …: the code its own `Sink::event` runs for those
 //! kinds) with the fields the caller passed, and every other kind as an event. With no
 //! sink, the frequent events are not built at all: a load run's summary costs its counts,
@@ -32,9 +32,9 @@
 //!   [`Trace::report_delivered`] call that kept them, which the decisions layer's
 //!   delivery memo (`decide.rs`) vouches for; debug builds compare.
 //! * Every other event is built by the caller and handed to [`Trace::event`].
-//! * With no sink, the kept events of the kinds the summary has typed entries for are not
-//!   written (nobody reads them), except `report_delivered`'s, which
-//!   `report_delivered_again` and the debug check of the delivery memo read.
+//! * With no sink, the kept events are not written (nobody reads them), except
+//!   `report_delivered`'s, which `report_delivered_again` and the debug check of the
+//!   delivery memo read.
 //!
 //! Nothing is written once a safety limit has ended the trace: the `limit_reached` event
 //! is the last one.
@@ -139,7 +139,7 @@ pub(super) struct Prompted<'a> {
     pub(super) prompt: u64,
 }
 
-/// Which kept event a method wrote (and so which [`Sink`] method it goes to).
+/// Which kept event a method wrote.
 #[derive(Clone, Copy)]
 enum Hot {
     Requested,
@@ -216,8 +216,8 @@ impl<'s> Trace<'s> {
         }
     }
 
-    /// Whether the kept events of the kinds with typed summary entries are written: only
-    /// for a sink (see the module's ground rules).
+    /// Whether the kept events are written: only for a sink (see the module's ground
+    /// rules).
     #[inline(always)]
     fn builds_events(&self) -> bool {
         self.sink.is_some()
@@ -260,8 +260,7 @@ impl<'s> Trace<'s> {
     }
 
     /// Stamps the kept event `hot` (its fields just written) with `now`, the next seq and
-    /// `rule`, and hands it to the sink (and, for a kind without a typed summary entry, to
-    /// the summary).
+    /// `rule`, and hands it to the sink (the summary had it through its typed entry).
     #[inline(always)]
     fn send_kept(&mut self, now: SimTime, rule: Option<RuleId>, hot: Hot) {
         let kept = &mut self.kept;
@@ -279,27 +278,8 @@ impl<'s> Trace<'s> {
         event.t = now;
         event.seq = self.seq;
         event.rule = rule;
-        let event = &*event;
-        match hot {
-            // The summary had these through its typed entries.
-            Hot::Requested
-            | Hot::Rejected
-            | Hot::Started
-            | Hot::Finished
-            | Hot::Notification
-            | Hot::Delivered => {
-                if let Some(sink) = self.sink.as_deref_mut() {
-                    sink.event(event);
-                }
-            }
-            Hot::Prompted | Hot::Answered | Hot::ToolCalled => {
-                if let Some(summary) = self.summary.as_deref_mut() {
-                    summary.event(event);
-                }
-                if let Some(sink) = self.sink.as_deref_mut() {
-                    sink.event(event);
-                }
-            }
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.event(event);
         }
         self.counted(now);
     }
@@ -577,6 +557,12 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.prompt_shown_at(now, shown.agent_type, shown.routed_to, shown.prompt);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
+        }
         let EventKind::PermissionRequested {
             agent,
             agent_type,
@@ -613,6 +599,12 @@ impl<'s> Trace<'s> {
         if self.limit.is_some() {
             return;
         }
+        if let Some(summary) = self.summary() {
+            summary.prompt_answered_at(now, waited_us, prompt);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
+        }
         let EventKind::PermissionAnswered {
             agent: kept_agent,
             tool: kept_tool,
@@ -648,6 +640,12 @@ impl<'s> Trace<'s> {
     ) {
         if self.limit.is_some() {
             return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.tool_called_at(now);
+        }
+        if !self.builds_events() {
+            return self.counted(now);
         }
         let EventKind::ToolCalled {
             agent: kept_agent,

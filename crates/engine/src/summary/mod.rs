@@ -182,6 +182,17 @@ impl Sink for Summary {
             } => self.agent_finished_at(t, agent.id, *outcome, *running),
             EventKind::Notification { what, .. } => self.notification_at(t, *what),
             EventKind::ReportDelivered { .. } => self.report_delivered_at(t),
+            EventKind::PermissionRequested {
+                agent_type,
+                routed_to,
+                auto_denied: false,
+                prompt,
+                ..
+            } => self.prompt_shown_at(t, agent_type, *routed_to, *prompt),
+            EventKind::PermissionAnswered {
+                waited_us, prompt, ..
+            } => self.prompt_answered_at(t, *waited_us, *prompt),
+            EventKind::ToolCalled { .. } => self.tool_called_at(t),
             // The panel's bookkeeping after the last decision is not in the makespan
             // (EventKind::moves_the_end); a panel change carries no running count.
             EventKind::PanelChanged { .. } => {
@@ -267,6 +278,64 @@ impl Summary {
     /// own, so it is only counted.
     #[inline]
     pub(crate) fn report_delivered_at(&mut self, t: SimTime) {
+        self.count(t);
+    }
+
+    /// A `permission_requested` at `t` shown to the person (not auto-denied): prompt
+    /// `prompt` of an agent of `agent_type`, shown where `routed_to` says.
+    #[inline(never)]
+    pub(crate) fn prompt_shown_at(
+        &mut self,
+        t: SimTime,
+        agent_type: &Rc<str>,
+        routed_to: Option<RoutedTo>,
+        prompt: u64,
+    ) {
+        self.count(t);
+        let route = route_index(routed_to);
+        self.prompts_by_route[route as usize] += 1;
+        let index = self.prompt_type(agent_type);
+        let entry = (route, index as u32);
+        let replaced = self.pending.insert(prompt, entry).is_some();
+        if replaced && !self.types_apart {
+            // The queue keeps its length, the type's count grows.
+            self.prompt_types_apart();
+        }
+        self.prompt_queue_changed(t);
+        if self.types_apart {
+            self.prompt_type_queue(index, t, 1);
+        }
+    }
+
+    /// A `permission_answered` at `t` of prompt `prompt`, `waited_us` after it was shown.
+    #[inline(never)]
+    pub(crate) fn prompt_answered_at(&mut self, t: SimTime, waited_us: u64, prompt: u64) {
+        self.count(t);
+        let pending = self.pending.remove(prompt);
+        if pending.is_none() && !self.types_apart {
+            self.prompt_types_apart();
+        }
+        let route = pending.map_or(route_index(None), |(route, _)| route);
+        self.waits[route as usize].push(waited_us);
+        let shown_at = t.as_micros().saturating_sub(waited_us);
+        let counted = shown_at >= self.load.warmup;
+        if counted {
+            self.prompt_waits.record(waited_us);
+        }
+        self.prompt_queue_changed(t);
+        if let Some((_, index)) = pending.filter(|_| self.types_apart) {
+            let index = index as usize;
+            if counted {
+                self.prompt_types[index].1.waits.record(waited_us);
+            }
+            self.prompt_type_queue(index, t, -1);
+        }
+    }
+
+    /// A `tool_called` at `t`: it carries no running count and no statistic of its own,
+    /// so it is only counted.
+    #[inline]
+    pub(crate) fn tool_called_at(&mut self, t: SimTime) {
         self.count(t);
     }
 
@@ -394,54 +463,8 @@ impl Summary {
                     self.resumes_past_cap += 1;
                 }
             }
-            EventKind::PermissionRequested {
-                routed_to,
-                auto_denied,
-                prompt,
-                agent_type,
-                ..
-            } => {
-                if *auto_denied {
-                    self.auto_denied += 1;
-                } else {
-                    let route = route_index(*routed_to);
-                    self.prompts_by_route[route as usize] += 1;
-                    let index = self.prompt_type(agent_type);
-                    let entry = (route, index as u32);
-                    let replaced = self.pending.insert(*prompt, entry).is_some();
-                    if replaced && !self.types_apart {
-                        // The queue keeps its length, the type's count grows.
-                        self.prompt_types_apart();
-                    }
-                    self.prompt_queue_changed(event.t);
-                    if self.types_apart {
-                        self.prompt_type_queue(index, event.t, 1);
-                    }
-                }
-            }
-            EventKind::PermissionAnswered {
-                waited_us, prompt, ..
-            } => {
-                let pending = self.pending.remove(*prompt);
-                if pending.is_none() && !self.types_apart {
-                    self.prompt_types_apart();
-                }
-                let route = pending.map_or(route_index(None), |(route, _)| route);
-                self.waits[route as usize].push(*waited_us);
-                let shown_at = event.t.as_micros().saturating_sub(*waited_us);
-                let counted = shown_at >= self.load.warmup;
-                if counted {
-                    self.prompt_waits.record(*waited_us);
-                }
-                self.prompt_queue_changed(event.t);
-                if let Some((_, index)) = pending.filter(|_| self.types_apart) {
-                    let index = index as usize;
-                    if counted {
-                        self.prompt_types[index].1.waits.record(*waited_us);
-                    }
-                    self.prompt_type_queue(index, event.t, -1);
-                }
-            }
+            // A shown prompt's request is a typed entry's (`Sink::event`).
+            EventKind::PermissionRequested { .. } => self.auto_denied += 1,
             EventKind::PermissionWithdrawn { prompt, .. } => {
                 let pending = self.pending.remove(*prompt);
                 if pending.is_none() && !self.types_apart {
@@ -457,8 +480,9 @@ impl Summary {
             EventKind::LimitReached { limit, value } => {
                 self.limit = Some((*limit, *value));
             }
-            // Requests, refusals, starts, ends, notifications and deliveries: the typed
-            // entries (`Sink::event` never hands them here).
+            // Requests, refusals, starts, ends, notifications, deliveries, shown prompts,
+            // answers and tool calls: the typed entries (`Sink::event` never hands them
+            // here).
             _ => {}
         }
     }
