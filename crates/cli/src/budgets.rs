@@ -81,23 +81,22 @@ pub fn worker_threads(wanted: u32, at_least: u32) -> u32 {
 
 /// Bytes of address space this process may still map under its soft limit, if it has one.
 fn address_space_left() -> Option<u64> {
-    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
-    let limit: u64 = limits
-        .lines()
-        .find_map(|line| line.strip_prefix("Max address space"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let mapped_kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmSize:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
+    let limit = proc_number("/proc/self/limits", "Max address space")?;
+    let mapped_kib = proc_number("/proc/self/status", "VmSize:")?;
     Some(limit.saturating_sub(mapped_kib.saturating_mul(1024)))
+}
+
+/// The number that follows `label` on its line of the Linux `/proc` file at `path` (the
+/// first word after it; `None` for `unlimited`, or where there is no such file or line).
+fn proc_number(path: &str, label: &str) -> Option<u64> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix(label))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

@@ -396,15 +396,7 @@ fn check_falls_back_to_fewer_threads_when_a_thread_cannot_start() {
         let (out, err) = (stdout(&output), stderr(&output));
         assert!(!out.contains("bug in subsim"), "ulimit -v {kib}: {out}");
         assert!(!out.contains("FAIL"), "ulimit -v {kib}: {out}");
-        assert!(
-            !err.contains("memory allocation of"),
-            "ulimit -v {kib}: an allocation failed:\n{err}"
-        );
-        assert_eq!(code(&output), 0, "ulimit -v {kib}: {out}\n{err}");
-        assert!(
-            out.ends_with("60 passed, 0 failed\n"),
-            "ulimit -v {kib}: {out}"
-        );
+        checked_every_file(kib, &output, "60 passed, 0 failed\n");
         if err.contains("of 8 worker threads") {
             fell_back.push(kib);
         }
@@ -430,16 +422,7 @@ fn check_with_no_room_for_a_worker_parses_on_the_main_thread_instead_of_aborting
             continue;
         }
         let output = under_address_limit(kib, &format!("check {}", scenarios.display()));
-        let (out, err) = (stdout(&output), stderr(&output));
-        assert!(
-            !err.contains("memory allocation of"),
-            "ulimit -v {kib}: an allocation failed:\n{err}"
-        );
-        assert_eq!(code(&output), 0, "ulimit -v {kib}: {out}\n{err}");
-        assert!(
-            out.ends_with(" passed, 0 failed\n"),
-            "ulimit -v {kib}: {out}"
-        );
+        checked_every_file(kib, &output, " passed, 0 failed\n");
         checked.push(kib);
     }
     assert!(
@@ -556,6 +539,18 @@ fn sweep_starts_only_the_workers_an_address_space_limit_has_room_for() {
         }
     }
     assert!(cut > 0, "no limit cut the number of workers");
+}
+
+/// `check` under `ulimit -v KIB` checked every file: no allocation failed, it exited 0
+/// and its report ends with `tail`.
+fn checked_every_file(kib: u64, output: &std::process::Output, tail: &str) {
+    let (out, err) = (stdout(output), stderr(output));
+    assert!(
+        !err.contains("memory allocation of"),
+        "ulimit -v {kib}: an allocation failed:\n{err}"
+    );
+    assert_eq!(code(output), 0, "ulimit -v {kib}: {out}\n{err}");
+    assert!(out.ends_with(tail), "ulimit -v {kib}: {out}");
 }
 
 /// `subsim ARGS` (split on spaces) under `ulimit -v KIB`, an address-space limit.
