@@ -12,6 +12,7 @@ use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
 pub use subsim_rules::resume::MessageRejection;
+use subsim_rules::toolcall::ToolStep;
 use subsim_rules::tools::StepKind;
 use subsim_rules::{Mode, PermissionMode, RejectReason, RuleId, SessionKind};
 
@@ -248,6 +249,11 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             spell(&ToolRefusal::ALL, ToolRefusal::as_str),
         ),
         (
+            "tool_called",
+            "step",
+            spell(&ToolStep::ALL, ToolStep::as_str),
+        ),
+        (
             "permission_requested",
             "routed_to",
             spell(&RoutedTo::ALL, RoutedTo::as_str),
@@ -440,6 +446,9 @@ pub enum EventKind {
         agent: AgentRef,
         /// The tool.
         tool: Rc<str>,
+        /// The step that made the call (issue #30: `spawn`, `send`, `stop` and
+        /// `bash_background` are tool calls too); written for every step but `tool`.
+        step: ToolStep,
         /// Whether it ran.
         allowed: bool,
         /// Why it did not run.
@@ -813,7 +822,7 @@ pub enum Field<'a> {
 }
 
 /// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 76] = [
+pub const FIELD_NAMES: [&str; 77] = [
     "version",
     "session_kind",
     "cap",
@@ -890,6 +899,7 @@ pub const FIELD_NAMES: [&str; 76] = [
     "input",
     "permission_rule",
     "stream",
+    "step",
 ];
 
 /// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
@@ -953,6 +963,7 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "agent",
             "name",
             "tool",
+            "step",
             "input",
             "allowed",
             "reason",
@@ -1148,6 +1159,7 @@ impl Event {
             EventKind::ToolCalled {
                 agent,
                 tool,
+                step,
                 allowed,
                 reason,
                 input,
@@ -1155,6 +1167,9 @@ impl Event {
             } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
+                if *step != ToolStep::Tool {
+                    visit("step", Field::Str(step.as_str()));
+                }
                 if let Some(input) = input {
                     visit("input", Field::Str(input));
                 }
@@ -1461,6 +1476,11 @@ mod table_tests {
             EventKind::ToolCalled {
                 agent: agent.clone(),
                 tool: text("Bash"),
+                step: if full {
+                    ToolStep::BashBackground
+                } else {
+                    ToolStep::Tool
+                },
                 allowed: !full,
                 reason: full.then_some(ToolRefusal::Denied),
                 input: some("ls"),

@@ -46,6 +46,7 @@ pub mod scan;
 pub mod scope;
 pub mod session;
 pub mod spawn;
+pub mod toolcall;
 pub mod tools;
 pub mod version;
 pub mod vocab;

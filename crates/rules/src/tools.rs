@@ -136,6 +136,15 @@ pub const HANDBACK: &str = "SubagentHandback";
 /// The tool that spawns subagents (DEPTH-5: a caller needs it to spawn).
 pub const AGENT: &str = "Agent";
 
+/// The tool that messages and resumes agents (the `send` step, RESUME-5).
+pub const SEND_MESSAGE: &str = "SendMessage";
+
+/// The tool that stops a running agent (the `stop` step, RESUME-10).
+pub const TASK_STOP: &str = "TaskStop";
+
+/// The shell tool (the `bash_background` step, NOTIFY-5).
+pub const BASH: &str = "Bash";
+
 /// TOOLS-5 / D-2: the background allow-list in force: 19 built-ins before v2.1.280, 20
 /// from it (`LSP`). `SubagentHandback` is kept on top of it for a run that reports
 /// through it (TOOLS-16).

@@ -39,7 +39,9 @@ impl Kernel<'_> {
             }
         }
         match action {
-            ActionKind::Stop(target) => self.stop(None, &target),
+            ActionKind::Stop(target) => {
+                self.stop(None, &target);
+            }
             ActionKind::CtrlB => self.ctrl_b(),
             ActionKind::Dismiss(target) => self.dismiss(&target),
             ActionKind::Subtask {

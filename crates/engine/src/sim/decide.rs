@@ -82,6 +82,7 @@ use subsim_rules::cap::Occupancy;
 use subsim_rules::depth::{self, AgentTool};
 use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
+use subsim_rules::toolcall::{self, ToolStep};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
@@ -1615,14 +1616,23 @@ pub(super) fn session_agent_sees(
     hooks::session_agent_sees(occasion, call_by_main)
 }
 
-/// PERM-3 / PERM-9 / PERM-14 / HANDBACK-5: what a scripted tool call does.
-pub(super) fn decide_step(
+/// The tool-call gate's check 3 (PERM-3 / PERM-9 / PERM-14 / HANDBACK-5): what the
+/// permission system does with a call of `step`, or `None` where the step's own path
+/// decides (an Agent call's plan).
+pub(super) fn tool_permission(
+    step: ToolStep,
     forced: Option<bool>,
     call: &prompt::Call<'_>,
     rules: &prompt::PermissionRules,
     session_grants: &[String],
-) -> prompt::CallDecision {
-    prompt::decide_step(forced, call, rules, session_grants)
+) -> Option<prompt::CallDecision> {
+    toolcall::permission(step, forced, call, rules, session_grants)
+}
+
+/// The tool-call gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it
+/// because the caller has no working `Agent` tool, before any hook fires.
+pub(super) fn agent_tool_set_refusal(reason: subsim_rules::RejectReason) -> bool {
+    toolcall::tool_set_refusal(reason)
 }
 
 /// PERM-14: the permission rule that decided a call, by its position.

@@ -58,8 +58,14 @@ impl Kernel<'_> {
     }
 
     /// SendMessage from `caller` (RESUME-5…13). `Flow::Stop` if the caller blocked on a
-    /// foreground resume (Q-14, FGBG-4).
-    pub(super) fn send(&mut self, caller: AgentId, to: &str, behavior: Option<Program>) -> Flow {
+    /// foreground resume (Q-14, FGBG-4); with whether the message was delivered or resumed
+    /// its agent (the call succeeded: `PostToolUse`, HOOK-1), not refused.
+    pub(super) fn send(
+        &mut self,
+        caller: AgentId,
+        to: &str,
+        behavior: Option<Program>,
+    ) -> (Flow, bool) {
         let by = self.agents.reference(caller);
         // The target's text is copied only for a refusal or a name seen the first time: a
         // delivered message or a resume allocates nothing.
@@ -74,7 +80,7 @@ impl Kernel<'_> {
                         message: Rc::from(message.as_str()),
                     },
                 );
-                Flow::Continue
+                (Flow::Continue, false)
             };
         // RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: the rules decide from what is known of
         // the agent `to` names.
@@ -123,7 +129,7 @@ impl Kernel<'_> {
                         from: by.clone(),
                     },
                 );
-                return Flow::Continue;
+                return (Flow::Continue, true);
             }
             resume::Send::Resumed(rule) => rule,
         };
@@ -138,10 +144,10 @@ impl Kernel<'_> {
                 let resumer = self.agents.get_mut(caller_slot);
                 resumer.foreground_pending += 1;
                 resumer.block = Block::Foreground;
-                return Flow::Stop;
+                return (Flow::Stop, true);
             }
         }
-        Flow::Continue
+        (Flow::Continue, true)
     }
 
     /// What a refused SendMessage's sender is told (`message_rejected.message`): `id` is
@@ -242,12 +248,14 @@ impl Kernel<'_> {
         false
     }
 
-    /// TaskStop from `caller`, or the person's `x` when `caller` is `None`.
-    pub(super) fn task_stop(&mut self, caller: AgentId, target: &str) {
-        self.stop(Some(caller), target);
+    /// TaskStop from `caller`: whether it stopped a run (the call succeeded).
+    pub(super) fn task_stop(&mut self, caller: AgentId, target: &str) -> bool {
+        self.stop(Some(caller), target)
     }
 
-    pub(super) fn stop(&mut self, caller: Option<AgentId>, target: &str) {
+    /// TaskStop from `caller`, or the person's `x` when `caller` is `None`: whether it
+    /// stopped a run (not ignored).
+    pub(super) fn stop(&mut self, caller: Option<AgentId>, target: &str) -> bool {
         let action = if caller.is_some() {
             IgnoredAction::Stop
         } else {
@@ -261,7 +269,7 @@ impl Kernel<'_> {
                     why: Rc::from(format!("no agent named {target}").as_str()),
                 },
             );
-            return;
+            return false;
         };
         if !self.agents.is_running(id) {
             let why = format!("{target} is not running");
@@ -272,7 +280,7 @@ impl Kernel<'_> {
                     why: Rc::from(why.as_str()),
                 },
             );
-            return;
+            return false;
         }
         let slot = self.agents.slot_of(id).expect("a running agent has a slot");
         let reference = self.agents.get(slot).reference();
@@ -300,6 +308,7 @@ impl Kernel<'_> {
         }
         // the slot is released when the stopped run exits (no stop latency).
         self.finish(slot, outcome, Some(stopping.end_rule), None);
+        true
     }
 
     pub(super) fn ask_progress(&mut self, slot: u32, target: &str) {

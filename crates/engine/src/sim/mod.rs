@@ -50,6 +50,7 @@ mod ahead;
 mod clock;
 mod decide;
 mod finish;
+mod gate;
 mod load;
 mod messaging;
 mod observe;
@@ -402,6 +403,9 @@ struct Session {
     hooks: Rc<[observe::Hook]>,
     /// Whether the session or any definition has hooks (neither changes during a run).
     hooks_present: bool,
+    /// The tool each step that is a tool call calls, by `ToolStep` (issue #30), shared by
+    /// every call of it (`""` for `tool`, whose step names its tool).
+    step_tools: [Rc<str>; subsim_rules::toolcall::ToolStep::ALL.len()],
     /// ERR-5: the fallback model chain.
     fallback_models: Vec<String>,
     /// ERR-1 / Q-15: the continuation budget.
@@ -1063,6 +1067,8 @@ impl Session {
                 .map(|hook| observe::Hook::new(hook, subsim_rules::hooks::HookOrigin::Session))
                 .collect(),
             hooks_present: false,
+            step_tools: subsim_rules::toolcall::ToolStep::ALL
+                .map(|step| Rc::from(step.facts().tool.unwrap_or(""))),
             fallback_models: session.fallback_models.clone(),
             continuation_budget: session.continuations,
             classifier: session.classifier,

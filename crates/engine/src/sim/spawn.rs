@@ -19,6 +19,7 @@ use std::rc::Rc;
 
 use subsim_rules::hooks::RunTransition;
 use subsim_rules::plan::{self, Launch, Launched, SpawnPlan};
+use subsim_rules::toolcall::ToolStep;
 use subsim_rules::{Mode, RejectReason, RuleId};
 
 use crate::event::{AgentRef, Limit, RunProfile};
@@ -27,6 +28,7 @@ use crate::spec::{Program, SpawnSpec};
 use super::agents::{Block, Made, Start};
 use super::clock::Wake;
 use super::decide::{self, CachedPlan};
+use super::gate::{GateCall, Gated};
 use super::{trace, Flow, Kernel, Session};
 
 impl Kernel<'_> {
@@ -79,6 +81,12 @@ impl Kernel<'_> {
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let from_load = matches!(call, Call::Load { .. });
         let (planned, plan_caller) = self.spawn_plan(caller_slot, spec, name.is_some(), call);
+        // The tool-call gate (`gate.rs`): check 1 is the plan's (the caller's own `Agent`
+        // tool, DEPTH-3/4/5); without hooks, checks 2 and 3 pass an Agent call (its
+        // permission is its plan's), so only a session with hooks asks.
+        if self.session.hooks_present && self.agent_call_blocked(caller_slot, &planned) {
+            return Err(None);
+        }
         // Names never change, so the caller's reference is the one it had at the call.
         let caller_ref = self.agents.get(caller_slot).reference();
         // One text per name, shared by every run that takes it (a name spawned again and
@@ -113,7 +121,9 @@ impl Kernel<'_> {
         if let Launched::Teammate(_) = launch.launched {
             // SPAWN-11: an agent-team teammate instead of a subagent. Not checked against
             // the cap (CAP-8: `Launch::admit` would admit it).
-            return self.launch_teammate(caller_slot, caller_ref, name, &planned, spec, from_load);
+            let started =
+                self.launch_teammate(caller_slot, caller_ref, name, &planned, spec, from_load);
+            return self.agent_call_made(caller_slot, started);
         }
         // CAP-1/3/4, CAP-5, CAP-10 (`cap::admit`): the one check that depends on the moment.
         let occupancy = &self.agents.occupancy;
@@ -141,7 +151,50 @@ impl Kernel<'_> {
             agent_call: true,
             from_load,
         };
-        self.launch(start, launch, Some(&planned), spec)
+        let started = self.launch(start, launch, Some(&planned), spec);
+        self.agent_call_made(caller_slot, started)
+    }
+
+    /// The tool-call gate's checks 2 and 3 for an Agent call whose plan did not refuse it
+    /// for the caller's tool set (check 1, DEPTH-3/4/5, answered by the plan and written
+    /// as its `spawn_rejected`): `PreToolUse` hooks matched on `Agent`, before
+    /// `spawn_requested`, the plan's other refusals and the cap (HOOK-1, HOOK-7). True if
+    /// the call was refused (its `tool_called` written): no request, no child, no slot.
+    #[cold]
+    #[inline(never)]
+    fn agent_call_blocked(&mut self, caller_slot: u32, planned: &CachedPlan) -> bool {
+        if let SpawnPlan::Reject { reason, .. } = &planned.plan {
+            if decide::agent_tool_set_refusal(*reason) {
+                return false;
+            }
+        }
+        let tool = self.step_tool(ToolStep::Spawn);
+        let call = GateCall {
+            step: ToolStep::Spawn,
+            tool: &tool,
+            input: None,
+            forced: None,
+        };
+        match self.gate(caller_slot, &call) {
+            Gated::Refused => true,
+            Gated::Run(_) => false,
+            Gated::Prompt => unreachable!("an Agent call's permission is its plan's"),
+        }
+    }
+
+    /// The tool-call gate's check 5 for an Agent call: `PostToolUse` once its run started
+    /// (HOOK-1); none for a refused call.
+    #[inline(always)]
+    fn agent_call_made(
+        &mut self,
+        caller_slot: u32,
+        started: Result<(u32, Mode), Option<RejectReason>>,
+    ) -> Result<(u32, Mode), Option<RejectReason>> {
+        if self.session.hooks_present && started.is_ok() {
+            let tool = self.step_tool(ToolStep::Spawn);
+            self.post_tool_use(caller_slot, &tool);
+        }
+        started
     }
 
     /// SPAWN-11 / CAP-8 / TOOLS-9 / Q-44: `launch` for a teammate, with the plan's launch:

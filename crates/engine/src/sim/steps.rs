@@ -5,8 +5,9 @@
 
 use std::rc::Rc;
 
-use subsim_rules::prompt::{Asker, CallDecision, Route};
-use subsim_rules::{prompt, Mode, RuleId};
+use subsim_rules::prompt::{Asker, Route};
+use subsim_rules::toolcall::ToolStep;
+use subsim_rules::Mode;
 
 use crate::dist::Dist;
 use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
@@ -14,6 +15,7 @@ use crate::spec::{Program, Step, ToolCall};
 
 use super::agents::{Agent, Block, Frame, Status};
 use super::clock::Wake;
+use super::gate::{GateCall, Gated};
 use super::{decide, trace, Flow, Kernel, PendingPrompt};
 
 /// Where a run's next step lies (see [`Kernel::next_step`]).
@@ -180,15 +182,33 @@ impl Kernel<'_> {
             Step::Spawn(spec) => return self.spawn_step(slot, std::slice::from_ref(spec)),
             Step::SpawnTogether(specs) => return self.spawn_step(slot, specs),
             Step::Send(send) => {
+                let tool = self.step_tool(ToolStep::Send);
+                if !self.gate_passes(slot, ToolStep::Send, &tool) {
+                    return Flow::Continue;
+                }
                 let caller = self.agents.get(slot).id;
-                return self.send(caller, &send.to, send.behavior.clone());
+                let (flow, made) = self.send(caller, &send.to, send.behavior.clone());
+                if made {
+                    self.post_tool_use(slot, &tool);
+                }
+                return flow;
             }
             Step::Stop(target) => {
+                let tool = self.step_tool(ToolStep::Stop);
+                if !self.gate_passes(slot, ToolStep::Stop, &tool) {
+                    return Flow::Continue;
+                }
                 let caller = self.agents.get(slot).id;
-                self.task_stop(caller, target);
+                if self.task_stop(caller, target) {
+                    self.post_tool_use(slot, &tool);
+                }
             }
             Step::WaitFor(target) => return self.wait_for(slot, target),
             Step::BashBackground(dist) => {
+                let tool = self.step_tool(ToolStep::BashBackground);
+                if !self.gate_passes(slot, ToolStep::BashBackground, &tool) {
+                    return Flow::Continue;
+                }
                 // A queued shell is held memory like an agent record (`max_held`).
                 if self.held_full() {
                     return Flow::Stop;
@@ -200,6 +220,7 @@ impl Kernel<'_> {
                 let (id, run) = (agent.id, agent.run);
                 let at = self.clock.now.plus(micros);
                 self.clock.schedule(at, Wake::BashDone { agent: id, run });
+                self.post_tool_use(slot, &tool);
             }
             Step::Fail(_) if slot == 0 => {
                 // The scenario crate rejects `fail` in `main`; a spec built in code gets
@@ -294,7 +315,9 @@ impl Kernel<'_> {
         self.finish(slot, Outcome::Completed, None, None);
     }
 
-    /// A `tool` step: `call`, at `pc` of `program`. `Flow::Stop` if the run blocked.
+    /// A `tool` step: `call`, at `pc` of `program`, through the tool-call gate
+    /// ([`Kernel::gate`]): refused, asked, or run (its `tool_called`, then `PostToolUse`).
+    /// `Flow::Stop` if the run blocked.
     pub(super) fn tool_call(
         &mut self,
         slot: u32,
@@ -302,94 +325,50 @@ impl Kernel<'_> {
         program: &Program,
         pc: usize,
     ) -> Flow {
-        if !self.run_has_tool(slot, &call.name) {
-            // TOOLS-4: a tool the run was not given cannot be called; the trace says which
-            // step of the resolution removed it, and by which rule.
-            let (reason, rule) = self.removal_of(slot, &call.name);
-            self.refuse_tool(slot, call, reason, rule);
-            return Flow::Continue;
-        }
-        // HOOK-1: PreToolUse hooks fire for every tool call, subagents' included; HOOK-7:
-        // one that exits with code 2 blocks the call and its stderr goes back to the agent.
-        if let Some(rule) =
-            self.tool_hooks(slot, &call.name, subsim_rules::hooks::HookEvent::PreToolUse)
-        {
-            self.refuse_tool(slot, call, ToolRefusal::HookBlocked, rule);
-            return Flow::Continue;
-        }
-        let agent = self.agents.get(slot);
-        let reference = agent.reference();
-        let tool: Rc<str> = call.name.clone();
-        let input: Option<Rc<str>> = call.input.clone();
-        // PERM-3/9/14, HANDBACK-5: the scenario's forced `prompt:`, else the mode, the
-        // allow/deny rules and session-wide grants decide (PERM-9…16).
-        let decision = decide::decide_step(
-            call.prompt,
-            &prompt::Call {
-                input: call.input.as_deref(),
-                subagent: agent.depth > 0,
-                ..prompt::Call::new(&call.name, agent.permission_mode)
-            },
-            &self.session.permissions,
-            &self.person.grants,
-        );
-        let permission_rule = decide::deciding_entry(
-            &self.session.permissions,
-            decision,
-            &call.name,
-            call.input.as_deref(),
-        )
-        .map(|entry| self.session.permission_text(entry));
-        match decision {
-            CallDecision::Run(rule) => {
+        let at_gate = GateCall {
+            step: ToolStep::Tool,
+            tool: &call.name,
+            input: call.input.as_ref(),
+            forced: call.prompt,
+        };
+        match self.gate(slot, &at_gate) {
+            Gated::Refused => Flow::Continue,
+            Gated::Prompt => self.ask_person(slot, call, program, pc),
+            Gated::Run(Some((rule, permission_rule))) => {
                 self.emit(
                     Some(rule),
                     EventKind::ToolCalled {
-                        agent: reference,
-                        tool,
+                        agent: self.agents.get(slot).reference(),
+                        tool: call.name.clone(),
+                        step: ToolStep::Tool,
                         allowed: true,
                         reason: None,
-                        input,
+                        input: call.input.clone(),
                         permission_rule,
                     },
                 );
-                self.tool_hooks(
-                    slot,
-                    &call.name,
-                    subsim_rules::hooks::HookEvent::PostToolUse,
-                );
+                self.post_tool_use(slot, &call.name);
                 self.tool_runs(slot, call.duration)
             }
-            CallDecision::Deny(rule) => {
-                self.emit(
-                    Some(rule),
-                    EventKind::ToolCalled {
-                        agent: reference,
-                        tool,
-                        allowed: false,
-                        reason: Some(ToolRefusal::Denied),
-                        input,
-                        permission_rule,
-                    },
-                );
-                Flow::Continue
-            }
-            CallDecision::Prompt(_) => self.ask_person(slot, call, program, pc),
+            Gated::Run(None) => unreachable!("a `tool` step's permission is the gate's"),
         }
     }
 
-    /// A tool call refused before any permission question (TOOLS-4, HOOK-7): its
-    /// `tool_called`, not allowed, under `rule`.
-    fn refuse_tool(&mut self, slot: u32, call: &ToolCall, reason: ToolRefusal, rule: RuleId) {
-        let kind = EventKind::ToolCalled {
-            agent: self.agents.get(slot).reference(),
-            tool: call.name.clone(),
-            allowed: false,
-            reason: Some(reason),
-            input: call.input.clone(),
-            permission_rule: None,
+    /// Checks 1–3 of the tool-call gate for a step other than `tool` whose permission the
+    /// gate decides (`send`, `stop`, `bash_background`: they never prompt): whether the
+    /// call goes on to its effect (its refusal is written otherwise).
+    fn gate_passes(&mut self, slot: u32, step: ToolStep, tool: &Rc<str>) -> bool {
+        let call = GateCall {
+            step,
+            tool,
+            input: None,
+            forced: None,
         };
-        self.emit(Some(rule), kind);
+        match self.gate(slot, &call) {
+            Gated::Refused => false,
+            Gated::Run(_) => true,
+            Gated::Prompt => unreachable!("a {step} step's permission never prompts"),
+        }
     }
 
     /// PERM-4/5, Q-37: a tool call that needs the person's permission: routed by the rules
@@ -427,6 +406,7 @@ impl Kernel<'_> {
                     EventKind::ToolCalled {
                         agent: reference,
                         tool,
+                        step: ToolStep::Tool,
                         allowed: false,
                         reason: Some(ToolRefusal::AutoDenied),
                         input,

@@ -47,6 +47,7 @@ use std::rc::Rc;
 use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
+use subsim_rules::toolcall::ToolStep;
 use subsim_rules::{Mode, RejectReason, RuleId};
 
 use crate::event::{AgentId, AgentRef, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal};
@@ -650,6 +651,8 @@ impl<'s> Trace<'s> {
         let EventKind::ToolCalled {
             agent: kept_agent,
             tool: kept_tool,
+            // Always a `tool` step's: only a `tool` step waits for a prompt's answer.
+            step: _,
             allowed: kept_allowed,
             reason: kept_reason,
             input: kept_input,
@@ -802,6 +805,7 @@ impl Kept {
                 tool_called: event(EventKind::ToolCalled {
                     agent: nobody(),
                     tool: empty,
+                    step: ToolStep::Tool,
                     allowed: false,
                     reason: None,
                     input: None,

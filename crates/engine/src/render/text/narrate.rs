@@ -185,6 +185,7 @@ impl Narrator {
                 reason,
                 input,
                 permission_rule,
+                ..
             } => {
                 let mode = self.mode(agent.id);
                 // The trace cites one rule for a call its mode runs and for one a step's

@@ -207,6 +207,7 @@ fn tool_called() {
         EventKind::ToolCalled {
             agent: anonymous(3),
             tool: "Bash".into(),
+            step: subsim_rules::toolcall::ToolStep::Tool,
             allowed: true,
             reason: None,
             input: None,
@@ -219,6 +220,7 @@ fn tool_called() {
         EventKind::ToolCalled {
             agent: anonymous(3),
             tool: "Write".into(),
+            step: subsim_rules::toolcall::ToolStep::Tool,
             allowed: false,
             reason: Some(crate::event::ToolRefusal::NotInTools),
             input: None,
@@ -582,6 +584,7 @@ fn a_deny_rule_is_named_with_the_command() {
         EventKind::ToolCalled {
             agent: agent(3, "researcher-3"),
             tool: "Bash".into(),
+            step: subsim_rules::toolcall::ToolStep::Tool,
             allowed: false,
             reason: Some(crate::event::ToolRefusal::Denied),
             input: Some("git push origin main".into()),
