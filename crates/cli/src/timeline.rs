@@ -403,17 +403,6 @@ fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
 /// The end of a span whose run has not ended yet; `Builder::finish` closes what stays open.
 const OPEN: u64 = u64::MAX;
 
-/// The terminal's width from `COLUMNS` (any width from 1, however narrow: what is drawn
-/// for it decides how to fit), or 100 without it (what an issue comment shows
-/// comfortably).
-pub fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|text| text.trim().parse::<usize>().ok())
-        .filter(|width| *width >= 1)
-        .unwrap_or(100)
-}
-
 /// Most rows a text Gantt shows; the rest are counted.
 pub const MAX_ROWS: usize = 60;
 

@@ -16,3 +16,4 @@ mod playground;
 mod runner;
 mod teaching;
 mod tutorial;
+mod widths;

@@ -41,6 +41,11 @@ pub(crate) struct Ctx<'s> {
     pub warnings: Vec<Diagnostic>,
     /// Agent types named by `spawn` steps, checked at the end.
     pub agent_refs: Vec<AgentRef>,
+    /// The run names `spawn` steps give (`name:`), for [`Ctx::run_refs`].
+    pub run_names: Vec<String>,
+    /// Runs named by `wait.for`, `send.to`, `stop` and the person's actions, checked at
+    /// the end against [`Ctx::run_names`]: the fixed words the field also takes beside.
+    pub run_refs: Vec<RunRef>,
     /// `session.classifier`: what a spawn's partial `classifier` falls back to.
     pub session_classifier: ClassifierSpec,
     /// `session.tools`: names a definition's `tools` entries may use beyond the built-ins.
@@ -54,6 +59,20 @@ pub(crate) struct Ctx<'s> {
     pub line_shift: usize,
 }
 
+/// A run named by a field that takes a run's name or id (or, for `wait.for`, a fixed
+/// word), checked once every `spawn` step is read.
+#[derive(Clone, Debug)]
+pub(crate) struct RunRef {
+    /// The name written.
+    pub name: String,
+    /// Where.
+    pub span: Span,
+    /// The field, for messages (`` `wait.for` ``).
+    pub field: &'static str,
+    /// The fixed words the field takes besides a name (`children`, `notification`).
+    pub words: &'static [&'static str],
+}
+
 impl<'s> Ctx<'s> {
     /// A context for `file`.
     pub fn new(file: &'s str, base_dir: &'s Path) -> Ctx<'s> {
@@ -63,6 +82,8 @@ impl<'s> Ctx<'s> {
             errors: Vec::new(),
             warnings: Vec::new(),
             agent_refs: Vec::new(),
+            run_names: Vec::new(),
+            run_refs: Vec::new(),
             session_classifier: ClassifierSpec::default(),
             session_tools: Vec::new(),
             version: Version::NEWEST,

@@ -163,11 +163,22 @@ impl<W: Write> TextWriter<W> {
         }
     }
 
-    /// Headings of the chapters that begin at or before `t`.
+    /// The heading of the last chapter that begins at or before `t`, before the line at
+    /// `t`: a chapter that another began after before any line of it was written (with
+    /// `follow`, one where the followed agent did nothing) gets no heading of its own.
     fn chapters_until(&mut self, t: crate::time::SimTime) {
         while let Some((at, title)) = self.options.chapters.get(self.chapter) {
             if *at > t {
                 break;
+            }
+            let superseded = self
+                .options
+                .chapters
+                .get(self.chapter + 1)
+                .is_some_and(|(next, _)| *next <= t);
+            if superseded {
+                self.chapter += 1;
+                continue;
             }
             let mut text = format!("── {} ──", visible(title));
             if let Some(width) = self
