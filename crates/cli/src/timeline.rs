@@ -251,7 +251,26 @@ impl Builder {
                 }
                 self.change(at, *running);
             }
-            _ => self.add_other(event, at),
+            EventKind::SpawnRejected { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => self.add_other(event, at),
         }
     }
 
@@ -351,7 +370,26 @@ impl Builder {
                 );
                 self.mark(to.id, mark(at, "notification", text, event.rule));
             }
-            _ => {}
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::AgentStarted { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
     }
 

@@ -204,7 +204,13 @@ impl Limit {
     pub fn bound_text(self, value: u64) -> String {
         match self {
             Limit::MaxTime => crate::time::human_duration(value),
-            _ => value.to_string(),
+            Limit::MaxEvents
+            | Limit::MaxAgents
+            | Limit::MaxSteps
+            | Limit::MaxRunning
+            | Limit::MaxHeld
+            | Limit::MaxInstantSteps
+            | Limit::MaxSilentSteps => value.to_string(),
         }
     }
 }
@@ -792,7 +798,27 @@ impl EventKind {
             | EventKind::AgentBackgrounded { running, .. }
             | EventKind::AgentFinished { running, .. }
             | EventKind::AgentResumed { running, .. } => Some(*running),
-            _ => None,
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => None,
         }
     }
 }

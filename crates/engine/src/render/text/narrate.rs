@@ -203,7 +203,7 @@ impl Narrator {
                     use subsim_rules::prompt::CallDecision;
                     let would = match would {
                         CallDecision::Deny(_) => "deny it",
-                        _ => "ask",
+                        CallDecision::Prompt(_) | CallDecision::Run(_) => "ask",
                     };
                     fill.push(("{would}", would.to_string()));
                     "allowed_by_step".to_string()
@@ -221,7 +221,29 @@ impl Narrator {
                     fill.push(("{pattern}", pattern.to_string()));
                 }
             }
-            _ => {}
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::SpawnRejected { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
         let found = subsim_rules::why::reason(kind, rule, &case)?;
         let mut text = found.text.to_string();
@@ -255,7 +277,23 @@ impl Narrator {
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::ReportDelivered { .. } => Some(who.to_string()),
-            _ => None,
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => None,
         }
     }
 
@@ -293,7 +331,30 @@ impl Narrator {
             EventKind::AgentStarted { agent, profile, .. } => {
                 self.set_mode(agent.id, profile.permission_mode);
             }
-            _ => {}
+            EventKind::SpawnRequested { .. }
+            | EventKind::SpawnRejected { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::Notification { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared { .. }
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
         let names = &mut self.names;
         event.visit_fields(&mut |_, value| {
@@ -852,7 +913,27 @@ fn tone(event: &Event) -> Tone {
         EventKind::PermissionRequested { .. }
         | EventKind::PermissionAnswered { .. }
         | EventKind::PermissionWithdrawn { .. } => Tone::Prompt,
-        _ => Tone::Plain,
+        EventKind::SessionStarted { .. }
+        | EventKind::SpawnRequested { .. }
+        | EventKind::AgentStarted { .. }
+        | EventKind::ToolCalled { .. }
+        | EventKind::AgentWaiting { .. }
+        | EventKind::AgentBackgrounded { .. }
+        | EventKind::AgentFinished { .. }
+        | EventKind::Notification { .. }
+        | EventKind::AgentResumed { .. }
+        | EventKind::MessageDelivered { .. }
+        | EventKind::StopRequested { .. }
+        | EventKind::ConversationCleared { .. }
+        | EventKind::DefinitionNoted { .. }
+        | EventKind::PanelChanged { .. }
+        | EventKind::HookFired { .. }
+        | EventKind::HookSkipped { .. }
+        | EventKind::ReportDelivered { .. }
+        | EventKind::ContinuationRequested { .. }
+        | EventKind::ModelSwitched { .. }
+        | EventKind::ActionIgnored { .. }
+        | EventKind::LimitReached { .. } => Tone::Plain,
     }
 }
 
