@@ -659,7 +659,16 @@ fn follow_drops_empty_chapter_headings() {
     let events = vec![
         (0, Some("FORK-3"), started(1, "scout", 1)),
         (6, Some("FORK-3"), started(2, "second", 2)),
-        (9, Some("FORK-3"), started(3, "scout-2", 3)),
+        (
+            9,
+            Some("NOTIFY-1"),
+            EventKind::AgentFinished {
+                agent: agent(1, "scout"),
+                outcome: crate::event::Outcome::Completed,
+                running: 1,
+                detail: None,
+            },
+        ),
     ];
     let text = narrate(
         NarrationOptions {
@@ -674,6 +683,7 @@ fn follow_drops_empty_chapter_headings() {
         &events,
     );
     assert!(!text.contains("2. Second"), "{text}");
+    assert!(text.contains("3. Third"), "{text}");
     let lines: Vec<&str> = text.lines().collect();
     for (index, line) in lines.iter().enumerate() {
         if line.starts_with("──") {
