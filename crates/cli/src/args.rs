@@ -373,7 +373,8 @@ impl Edit {
     /// The overrides as typed again (`--set PATH=VALUE`, `--cap N`), for reports; empty
     /// when there are none.
     pub fn shown(&self) -> Vec<String> {
-        let mut shown: Vec<String> = self.set.iter().map(|o| format!("--set {o}")).collect();
+        // An override shows itself as `--set PATH=VALUE`.
+        let mut shown: Vec<String> = self.set.iter().map(ToString::to_string).collect();
         shown.extend(self.cap.map(|cap| format!("--cap {cap}")));
         shown
     }

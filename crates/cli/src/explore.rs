@@ -284,3 +284,24 @@ pub fn check_determinism(
         Ok(Status::ExpectationsFailed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::differences;
+    use subsim_engine::explore::OutcomeSummary;
+
+    /// Issue #32 item 7: `explore` said "1 events".
+    #[test]
+    fn explore_says_1_event_not_1_events() {
+        let outcome = |count| OutcomeSummary {
+            failed: Vec::new(),
+            limited: false,
+            kinds: [("spawn_rejected", count)].into_iter().collect(),
+            finals: Default::default(),
+        };
+        let lines = differences(&outcome(0), &outcome(1));
+        assert_eq!(lines, ["spawn_rejected: 1 event (outcome 1: 0)"]);
+        let lines = differences(&outcome(1), &outcome(2));
+        assert_eq!(lines, ["spawn_rejected: 2 events (outcome 1: 1)"]);
+    }
+}

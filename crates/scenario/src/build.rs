@@ -565,7 +565,17 @@ fn check_run_refs(ctx: &mut Ctx<'_>) {
             continue;
         }
         let given: Vec<&str> = names.iter().map(String::as_str).collect();
-        if let Some(near) = crate::diagnostic::suggest(&reference.name, &given) {
+        // `scuot-2` is near `scout-2`, the second run of `count:` under `scout`.
+        let counted = reference.name.rsplit_once('-').filter(|(_, number)| {
+            !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())
+        });
+        let near = crate::diagnostic::suggest(&reference.name, &given)
+            .map(str::to_string)
+            .or_else(|| {
+                let (base, number) = counted?;
+                crate::diagnostic::suggest(base, &given).map(|near| format!("{near}-{number}"))
+            });
+        if let Some(near) = near {
             ctx.warn(
                 reference.span,
                 format!(
