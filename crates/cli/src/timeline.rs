@@ -261,7 +261,7 @@ impl Builder {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }
@@ -380,7 +380,7 @@ impl Builder {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }

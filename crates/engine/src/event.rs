@@ -790,7 +790,7 @@ impl EventKind {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }

@@ -182,7 +182,7 @@ impl<W: Write> Sink for RunTable<W> {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }

@@ -583,10 +583,11 @@ fn check_run_refs(ctx: &mut Ctx<'_>) {
                      `{near}`?",
                     reference.name
                 ),
-                Some(format!(
+                Some(
                     "a run is named by its spawn's `name:` (`NAME-N` for the Nth of a \
                      `count:`) or by its id (`main`, `a3`)"
-                )),
+                        .to_string(),
+                ),
             );
         }
     }

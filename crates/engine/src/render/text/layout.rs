@@ -415,7 +415,7 @@ impl<W: Write> TextWriter<W> {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }
@@ -678,7 +678,7 @@ fn bookkeeping(event: &Event) -> bool {
         | EventKind::MessageDelivered { .. }
         | EventKind::MessageRejected { .. }
         | EventKind::StopRequested { .. }
-        | EventKind::ConversationCleared { .. }
+        | EventKind::ConversationCleared
         | EventKind::HookFired { .. }
         | EventKind::HookSkipped { .. }
         | EventKind::ContinuationRequested { .. }

@@ -236,7 +236,7 @@ impl Narrator {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }
@@ -287,7 +287,7 @@ impl Narrator {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }
@@ -347,7 +347,7 @@ impl Narrator {
             | EventKind::MessageDelivered { .. }
             | EventKind::MessageRejected { .. }
             | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared { .. }
+            | EventKind::ConversationCleared
             | EventKind::DefinitionNoted { .. }
             | EventKind::PanelChanged { .. }
             | EventKind::HookFired { .. }
@@ -424,7 +424,7 @@ fn tone(event: &Event) -> Tone {
         | EventKind::AgentResumed { .. }
         | EventKind::MessageDelivered { .. }
         | EventKind::StopRequested { .. }
-        | EventKind::ConversationCleared { .. }
+        | EventKind::ConversationCleared
         | EventKind::DefinitionNoted { .. }
         | EventKind::PanelChanged { .. }
         | EventKind::HookFired { .. }
