@@ -246,7 +246,12 @@ fn batch(
             // millions of arrivals is drawn, never held (it aborted).
             let rows = match format {
                 Format::Gantt => crate::timeline::MAX_ROWS as u64,
-                _ => max_rows,
+                Format::Text
+                | Format::Jsonl
+                | Format::Summary
+                | Format::Json
+                | Format::Chrome
+                | Format::Csv => max_rows,
             };
             let mut builder = crate::timeline::Builder::new(rows);
             let report = simulate(simulation, &mut builder, ties);
@@ -333,7 +338,12 @@ fn realtime(
             let written = player.finish().and_then(|writer| writer.finish().map(drop));
             (report, written)
         }
-        _ => {
+        Format::Text
+        | Format::Summary
+        | Format::Json
+        | Format::Gantt
+        | Format::Chrome
+        | Format::Csv => {
             let mut player = Player::new(&runtime, speed, TextWriter::with_options(out, narration));
             let report = simulate(simulation, &mut player, ties);
             let written = player.finish().and_then(|writer| writer.finish().map(drop));

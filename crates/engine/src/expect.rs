@@ -98,7 +98,7 @@ impl EventFilter {
                                 .as_deref()
                                 .map_or(0, |name| common_prefix(name, want)),
                         ),
-                        _ => 0,
+                        Field::U64(..) | Field::Bool(..) | Field::List(..) => 0,
                     };
                     score += near.min(99);
                 }
@@ -111,7 +111,7 @@ impl EventFilter {
     fn subject(&self) -> Option<&str> {
         self.fields.iter().find_map(|(name, value)| match value {
             FilterValue::Str(text) if name == "agent" || name == "name" => Some(text.as_str()),
-            _ => None,
+            FilterValue::Str(..) | FilterValue::Int(..) | FilterValue::Bool(..) => None,
         })
     }
 }

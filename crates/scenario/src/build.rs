@@ -130,7 +130,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
             );
             return None;
         }
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error_help(
                 root.span,
                 format!(
@@ -492,7 +492,12 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                     behavior,
                 }
             }
-            _ => ActionKind::Subtask {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..) => ActionKind::Subtask {
                 task: ctx.name(value, "`subtask`")?,
                 name: None,
                 behavior: None,

@@ -143,7 +143,11 @@ impl<'s> Ctx<'s> {
         let entries = match &node.value {
             Value::Map(entries) => entries.as_slice(),
             Value::Null => &[],
-            _ => {
+            Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..) => {
                 self.error_help(
                     node.span,
                     format!("{what} must be a map, found {}", node.describe()),
@@ -190,7 +194,12 @@ impl<'s> Ctx<'s> {
     pub fn key_name<'n>(&mut self, key: &'n Node) -> Option<&'n str> {
         match &key.value {
             Value::Str(text) => Some(text),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     key.span,
                     format!("a key must be a name, found {}", key.describe()),
@@ -263,7 +272,12 @@ impl<'s> Ctx<'s> {
     pub fn boolean(&mut self, node: &Node, what: &str) -> Option<bool> {
         match node.value {
             Value::Bool(flag) => Some(flag),
-            _ => {
+            Value::Null
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!(
@@ -295,7 +309,12 @@ impl<'s> Ctx<'s> {
                 self.error(node.span, format!("{what} must be {floor}, found {number}"));
                 None
             }
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a whole number, found {}", node.describe()),
@@ -322,7 +341,12 @@ impl<'s> Ctx<'s> {
         match node.value {
             Value::Int(number) => Some(number as f64),
             Value::Float(number) if number.is_finite() => Some(number),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a number, found {}", node.describe()),
@@ -339,7 +363,9 @@ impl<'s> Ctx<'s> {
             Value::Int(_) | Value::Float(_) => {
                 parse_duration(&node.scalar_text().unwrap_or_default()).map(Dist::Const)
             }
-            _ => Err(format!("expected a duration, found {}", node.describe())),
+            Value::Null | Value::Bool(..) | Value::Seq(..) | Value::Map(..) => {
+                Err(format!("expected a duration, found {}", node.describe()))
+            }
         };
         match parsed {
             Ok(dist) => Some(dist),
@@ -361,7 +387,7 @@ impl<'s> Ctx<'s> {
         let text = match &node.value {
             Value::Str(text) => text.clone(),
             Value::Int(_) | Value::Float(_) => node.scalar_text().unwrap_or_default(),
-            _ => {
+            Value::Null | Value::Bool(..) | Value::Seq(..) | Value::Map(..) => {
                 self.error_help(
                     node.span,
                     format!("{what}: expected a duration, found {}", node.describe()),
@@ -391,7 +417,12 @@ impl<'s> Ctx<'s> {
     pub fn list<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [Node]> {
         match &node.value {
             Value::Seq(items) => Some(items),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a list, found {}", node.describe()),
@@ -410,7 +441,7 @@ impl<'s> Ctx<'s> {
                     items.iter().map(|item| self.name(item, what)).collect();
                 names.into_iter().collect()
             }
-            _ => {
+            Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Map(..) => {
                 self.error_help(
                     node.span,
                     format!(

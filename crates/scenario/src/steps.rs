@@ -139,7 +139,7 @@ fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
             }
             step_body(ctx, name, key, value, script)
         }
-        _ => {
+        Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Seq(..) => {
             ctx.error_help(
                 node.span,
                 format!(
@@ -239,7 +239,12 @@ fn step_body(
         "tool" => tool(ctx, value).map(Step::Tool),
         "spawn" => match &value.value {
             Value::Seq(items) => spawn_together(ctx, value, items),
-            _ => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Map(..) => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
         },
         "fork" => spawn(ctx, value, "`fork`", &FORK_KEYS, true).map(Step::Spawn),
         "send" => send(ctx, value).map(Step::Send),

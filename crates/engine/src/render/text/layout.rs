@@ -522,7 +522,7 @@ impl<W: Write> TextWriter<W> {
             let hit = match value {
                 Field::Agent(agent) => agent.is(name) || names.label(agent) == *name,
                 Field::Str(text) => matches!(field, "name" | "to") && text == name,
-                _ => false,
+                Field::U64(..) | Field::Bool(..) | Field::List(..) => false,
             };
             touches |= hit;
         });
