@@ -148,3 +148,102 @@ fn trace_doc_names_every_value_of_every_closed_vocabulary() {
         problems.join("\n")
     );
 }
+
+/// The keys of a flat JSON object line, in the order written (serde_json's map sorts them).
+fn keys_in_order(line: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut depth = 0usize;
+    let mut chars = line.char_indices().peekable();
+    let mut expect_key = false;
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '{' | '[' => {
+                depth += 1;
+                expect_key = c == '{' && depth == 1;
+            }
+            '}' | ']' => depth = depth.saturating_sub(1),
+            ',' => expect_key = depth == 1,
+            '"' => {
+                let mut end = at + 1;
+                while let Some((inner, c)) = chars.next() {
+                    end = inner;
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        _ => {}
+                    }
+                }
+                if expect_key {
+                    keys.push(line[at + 1..end].to_string());
+                    expect_key = false;
+                }
+            }
+            _ => {}
+        }
+    }
+    keys
+}
+
+/// Issue #32 item 8: every example JSON line of the trace section parses, names a kind,
+/// and has its keys in the order the writer writes them (`t_us`, `seq`, `kind`, the
+/// kind's fields in `fields_of_kind`'s order — `Event::visit_fields`' —, `rule` last),
+/// each value of the type the field's other examples and the writer's JSON give it, written
+/// as compact JSON (no spaces), as `JsonlWriter` writes.
+#[test]
+fn the_doc_s_example_json_lines_parse_and_follow_the_writer_s_order() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/scenario-format.md"))
+        .expect("docs/scenario-format.md reads");
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for line in doc.lines().filter(|line| line.starts_with("{\"t_us\"")) {
+        let value: serde_json::Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(error) => {
+                problems.push(format!("not JSON ({error}): {line}"));
+                continue;
+            }
+        };
+        let Some(kind) = value["kind"].as_str() else {
+            problems.push(format!("no `kind`: {line}"));
+            continue;
+        };
+        let Some(fields) = fields_of_kind(kind) else {
+            problems.push(format!("unknown kind `{kind}`: {line}"));
+            continue;
+        };
+        let order: Vec<&str> = ["t_us", "seq", "kind"]
+            .into_iter()
+            .chain(fields.iter().copied())
+            .chain(["rule"])
+            .collect();
+        let keys = keys_in_order(line);
+        let positions: Vec<Option<usize>> = keys
+            .iter()
+            .map(|key| order.iter().position(|field| field == key))
+            .collect();
+        if positions.iter().any(Option::is_none) || !positions.windows(2).all(|w| w[0] < w[1]) {
+            problems.push(format!(
+                "`{kind}`: keys {keys:?} are not in the writer's order {order:?}"
+            ));
+        }
+        for key in ["t_us", "seq"] {
+            if !value[key].is_u64() {
+                problems.push(format!("`{kind}`: `{key}` is not a whole number: {line}"));
+            }
+        }
+        // The writer's form: compact, no space after `:` or `,`.
+        let compact = serde_json::to_string(&value).expect("serialises");
+        if compact.len() != line.len() {
+            problems.push(format!("`{kind}`: not written as compact JSON: {line}"));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} example lines found");
+    assert!(
+        problems.is_empty(),
+        "docs/scenario-format.md's example lines disagree with the writer:\n{}",
+        problems.join("\n")
+    );
+}

@@ -284,9 +284,9 @@ pub enum ErlangFormat {
 pub struct RunArgs {
     /// The scenario file; without it, a built-in demo runs.
     pub file: Option<PathBuf>,
-    /// Seed of every random stream (overrides the scenario's `session.seed`).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
+    /// How the scenario is read: `--set`, `--cap`, `--seed`, `--allow-path`.
+    #[command(flatten)]
+    pub source: Source,
     /// What to print.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -301,17 +301,6 @@ pub struct RunArgs {
     /// format is text).
     #[arg(long)]
     pub explain: bool,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
-    #[command(flatten)]
-    pub access: Access,
-    /// Override one value of the scenario before it is validated: a dotted key path and a
-    /// YAML value, e.g. `--set load.arrivals='poisson(30/s)'` (repeatable, applied in order).
-    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
-    pub set: Vec<subsim_scenario::Override>,
-    /// The concurrency cap: short for
-    /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=N` (applied after --set).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub cap: Option<u32>,
     /// Replay an ordering of same-instant ties as `subsim explore` prints it: the choice
     /// at each tie point, comma-separated (`0,1,0`; 0 = scheduling order, the default;
     /// `0*500` for a run of one choice).
@@ -340,12 +329,73 @@ pub struct RunArgs {
     pub max_rows: u64,
 }
 
-impl RunArgs {
+/// The scenario-source group (issue #32): how every command that runs or reads a scenario
+/// reads it — `run`, `report`, `check`, `explore`, `panel`, `diff` ([`Source`]), and
+/// `validate` and `tools`, which run nothing and so take no seed ([`Edit`]). The path is
+/// each command's own (one, one or the demo, or many files and folders); `--set` and
+/// `--cap` apply to every file read, before it is validated, and `--seed` replaces its
+/// `session.seed`, the same way in every command. (`sweep` takes `--set` and `--cap` as
+/// lists of values to sweep, each value meaning what it means here.)
+#[derive(Clone, Debug, Default, Args)]
+pub struct Source {
+    /// `--set`, `--cap` and `--allow-path`.
+    #[command(flatten)]
+    pub edit: Edit,
+    /// Seed of every random stream (replaces the scenario's `session.seed`).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// What changes a scenario as it is read: [`Source`] without the seed.
+#[derive(Clone, Debug, Default, Args)]
+pub struct Edit {
+    /// Override one value of the scenario before it is validated: a dotted key path and a
+    /// YAML value, e.g. `--set load.arrivals='poisson(30/s)'` (repeatable, applied in order).
+    #[arg(long = "set", value_name = "PATH=VALUE", value_parser = parse_override)]
+    pub set: Vec<subsim_scenario::Override>,
+    /// The concurrency cap: short for
+    /// `--set session.env.CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS=N` (applied after --set).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cap: Option<u32>,
+    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    #[command(flatten)]
+    pub access: Access,
+}
+
+impl Edit {
     /// `--set` values, then `--cap`.
     pub fn overrides(&self) -> Vec<subsim_scenario::Override> {
         let mut overrides = self.set.clone();
         overrides.extend(self.cap.map(subsim_scenario::Override::cap));
         overrides
+    }
+
+    /// The overrides as typed again (`--set PATH=VALUE`, `--cap N`), for reports; empty
+    /// when there are none.
+    pub fn shown(&self) -> Vec<String> {
+        // An override shows itself as `--set PATH=VALUE`.
+        let mut shown: Vec<String> = self.set.iter().map(ToString::to_string).collect();
+        shown.extend(self.cap.map(|cap| format!("--cap {cap}")));
+        shown
+    }
+}
+
+impl Source {
+    /// `--set` values, then `--cap`.
+    pub fn overrides(&self) -> Vec<subsim_scenario::Override> {
+        self.edit.overrides()
+    }
+
+    /// The overrides and the seed as typed again, for reports and replay commands.
+    pub fn shown(&self) -> Vec<String> {
+        let mut shown = self.edit.shown();
+        shown.extend(self.seed.map(|seed| format!("--seed {seed}")));
+        shown
+    }
+
+    /// The `--allow-path` folders.
+    pub fn access(&self) -> &Access {
+        &self.edit.access
     }
 }
 
@@ -392,12 +442,9 @@ pub struct ReportArgs {
     /// the picture (the timeline and the running strip).
     #[arg(long, short = 'o', value_name = "FILE.html")]
     pub out: PathBuf,
-    /// Seed of every random stream (overrides the scenario's `session.seed`).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--seed`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub source: Source,
 }
 
 /// `subsim check`.
@@ -406,13 +453,14 @@ pub struct CheckArgs {
     /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How each file is read: `--set`, `--cap` and `--seed` apply to every file, and the
+    /// report says so.
     #[command(flatten)]
-    pub access: Access,
+    pub source: Source,
     /// Check only the scenarios whose name or path contains TEXT (any case).
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
-    /// Run each scenario under N seeds: its own `session.seed`, then the next N-1
+    /// Run each scenario under N seeds: its own `session.seed` (or --seed), then the next N-1
     /// (seed+1, seed+2, …); a scenario passes when every seed passes.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub seeds: u64,
@@ -446,9 +494,9 @@ pub struct ValidateArgs {
     /// Scenario files or folders (searched for *.yaml and *.yml at any depth).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub edit: Edit,
 }
 
 /// `subsim explore`.
@@ -459,12 +507,9 @@ pub struct ExploreArgs {
     /// Run at most N orderings.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_orderings: u64,
-    /// Seed of every random stream (overrides the scenario's `session.seed`).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--seed`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub source: Source,
 }
 
 /// `--order`: the choice at each tie point.
@@ -484,12 +529,9 @@ pub struct PanelArgs {
     /// bare number of seconds, or the narration's clock (`00:01:30.000`).
     #[arg(long, value_name = "TIME", value_parser = parse_at)]
     pub at: SimTime,
-    /// Seed of every random stream (overrides the scenario's `session.seed`).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--seed`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub source: Source,
 }
 
 /// `subsim rules`.
@@ -534,12 +576,9 @@ pub struct DiffArgs {
     /// The second version, e.g. 2.1.292.
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
     pub to: Version,
-    /// Seed of every random stream (overrides the scenario's `session.seed`).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--seed`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub source: Source,
 }
 
 /// `subsim tools`.
@@ -573,9 +612,9 @@ pub struct ToolsArgs {
     /// The subagent's depth: 1 for one launched by main.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: u32,
-    /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
+    /// How the scenario is read: `--set`, `--cap`, `--allow-path`.
     #[command(flatten)]
-    pub access: Access,
+    pub edit: Edit,
 }
 
 fn parse_version(text: &str) -> Result<Version, String> {

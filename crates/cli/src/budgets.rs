@@ -70,12 +70,12 @@ pub fn worker_threads(wanted: u32, at_least: u32) -> u32 {
         return wanted;
     };
     let count = fit.max(at_least).min(wanted);
-    eprintln!(
+    crate::output::note(&format!(
         "subsim: note: {count} of {wanted} worker threads: the address-space limit \
          (`ulimit -v`) leaves {} MiB, {} MiB a worker",
         room / (1024 * 1024),
         WORKER_ADDRESS_SPACE / (1024 * 1024)
-    );
+    ));
     count
 }
 

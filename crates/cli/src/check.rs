@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use subsim_engine::expect::{Checker, Failure};
 use subsim_engine::Simulation;
 
-use crate::args::{Access, CheckArgs, CheckFormat, ValidateArgs};
+use crate::args::{Access, CheckArgs, CheckFormat, Source, ValidateArgs};
 use crate::diagnostics::{self, Level};
 use crate::load::expects_limit;
 use crate::{budgets, output};
@@ -27,6 +27,10 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
         output::refuse_inputs(junit, &files)?;
     }
     let text_format = args.format == CheckFormat::Text;
+    let read_with = read_with(&args.source);
+    if let (Some(line), true) = (&read_with, text_format) {
+        output::print_text(&format!("{line}\n"))?;
+    }
     let color = text_format && output::stdout_color();
     let filter = args.filter.as_ref().map(|text| text.to_lowercase());
 
@@ -44,7 +48,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
     std::thread::scope(|scope| {
         let (files, next, stop, filter) = (&files, &next, &stop, filter.as_deref());
         let (seeds, fail_fast) = (args.seeds, args.fail_fast);
-        let (access, paths) = (&args.access, &args.paths);
+        let (source, paths) = (&args.source, &args.paths);
         let worker = |sender: mpsc::Sender<(usize, Option<FileResult>)>| {
             move || loop {
                 if stop.load(Ordering::SeqCst) {
@@ -52,8 +56,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 }
                 let index = next.fetch_add(1, Ordering::SeqCst);
                 let Some(path) = files.get(index) else { break };
-                let options = load_options(access, paths, path);
-                let result = check_file(path, &options, filter, seeds, color);
+                let options = load_options(source.access(), paths, path);
+                let result = check_file(path, source, &options, filter, seeds, color);
                 if fail_fast && result.as_ref().is_some_and(|result| !result.passed()) {
                     stop.store(true, Ordering::SeqCst);
                 }
@@ -74,10 +78,10 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
             ) {
                 Ok(_) => started += 1,
                 Err(error) => {
-                    eprintln!(
+                    crate::output::note(&format!(
                         "subsim: note: {started} of {workers} worker threads started \
                          ({error}); the files are checked by those"
-                    );
+                    ));
                     break;
                 }
             }
@@ -93,7 +97,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
             results[index] = Some(result);
             while let Some(Some(result)) = results.get(printed) {
                 if let (Some(result), true, false) = (result, text_format, stdout_gone) {
-                    let text = render_text(result, color, args.seeds);
+                    let text = crate::words::fit(&render_text(result, color, args.seeds));
                     if let Err(error) = stdout
                         .write_all(text.as_bytes())
                         .and_then(|()| stdout.flush())
@@ -123,9 +127,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
         .collect();
     if selected.is_empty() && not_run.is_empty() {
         anyhow::bail!(
-            "no scenario matches --filter `{}` (searched {} files by name and path)",
+            "no scenario matches --filter `{}` (searched {} by name and path)",
             args.filter.as_deref().unwrap_or_default(),
-            files.len()
+            crate::words::plural(files.len(), "file")
         );
     }
     let passed = selected.iter().filter(|result| result.passed()).count();
@@ -151,7 +155,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 .and_then(|()| stdout.flush());
         }
     } else {
-        let json = json_report(&selected, &not_run, passed, failed);
+        let json = json_report(&selected, &not_run, passed, failed, &args.source);
         let mut stdout = io::stdout().lock();
         if let Err(error) = stdout
             .write_all(json.as_bytes())
@@ -201,6 +205,14 @@ fn collect(paths: &[PathBuf], command: &str) -> anyhow::Result<Vec<PathBuf>> {
         );
     }
     Ok(files)
+}
+
+/// The line that says how every file was read, when `--set`, `--cap` or `--seed` changed
+/// it: each applies to every file, and the report says so first.
+fn read_with(source: &Source) -> Option<String> {
+    let shown = source.shown();
+    (!shown.is_empty())
+        .then(|| format!("every file read with {}", escape_control(&shown.join(" "))))
 }
 
 /// How to load `file`: confined by `--allow-path`; a file found by searching a folder (not
@@ -273,6 +285,7 @@ impl FileResult {
 /// matches neither its path nor its name.
 fn check_file(
     path: &Path,
+    source: &Source,
     options: &subsim_scenario::Options,
     filter: Option<&str>,
     seeds: u64,
@@ -290,8 +303,13 @@ fn check_file(
         runs: Vec::new(),
         wall: Duration::ZERO,
     };
-    let loaded = match subsim_scenario::load_scenario_under(path, &[], options) {
-        Ok(loaded) => loaded,
+    let loaded = match subsim_scenario::load_scenario_under(path, &source.overrides(), options) {
+        Ok(mut loaded) => {
+            if let Some(seed) = source.seed {
+                loaded.spec.session.seed = seed;
+            }
+            loaded
+        }
         Err(problems) => {
             if !path_matches {
                 return None;
@@ -444,6 +462,7 @@ fn json_report(
     not_run: &[&Path],
     passed: usize,
     failed: usize,
+    source: &Source,
 ) -> String {
     let mut files = Vec::new();
     for result in selected {
@@ -506,10 +525,12 @@ fn json_report(
         .iter()
         .map(|path| path.display().to_string())
         .collect();
+    // `read_with`: the `--set`, `--cap` and `--seed` every file was read with (issue #32).
     format!(
-        "{{\"files\":[{}],\"passed\":{passed},\"failed\":{failed},\"not_run\":{}}}\n",
+        "{{\"files\":[{}],\"passed\":{passed},\"failed\":{failed},\"not_run\":{},\"read_with\":{}}}\n",
         files.join(","),
-        json_list(&not_run)
+        json_list(&not_run),
+        json_list(&source.shown())
     )
 }
 
@@ -637,40 +658,53 @@ fn junit(selected: &[&FileResult], not_run: &[&Path], seeds: u64) -> String {
 
 pub fn validate(args: ValidateArgs) -> anyhow::Result<Status> {
     let files = collect(&args.paths, "validate")?;
+    let shown = args.edit.shown();
+    if !shown.is_empty() {
+        output::print_text(&format!(
+            "every file read with {}\n",
+            escape_control(&shown.join(" "))
+        ))?;
+    }
     let mut bad = 0usize;
     for file in &files {
-        let options = load_options(&args.access, &args.paths, file);
-        let loaded =
-            match crate::load::report(subsim_scenario::load_scenario_under(file, &[], &options)) {
-                Ok(loaded) => loaded,
-                Err(error) => {
-                    if !error.is::<AlreadyReported>() {
-                        let message = format!("{error:#}");
-                        eprintln!("subsim: error: {}", output::escape_controls(&message));
-                    }
-                    bad += 1;
-                    continue;
+        let options = load_options(&args.edit.access, &args.paths, file);
+        let loaded = match crate::load::report(subsim_scenario::load_scenario_under(
+            file,
+            &args.edit.overrides(),
+            &options,
+        )) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                if !error.is::<AlreadyReported>() {
+                    let message = format!("{error:#}");
+                    crate::output::note(&format!(
+                        "subsim: error: {}",
+                        output::escape_controls(&message)
+                    ));
                 }
-            };
+                bad += 1;
+                continue;
+            }
+        };
         let warnings = match loaded.warnings.len() {
             0 => String::new(),
             1 => ", 1 warning".to_string(),
             many => format!(", {many} warnings"),
         };
-        output::print(&format!(
-            "ok   {}: {} ({} expectations{warnings})\n",
+        output::print_text(&format!(
+            "ok   {}: {} ({}{warnings})\n",
             escape_control(&file.display().to_string()),
             escape_control(&loaded.spec.name),
-            loaded.expect.len()
+            plural(loaded.expect.len(), "expectation")
         ))?;
     }
     if bad > 0 {
         if files.len() > 1 {
-            eprintln!(
+            crate::output::note(&format!(
                 "subsim: {} of {} do not validate",
                 plural(bad, "file"),
                 files.len()
-            );
+            ));
         }
         return Err(AlreadyReported.into());
     }

@@ -11,8 +11,6 @@ use miette::{
 };
 use subsim_scenario::diagnostic::Diagnostic;
 
-/// Width the snippets are wrapped at.
-const WIDTH: usize = 100;
 /// Longest source line drawn as a snippet, in bytes. miette pads to the span's column with
 /// a format width, which panics past 65,535; a line this long is unreadable as a snippet
 /// anyway, so the problem is told by its `file:line:col` alone.
@@ -92,7 +90,8 @@ pub fn render(problems: &[Diagnostic], source: &str, level: Level, color: bool) 
     } else {
         GraphicalTheme::unicode_nocolor()
     };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(WIDTH);
+    let width = crate::words::width().max(crate::words::MIN_WIDTH);
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(width);
     let mut text = String::new();
     for problem in problems {
         let rendered = render_one(&handler, problem, source, level, true)
@@ -101,7 +100,33 @@ pub fn render(problems: &[Diagnostic], source: &str, level: Level, color: bool) 
             .unwrap_or_else(|| format!("{problem}\n"));
         text.push_str(&rendered);
     }
-    text
+    if color {
+        text
+    } else {
+        fit_snippets(&text, width)
+    }
+}
+
+/// Diagnostics fitted to `width` (issue #32): miette wraps the messages but draws the
+/// file's own lines whole, so a quoted line (`8 │ …`) or its underline wider than the
+/// terminal is cut with `…`, and any other line (the `╭─[file:line:col]` header) wrapped.
+fn fit_snippets(text: &str, width: usize) -> String {
+    text.lines()
+        .map(|line| {
+            let length = line.chars().count();
+            if length <= width {
+                return format!("{line}\n");
+            }
+            let quoted = line.contains('│') || line.trim_start().starts_with('·');
+            if quoted {
+                let kept: String = line.chars().take(width - 1).collect();
+                format!("{kept}…\n")
+            } else {
+                let own = line.chars().take_while(|c| *c == ' ').count();
+                crate::words::wrap(line, width, own + 2)
+            }
+        })
+        .collect()
 }
 
 fn render_one(

@@ -18,7 +18,6 @@ use subsim_rules::gates_table;
 use subsim_rules::{Gates, Version};
 
 use crate::args::DiffArgs;
-use crate::run::load;
 use crate::{output, Status};
 
 /// Common events shown before the first divergence.
@@ -27,13 +26,13 @@ const CONTEXT_BEFORE: usize = 3;
 const CONTEXT_AFTER: usize = 3;
 
 pub fn diff(args: DiffArgs) -> anyhow::Result<Status> {
-    let loaded = load(&args.file, &args.access)?;
+    let loaded = crate::load::load_source(Some(&args.file), &args.source)?;
     let shown = args.file.display().to_string();
     let run = |version: Version| {
         let mut spec = loaded.spec.clone();
         spec.session.version = version;
         let mut simulation = Simulation::new(spec);
-        if let Some(seed) = args.seed {
+        if let Some(seed) = args.source.seed {
             simulation = simulation.with_seed(seed);
         }
         let mut trace = Collect::default();
@@ -54,7 +53,7 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<Status> {
             let _ = writeln!(out, "note: the {version} run stopped early: {limit}");
         }
     }
-    output::print(&out)?;
+    output::print_text(&out)?;
     Ok(Status::Ok)
 }
 
@@ -92,8 +91,8 @@ pub fn parting(left: &[Event], right: &[Event], from: &str, to: &str, changed: &
         None => {
             let _ = writeln!(
                 out,
-                "\nThe two runs are identical apart from {changed}: {} events each.",
-                left.len()
+                "\nThe two runs are identical apart from {changed}: {} each.",
+                crate::words::plural(left.len(), "event")
             );
         }
         Some(index) => out.push_str(&divergence(index, left, right, from, to)),
@@ -344,8 +343,8 @@ fn summary(left: &[Event], right: &[Event], from: &str, to: &str) -> String {
         })
         .collect();
     let mut out = format!(
-        "\nSummary: {} events at {from}, {} at {to}; ",
-        left.len(),
+        "\nSummary: {} at {from}, {} at {to}; ",
+        crate::words::plural(left.len(), "event"),
         right.len()
     );
     match differing.len() {

@@ -90,7 +90,10 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
             text
         }
     };
-    output::print(&text)?;
+    match args.format {
+        ErlangFormat::Text => output::print_text(&text)?,
+        ErlangFormat::Json => output::print(&text)?,
+    }
     Ok(Status::Ok)
 }
 

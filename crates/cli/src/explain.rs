@@ -32,7 +32,7 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
     // characters took 10 s and were echoed whole in the error.
     budgets::TYPED_CHARS.check("the query", query.chars().count() as u64)?;
     let wanted = query.to_ascii_uppercase();
-    let width = crate::timeline::terminal_width();
+    let width = crate::words::width();
     if let Some(rule) = rules.iter().find(|rule| rule.id == wanted) {
         output::print(&words::wrap_block(&describe(rule), width))?;
         return match rule.scenarios.first() {
@@ -91,7 +91,12 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
             "\n`subsim explain {}` explains one of them and runs the scenario that shows it.",
             matches[0].0
         );
-        output::print(&out)?;
+        // Each entry's line hangs under its summary.
+        let text: String = out
+            .lines()
+            .map(|line| words::wrap(line, words::width(), 2 + width + 2))
+            .collect();
+        output::print(&text)?;
         return Ok(Status::Ok);
     }
     let mut ids: Vec<&str> = rules.iter().map(|rule| rule.id.as_str()).collect();
@@ -293,10 +298,7 @@ fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
         }
     }
     intro.push('\n');
-    output::print(&words::wrap_block(
-        &intro,
-        crate::timeline::terminal_width(),
-    ))?;
+    output::print(&words::wrap_block(&intro, crate::words::width()))?;
     let load = loaded.spec.load.is_some();
     let mut simulation = Simulation::new(loaded.spec);
     if let Some(seed) = seed {
@@ -306,11 +308,11 @@ fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
         // A load scenario has millions of events: its statistics say more than its lines.
         let mut summary = Summary::new();
         let report = simulation.run(&mut summary);
-        (report, output::print(&summary.render_text()))
+        (report, output::print_text(&summary.render_text()))
     } else {
         // Wrapped to the terminal like `run`'s narration.
         let options = subsim_engine::render::NarrationOptions {
-            width: Some(crate::timeline::terminal_width()),
+            width: Some(crate::words::width()),
             ..Default::default()
         };
         let mut writer = TextWriter::with_options(io::stdout().lock(), options);
@@ -325,7 +327,7 @@ fn run_scenario(path: &str, seed: Option<u64>) -> anyhow::Result<Status> {
     };
     written?;
     if let Some(limit) = &report.limit {
-        eprintln!("subsim: {limit}");
+        crate::output::note(&format!("subsim: {limit}"));
         return Ok(Status::LimitHit);
     }
     Ok(Status::Ok)
@@ -346,6 +348,112 @@ fn status_meaning(status: &str) -> &'static str {
     }
 }
 
+/// What `explain` writes for a reason's placeholders (`{cap}`, `{depth_limit}`, …), which
+/// the narration fills from each event: the session's values from the rule's canonical
+/// scenario (the one run below), or the defaults of the newest version when no scenario
+/// demonstrates the rule; an event's own values (the tool, the mode, the pattern) as words
+/// that say whose they are.
+struct Placeholders {
+    /// The session's values, in `(placeholder, value, how a note names it)`.
+    session: Vec<(&'static str, String, &'static str)>,
+    /// Where the session's values come from: the scenario's path, or `None` for the
+    /// defaults.
+    source: Option<String>,
+}
+
+impl Placeholders {
+    /// Stand-ins for what each event carries itself.
+    const EVENT: [(&'static str, &'static str); 5] = [
+        ("{mode} mode", "the caller's permission mode"),
+        ("{tool}", "the tool"),
+        ("{pattern}", "TOOL(PATTERN)"),
+        ("{input}", "the call's input"),
+        ("{would}", "ask or deny"),
+    ];
+
+    fn of(rule: &Rule) -> Placeholders {
+        let scenario = rule.scenarios.first().and_then(|path| {
+            let source = catalog::scenario(path)?;
+            let loaded =
+                subsim_scenario::parse_scenario(source, path, &catalog::scenario_base_dir(path))
+                    .ok()?;
+            Some((path.clone(), loaded.spec))
+        });
+        let (source, spec) = match scenario {
+            Some((path, spec)) => (Some(path), spec),
+            None => (None, subsim_engine::SimSpec::minimal("defaults")),
+        };
+        let mut spec = spec;
+        // The first event is the session's resolved settings: nothing more is run.
+        spec.session.limits.max_events = 1;
+        let mut first = FirstEvent(None);
+        Simulation::new(spec).run(&mut first);
+        let mut session = Vec::new();
+        if let Some(subsim_engine::EventKind::SessionStarted {
+            cap, depth_limit, ..
+        }) = first.0
+        {
+            let cap = cap.map_or_else(|| "no".to_string(), |cap| cap.to_string());
+            session.push(("{cap}", cap, "the cap"));
+            session.push(("{depth_limit}", depth_limit.to_string(), "the depth limit"));
+        }
+        Placeholders { session, source }
+    }
+
+    /// `text` with every placeholder filled; the session values used are added to `used`.
+    fn fill(&self, text: &str, used: &mut Vec<&'static str>) -> String {
+        let mut text = text.to_string();
+        for (placeholder, value, name) in &self.session {
+            if text.contains(placeholder) {
+                text = text.replace(placeholder, value);
+                if !used.contains(name) {
+                    used.push(name);
+                }
+            }
+        }
+        for (placeholder, words) in Self::EVENT {
+            text = text.replace(placeholder, words);
+        }
+        text
+    }
+
+    /// Which values were filled and from where, when any was.
+    fn note(&self, used: &[&'static str]) -> Option<String> {
+        if used.is_empty() {
+            return None;
+        }
+        let values: Vec<String> = used
+            .iter()
+            .filter_map(|name| {
+                let (_, value, _) = self.session.iter().find(|(_, _, n)| n == name)?;
+                Some(format!("{name} is {value}"))
+            })
+            .collect();
+        Some(match &self.source {
+            Some(path) => format!(
+                "{} as {path} sets it; a run narrates its own",
+                values.join(" and ")
+            ),
+            None => format!(
+                "{}: the default of v{}; a run narrates its own",
+                values.join(" and "),
+                subsim_rules::Version::NEWEST
+            ),
+        })
+    }
+}
+
+/// Keeps the first event of a run.
+struct FirstEvent(Option<subsim_engine::EventKind>);
+
+impl subsim_engine::sink::Sink for FirstEvent {
+    fn event(&mut self, event: &subsim_engine::Event) {
+        if self.0.is_none() {
+            self.0 = Some(event.kind.clone());
+        }
+    }
+}
+
 /// The rule in words: ID, area, status, summary, gates, scenarios, note.
 fn describe(rule: &Rule) -> String {
     let mut out = format!("{}: {}\n", rule.id, rule.summary);
@@ -356,8 +464,13 @@ fn describe(rule: &Rule) -> String {
         .collect();
     if !reasons.is_empty() {
         let _ = writeln!(out, "\nWhat the narration says when it decides:");
+        let values = Placeholders::of(rule);
+        let mut used = Vec::new();
         for reason in reasons {
-            let _ = writeln!(out, "  {reason}");
+            let _ = writeln!(out, "  {}", values.fill(reason, &mut used));
+        }
+        if let Some(note) = values.note(&used) {
+            let _ = writeln!(out, "  ({note})");
         }
     }
     let gates = rule.gates();

@@ -17,20 +17,23 @@ use crate::Status;
 const SHOW_FAILING: usize = 50;
 
 pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
-    let loaded = crate::load::load(&args.file, &args.access)?;
-    let mut spec = loaded.spec;
-    if let Some(seed) = args.seed {
-        spec.session.seed = seed;
-    }
+    let loaded = crate::load::load_source(Some(&args.file), &args.source)?;
+    let spec = loaded.spec;
     let limit_expected = crate::load::expects_limit(&loaded.expect);
     let max = usize::try_from(args.max_orderings).unwrap_or(usize::MAX);
     let exploration = explore::explore(&spec, &loaded.expect, max, limit_expected);
 
     let shown = args.file.display().to_string();
-    let seed = args
-        .seed
-        .map(|seed| format!(" --seed {seed}"))
-        .unwrap_or_default();
+    // The replay reads the scenario the way this exploration did.
+    let seed: String = args
+        .source
+        .shown()
+        .iter()
+        .map(|flag| match flag.split_once(' ') {
+            Some((name, value)) => format!(" {name} {}", shell_word(value)),
+            None => format!(" {flag}"),
+        })
+        .collect();
     let reproducer =
         |choices: &[usize]| format!("subsim run {shown}{seed} --order {}", order_shown(choices));
     let mut text = String::new();
@@ -130,16 +133,16 @@ pub fn explore(args: ExploreArgs) -> anyhow::Result<Status> {
         plural(exploration.orderings.len(), "ordering"),
         plural(exploration.outcomes.len(), "distinct outcome")
     );
-    output::print(&text)?;
+    output::print_text(&text)?;
     if exploration.budget_hit.is_some() {
-        eprintln!(
+        crate::output::note(&format!(
             "subsim: explore was stopped by its safety limit `max_explore_steps` after {} \
              ({} steps run over every ordering, each a whole run of the scenario; the next \
              ordering was cut short and is not counted); raise session.limits.\
              max_explore_steps in the scenario if the exploration is meant to be that long. The output up to that point is kept above.",
             plural(exploration.orderings.len(), "ordering"),
             exploration.steps
-        );
+        ));
         return Ok(Status::LimitHit);
     }
     Ok(if failing.is_empty() {
@@ -175,10 +178,27 @@ fn differences(first: &OutcomeSummary, outcome: &OutcomeSummary) -> Vec<String> 
         let was = first.kinds.get(*kind).copied().unwrap_or(0);
         let now = outcome.kinds.get(*kind).copied().unwrap_or(0);
         if was != now {
-            lines.push(format!("{kind}: {now} events (outcome 1: {was})"));
+            lines.push(format!(
+                "{kind}: {} (outcome 1: {was})",
+                crate::words::plural(usize::try_from(now).unwrap_or(usize::MAX), "event")
+            ));
         }
     }
     lines
+}
+
+/// `text` as one shell word: as it is when it holds only characters no shell reads
+/// specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./=,:@%+-".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// After `run --order`: a choice out of range is bad input (exit 2); choices the run
@@ -194,11 +214,11 @@ pub fn check_replay(replay: &Replay) -> anyhow::Result<()> {
     }
     let unused = replay.unused();
     if unused > 0 {
-        eprintln!(
+        crate::output::note(&format!(
             "subsim: note: the run met {} tie points; the last {unused} choices of --order were \
              not used",
             replay.taken.len()
-        );
+        ));
     }
     Ok(())
 }
@@ -249,18 +269,39 @@ pub fn check_determinism(
     let first = trace_hash(spec.clone(), order.clone())?;
     let second = trace_hash(spec, order)?;
     if first == second {
-        eprintln!(
+        crate::output::note(&format!(
             "subsim: deterministic: two more runs wrote the same trace ({} events, {} bytes, \
              FNV-1a {:016x})",
             first.2, first.1, first.0
-        );
+        ));
         Ok(status)
     } else {
-        eprintln!(
+        crate::output::note(&format!(
             "subsim: NOT deterministic: two runs of the same scenario and seed wrote different \
              traces: {} events, {} bytes, FNV-1a {:016x} vs {} events, {} bytes, FNV-1a {:016x}",
             first.2, first.1, first.0, second.2, second.1, second.0
-        );
+        ));
         Ok(Status::ExpectationsFailed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::differences;
+    use subsim_engine::explore::OutcomeSummary;
+
+    /// Issue #32 item 7: `explore` said "1 events".
+    #[test]
+    fn explore_says_1_event_not_1_events() {
+        let outcome = |count| OutcomeSummary {
+            failed: Vec::new(),
+            limited: false,
+            kinds: [("spawn_rejected", count)].into_iter().collect(),
+            finals: Default::default(),
+        };
+        let lines = differences(&outcome(0), &outcome(1));
+        assert_eq!(lines, ["spawn_rejected: 1 event (outcome 1: 0)"]);
+        let lines = differences(&outcome(1), &outcome(2));
+        assert_eq!(lines, ["spawn_rejected: 2 events (outcome 1: 1)"]);
     }
 }

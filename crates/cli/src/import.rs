@@ -14,7 +14,10 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
     // Every import error is bad input (exit 2): not a transcript, unreadable, too large.
     let imported = import_session(&args.session, options)?;
     for warning in &imported.warnings {
-        eprintln!("subsim: warning: {}", output::escape_controls(warning));
+        crate::output::note(&format!(
+            "subsim: warning: {}",
+            output::escape_controls(warning)
+        ));
     }
     let report = if args.report {
         match fidelity(&imported) {
@@ -33,7 +36,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
             let mut inputs = vec![args.session.clone()];
             inputs.extend(imported.subagent_files.iter().cloned());
             output::write_file(path, &inputs, imported.yaml.as_bytes())?;
-            eprintln!(
+            crate::output::note(&format!(
                 "subsim: wrote {} ({}, {}, {})",
                 output::escape_controls(&path.display().to_string()),
                 output::counted(imported.spawn_calls as u64, "Agent call", "Agent calls"),
@@ -47,7 +50,7 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
                     "observed fact",
                     "observed facts"
                 )
-            );
+            ));
             if let Some(report) = report {
                 output::print(&report)?;
             }

@@ -6,7 +6,7 @@ use std::path::Path;
 use subsim_engine::expect::{Expectation, FilterValue, Located};
 use subsim_scenario::Loaded;
 
-use crate::args::Access;
+use crate::args::{Edit, Source};
 use crate::diagnostics::{self, Level};
 use crate::AlreadyReported;
 
@@ -16,24 +16,34 @@ pub const DEMO: &str = include_str!("../../../scenarios/demo.yaml");
 /// The name the demo's diagnostics and `--explain` use.
 pub const DEMO_NAME: &str = "demo.yaml";
 
-/// Loads a scenario file, its `file:` and `agent_dirs` confined to its folder and those of
-/// `--allow-path`; on failure prints its diagnostics to stderr.
-pub fn load(path: &Path, access: &Access) -> anyhow::Result<Loaded> {
+/// Loads a scenario file under `--set` and `--cap`, its `file:` and `agent_dirs` confined
+/// to its folder and those of `--allow-path`; on failure prints its diagnostics to stderr.
+pub fn load(path: &Path, edit: &Edit) -> anyhow::Result<Loaded> {
     tracing::debug!(path = %path.display(), "loading");
     report(subsim_scenario::load_scenario_under(
         path,
-        &[],
-        &access.options(),
+        &edit.overrides(),
+        &edit.access.options(),
     ))
 }
 
-/// Loads the built-in demo (`scenarios/demo.yaml`, embedded).
-pub fn load_demo() -> anyhow::Result<Loaded> {
-    report(subsim_scenario::parse_scenario(
-        DEMO,
-        DEMO_NAME,
-        Path::new("."),
-    ))
+/// Loads a scenario file, or the built-in demo without one, through the scenario-source
+/// group: `--set` and `--cap` before validation, then `--seed` as its `session.seed`. Every
+/// command that runs a scenario loads it here, so the flags mean the same in each.
+pub fn load_source(path: Option<&Path>, source: &Source) -> anyhow::Result<Loaded> {
+    let mut loaded = match path {
+        Some(path) => load(path, &source.edit)?,
+        None => report(subsim_scenario::parse_scenario_with(
+            DEMO,
+            DEMO_NAME,
+            Path::new("."),
+            &source.overrides(),
+        ))?,
+    };
+    if let Some(seed) = source.seed {
+        loaded.spec.session.seed = seed;
+    }
+    Ok(loaded)
 }
 
 /// Reads a scenario file's text under `options` (the byte limit, regular files when asked);

@@ -80,8 +80,11 @@ fn main() -> ExitCode {
         Err(error) => {
             if !error.is::<AlreadyReported>() {
                 // Messages carry paths and names: shown, never obeyed by the terminal.
-                let message = format!("{error:#}");
-                eprintln!("subsim: error: {}", output::escape_controls(&message));
+                let message = format!("subsim: error: {error:#}");
+                eprint!(
+                    "{}",
+                    words::wrap_block(&output::escape_controls(&message), words::width())
+                );
             }
             ExitCode::from(2)
         }

@@ -177,6 +177,18 @@ pub fn counted(count: u64, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
+/// Writes a message for people to stderr (`subsim: note: …`) fitted to the terminal's
+/// width, each continuation two columns in.
+pub fn note(text: &str) {
+    eprint!("{}", crate::words::fit(text));
+}
+
+/// Writes text for people to stdout fitted to the terminal's width ([`crate::words::fit`],
+/// issue #32), as [`print`] does.
+pub fn print_text(text: &str) -> anyhow::Result<()> {
+    print(&crate::words::fit(text))
+}
+
 /// Writes `text` to stdout and flushes; a reader that went away (`subsim rules | head`) is
 /// not an error.
 pub fn print(text: &str) -> anyhow::Result<()> {

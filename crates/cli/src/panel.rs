@@ -12,13 +12,12 @@ use subsim_engine::{SimSpec, SimTime, Simulation};
 use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::PanelArgs;
-use crate::run::load;
 use crate::{output, Status};
 
 pub fn panel(args: PanelArgs) -> anyhow::Result<Status> {
-    let loaded = load(&args.file, &args.access)?;
+    let loaded = crate::load::load_source(Some(&args.file), &args.source)?;
     let shown = args.file.display().to_string();
-    output::print(&at_instant(loaded.spec, args.seed, args.at, &shown)?)?;
+    output::print_text(&at_instant(loaded.spec, args.source.seed, args.at, &shown)?)?;
     Ok(Status::Ok)
 }
 

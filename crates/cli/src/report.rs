@@ -17,7 +17,7 @@ use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::ReportArgs;
 use crate::timeline::{json_string, Builder, State, Timeline};
-use crate::{output, run, Status};
+use crate::{output, Status};
 
 /// Most scrubber positions: each is one run of the scenario up to that instant.
 const MAX_SAMPLES: usize = 240;
@@ -47,15 +47,12 @@ impl subsim_engine::Sink for Kept {
 }
 
 pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
-    let loaded = match &args.file {
-        Some(path) => run::load(path, &args.access)?,
-        None => run::load_demo()?,
-    };
+    let loaded = crate::load::load_source(args.file.as_deref(), &args.source)?;
     let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
     inputs.extend(loaded.read_files.iter().cloned());
     output::refuse_inputs(&args.out, &inputs)?;
     let spec = loaded.spec;
-    let seed = args.seed.unwrap_or(spec.session.seed);
+    let seed = args.source.seed.unwrap_or(spec.session.seed);
     let simulation = |spec| Simulation::new(spec).with_seed(seed);
     // The timeline is built as the events come, and only the first events are kept for
     // the narration (of which the page shows MAX_LINES lines): a run of millions of
@@ -143,7 +140,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         )
     ))?;
     if let Some(limit) = &report.limit {
-        eprintln!("subsim: {limit}");
+        crate::output::note(&format!("subsim: {limit}"));
         return Ok(Status::LimitHit);
     }
     Ok(Status::Ok)

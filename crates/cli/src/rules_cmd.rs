@@ -14,11 +14,10 @@ use crate::Status;
 
 pub fn rules(args: RulesArgs) -> anyhow::Result<Status> {
     let rules = catalog::rules();
-    let text = match args.format {
-        RulesFormat::Text => text(&rules),
-        RulesFormat::Tsv => tsv(&rules),
-    };
-    output::print(&text)?;
+    match args.format {
+        RulesFormat::Text => output::print_text(&text(&rules))?,
+        RulesFormat::Tsv => output::print(&tsv(&rules))?,
+    }
     Ok(Status::Ok)
 }
 

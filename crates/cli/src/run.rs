@@ -3,7 +3,6 @@
 //! wall clock (`--realtime`).
 
 use std::io::{self, Write};
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -15,7 +14,7 @@ use subsim_engine::{Event, RunReport, Simulation, Sink};
 use subsim_scenario::Loaded;
 
 use crate::args::{DetailArg, Format, RunArgs};
-pub use crate::load::{load, load_demo, read, report, DEMO, DEMO_NAME};
+pub use crate::load::{load, read, report};
 use crate::output;
 use crate::Status;
 
@@ -26,20 +25,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if args.compact && args.format != Format::Jsonl {
         anyhow::bail!("--compact shortens the JSON Lines trace: use it with --format jsonl");
     }
-    let overrides = args.overrides();
-    let loaded = match &args.file {
-        Some(path) => report(subsim_scenario::load_scenario_under(
-            path,
-            &overrides,
-            &args.access.options(),
-        ))?,
-        None => report(subsim_scenario::parse_scenario_with(
-            DEMO,
-            DEMO_NAME,
-            Path::new("."),
-            &overrides,
-        ))?,
-    };
+    let loaded = crate::load::load_source(args.file.as_deref(), &args.source)?;
     // The scenario and every file it named: no output may overwrite one.
     let mut inputs: Vec<std::path::PathBuf> = args.file.iter().cloned().collect();
     inputs.extend(loaded.read_files.iter().cloned());
@@ -55,13 +41,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
         chapters: loaded.narration.chapters.clone(),
         next: loaded.narration.next.clone(),
         summary: args.detail == DetailArg::Brief && args.follow.is_none(),
-        width: Some(crate::timeline::terminal_width()),
+        width: Some(crate::words::width()),
     };
-    let seed = args.seed.unwrap_or(loaded.spec.session.seed);
-    let simulation = simulation(loaded.spec, args.seed);
+    let seed = args.source.seed.unwrap_or(loaded.spec.session.seed);
+    let simulation = simulation(loaded.spec, args.source.seed);
     if args.format == Format::Text {
         if let Some(name) = &args.follow {
-            follow_touches(&simulation, args.seed, name, &narration, args.order.clone())?;
+            follow_touches(
+                &simulation,
+                args.source.seed,
+                name,
+                &narration,
+                args.order.clone(),
+            )?;
         }
     }
     let (mut out, commit) = output::open(args.out.as_deref(), &inputs)?;
@@ -74,15 +66,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<Status> {
     if args.explain {
         if args.format == Format::Text {
             // Into the narration itself, so that `--out` keeps it too.
-            let description = output::escape_controls(&description);
+            let description = crate::words::fit(&output::escape_controls(&description));
             if let Err(error) = out.write_all(description.as_bytes()) {
                 return finish_with(Err(error), None, &args);
             }
         } else {
-            eprint!("{}", output::escape_controls(&description));
+            eprint!(
+                "{}",
+                crate::words::fit(&output::escape_controls(&description))
+            );
         }
     }
-    tracing::debug!(format = ?args.format, seed = ?args.seed, "running");
+    tracing::debug!(format = ?args.format, seed = ?args.source.seed, "running");
     // `--order` (ties replayed as `explore` printed them) and `--check-determinism`.
     let order = args.order.clone().map(|order| order.0);
     let mut ties = order.clone().map(Replay::new);
@@ -191,11 +186,11 @@ fn finish_with(
         return Ok(Status::Ok);
     };
     for note in &report.notes {
-        eprintln!(
+        crate::output::note(&format!(
             "subsim: note: {} [{}]",
             output::escape_controls(&note.text),
             note.rule
-        );
+        ));
     }
     match &report.limit {
         Some(limit) => {
@@ -206,10 +201,10 @@ fn finish_with(
                 ),
                 None => "above".to_string(),
             };
-            eprintln!(
+            crate::output::note(&format!(
                 "subsim: {}. The output up to that point is kept {kept}.",
                 crate::output::limit_message(limit, report.end)
-            );
+            ));
             Ok(Status::LimitHit)
         }
         None => Ok(Status::Ok),
@@ -233,11 +228,11 @@ fn batch(
             let mut writer = TextWriter::with_options(out, narration);
             let report = simulate(simulation, &mut writer, ties);
             if let Some(name) = writer.follow_missed() {
-                eprintln!(
+                crate::output::note(&format!(
                     "subsim: note: nothing in this run touches `{}`: no agent of that name or \
                      id ran (names are the `name:` of spawn steps, ids are a1, a2, …)",
                     crate::output::escape_controls(name)
-                );
+                ));
             }
             (report, writer.finish().map(drop))
         }
@@ -251,22 +246,27 @@ fn batch(
             // millions of arrivals is drawn, never held (it aborted).
             let rows = match format {
                 Format::Gantt => crate::timeline::MAX_ROWS as u64,
-                _ => max_rows,
+                Format::Text
+                | Format::Jsonl
+                | Format::Summary
+                | Format::Json
+                | Format::Chrome
+                | Format::Csv => max_rows,
             };
             let mut builder = crate::timeline::Builder::new(rows);
             let report = simulate(simulation, &mut builder, ties);
             let timeline = builder.finish();
             let text = if format == Format::Gantt {
-                crate::timeline::gantt(&timeline, crate::timeline::terminal_width())
+                crate::timeline::gantt(&timeline, crate::words::width())
             } else {
                 if timeline.more_runs > 0 {
-                    eprintln!(
+                    crate::output::note(&format!(
                         "subsim: note: {} past the first {max_rows} {} counted, not drawn \
                          (runs_not_drawn in the metadata); raise the view rows budget with \
                          --max-rows N",
                         crate::output::counted(timeline.more_runs, "run", "runs"),
                         if timeline.more_runs == 1 { "is" } else { "are" }
-                    );
+                    ));
                 }
                 crate::timeline::chrome(&timeline, seed, env!("CARGO_PKG_VERSION"))
             };
@@ -284,7 +284,7 @@ fn batch(
             let text = if format == Format::Json {
                 summary.render_json()
             } else {
-                summary.render_text()
+                crate::words::fit(&summary.render_text())
             };
             (report, write_all(out, text.as_bytes()))
         }
@@ -325,7 +325,7 @@ fn realtime(
     let mut quiet_ties = ties.as_ref().map(|replay| Replay::clone(replay));
     let end = simulate(quiet, &mut Discard, quiet_ties.as_mut()).end;
     if let Some(warning) = playback_warning(end, speed) {
-        eprintln!("subsim: warning: {warning}");
+        crate::output::note(&format!("subsim: warning: {warning}"));
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -338,7 +338,12 @@ fn realtime(
             let written = player.finish().and_then(|writer| writer.finish().map(drop));
             (report, written)
         }
-        _ => {
+        Format::Text
+        | Format::Summary
+        | Format::Json
+        | Format::Gantt
+        | Format::Chrome
+        | Format::Csv => {
             let mut player = Player::new(&runtime, speed, TextWriter::with_options(out, narration));
             let report = simulate(simulation, &mut player, ties);
             let written = player.finish().and_then(|writer| writer.finish().map(drop));
@@ -518,7 +523,7 @@ mod tests {
         let yaml = "name: wide\nsession: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: 5000}}\n\
                     main:\n  - spawn: {agent: Explore, count: 5000, background: true}\n  \
                     - wait: {for: children}\n";
-        let loaded = subsim_scenario::parse_scenario(yaml, "wide.yaml", Path::new("."))
+        let loaded = subsim_scenario::parse_scenario(yaml, "wide.yaml", std::path::Path::new("."))
             .unwrap_or_else(|problems| panic!("{problems}"));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()

@@ -251,7 +251,26 @@ impl Builder {
                 }
                 self.change(at, *running);
             }
-            _ => self.add_other(event, at),
+            EventKind::SpawnRejected { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => self.add_other(event, at),
         }
     }
 
@@ -351,7 +370,26 @@ impl Builder {
                 );
                 self.mark(to.id, mark(at, "notification", text, event.rule));
             }
-            _ => {}
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::AgentStarted { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
     }
 
@@ -402,17 +440,6 @@ fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
 
 /// The end of a span whose run has not ended yet; `Builder::finish` closes what stays open.
 const OPEN: u64 = u64::MAX;
-
-/// The terminal's width from `COLUMNS` (any width from 1, however narrow: what is drawn
-/// for it decides how to fit), or 100 without it (what an issue comment shows
-/// comfortably).
-pub fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|text| text.trim().parse::<usize>().ok())
-        .filter(|width| *width >= 1)
-        .unwrap_or(100)
-}
 
 /// Most rows a text Gantt shows; the rest are counted.
 pub const MAX_ROWS: usize = 60;

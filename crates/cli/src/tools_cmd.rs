@@ -19,9 +19,6 @@ use crate::args::ToolsArgs;
 use crate::run::load;
 use crate::{output, AlreadyReported, Status};
 
-/// Width lines are wrapped at.
-const WIDTH: usize = 100;
-
 pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
     if let Some(name) = &args.agent {
         // Its "did you mean" compares it with every name: 100,000 characters took seconds
@@ -31,10 +28,10 @@ pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
     let scenario = args
         .file
         .as_deref()
-        .map(|file| load(file, &args.access))
+        .map(|file| load(file, &args.edit))
         .transpose()?;
     let session = match (&args.session, &scenario) {
-        (Some(other), _) => load(other, &args.access)?.spec.session,
+        (Some(other), _) => load(other, &args.edit)?.spec.session,
         (None, Some(loaded)) => loaded.spec.session.clone(),
         (None, None) => SessionSpec::default(),
     };
@@ -74,7 +71,7 @@ pub fn tools(args: ToolsArgs) -> anyhow::Result<Status> {
             &setup.resolve(&def, mode),
         ));
     }
-    output::print(&out)?;
+    output::print_text(&out)?;
     Ok(Status::Ok)
 }
 
@@ -168,7 +165,10 @@ fn load_definition(path: &Path, session: &SessionSpec) -> anyhow::Result<AgentDe
         } else {
             problem.to_string()
         };
-        eprintln!("subsim: {level}: {}", crate::output::escape_controls(&told));
+        crate::output::note(&format!(
+            "subsim: {level}: {}",
+            crate::output::escape_controls(&told)
+        ));
     };
     let loaded = match subsim_scenario::parse_scenario(&wrapper, &shown, &folder) {
         Ok(loaded) => loaded,
@@ -510,7 +510,7 @@ fn why_missing(resolved: &Result<Resolved, tools::ZeroTools>, tool: &str) -> Opt
         .map(|step| format!("{}: {} [{}]", stage(step.kind), said(step), step.rule))
 }
 
-/// [`crate::words::wrap`] at [`WIDTH`].
+/// [`crate::words::wrap`] at [`crate::words::width`].
 fn wrap(line: &str, indent: usize) -> String {
-    crate::words::wrap(line, WIDTH, indent)
+    crate::words::wrap(line, crate::words::width(), indent)
 }

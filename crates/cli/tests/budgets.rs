@@ -4,7 +4,7 @@
 //! read under a byte budget, views of large runs are bounded, and quiet load generators
 //! stop at a limit (exit 3). Nothing here measures time: exit codes, messages and sizes.
 
-use crate::support::{code, exits, repo_root, stderr, stdout, subsim, text, TempDir, BINARY};
+use crate::support::{code, exits, flat, repo_root, stderr, stdout, subsim, text, TempDir, BINARY};
 use std::process::Command;
 
 /// A small load: `count` arrivals of 1 s runs at 20/s against a cap of 10, no retry.
@@ -37,7 +37,7 @@ fn sweep_seeds_past_the_runs_budget_are_refused_before_anything_is_sized() {
         2,
     );
     assert!(
-        err.contains("100000000 runs, over the sweep runs budget of 100000 runs"),
+        flat(&err).contains("100000000 runs, over the sweep runs budget of 100000 runs"),
         "{err}"
     );
     assert!(err.contains("raise it with --max-runs N"), "{err}");
@@ -134,7 +134,7 @@ fn merge_reads_an_endless_file_under_its_byte_budget() {
         2,
     );
     assert!(
-        err.contains("holds more than 65536 bytes, over the shard file bytes budget"),
+        flat(&err).contains("holds more than 65536 bytes, over the shard file bytes budget"),
         "{err}"
     );
     assert!(err.contains("--max-input-bytes N"), "{err}");
@@ -195,7 +195,7 @@ fn merge_refuses_cut_off_and_edited_rows() {
         let path = dir.write(name, contents);
         let output = subsim(&["merge", text(&first_path), text(&path)]);
         let err = exits(&output, 2);
-        assert!(err.contains(expected), "{name}: {err}");
+        assert!(flat(&err).contains(&flat(expected)), "{name}: {err}");
         assert!(err.contains(name), "{name}: {err}");
         assert!(stdout(&output).is_empty(), "{name}: nothing is written");
     }

@@ -1,7 +1,7 @@
 //! End-to-end runs of the load-testing commands of the `subsim` binary: `run --set` and
 //! `--cap`, `erlang`. Statistics themselves are tested in the engine.
 
-use crate::support::{code, stderr, stdout, subsim, BINARY};
+use crate::support::{code, flat, stderr, stdout, subsim, BINARY};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -637,7 +637,7 @@ fn sweep_target_with_a_misspelt_column_suggests_the_right_one() {
     ]);
     assert_eq!(code(&output), 2);
     assert!(
-        stderr(&output).contains("did you mean `blocking`?"),
+        flat(&stderr(&output)).contains("did you mean `blocking`?"),
         "{}",
         stderr(&output)
     );
@@ -750,9 +750,9 @@ fn a_saturated_queue_warns_that_its_mean_wait_grows_with_the_run() {
     let at = dir.write("at.yaml", &scenario("2/s", "queue"));
     let summary = stdout(&subsim(&["run", &at, "--format", "summary"]));
     assert!(
-        summary.contains(
-            "  warning             offered load 2.00 Erlangs ≥ cap 2: the queue is at or past \
-             saturation, so the mean wait is unstable and grows with the run's length"
+        flat(&summary).contains(
+            "warning offered load 2.00 Erlangs ≥ cap 2: the queue is at or past saturation, \
+             so the mean wait is unstable and grows with the run's length"
         ),
         "{summary}"
     );

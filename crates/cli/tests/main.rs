@@ -14,5 +14,7 @@ mod import;
 mod load;
 mod playground;
 mod runner;
+mod sources;
 mod teaching;
 mod tutorial;
+mod widths;

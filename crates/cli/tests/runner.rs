@@ -2,7 +2,7 @@
 //! folders, `--filter`, `--seeds`, `--jobs`, `--fail-fast`, `--junit`, `--format json`, the
 //! evidence a failure shows, and the exit codes.
 
-use crate::support::{code, stderr, stdout, subsim, TempDir};
+use crate::support::{code, flat, stderr, stdout, subsim, TempDir};
 use std::path::Path;
 
 fn passing(name: &str) -> String {
@@ -373,7 +373,7 @@ fn explore_reports_the_orderings_and_a_reproducer_that_replays_the_failure() {
         "{text}"
     );
     let reproducer = format!("subsim run {race} --order 1");
-    assert!(text.contains(&reproducer), "{text}");
+    assert!(flat(&text).contains(&reproducer), "{text}");
     assert!(
         text.contains("second: completed (outcome 1: never started)"),
         "{text}"
@@ -480,8 +480,8 @@ fn run_check_determinism_compares_two_more_runs() {
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let note = stderr(&output);
     assert!(
-        note.contains("deterministic: two more runs wrote the same trace"),
+        flat(&note).contains("deterministic: two more runs wrote the same trace"),
         "{note}"
     );
-    assert!(note.contains("FNV-1a "), "{note}");
+    assert!(flat(&note).contains("FNV-1a "), "{note}");
 }

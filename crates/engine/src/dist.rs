@@ -133,7 +133,10 @@ impl ExpCache {
     pub fn sample<R: Rng + ?Sized>(&mut self, dist: &Dist, rng: &mut R) -> u64 {
         match *dist {
             Dist::Exp { mean } => self.sample_exp(mean, rng),
-            _ => dist.sample(rng),
+            Dist::Const(..)
+            | Dist::Uniform { .. }
+            | Dist::Normal { .. }
+            | Dist::LogNormal { .. } => dist.sample(rng),
         }
     }
 }

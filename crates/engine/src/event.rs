@@ -205,7 +205,13 @@ impl Limit {
     pub fn bound_text(self, value: u64) -> String {
         match self {
             Limit::MaxTime => crate::time::human_duration(value),
-            _ => value.to_string(),
+            Limit::MaxEvents
+            | Limit::MaxAgents
+            | Limit::MaxSteps
+            | Limit::MaxRunning
+            | Limit::MaxHeld
+            | Limit::MaxInstantSteps
+            | Limit::MaxSilentSteps => value.to_string(),
         }
     }
 }
@@ -752,35 +758,16 @@ impl EventKind {
         }
     }
 
-    /// Every kind name, for validation of `expect:` filters.
-    pub const NAMES: [&'static str; 26] = [
-        "session_started",
-        "spawn_requested",
-        "spawn_rejected",
-        "agent_started",
-        "tool_called",
-        "permission_requested",
-        "permission_answered",
-        "permission_withdrawn",
-        "agent_waiting",
-        "agent_backgrounded",
-        "agent_finished",
-        "notification",
-        "agent_resumed",
-        "message_delivered",
-        "message_rejected",
-        "stop_requested",
-        "conversation_cleared",
-        "definition_noted",
-        "panel_changed",
-        "hook_fired",
-        "hook_skipped",
-        "report_delivered",
-        "continuation_requested",
-        "model_switched",
-        "action_ignored",
-        "limit_reached",
-    ];
+    /// Every kind name, for validation of `expect:` filters: [`KINDS`]' names.
+    pub const NAMES: [&'static str; 26] = {
+        let mut names = [""; 26];
+        let mut index = 0;
+        while index < KINDS.len() {
+            names[index] = KINDS[index].0;
+            index += 1;
+        }
+        names
+    };
 
     /// Does this event move the end of the session? Every event but a `panel_changed`: the
     /// session ends at its last decision, and the panel's own bookkeeping after it (a
@@ -801,7 +788,27 @@ impl EventKind {
             | EventKind::AgentBackgrounded { running, .. }
             | EventKind::AgentFinished { running, .. }
             | EventKind::AgentResumed { running, .. } => Some(*running),
-            _ => None,
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => None,
         }
     }
 }
@@ -821,95 +828,105 @@ pub enum Field<'a> {
     Agent(&'a AgentRef),
 }
 
-/// Every field name an event may carry, for validation of `expect:` filters.
-pub const FIELD_NAMES: [&str; 77] = [
-    "version",
-    "session_kind",
-    "cap",
-    "depth_limit",
-    "fork_mode",
-    "background_disabled",
-    "t_us",
-    "seq",
-    "kind",
-    "rule",
-    "agent",
-    "name",
-    "caller",
-    "agent_type",
-    "background",
-    "fork",
-    "reason",
-    "message",
-    "running",
-    "parent",
-    "depth",
-    "mode",
-    "model",
-    "tools",
-    "cap_checked",
-    "tool",
-    "allowed",
-    "routed_to",
-    "auto_denied",
-    "prompt",
-    "answer",
-    "waited_us",
-    "waiting_for",
-    "count",
-    "outcome",
-    "detail",
-    "to",
-    "from",
-    "what",
-    "by",
-    "source",
-    "action",
-    "why",
-    "limit",
-    "value",
-    "hint",
-    "caller_name",
-    "parent_name",
-    "to_name",
-    "from_name",
-    "by_name",
-    "model_rule",
-    "effort",
-    "permission_mode",
-    "context",
-    "mcp_servers",
-    "path",
-    "scope",
-    "change",
-    "row",
-    "row_name",
-    "status",
-    "hook",
-    "matcher",
-    "command",
-    "text",
-    "scan",
-    "review",
-    "attempt",
-    "from_model",
-    "teammate",
-    "main_agent",
-    "arrival",
-    "input",
-    "permission_rule",
-    "stream",
-    "step",
-];
+/// Every field name an event may carry, for validation of `expect:` filters: `t_us`,
+/// `seq`, `kind` and `rule`, then every field of [`KINDS`] in the order it first appears.
+pub const FIELD_NAMES: [&str; field_count()] = field_names();
 
-/// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
-/// trace order; `None` for an unknown kind. `expect:` validation warns about a filter key
-/// that no event of its kind has, and a filter value `false` matches an optional flag the
-/// event leaves out. Keep it in step with [`Event::visit_fields`] (a test of
-/// `subsim-tests` runs every scenario and checks every field written is listed here).
-pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
-    Some(match kind {
-        "session_started" => &[
+/// Are `a` and `b` the same text? (`==` on `str` is not `const`.)
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut index = 0;
+    while index < a.len() {
+        if a[index] != b[index] {
+            return false;
+        }
+        index += 1;
+    }
+    true
+}
+
+/// Is `field` of the kind at `kind` the first mention of its name in [`KINDS`]?
+const fn first_mention(kind: usize, field: usize) -> bool {
+    let name = KINDS[kind].1[field];
+    let mut common = 0;
+    while common < COMMON_FIELDS.len() {
+        if same(COMMON_FIELDS[common], name) {
+            return false;
+        }
+        common += 1;
+    }
+    let mut before = 0;
+    while before <= kind {
+        let fields = KINDS[before].1;
+        let end = if before == kind { field } else { fields.len() };
+        let mut index = 0;
+        while index < end {
+            if same(fields[index], name) {
+                return false;
+            }
+            index += 1;
+        }
+        before += 1;
+    }
+    true
+}
+
+/// The fields every event carries.
+const COMMON_FIELDS: [&str; 4] = ["t_us", "seq", "kind", "rule"];
+
+/// How many names [`FIELD_NAMES`] holds.
+const fn field_count() -> usize {
+    let mut count = COMMON_FIELDS.len();
+    let mut kind = 0;
+    while kind < KINDS.len() {
+        let mut field = 0;
+        while field < KINDS[kind].1.len() {
+            if first_mention(kind, field) {
+                count += 1;
+            }
+            field += 1;
+        }
+        kind += 1;
+    }
+    count
+}
+
+const fn field_names<const N: usize>() -> [&'static str; N] {
+    let mut names = [""; N];
+    let mut at = 0;
+    while at < COMMON_FIELDS.len() {
+        names[at] = COMMON_FIELDS[at];
+        at += 1;
+    }
+    let mut kind = 0;
+    while kind < KINDS.len() {
+        let mut field = 0;
+        while field < KINDS[kind].1.len() {
+            if first_mention(kind, field) {
+                names[at] = KINDS[kind].1[field];
+                at += 1;
+            }
+            field += 1;
+        }
+        kind += 1;
+    }
+    names
+}
+
+/// Every kind and the fields an event of it may carry besides `t_us`, `seq`, `kind` and
+/// `rule`, in trace order: **the one list of the trace's vocabulary** (issue #32).
+/// [`EventKind::NAMES`], [`fields_of_kind`] and [`FIELD_NAMES`] are read from it, so a new
+/// field is one entry here beside its arm in [`Event::visit_fields`] (this module's tests
+/// hold the two to each other, writing a sample of every kind with every optional field),
+/// and a new kind one row here beside its arms in [`EventKind::name`] and
+/// [`Event::visit_fields`] (exhaustive matches: the compiler points there).
+pub const KINDS: [(&str, &[&str]); 26] = [
+    (
+        "session_started",
+        &[
             "version",
             "session_kind",
             "cap",
@@ -919,7 +936,10 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "main_agent",
             "permission_mode",
         ],
-        "spawn_requested" => &[
+    ),
+    (
+        "spawn_requested",
+        &[
             "caller",
             "caller_name",
             "agent_type",
@@ -929,7 +949,10 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "arrival",
             "stream",
         ],
-        "spawn_rejected" => &[
+    ),
+    (
+        "spawn_rejected",
+        &[
             "caller",
             "caller_name",
             "agent_type",
@@ -939,7 +962,10 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "hint",
             "running",
         ],
-        "agent_started" => &[
+    ),
+    (
+        "agent_started",
+        &[
             "agent",
             "name",
             "agent_type",
@@ -959,7 +985,10 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "mcp_servers",
             "teammate",
         ],
-        "tool_called" => &[
+    ),
+    (
+        "tool_called",
+        &[
             "agent",
             "name",
             "tool",
@@ -969,7 +998,10 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "reason",
             "permission_rule",
         ],
-        "permission_requested" => &[
+    ),
+    (
+        "permission_requested",
+        &[
             "agent",
             "name",
             "agent_type",
@@ -978,13 +1010,25 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "auto_denied",
             "prompt",
         ],
-        "permission_answered" => &["agent", "name", "tool", "answer", "waited_us", "prompt"],
-        "permission_withdrawn" => &["agent", "name", "tool", "prompt"],
-        "agent_waiting" => &["agent", "name", "waiting_for", "count"],
-        "agent_backgrounded" => &["agent", "name", "mode", "running"],
-        "agent_finished" => &["agent", "name", "outcome", "running", "detail"],
-        "notification" => &["to", "to_name", "from", "from_name", "what"],
-        "agent_resumed" => &[
+    ),
+    (
+        "permission_answered",
+        &["agent", "name", "tool", "answer", "waited_us", "prompt"],
+    ),
+    ("permission_withdrawn", &["agent", "name", "tool", "prompt"]),
+    ("agent_waiting", &["agent", "name", "waiting_for", "count"]),
+    ("agent_backgrounded", &["agent", "name", "mode", "running"]),
+    (
+        "agent_finished",
+        &["agent", "name", "outcome", "running", "detail"],
+    ),
+    (
+        "notification",
+        &["to", "to_name", "from", "from_name", "what"],
+    ),
+    (
+        "agent_resumed",
+        &[
             "agent",
             "name",
             "by",
@@ -995,21 +1039,50 @@ pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
             "model",
             "effort",
         ],
-        "message_delivered" => &["to", "to_name", "from", "from_name"],
-        "message_rejected" => &["to", "by", "by_name", "reason", "message"],
-        "stop_requested" => &["agent", "name", "by", "by_name", "source"],
-        "conversation_cleared" => &[],
-        "definition_noted" => &["name", "path", "scope", "outcome", "reason"],
-        "panel_changed" => &["change", "row", "row_name", "reason", "status"],
-        "hook_fired" => &["agent", "name", "hook", "matcher", "command", "source"],
-        "hook_skipped" => &["agent", "name", "hook", "why"],
-        "report_delivered" => &["agent", "name", "to", "to_name", "text", "scan", "review"],
-        "continuation_requested" => &["agent", "name", "attempt"],
-        "model_switched" => &["agent", "name", "from_model", "model"],
-        "action_ignored" => &["action", "why"],
-        "limit_reached" => &["limit", "value"],
-        _ => return None,
-    })
+    ),
+    ("message_delivered", &["to", "to_name", "from", "from_name"]),
+    (
+        "message_rejected",
+        &["to", "by", "by_name", "reason", "message"],
+    ),
+    (
+        "stop_requested",
+        &["agent", "name", "by", "by_name", "source"],
+    ),
+    ("conversation_cleared", &[]),
+    (
+        "definition_noted",
+        &["name", "path", "scope", "outcome", "reason"],
+    ),
+    (
+        "panel_changed",
+        &["change", "row", "row_name", "reason", "status"],
+    ),
+    (
+        "hook_fired",
+        &["agent", "name", "hook", "matcher", "command", "source"],
+    ),
+    ("hook_skipped", &["agent", "name", "hook", "why"]),
+    (
+        "report_delivered",
+        &["agent", "name", "to", "to_name", "text", "scan", "review"],
+    ),
+    ("continuation_requested", &["agent", "name", "attempt"]),
+    ("model_switched", &["agent", "name", "from_model", "model"]),
+    ("action_ignored", &["action", "why"]),
+    ("limit_reached", &["limit", "value"]),
+];
+
+/// The fields an event of `kind` may carry besides `t_us`, `seq`, `kind` and `rule`, in
+/// trace order ([`KINDS`]); `None` for an unknown kind. `expect:` validation warns about a
+/// filter key that no event of its kind has, and a filter value `false` matches an optional
+/// flag the event leaves out. A test of `subsim-tests` runs every scenario and checks every
+/// field written is listed.
+pub fn fields_of_kind(kind: &str) -> Option<&'static [&'static str]> {
+    KINDS
+        .iter()
+        .find(|(name, _)| *name == kind)
+        .map(|(_, fields)| *fields)
 }
 
 /// Boolean fields written only when true: a filter value `false` also matches an event of

@@ -98,7 +98,7 @@ impl EventFilter {
                                 .as_deref()
                                 .map_or(0, |name| common_prefix(name, want)),
                         ),
-                        _ => 0,
+                        Field::U64(..) | Field::Bool(..) | Field::List(..) => 0,
                     };
                     score += near.min(99);
                 }
@@ -111,7 +111,7 @@ impl EventFilter {
     fn subject(&self) -> Option<&str> {
         self.fields.iter().find_map(|(name, value)| match value {
             FilterValue::Str(text) if name == "agent" || name == "name" => Some(text.as_str()),
-            _ => None,
+            FilterValue::Str(..) | FilterValue::Int(..) | FilterValue::Bool(..) => None,
         })
     }
 }
@@ -747,7 +747,27 @@ impl Sink for Checker {
             EventKind::AgentFinished { agent, outcome, .. } => {
                 self.record_final(agent, outcome.as_str(), event.seq)
             }
-            _ => {}
+            EventKind::SessionStarted { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
         for (located, state) in self.expectations.iter().zip(self.states.iter_mut()) {
             match &located.expectation {

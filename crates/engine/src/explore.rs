@@ -192,7 +192,29 @@ impl Sink for Fingerprint {
                 self.finals
                     .insert(agent.label(), outcome.as_str().to_string());
             }
-            _ => {}
+            EventKind::SessionStarted { .. }
+            | EventKind::SpawnRequested { .. }
+            | EventKind::SpawnRejected { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
     }
 }

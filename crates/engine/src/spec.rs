@@ -647,7 +647,11 @@ impl SimSpec {
             let rate = match stream.arrivals {
                 Arrivals::Poisson(rate) => rate,
                 Arrivals::Every(spacing) if spacing > 0 => 1e6 / spacing as f64,
-                _ => return None,
+                Arrivals::Every(..)
+                | Arrivals::Burst(..)
+                | Arrivals::Schedule(..)
+                | Arrivals::OnOff { .. }
+                | Arrivals::Times(..) => return None,
             };
             offered += rate * mean_run;
         }

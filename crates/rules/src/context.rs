@@ -401,7 +401,12 @@ pub fn mcp_servers(input: &McpInput<'_>, gates: &Gates) -> (Vec<McpOutcome>, Vec
         Scope::Project if gates.inline_mcp_trust => input
             .source_dir
             .is_some_and(|dir| input.trusted_dirs.iter().any(|trusted| trusted == dir)),
-        _ => true,
+        Scope::Managed
+        | Scope::Cli
+        | Scope::Project
+        | Scope::User
+        | Scope::Plugin
+        | Scope::BuiltIn => true,
     };
     let mut trust_logged = false;
     for server in input.servers {
@@ -445,7 +450,9 @@ pub fn mcp_servers(input: &McpInput<'_>, gates: &Gates) -> (Vec<McpOutcome>, Vec
             let rule = match input.scope {
                 Scope::Project if gates.inline_mcp_trust => "MCP-3",
                 Scope::Project => "MCP-1",
-                _ => "MCP-4",
+                Scope::Managed | Scope::Cli | Scope::User | Scope::Plugin | Scope::BuiltIn => {
+                    "MCP-4"
+                }
             };
             (McpStatus::Connected, rule)
         };
@@ -589,7 +596,7 @@ pub fn startup_context(input: &StartupInput<'_>) -> StartupContext {
     // CTX-5 / MEM-4 / MEM-5: preloaded skills; built-ins preload none.
     let (skills, skill_notes) = match input.kind {
         AgentKind::BuiltIn(_) => (Vec::new(), Vec::new()),
-        _ => preload_skills(input.skills),
+        AgentKind::Fork | AgentKind::Custom(..) => preload_skills(input.skills),
     };
     notes.extend(skill_notes);
     if memory.as_ref().is_some_and(|load| load.truncated) {
@@ -674,7 +681,7 @@ fn memory_load(input: &StartupInput<'_>) -> Option<MemoryLoad> {
 fn system_prompt_piece(kind: AgentKind, memory: bool) -> Piece {
     let own = match kind {
         AgentKind::BuiltIn(_) => "the built-in's predefined prompt",
-        _ => "the agent's own prompt",
+        AgentKind::Fork | AgentKind::Custom(..) => "the agent's own prompt",
     };
     let mut detail = format!(
         "{own} plus environment details such as the working directory, \
@@ -786,7 +793,9 @@ fn skills_piece(kind: AgentKind, skills: &[SkillOutcome]) -> Piece {
     match kind {
         AgentKind::BuiltIn(_) => piece(piece::SKILLS, false, "CTX-5", "built-ins preload none"),
         _ if preloaded.is_empty() => piece(piece::SKILLS, false, "CTX-5", "none preloaded"),
-        _ => piece(piece::SKILLS, true, "MEM-4", preloaded.join(", ")),
+        AgentKind::Fork | AgentKind::Custom(..) => {
+            piece(piece::SKILLS, true, "MEM-4", preloaded.join(", "))
+        }
     }
 }
 

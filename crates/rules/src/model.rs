@@ -266,7 +266,10 @@ impl BuiltIn {
     pub fn disallowed_tools(self) -> &'static [&'static str] {
         match self {
             BuiltIn::Explore | BuiltIn::Plan => &["Write", "Edit"],
-            _ => &[],
+            BuiltIn::GeneralPurpose
+            | BuiltIn::Claude
+            | BuiltIn::StatuslineSetup
+            | BuiltIn::ClaudeCodeGuide => &[],
         }
     }
 

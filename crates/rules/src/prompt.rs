@@ -341,7 +341,11 @@ pub fn decide_call(
     if always_asks {
         return match mode {
             PermissionMode::BypassPermissions => CallDecision::Run("PERM-9"),
-            _ => CallDecision::Prompt("PERM-9"),
+            PermissionMode::Default
+            | PermissionMode::AcceptEdits
+            | PermissionMode::Auto
+            | PermissionMode::DontAsk
+            | PermissionMode::Plan => CallDecision::Prompt("PERM-9"),
         };
     }
     if NEVER_PROMPT.contains(&tool) {
@@ -371,7 +375,9 @@ pub fn decide_call(
             CallDecision::Run("PERM-9")
         }
         PermissionMode::DontAsk => CallDecision::Deny("PERM-9"),
-        _ => CallDecision::Prompt("PERM-9"),
+        PermissionMode::Default | PermissionMode::AcceptEdits | PermissionMode::Plan => {
+            CallDecision::Prompt("PERM-9")
+        }
     }
 }
 
@@ -532,7 +538,7 @@ pub fn deciding_entry(
                     .position(|rule| allow_covers(std::slice::from_ref(rule), tool, input))
             })
             .map(RuleEntry::Allow),
-        _ => None,
+        CallDecision::Run(..) | CallDecision::Prompt(..) | CallDecision::Deny(..) => None,
     }
 }
 

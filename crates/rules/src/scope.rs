@@ -193,7 +193,7 @@ pub fn shadowing(winner: Candidate, loser: Candidate) -> Shadowing {
         return match winner.found {
             Found::AddDir if !same_entry => Shadowing::AddDirListedEarlier,
             Found::AddDir => Shadowing::SameTree,
-            _ => Shadowing::AddDirBelowProject,
+            Found::Inline | Found::Dir => Shadowing::AddDirBelowProject,
         };
     }
     match (winner.found, loser.found) {

@@ -706,7 +706,9 @@ pub fn resolve(request: &SpawnRequest<'_>) -> Resolution {
             (Some(name), lookup, None) => {
                 let rule = match lookup {
                     Lookup::Missing(rule) => rule,
-                    _ => "SPAWN-3",
+                    Lookup::Custom { .. } | Lookup::BuiltIn(..) | Lookup::Ambiguous(..) => {
+                        "SPAWN-3"
+                    }
                 };
                 return Resolution::reject(
                     RejectReason::UnknownType,
@@ -813,7 +815,7 @@ pub fn visible_types(request: &SpawnRequest<'_>) -> Vec<String> {
                 })
                 .collect(),
         },
-        _ => types,
+        Caller::Main | Caller::Subagent | Caller::Fork | Caller::Teammate => types,
     }
 }
 
@@ -823,7 +825,7 @@ pub fn child_depth(caller: &Caller<'_>, caller_depth: u32) -> (u32, RuleId) {
     match caller {
         Caller::Teammate => (1, "Q-44"),
         Caller::Fork => (caller_depth + 1, "Q-10"),
-        _ => (caller_depth + 1, "DEPTH-1"),
+        Caller::Main | Caller::MainAgent { .. } | Caller::Subagent => (caller_depth + 1, "DEPTH-1"),
     }
 }
 

@@ -50,7 +50,7 @@ pub(crate) fn agents(
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error_help(
                 node.span,
                 format!(

@@ -17,7 +17,7 @@ use crate::overrides::{self, Override};
 use crate::raw::{self, Node, Span, Value};
 use crate::read::Confine;
 use crate::session::session;
-use crate::steps::{steps, Script};
+use crate::steps::{run_ref, steps, Script};
 use crate::{Loaded, Narration};
 
 const TOP_KEYS: [&str; 9] = [
@@ -130,7 +130,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
             );
             return None;
         }
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error_help(
                 root.span,
                 format!(
@@ -196,6 +196,7 @@ fn scenario(ctx: &mut Ctx<'_>, root: &Node, source: &str) -> Option<Loaded> {
             "unknown agent type",
         );
     }
+    check_run_refs(ctx);
     if let Some((agent, span)) = &session.main_agent {
         check_agent_type(
             ctx,
@@ -450,8 +451,8 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
     }
     let value = fields.get(kind)?;
     let action = match kind {
-        "stop" => ActionKind::Stop(ctx.name(value, "`stop`")?),
-        "dismiss" => ActionKind::Dismiss(ctx.name(value, "`dismiss`")?),
+        "stop" => ActionKind::Stop(run_ref(ctx, value, "`stop`", &[])?),
+        "dismiss" => ActionKind::Dismiss(run_ref(ctx, value, "`dismiss`", &[])?),
         "ctrl_b" | "clear" => {
             if !ctx.boolean(value, &format!("`{kind}`"))? {
                 ctx.error_help(
@@ -479,6 +480,9 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                 )
                 .and_then(|task| ctx.name(task, "`task`"));
                 let name = inner.get("name").map(|name| ctx.run_name(name, "`name`"));
+                if let Some(Some(name)) = &name {
+                    ctx.run_names.push(name.clone());
+                }
                 let behavior = inner
                     .get("behavior")
                     .map(|steps_node| steps(ctx, steps_node, "`behavior`", Script::Behavior));
@@ -488,14 +492,19 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                     behavior,
                 }
             }
-            _ => ActionKind::Subtask {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..) => ActionKind::Subtask {
                 task: ctx.name(value, "`subtask`")?,
                 name: None,
                 behavior: None,
             },
         },
         _ => {
-            let to = ctx.name(value, "`type_to`");
+            let to = run_ref(ctx, value, "`type_to`", &[]);
             let message = fields
                 .get("message")
                 .map(|message| ctx.text(message, "`message`"));
@@ -517,6 +526,77 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
         at: SimTime(at?),
         kind: action,
     })
+}
+
+/// Checks every run a field names (`wait.for`, `send.to`, `stop`, …) against the names the
+/// file's `spawn` steps give. A name no spawn gives that is near one of the field's fixed
+/// words (`wait: {for: chidlren}`) is an error with a did-you-mean: it would silently wait
+/// for a run that never exists. One near a name a spawn gives is a warning with a
+/// did-you-mean. Ids (`main`, `a3`), a counted spawn's `NAME-N` and names no spawn is near
+/// (a definition file's run, say) pass.
+fn check_run_refs(ctx: &mut Ctx<'_>) {
+    let names = std::mem::take(&mut ctx.run_names);
+    let known = |name: &str| {
+        name == "main"
+            || name.strip_prefix('a').is_some_and(|digits| {
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            })
+            || names.iter().any(|given| {
+                given == name
+                    || name
+                        .strip_prefix(given.as_str())
+                        .and_then(|rest| rest.strip_prefix('-'))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+    };
+    for reference in std::mem::take(&mut ctx.run_refs) {
+        if reference.words.contains(&reference.name.as_str()) || known(&reference.name) {
+            continue;
+        }
+        let field = reference.field;
+        if let Some(word) = crate::diagnostic::suggest(&reference.name, reference.words) {
+            ctx.error_help(
+                reference.span,
+                format!(
+                    "{field} `{}` is no run of this file and no word {field} takes, did you \
+                     mean `{word}`?",
+                    reference.name
+                ),
+                format!(
+                    "{field} takes {} or a run's name or id",
+                    crate::diagnostic::list_names(reference.words)
+                ),
+            );
+            continue;
+        }
+        let given: Vec<&str> = names.iter().map(String::as_str).collect();
+        // `scuot-2` is near `scout-2`, the second run of `count:` under `scout`.
+        let counted = reference.name.rsplit_once('-').filter(|(_, number)| {
+            !number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())
+        });
+        let near = crate::diagnostic::suggest(&reference.name, &given)
+            .map(str::to_string)
+            .or_else(|| {
+                let (base, number) = counted?;
+                crate::diagnostic::suggest(base, &given).map(|near| format!("{near}-{number}"))
+            });
+        if let Some(near) = near {
+            ctx.warn(
+                reference.span,
+                format!(
+                    "{field} `{}`: no `spawn` of this file names a run so, did you mean \
+                     `{near}`?",
+                    reference.name
+                ),
+                Some(
+                    "a run is named by its spawn's `name:` (`NAME-N` for the Nth of a \
+                     `count:`) or by its id (`main`, `a3`)"
+                        .to_string(),
+                ),
+            );
+        }
+    }
+    ctx.run_names = names;
 }
 
 #[cfg(test)]

@@ -41,6 +41,11 @@ pub(crate) struct Ctx<'s> {
     pub warnings: Vec<Diagnostic>,
     /// Agent types named by `spawn` steps, checked at the end.
     pub agent_refs: Vec<AgentRef>,
+    /// The run names `spawn` steps give (`name:`), for [`Ctx::run_refs`].
+    pub run_names: Vec<String>,
+    /// Runs named by `wait.for`, `send.to`, `stop` and the person's actions, checked at
+    /// the end against [`Ctx::run_names`]: the fixed words the field also takes beside.
+    pub run_refs: Vec<RunRef>,
     /// `session.classifier`: what a spawn's partial `classifier` falls back to.
     pub session_classifier: ClassifierSpec,
     /// `session.tools`: names a definition's `tools` entries may use beyond the built-ins.
@@ -54,6 +59,20 @@ pub(crate) struct Ctx<'s> {
     pub line_shift: usize,
 }
 
+/// A run named by a field that takes a run's name or id (or, for `wait.for`, a fixed
+/// word), checked once every `spawn` step is read.
+#[derive(Clone, Debug)]
+pub(crate) struct RunRef {
+    /// The name written.
+    pub name: String,
+    /// Where.
+    pub span: Span,
+    /// The field, for messages (`` `wait.for` ``).
+    pub field: &'static str,
+    /// The fixed words the field takes besides a name (`children`, `notification`).
+    pub words: &'static [&'static str],
+}
+
 impl<'s> Ctx<'s> {
     /// A context for `file`.
     pub fn new(file: &'s str, base_dir: &'s Path) -> Ctx<'s> {
@@ -63,6 +82,8 @@ impl<'s> Ctx<'s> {
             errors: Vec::new(),
             warnings: Vec::new(),
             agent_refs: Vec::new(),
+            run_names: Vec::new(),
+            run_refs: Vec::new(),
             session_classifier: ClassifierSpec::default(),
             session_tools: Vec::new(),
             version: Version::NEWEST,
@@ -122,7 +143,11 @@ impl<'s> Ctx<'s> {
         let entries = match &node.value {
             Value::Map(entries) => entries.as_slice(),
             Value::Null => &[],
-            _ => {
+            Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..) => {
                 self.error_help(
                     node.span,
                     format!("{what} must be a map, found {}", node.describe()),
@@ -169,7 +194,12 @@ impl<'s> Ctx<'s> {
     pub fn key_name<'n>(&mut self, key: &'n Node) -> Option<&'n str> {
         match &key.value {
             Value::Str(text) => Some(text),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     key.span,
                     format!("a key must be a name, found {}", key.describe()),
@@ -242,7 +272,12 @@ impl<'s> Ctx<'s> {
     pub fn boolean(&mut self, node: &Node, what: &str) -> Option<bool> {
         match node.value {
             Value::Bool(flag) => Some(flag),
-            _ => {
+            Value::Null
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!(
@@ -274,7 +309,12 @@ impl<'s> Ctx<'s> {
                 self.error(node.span, format!("{what} must be {floor}, found {number}"));
                 None
             }
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a whole number, found {}", node.describe()),
@@ -301,7 +341,12 @@ impl<'s> Ctx<'s> {
         match node.value {
             Value::Int(number) => Some(number as f64),
             Value::Float(number) if number.is_finite() => Some(number),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a number, found {}", node.describe()),
@@ -318,7 +363,9 @@ impl<'s> Ctx<'s> {
             Value::Int(_) | Value::Float(_) => {
                 parse_duration(&node.scalar_text().unwrap_or_default()).map(Dist::Const)
             }
-            _ => Err(format!("expected a duration, found {}", node.describe())),
+            Value::Null | Value::Bool(..) | Value::Seq(..) | Value::Map(..) => {
+                Err(format!("expected a duration, found {}", node.describe()))
+            }
         };
         match parsed {
             Ok(dist) => Some(dist),
@@ -340,7 +387,7 @@ impl<'s> Ctx<'s> {
         let text = match &node.value {
             Value::Str(text) => text.clone(),
             Value::Int(_) | Value::Float(_) => node.scalar_text().unwrap_or_default(),
-            _ => {
+            Value::Null | Value::Bool(..) | Value::Seq(..) | Value::Map(..) => {
                 self.error_help(
                     node.span,
                     format!("{what}: expected a duration, found {}", node.describe()),
@@ -370,7 +417,12 @@ impl<'s> Ctx<'s> {
     pub fn list<'n>(&mut self, node: &'n Node, what: &str) -> Option<&'n [Node]> {
         match &node.value {
             Value::Seq(items) => Some(items),
-            _ => {
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Map(..) => {
                 self.error(
                     node.span,
                     format!("{what} must be a list, found {}", node.describe()),
@@ -389,7 +441,7 @@ impl<'s> Ctx<'s> {
                     items.iter().map(|item| self.name(item, what)).collect();
                 names.into_iter().collect()
             }
-            _ => {
+            Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Map(..) => {
                 self.error_help(
                     node.span,
                     format!(

@@ -139,7 +139,12 @@ fn entry(ctx: &mut Ctx<'_>, node: &Node) -> Option<Expectation> {
                 let inner = ctx.fields(value, "`max_running`", &COMPARES)?;
                 compare(ctx, &inner, "`max_running`")?
             }
-            _ => Compare::Equals(ctx.integer(value, "`max_running`", 0)?),
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..) => Compare::Equals(ctx.integer(value, "`max_running`", 0)?),
         }),
         "at" => {
             let at = ctx.duration(value, "`at`");
@@ -264,7 +269,13 @@ fn compare(ctx: &mut Ctx<'_>, fields: &Fields<'_>, what: &str) -> Option<Compare
         _ => {
             let bounds = match &value.value {
                 Value::Seq(items) if items.len() == 2 => items,
-                _ => {
+                Value::Null
+                | Value::Bool(..)
+                | Value::Int(..)
+                | Value::Float(..)
+                | Value::Str(..)
+                | Value::Seq(..)
+                | Value::Map(..) => {
                     ctx.error_help(
                         value.span,
                         format!("`between` takes two numbers, found {}", value.describe()),
@@ -303,7 +314,12 @@ fn filter(ctx: &mut Ctx<'_>, node: &Node) -> Option<EventFilter> {
     let mut ok = true;
     let kind = fields.get("kind").and_then(|kind| match &kind.value {
         Value::Str(text) => fields_of_kind(text).map(|known| (text.clone(), known)),
-        _ => None,
+        Value::Null
+        | Value::Bool(..)
+        | Value::Int(..)
+        | Value::Float(..)
+        | Value::Seq(..)
+        | Value::Map(..) => None,
     });
     for name in fields.names() {
         if let (Some((kind, known)), Some(key)) = (&kind, fields.key(name)) {
@@ -381,7 +397,12 @@ const COMMON_FIELDS: [&str; 4] = ["t_us", "seq", "kind", "rule"];
 fn same_fields(ctx: &mut Ctx<'_>, node: &Node) -> Option<Vec<String>> {
     let names = match &node.value {
         Value::Str(_) => vec![ctx.text(node, "`same`")?],
-        _ => ctx.string_list(node, "`same`")?,
+        Value::Null
+        | Value::Bool(..)
+        | Value::Int(..)
+        | Value::Float(..)
+        | Value::Seq(..)
+        | Value::Map(..) => ctx.string_list(node, "`same`")?,
     };
     for name in &names {
         if !FIELD_NAMES.contains(&name.as_str()) {
@@ -406,7 +427,7 @@ fn filter_value(ctx: &mut Ctx<'_>, node: &Node, field: &str) -> Option<FilterVal
         Value::Int(_) => ctx
             .integer(node, &format!("`{field}`"), 0)
             .map(FilterValue::Int),
-        _ => {
+        Value::Null | Value::Float(..) | Value::Seq(..) | Value::Map(..) => {
             ctx.error(
                 node.span,
                 format!(

@@ -65,7 +65,13 @@ fn warn_unknown_tools(ctx: &mut Ctx<'_>, node: &Node, entries: &[String], field:
         }
         let span = match &node.value {
             Value::Seq(items) if items.len() == entries.len() => items[index].span,
-            _ => node.span,
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Seq(..)
+            | Value::Map(..) => node.span,
         };
         let hint = did_you_mean(base, &known);
         let consequence = if field == "tools" {
@@ -202,7 +208,12 @@ fn mcp_servers(ctx: &mut Ctx<'_>, node: &Node, origin: Origin) -> Vec<McpServerR
                             }
                         }
                     }
-                    _ => {
+                    Value::Null
+                    | Value::Bool(..)
+                    | Value::Int(..)
+                    | Value::Float(..)
+                    | Value::Str(..)
+                    | Value::Seq(..) => {
                         if let Some(name) = ctx.name(item, "an `mcpServers` entry") {
                             add(
                                 ctx,
@@ -225,7 +236,7 @@ fn mcp_servers(ctx: &mut Ctx<'_>, node: &Node, origin: Origin) -> Vec<McpServerR
                 }
             }
         }
-        _ => ctx.error_help(
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) => ctx.error_help(
             node.span,
             format!(
                 "`mcpServers` must be a list or a map, found {}",
@@ -282,7 +293,7 @@ pub(crate) fn drop_unknown(
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error(
                 node.span,
                 format!("{what} must be a map of fields, found {}", node.describe()),

@@ -68,7 +68,7 @@ pub(crate) fn hooks(ctx: &mut Ctx<'_>, node: &Node, what: &str) -> Vec<HookSpec>
             }
             found
         }
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) => {
             ctx.error_help(
                 node.span,
                 format!("{what} must be a list or a map, found {}", node.describe()),

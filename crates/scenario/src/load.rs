@@ -154,7 +154,12 @@ fn stream(
                 Value::Map(entries) => entries
                     .iter()
                     .any(|(key, _)| key.value == Value::Str("file".to_string())),
-                _ => false,
+                Value::Null
+                | Value::Bool(..)
+                | Value::Int(..)
+                | Value::Float(..)
+                | Value::Str(..)
+                | Value::Seq(..) => false,
             });
     let until = match (fields.get("count"), fields.get("duration")) {
         (Some(_), Some(_)) => {

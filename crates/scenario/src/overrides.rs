@@ -98,7 +98,7 @@ fn respan(node: &mut Node, span: Span) {
             respan(key, span);
             respan(value, span);
         }),
-        _ => {}
+        Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) => {}
     }
 }
 
@@ -128,7 +128,11 @@ pub(crate) fn apply(root: &mut Node, overrides: &[Override]) -> Vec<Diagnostic> 
             let positive = match &value.value {
                 Value::Int(number) => *number >= 1 && *number <= i128::from(u32::MAX),
                 Value::Str(text) => text.trim().parse::<u32>().is_ok_and(|cap| cap >= 1),
-                _ => false,
+                Value::Null
+                | Value::Bool(..)
+                | Value::Float(..)
+                | Value::Seq(..)
+                | Value::Map(..) => false,
             };
             if !positive {
                 problems.push(diagnostic(
@@ -221,7 +225,7 @@ fn put(node: &mut Node, path: &str, value: Node, here: Span) -> Result<(), Strin
                 }
                 current = &mut items[item];
             }
-            _ => {
+            Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) => {
                 return Err(format!(
                     "{shown} is {}, not a map: `{part}` cannot be set inside it",
                     found_kind

@@ -75,7 +75,12 @@ impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Str(text) => Some(text),
-            _ => None,
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Seq(..)
+            | Value::Map(..) => None,
         }
     }
 

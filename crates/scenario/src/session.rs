@@ -318,7 +318,7 @@ fn env_vars(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error(
                 node.span,
                 format!(
@@ -357,7 +357,7 @@ fn mcp(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, Vec
     let entries = match &node.value {
         Value::Map(entries) => entries.as_slice(),
         Value::Null => &[],
-        _ => {
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
             ctx.error_help(
                 node.span,
                 format!(

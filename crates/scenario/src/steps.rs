@@ -139,7 +139,7 @@ fn step(ctx: &mut Ctx<'_>, node: &Node, script: Script) -> Option<Step> {
             }
             step_body(ctx, name, key, value, script)
         }
-        _ => {
+        Value::Null | Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Seq(..) => {
             ctx.error_help(
                 node.span,
                 format!(
@@ -239,11 +239,16 @@ fn step_body(
         "tool" => tool(ctx, value).map(Step::Tool),
         "spawn" => match &value.value {
             Value::Seq(items) => spawn_together(ctx, value, items),
-            _ => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
+            Value::Null
+            | Value::Bool(..)
+            | Value::Int(..)
+            | Value::Float(..)
+            | Value::Str(..)
+            | Value::Map(..) => spawn(ctx, value, "`spawn`", &SPAWN_KEYS, false).map(Step::Spawn),
         },
         "fork" => spawn(ctx, value, "`fork`", &FORK_KEYS, true).map(Step::Spawn),
         "send" => send(ctx, value).map(Step::Send),
-        "stop" => ctx.name(value, "`stop`").map(Step::Stop),
+        "stop" => run_ref(ctx, value, "`stop`", &[]).map(Step::Stop),
         "wait" => wait(ctx, value),
         "bash_background" => ctx
             .dist(value, "`bash_background`")
@@ -341,6 +346,9 @@ pub(crate) fn spawn(
     }
     if let Some(value) = fields.get("name") {
         spec.name = ctx.run_name(value, "`name`");
+        if let Some(name) = &spec.name {
+            ctx.run_names.push(name.clone());
+        }
         ok &= spec.name.is_some();
     }
     if let Some(value) = fields.get("count") {
@@ -413,7 +421,7 @@ fn spawn_together(ctx: &mut Ctx<'_>, node: &Node, items: &[Node]) -> Option<Step
 fn send(ctx: &mut Ctx<'_>, node: &Node) -> Option<SendSpec> {
     let fields = ctx.fields(node, "`send`", &SEND_KEYS)?;
     let to = require(ctx, &fields, "`send`", "to", example("send"))
-        .and_then(|value| ctx.name(value, "`to`"));
+        .and_then(|value| run_ref(ctx, value, "`send.to`", &[]));
     let message = fields
         .get("message")
         .map(|value| ctx.text(value, "`message`"));
@@ -431,13 +439,34 @@ fn send(ctx: &mut Ctx<'_>, node: &Node) -> Option<SendSpec> {
     })
 }
 
+/// The fixed words `wait.for` takes besides a run's name.
+const WAIT_WORDS: [&str; 2] = ["children", "notification"];
+
+/// A run's name (or id) read from `node`, kept to be checked against the file's `spawn`
+/// names once they are all read (`words`: the fixed words the field takes besides).
+pub(crate) fn run_ref(
+    ctx: &mut Ctx<'_>,
+    node: &Node,
+    field: &'static str,
+    words: &'static [&'static str],
+) -> Option<String> {
+    let name = ctx.name(node, field)?;
+    ctx.run_refs.push(crate::check::RunRef {
+        name: name.clone(),
+        span: node.span,
+        field,
+        words,
+    });
+    Some(name)
+}
+
 fn wait(ctx: &mut Ctx<'_>, node: &Node) -> Option<Step> {
     if !matches!(node.value, Value::Map(_)) {
         return ctx.dist(node, "`wait`").map(Step::Sleep);
     }
     let fields = ctx.fields(node, "`wait`", &WAIT_KEYS)?;
     let target = require(ctx, &fields, "`wait`", "for", example("wait"))
-        .and_then(|value| ctx.name(value, "`for`"))?;
+        .and_then(|value| run_ref(ctx, value, "`wait.for`", &WAIT_WORDS))?;
     Some(Step::WaitFor(match target.as_str() {
         "children" => WaitTarget::Children,
         "notification" => WaitTarget::Notification,

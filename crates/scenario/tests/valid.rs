@@ -553,3 +553,23 @@ fn a_misspelt_tool_in_a_definition_is_a_warning_with_a_suggestion() {
         messages[1]
     );
 }
+
+/// Issue #32 item 7: a run named by `send.to`, `stop`, `wait.for` or the person's actions
+/// that no `spawn` names, but one nearly does, was taken as it is; now it warns with a
+/// did-you-mean. Ids (`a1`, `main`) and a counted spawn's `NAME-N` are run names too.
+#[test]
+fn a_misspelt_run_name_gets_a_did_you_mean() {
+    let loaded = with_agent_files(
+        "name: x\nmain:\n  - spawn: {agent: Explore, name: researcher, background: true}\n  \
+         - spawn: {agent: Explore, count: 3, name: scout, background: true}\n  \
+         - send: {to: reseracher, message: hi}\n  - stop: scout-3\n  - stop: a1\n  \
+         - wait: {for: scuot-2}\nuser:\n  actions:\n    - {at: 1s, stop: scout-1}\n",
+    );
+    let messages: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].contains("`send.to` `reseracher`") && messages[0].contains("`researcher`"),
+        "{messages:?}"
+    );
+    assert!(messages[1].contains("`wait.for` `scuot-2`"), "{messages:?}");
+}

@@ -52,6 +52,31 @@ pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `text` as one line: the lines a width wrapped (`COLUMNS`, 100 without it) joined again,
+/// each run of spaces one space, and a word cut after a `/` or `-` whole again. Tests that
+/// look for a phrase look in this.
+pub fn flat(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if !out.is_empty() && !out.ends_with('/') && !out.ends_with('-') {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    let mut single = String::with_capacity(out.len());
+    for word in out.split(' ').filter(|word| !word.is_empty()) {
+        if !single.is_empty() {
+            single.push(' ');
+        }
+        single.push_str(word);
+    }
+    single
+}
+
 /// What the run wrote to stderr.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

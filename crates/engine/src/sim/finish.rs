@@ -282,7 +282,14 @@ impl Kernel<'_> {
                 None
             }
             Block::EndChildren => Some(slot),
-            _ => None,
+            Block::Ready
+            | Block::Timer
+            | Block::Foreground
+            | Block::Prompt(..)
+            | Block::Agent
+            | Block::Notification
+            | Block::EndBash
+            | Block::Idle => None,
         }
     }
 

@@ -97,7 +97,11 @@ impl Streams {
                 },
                 gap: match spec.arrivals {
                     Arrivals::Poisson(rate) => 1e6 / rate,
-                    _ => 0.0,
+                    Arrivals::Every(..)
+                    | Arrivals::Burst(..)
+                    | Arrivals::Schedule(..)
+                    | Arrivals::OnOff { .. }
+                    | Arrivals::Times(..) => 0.0,
                 },
                 exp: crate::dist::ExpCache::default(),
                 next: None,

@@ -349,7 +349,20 @@ impl PendingPrompt {
     fn call<'p>(&self, program: &'p Program) -> &'p ToolCall {
         match &program[self.step.get() as usize - 1] {
             Step::Tool(call) => call,
-            _ => unreachable!("a pending prompt points at the tool step that asked it"),
+            Step::Work(..)
+            | Step::Spawn(..)
+            | Step::SpawnTogether(..)
+            | Step::Send(..)
+            | Step::Stop(..)
+            | Step::Sleep(..)
+            | Step::WaitFor(..)
+            | Step::BashBackground(..)
+            | Step::Report(..)
+            | Step::Fail(..)
+            | Step::AskProgress(..)
+            | Step::Repeat { .. } => {
+                unreachable!("a pending prompt points at the tool step that asked it")
+            }
         }
     }
 }
@@ -942,7 +955,14 @@ impl<'s> Kernel<'s> {
                 match agent.block {
                     Block::Timer => agent.block = Block::Ready,
                     Block::Ready => {}
-                    _ => return,
+                    Block::Foreground
+                    | Block::Prompt(..)
+                    | Block::Agent
+                    | Block::Children
+                    | Block::Notification
+                    | Block::EndChildren
+                    | Block::EndBash
+                    | Block::Idle => return,
                 }
                 // `Kernel::may_step` holds: the run loop checked the trace's limit before
                 // this wake, and the run is running and ready.

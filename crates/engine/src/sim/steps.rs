@@ -132,7 +132,16 @@ impl Kernel<'_> {
                     // `may_step` reads has changed: on to the next step.
                     agent.report = Some(text.clone());
                 }
-                _ => {
+                Step::Tool(..)
+                | Step::Spawn(..)
+                | Step::SpawnTogether(..)
+                | Step::Send(..)
+                | Step::Stop(..)
+                | Step::WaitFor(..)
+                | Step::BashBackground(..)
+                | Step::Fail(..)
+                | Step::AskProgress(..)
+                | Step::Repeat { .. } => {
                     let program = Self::program_at(agent, at).clone();
                     if self.other_step(slot, &program, pc) == Flow::Stop || !self.may_step(slot) {
                         return;

@@ -199,7 +199,23 @@ impl Sink for Summary {
                 self.events += 1;
                 self.other_event(event);
             }
-            _ => {
+            EventKind::SessionStarted { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentResumed { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {
                 self.count(t);
                 self.other_event(event);
             }
@@ -483,7 +499,27 @@ impl Summary {
             // Requests, refusals, starts, ends, notifications, deliveries, shown prompts,
             // answers and tool calls: the typed entries (`Sink::event` never hands them
             // here).
-            _ => {}
+            EventKind::SpawnRequested { .. }
+            | EventKind::SpawnRejected { .. }
+            | EventKind::AgentStarted { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionAnswered { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::Notification { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. } => {}
         }
     }
 }

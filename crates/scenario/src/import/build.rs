@@ -1030,7 +1030,11 @@ impl Builder {
                     evidence.foreground = evidence.foreground.or(line);
                 }
                 Outcome::Launched => evidence.background = evidence.background.or(line),
-                _ => {}
+                Outcome::Completed(..)
+                | Outcome::UnknownType
+                | Outcome::Interrupted
+                | Outcome::Refused(..)
+                | Outcome::NoResult => {}
             }
         }
     }
@@ -1262,7 +1266,12 @@ impl Builder {
             Outcome::Completed(_) | Outcome::Interrupted if !background => {
                 Some(result.map_or(call.t_ms, |result| result.t_ms))
             }
-            _ => None,
+            Outcome::Completed(..)
+            | Outcome::Launched
+            | Outcome::UnknownType
+            | Outcome::Interrupted
+            | Outcome::Refused(..)
+            | Outcome::NoResult => None,
         };
         Some((
             SpawnOut {

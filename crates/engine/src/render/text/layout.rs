@@ -163,11 +163,22 @@ impl<W: Write> TextWriter<W> {
         }
     }
 
-    /// Headings of the chapters that begin at or before `t`.
+    /// The heading of the last chapter that begins at or before `t`, before the line at
+    /// `t`: a chapter that another began after before any line of it was written (with
+    /// `follow`, one where the followed agent did nothing) gets no heading of its own.
     fn chapters_until(&mut self, t: crate::time::SimTime) {
         while let Some((at, title)) = self.options.chapters.get(self.chapter) {
             if *at > t {
                 break;
+            }
+            let superseded = self
+                .options
+                .chapters
+                .get(self.chapter + 1)
+                .is_some_and(|(next, _)| *next <= t);
+            if superseded {
+                self.chapter += 1;
+                continue;
             }
             let mut text = format!("── {} ──", visible(title));
             if let Some(width) = self
@@ -394,7 +405,26 @@ impl<W: Write> TextWriter<W> {
             }
             EventKind::ToolCalled { allowed: false, .. } => tally.denied += 1,
             EventKind::Notification { .. } => tally.notifications += 1,
-            _ => {}
+            EventKind::SpawnRequested { .. }
+            | EventKind::ToolCalled { .. }
+            | EventKind::PermissionRequested { .. }
+            | EventKind::PermissionWithdrawn { .. }
+            | EventKind::AgentWaiting { .. }
+            | EventKind::AgentBackgrounded { .. }
+            | EventKind::AgentFinished { .. }
+            | EventKind::MessageDelivered { .. }
+            | EventKind::MessageRejected { .. }
+            | EventKind::StopRequested { .. }
+            | EventKind::ConversationCleared
+            | EventKind::DefinitionNoted { .. }
+            | EventKind::PanelChanged { .. }
+            | EventKind::HookFired { .. }
+            | EventKind::HookSkipped { .. }
+            | EventKind::ReportDelivered { .. }
+            | EventKind::ContinuationRequested { .. }
+            | EventKind::ModelSwitched { .. }
+            | EventKind::ActionIgnored { .. }
+            | EventKind::LimitReached { .. } => {}
         }
     }
 
@@ -492,7 +522,7 @@ impl<W: Write> TextWriter<W> {
             let hit = match value {
                 Field::Agent(agent) => agent.is(name) || names.label(agent) == *name,
                 Field::Str(text) => matches!(field, "name" | "to") && text == name,
-                _ => false,
+                Field::U64(..) | Field::Bool(..) | Field::List(..) => false,
             };
             touches |= hit;
         });
@@ -509,21 +539,44 @@ fn visible(text: &str) -> String {
 /// `words` in lines of at most `first_room` columns for the first line and `room` for the
 /// others (a longer word gets a line of its own). Always at least one line.
 fn fill(words: &[Word], first_room: usize, room: usize) -> Vec<Vec<Word>> {
+    // A word longer than a line (a path) is cut after a `/` or `-` where one fits, else
+    // where the line ends; its pieces are glued but may start a line (`true`).
+    let piece_room = room.min(first_room).max(1);
+    let mut pieces: Vec<(Word, bool)> = Vec::with_capacity(words.len());
+    for word in words {
+        let mut rest: Vec<char> = word.0.chars().collect();
+        let mut first = true;
+        while rest.len() > piece_room {
+            let cut = rest[..piece_room]
+                .iter()
+                .rposition(|c| *c == '/' || *c == '-')
+                .map_or(piece_room, |at| at + 1);
+            let text: String = rest.drain(..cut).collect();
+            pieces.push(((text, word.1, word.2 && first), !first));
+            first = false;
+        }
+        pieces.push((
+            (rest.into_iter().collect(), word.1, word.2 && first),
+            !first,
+        ));
+    }
     let mut lines: Vec<Vec<Word>> = vec![Vec::new()];
     let mut used = 0;
-    for (index, word) in words.iter().enumerate() {
+    for (index, (word, cut)) in pieces.iter().enumerate() {
         let limit = if lines.len() == 1 { first_room } else { room };
         let line = lines.last_mut().expect("one line at least");
         let size = word.0.chars().count();
         // Words glued to this one (the colon after what happened) go where it goes.
-        let glued: usize = words[index + 1..]
+        let glued: usize = pieces[index + 1..]
             .iter()
-            .take_while(|next| !next.2)
-            .map(|next| next.0.chars().count())
+            .take_while(|(next, cut)| !next.2 && !cut)
+            .map(|(next, _)| next.0.chars().count())
             .sum();
         let gap = usize::from(word.2 && !line.is_empty());
-        if !line.is_empty() && word.2 && used + gap + size + glued > limit {
-            lines.push(vec![word.clone()]);
+        if !line.is_empty() && (word.2 || *cut) && used + gap + size + glued > limit {
+            let mut word = word.clone();
+            word.2 = true;
+            lines.push(vec![word]);
             used = size;
         } else {
             line.push(word.clone());
@@ -610,7 +663,28 @@ fn bookkeeping(event: &Event) -> bool {
         EventKind::PanelChanged { .. } | EventKind::SpawnRequested { .. } => true,
         EventKind::ReportDelivered { scan, review, .. } => scan.is_none() && review.is_none(),
         EventKind::DefinitionNoted { outcome, .. } => *outcome == DefinitionOutcome::Loaded,
-        _ => false,
+        EventKind::SessionStarted { .. }
+        | EventKind::SpawnRejected { .. }
+        | EventKind::AgentStarted { .. }
+        | EventKind::ToolCalled { .. }
+        | EventKind::PermissionRequested { .. }
+        | EventKind::PermissionAnswered { .. }
+        | EventKind::PermissionWithdrawn { .. }
+        | EventKind::AgentWaiting { .. }
+        | EventKind::AgentBackgrounded { .. }
+        | EventKind::AgentFinished { .. }
+        | EventKind::Notification { .. }
+        | EventKind::AgentResumed { .. }
+        | EventKind::MessageDelivered { .. }
+        | EventKind::MessageRejected { .. }
+        | EventKind::StopRequested { .. }
+        | EventKind::ConversationCleared
+        | EventKind::HookFired { .. }
+        | EventKind::HookSkipped { .. }
+        | EventKind::ContinuationRequested { .. }
+        | EventKind::ModelSwitched { .. }
+        | EventKind::ActionIgnored { .. }
+        | EventKind::LimitReached { .. } => false,
     }
 }
 

@@ -655,6 +655,51 @@ fn chapters_and_summary() {
     );
 }
 
+/// Issue #32 item 7: `--follow` printed the heading of every chapter the followed agent
+/// did nothing in, one after another with no line under them.
+#[test]
+fn follow_drops_empty_chapter_headings() {
+    let events = vec![
+        (0, Some("FORK-3"), started(1, "scout", 1)),
+        (6, Some("FORK-3"), started(2, "second", 2)),
+        (
+            9,
+            Some("NOTIFY-1"),
+            EventKind::AgentFinished {
+                agent: agent(1, "scout"),
+                outcome: crate::event::Outcome::Completed,
+                running: 1,
+                detail: None,
+            },
+        ),
+    ];
+    let text = narrate(
+        NarrationOptions {
+            chapters: vec![
+                (SimTime::ZERO, "1. First".into()),
+                (SimTime::from_secs(5), "2. Second".into()),
+                (SimTime::from_secs(8), "3. Third".into()),
+            ],
+            follow: Some("scout".into()),
+            ..NarrationOptions::default()
+        },
+        &events,
+    );
+    assert!(!text.contains("2. Second"), "{text}");
+    assert!(text.contains("3. Third"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for (index, line) in lines.iter().enumerate() {
+        if line.starts_with("──") {
+            assert!(
+                lines
+                    .get(index + 1)
+                    .is_some_and(|next| !next.starts_with("──")),
+                "an empty chapter heading: {text}"
+            );
+        }
+    }
+}
+
 #[test]
 fn writer_writes_lines() {
     let mut writer = TextWriter::new(Vec::new());
