@@ -184,7 +184,7 @@ pub fn note(text: &str) {
 }
 
 /// Writes text for people to stdout fitted to the terminal's width ([`crate::words::fit`],
-/// issue #32), as [`print`] does.
+/// issue #32), as [`print()`] does.
 pub fn print_text(text: &str) -> anyhow::Result<()> {
     print(&crate::words::fit(text))
 }
