@@ -11,8 +11,9 @@
 //!   half-written last line, "not a transcript" errors), and ISO-8601 times;
 //! - `transcript.rs`: one file → its tool calls, results and notifications on a
 //!   structure-ordered time line;
-//! - `build.rs`: the main file and its subagent files → scenario steps, definitions,
-//!   person actions and the observed facts, rendered as YAML;
+//! - `build/`: the main file and its subagent files → scenario steps, definitions,
+//!   person actions and the observed facts, rendered as YAML (`files.rs`, `steps.rs`,
+//!   `facts.rs`, `render.rs`: one job each);
 //! - `privacy.rs`: masking of e-mail addresses and secrets;
 //! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
