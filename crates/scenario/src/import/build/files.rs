@@ -1,5 +1,6 @@
 //! Finding a session's subagent files (both layouts) and reading each transcript.
 
+use super::super::read::Skipped;
 use super::*;
 
 /// The agent id of a subagent file name (`agent-<id>.jsonl`), or `None` for other files
@@ -173,10 +174,22 @@ pub(super) fn read_conversation(
     warnings: &mut Vec<String>,
 ) -> Result<Conversation, ImportError> {
     let mut collector = Collector::default();
-    read_entries(path, strictness, budget, warnings, &mut |line, raw| {
-        collector.push(line, raw);
-    })?;
-    Ok(collector.finish())
+    let mut skipped = Skipped::default();
+    read_entries(
+        path,
+        strictness,
+        budget,
+        warnings,
+        &mut skipped,
+        &mut |line, raw| {
+            collector.push(line, raw);
+        },
+    )?;
+    let mut conv = collector.finish();
+    conv.skipped = skipped.lines;
+    conv.file = path.display().to_string();
+    conv.skipped_count = skipped.count;
+    Ok(conv)
 }
 
 impl Builder {
@@ -184,6 +197,14 @@ impl Builder {
     /// each Agent call finds its file in one look-up.
     pub(super) fn index_subs(&mut self) {
         for (id, sub) in &self.subs {
+            for found in &sub.conv.notices {
+                let file = sub.path.display().to_string();
+                for key in [&found.agent_id, &found.tool_use_id].into_iter().flatten() {
+                    self.stray_notices
+                        .entry(key.clone())
+                        .or_insert_with(|| (file.clone(), found.clone()));
+                }
+            }
             if let Some(key) = sub.conv.first_prompt {
                 self.by_prompt.entry(key).or_default().push_back(id.clone());
             }

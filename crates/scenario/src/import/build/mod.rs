@@ -32,7 +32,7 @@ use super::privacy::scrub;
 use super::read::{read_entries, Strictness, MAX_TOTAL_BYTES};
 use super::transcript::{prompt_key, Collector, Conversation, Notice, ToolResult, ToolUse};
 use super::wire::{Num, Text};
-use super::{ImportError, ImportOptions, Imported};
+use super::{FactSource, ImportError, ImportOptions, Imported};
 
 mod facts;
 mod files;
@@ -143,7 +143,23 @@ struct Spawned<'a> {
     who: String,
     /// Until when the behaviour replays what the transcripts show (real time).
     covered_until: i64,
+    /// The caller's conversation (where its result or notification is written).
+    caller_conv: &'a Conversation,
+    /// The caller's name in the scenario (`main` for main).
+    caller: &'a str,
+    /// When the run's own transcript shows its work done (its report written), if it does.
+    done_at: Option<i64>,
+    /// Its notification, found in another conversation than the caller's (its file).
+    stray: Option<(&'a str, &'a Notice)>,
 }
+
+/// One `expect:` entry: what it says in words, its YAML, and where its fact is.
+type Fact = (String, String, Option<FactSource>);
+
+/// The oldest layout whose transcripts are known to record background completion
+/// notifications (`<agent-notification>` enqueues, tests/fixtures/import/v2.0.76-flat):
+/// before it, a missing notification is not expected.
+const NOTICES_RECORDED_FROM: Version = Version::new(2, 0, 76);
 
 struct Builder {
     options: ImportOptions,
@@ -158,7 +174,13 @@ struct Builder {
     /// over 30 s).
     next_suffix: HashMap<String, u64>,
     agent_names: HashMap<String, String>,
-    facts: Vec<(String, String)>,
+    facts: Vec<Fact>,
+    /// The session's version, when the transcript names one.
+    version: Option<Version>,
+    /// Completion notifications written in a subagent's file, by agent id and by call id:
+    /// `(that file, the notification)`, for a notification that reached another agent than
+    /// its launcher.
+    stray_notices: HashMap<String, (String, Notice)>,
     stops: Vec<(u64, String)>,
     /// `(agent name, tool, prompt number)` of each prompt the person denied.
     denials: Vec<(String, String, u32)>,
@@ -278,6 +300,11 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
     let session_id = main.session_id.clone().unwrap_or_else(|| stem.clone());
     let subs = find_subagents(path, &stem, &session_id, &mut budget, &mut warnings);
     let t0 = main.start_ms.unwrap_or(0);
+    let unreadable_lines = main.skipped_count
+        + subs
+            .values()
+            .map(|sub| sub.conv.skipped_count)
+            .sum::<usize>();
     // Read first, for the gates the replayed runs' tools depend on; its warnings keep their
     // place after the replay's.
     let mut version_warnings = Vec::new();
@@ -292,6 +319,8 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
         next_suffix: HashMap::new(),
         agent_names: HashMap::new(),
         facts: Vec::new(),
+        version: session_version,
+        stray_notices: HashMap::new(),
         stops: Vec::new(),
         denials: Vec::new(),
         custom_types: BTreeSet::new(),
@@ -352,7 +381,13 @@ pub(super) fn import(path: &Path, options: ImportOptions) -> Result<Imported, Im
     Ok(Imported {
         yaml,
         warnings: builder.warnings,
-        facts: builder.facts.into_iter().map(|(what, _)| what).collect(),
+        sources: builder
+            .facts
+            .iter()
+            .map(|(_, _, source)| source.clone())
+            .collect(),
+        facts: builder.facts.into_iter().map(|(what, ..)| what).collect(),
+        unreadable_lines,
         spawn_calls: builder.spawn_calls,
         subagent_files,
     })
@@ -379,6 +414,15 @@ fn slug(text: &str, words: usize) -> String {
         .map(str::to_lowercase)
         .collect::<Vec<_>>()
         .join("-")
+}
+
+/// `file:line` or `file:first-last`.
+pub(crate) fn line_range(file: &str, (first, last): (usize, usize)) -> String {
+    if first == last {
+        format!("{}:{first}", one_line(file, 200))
+    } else {
+        format!("{}:{first}-{last}", one_line(file, 200))
+    }
 }
 
 fn ms_text(ms: u64) -> String {
@@ -442,7 +486,12 @@ impl Builder {
     }
 
     fn fact(&mut self, what: String, yaml: String) {
-        self.facts.push((what, yaml));
+        self.facts.push((what, yaml, None));
+    }
+
+    /// A fact with where it is (or should have been) in the transcript.
+    fn fact_from(&mut self, what: String, yaml: String, source: FactSource) {
+        self.facts.push((what, yaml, Some(source)));
     }
 
     fn unique_name(&mut self, wanted: &str) -> String {

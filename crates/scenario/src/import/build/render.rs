@@ -146,7 +146,7 @@ impl Builder {
             let (step_bytes, step_values) = step_cost(&main[mark.steps..end]);
             let fact_text: String = self.facts[mark.facts..facts_end]
                 .iter()
-                .map(|(what, yaml)| format!("  # {what}\n  - {yaml}\n"))
+                .map(|(what, yaml, _)| format!("  # {what}\n  - {yaml}\n"))
                 .collect();
             bytes += step_bytes + fact_text.len();
             values += step_values + values_in(&fact_text);
@@ -307,11 +307,24 @@ impl Builder {
                     "count: {{kind: spawn_requested}}\n    equals: {}",
                     self.spawn_calls
                 ),
+                None,
             ),
         );
         let _ = writeln!(y, "expect:");
-        for (index, (what, fact)) in self.facts.iter().enumerate() {
-            let _ = writeln!(y, "  # {}: {}", index + 1, one_line(what, 160));
+        for (index, (what, fact, source)) in self.facts.iter().enumerate() {
+            // The transcript line of the fact (by the file's name: the scenario does not
+            // carry the path it was imported from).
+            let at = source
+                .as_ref()
+                .map(|source| {
+                    let name = Path::new(&source.file)
+                        .file_name()
+                        .map(|name| name.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    format!(" ({})", line_range(&name, source.lines))
+                })
+                .unwrap_or_default();
+            let _ = writeln!(y, "  # {}: {}{at}", index + 1, one_line(what, 160));
             let _ = writeln!(y, "  - {fact}");
         }
         y

@@ -72,6 +72,10 @@ pub(super) fn unfinished(covered_until: i64, stop_at: i64) -> u64 {
         .saturating_add(UNFINISHED_MS)
 }
 
+/// A replayed run: its behaviour, its report, until when its transcript covers (real
+/// time), and when its transcript shows its work done.
+type Replayed = (Vec<Out>, Option<String>, i64, Option<i64>);
+
 impl Builder {
     /// The steps of one conversation. `owner` is the name of the subagent it belongs to
     /// (`None` for main) and the tools its replayed run will have ([`Builder::run_tools`]):
@@ -411,8 +415,14 @@ impl Builder {
         let agent_type = self.replayed_type(call, agent_type, &outcome);
         let agent_id = result.and_then(ToolResult::agent_id).map(str::to_string);
         let name = self.spawn_name(call, &description, &agent_type, agent_id.as_deref());
-        let background =
-            matches!(outcome, Outcome::Launched) || call.input().run_in_background.0 == Some(true);
+        // What the call asked for, when it says (`run_in_background`): the model places it
+        // by FGBG-1, and a run the session placed otherwise is a departure. A call that
+        // does not say is replayed where it ran.
+        let background = call
+            .input()
+            .run_in_background
+            .0
+            .unwrap_or(matches!(outcome, Outcome::Launched));
         self.note_fork_evidence(call, &agent_type, &outcome, background, caller.is_none());
         let shown_type = if agent_type.is_empty() {
             "general-purpose"
@@ -438,23 +448,34 @@ impl Builder {
             .find(agent_id.as_deref(), &call.id)
             .or_else(|| self.main_notices.find(agent_id.as_deref(), &call.id))
             .cloned();
-        let (mut behavior, report, covered_until) = if matches!(outcome, Outcome::UnknownType) {
-            // Refused before it ran: no behaviour, no definition.
-            (Vec::new(), None, call.t_ms)
-        } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
-            let tools = self.run_tools(&agent_type, background, depth + 1);
-            self.replay_transcript(key, call, &outcome, &name, &tools, depth)?
-        } else {
-            let (behavior, covered_until) =
-                self.replay_measured(&name, call, result, &outcome, notice.as_ref());
-            if let Some(id) = &agent_id {
-                self.warnings.push(format!(
-                    "subagent {id} ({name}): its transcript was not found; replayed as one \
-                     `work` of its measured time"
-                ));
-            }
-            (behavior, None, covered_until)
+        // Not in its launcher's file: written in another agent's (NOTIFY-3 departed).
+        let stray = match (&notice, &outcome) {
+            (None, Outcome::Launched | Outcome::NoResult) => agent_id
+                .as_deref()
+                .and_then(|id| self.stray_notices.get(id))
+                .or_else(|| self.stray_notices.get(&call.id))
+                .cloned(),
+            _ => None,
         };
+        let notice = notice.or_else(|| stray.as_ref().map(|(_, found)| found.clone()));
+        let (mut behavior, report, covered_until, done_at) =
+            if matches!(outcome, Outcome::UnknownType) {
+                // Refused before it ran: no behaviour, no definition.
+                (Vec::new(), None, call.t_ms, None)
+            } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
+                let tools = self.run_tools(&agent_type, background, depth + 1);
+                self.replay_transcript(key, call, &outcome, &name, &tools, depth)?
+            } else {
+                let (behavior, covered_until) =
+                    self.replay_measured(&name, call, result, &outcome, notice.as_ref());
+                if let Some(id) = &agent_id {
+                    self.warnings.push(format!(
+                        "subagent {id} ({name}): its transcript was not found; replayed as one \
+                     `work` of its measured time"
+                    ));
+                }
+                (behavior, None, covered_until, None)
+            };
         let spawned = Spawned {
             call,
             result,
@@ -463,6 +484,10 @@ impl Builder {
             name: &name,
             who: format!("{} call {name} ({shown_type})", call.name),
             covered_until,
+            caller_conv: conv,
+            caller: caller.unwrap_or("main"),
+            done_at,
+            stray: stray.as_ref().map(|(file, found)| (file.as_str(), found)),
         };
         self.outcome_facts(&spawned, &agent_type, &mut behavior);
         if !matches!(outcome, Outcome::UnknownType | Outcome::Refused(_)) {
@@ -608,7 +633,7 @@ impl Builder {
         name: &str,
         tools: &[String],
         depth: usize,
-    ) -> Option<(Vec<Out>, Option<String>, i64)> {
+    ) -> Option<Replayed> {
         let sub_conv = {
             let sub = self.subs.get_mut(&key)?;
             sub.claimed = true;
@@ -638,7 +663,8 @@ impl Builder {
         }
         let behavior = self.script(&sub_conv, start, Some((name, tools)), depth + 1);
         let report = sub_conv.last_text.clone();
-        Some((behavior, report, sub_conv.end_ms.unwrap_or(start)))
+        let done_at = sub_conv.end_ms.filter(|_| sub_conv.done);
+        Some((behavior, report, sub_conv.end_ms.unwrap_or(start), done_at))
     }
 
     /// The behaviour of a call without a transcript: one `work` of its measured time (up
