@@ -171,7 +171,7 @@ fn the_replay_doc_runs_as_written() {
             &session,
         );
         // A fixture named from the repository's root (the departed sessions).
-        let command = command.replace("tests/fixtures/import/", &fixture(""));
+        let command = command.replace(" tests/fixtures/import/", &format!(" {}", fixture("")));
         let command = format!("{BINARY}{}", &command["subsim".len()..]);
         let output = Command::new("sh")
             .arg("-c")
@@ -335,5 +335,56 @@ fn every_shipped_fixture_says_reproduced() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert_eq!(output.status.code(), Some(0), "{session}: {stdout}");
         assert!(stdout.ends_with("\nreproduced\n"), "{session}: {stdout}");
+    }
+}
+
+/// Issue #34 item 4: the HTML report of an imported session marks each departure on its
+/// run's row of the timeline, with its rule; a session that reproduced has no mark.
+#[test]
+fn the_report_marks_each_departure_with_its_rule() {
+    for (session, rule) in [
+        (
+            "departed/notification-removed/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            Some("NOTIFY-3"),
+        ),
+        (
+            "departed/over-the-cap/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+            Some("CAP-1"),
+        ),
+        (
+            "departed/foreground-as-notification/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
+            Some("FGBG-1"),
+        ),
+        (
+            "v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            None,
+        ),
+    ] {
+        let scenario = temp("marked.yaml");
+        let page = temp("marked.html");
+        let imported = subsim(&[
+            "import",
+            &fixture(session),
+            "--out",
+            scenario.to_str().unwrap(),
+        ]);
+        assert_eq!(imported.status.code(), Some(0), "{session}");
+        let reported = subsim(&[
+            "report",
+            scenario.to_str().unwrap(),
+            "--out",
+            page.to_str().unwrap(),
+        ]);
+        let html = std::fs::read_to_string(&page).unwrap_or_default();
+        let _ = std::fs::remove_file(&scenario);
+        let _ = std::fs::remove_file(&page);
+        assert_eq!(reported.status.code(), Some(0), "{session}");
+        match rule {
+            Some(rule) => {
+                let mark = format!("<g class=\"departure\" data-rule=\"{rule}\"><title>departed from the documented behaviour at ");
+                assert!(html.contains(&mark), "{session}: no {rule} mark");
+            }
+            None => assert!(!html.contains("class=\"departure\""), "{session}"),
+        }
     }
 }
