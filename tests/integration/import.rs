@@ -24,7 +24,9 @@ fn main_files() -> Vec<PathBuf> {
         .expect("fixture folder")
         .flatten()
     {
-        if !folder.path().is_dir() {
+        // `departed/` holds sessions derived to depart from the documented behaviour:
+        // tested below, each for its one departure.
+        if !folder.path().is_dir() || folder.file_name() == "departed" {
             continue;
         }
         let mains: Vec<PathBuf> = std::fs::read_dir(folder.path())
@@ -125,6 +127,12 @@ fn every_fixture_imports_runs_and_passes_its_own_expectations() {
             let fidelity = fidelity(&imported).unwrap_or_else(|problems| panic!("{problems}"));
             assert_eq!(
                 fidelity.reproduced, fidelity.observed,
+                "{shown}: {fidelity}"
+            );
+            // Issue #34: every shipped fixture did what the documentation says.
+            assert!(fidelity.reproduced(), "{shown}: {fidelity}");
+            assert!(
+                fidelity.to_string().ends_with("\nreproduced\n"),
                 "{shown}: {fidelity}"
             );
         }
@@ -385,4 +393,134 @@ fn a_subagent_without_an_agent_id_is_found_by_its_prompt_or_its_meta_file() {
         imported.warnings
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue #34: each transcript of `tests/fixtures/import/departed/` was derived from a
+/// shipped fixture to depart from the documented behaviour in one way; the report names
+/// exactly that departure (its run, rule and lines) and no other, and the imported
+/// scenario's own `expect:` block fails on it.
+#[test]
+fn each_departed_fixture_reports_exactly_its_one_departure() {
+    let cases: [(&str, &str, &[&str]); 5] = [
+        (
+            "notification-removed/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            "run-the-migration-tests: the model expected its completion notification to main (NOTIFY-3) at 00:01:21.500; the transcript shows none (",
+            &["b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl:13-14)"],
+        ),
+        (
+            "notification-misdelivered/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            "run-the-migration-tests: the model expected its completion notification to main (NOTIFY-3) at 00:01:21.500; the transcript shows none there; it came to ",
+            &["agent-7d6c5b4a.jsonl:4 (", "b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl:13-14)"],
+        ),
+        (
+            "result-missing/e7f6a5b4-c3d2-4e1f-8a9b-0c1d2e3f4a5b.jsonl",
+            "find-call-sites: the model expected its result to lead (NOTIFY-2) at 00:00:29.900; the transcript shows none (",
+            &["agent-d1d2d3d4.jsonl:3-5)"],
+        ),
+        (
+            "over-the-cap/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+            "researcher-21: the model expected the call refused (concurrent_limit) (CAP-1) at 00:00:04.500; the transcript shows it was launched in the background (",
+            &["d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl:46)"],
+        ),
+        (
+            "foreground-as-notification/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
+            "run-the-slow-test: the model expected it to run in the foreground (FGBG-1) at 00:00:49.850; the transcript shows it was launched in the background (",
+            &["7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl:9)"],
+        ),
+    ];
+    let folders: Vec<String> = std::fs::read_dir(fixtures().join("departed"))
+        .expect("departed fixtures")
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        folders.len(),
+        cases.len(),
+        "one case per folder: {folders:?}"
+    );
+    for (path, starts, ends) in cases {
+        let main = fixtures().join("departed").join(path);
+        let imported = import_session(&main, ImportOptions::default())
+            .unwrap_or_else(|error| panic!("{path}: {error}"));
+        let report = fidelity(&imported).unwrap_or_else(|problems| panic!("{problems}"));
+        assert!(!report.reproduced(), "{path}: {report}");
+        assert_eq!(report.departures.len(), 1, "{path}: {report}");
+        let departure = &report.departures[0];
+        assert!(departure.starts_with(starts), "{path}: {departure}");
+        for end in ends {
+            assert!(departure.contains(end), "{path}: `{end}` in {departure}");
+        }
+        let text = report.to_string();
+        assert!(
+            text.contains("\ndeparted from the documented behaviour at 1 point:\n  1. "),
+            "{path}: {text}"
+        );
+        // Privacy defaults hold for the derived sessions too.
+        assert!(!imported.yaml.contains("ghp_"), "{path}");
+        assert!(!imported.yaml.contains("jane.doe@"), "{path}");
+    }
+}
+
+/// Issue #34: a session cut off while a run was still working is not a departure: the
+/// notification-removed session, cut before the test runner wrote its report.
+#[test]
+fn a_run_still_working_when_the_transcript_ends_is_not_a_departure() {
+    let from = fixtures().join("departed/notification-removed");
+    let dir = std::env::temp_dir().join(format!("subsim-cut-off-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&from, &dir);
+    // The test runner's last line (its report) was never written.
+    let sub = dir.join("b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e/subagents/agent-0a9b8c7d.jsonl");
+    let text = std::fs::read_to_string(&sub).expect("sub");
+    let kept: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
+    std::fs::write(&sub, kept[..kept.len() - 1].join("\n") + "\n").expect("write");
+    let imported = import_session(
+        &dir.join("b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl"),
+        ImportOptions::default(),
+    )
+    .expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}");
+}
+
+/// Issue #34: a departure is never reported from a line the reader skipped: with a
+/// garbled line of the shape the reader skips where the missing notification should be,
+/// the notification-removed session says "reproduced" and counts the line.
+#[test]
+fn a_skipped_line_where_the_fact_should_be_is_no_departure() {
+    let from = fixtures().join("departed/notification-removed");
+    let dir = std::env::temp_dir().join(format!("subsim-skipped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&from, &dir);
+    let main = dir.join("b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+    let text = std::fs::read_to_string(&main).expect("main");
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // Valid JSON of an unexpected shape (a field given twice): skipped with a warning.
+    lines.insert(12, r#"{"type":"user","type":"user"}"#);
+    std::fs::write(&main, lines.join("\n")).expect("write");
+    let imported = import_session(&main, ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}");
+    assert_eq!(report.unreadable_lines, 2, "{report}"); // it, and the cut-off last line
+    assert!(
+        report
+            .to_string()
+            .contains("2 transcript lines could not be read and were skipped"),
+        "{report}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for entry in std::fs::read_dir(from).expect("read").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }

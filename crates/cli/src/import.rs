@@ -1,5 +1,7 @@
 //! `subsim import`: a Claude Code session transcript in, a scenario out (the importer
-//! itself is `subsim_scenario::import`); with `--report`, the fidelity of the replay.
+//! itself is `subsim_scenario::import`); with `--report`, the fidelity of the replay and
+//! its verdict: "reproduced" (exit 0) or where the session departed from the documented
+//! behaviour (exit 1); a file that cannot be imported exits 2.
 
 use subsim_scenario::import::{fidelity, import_session, ImportOptions};
 
@@ -19,9 +21,16 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
             output::escape_controls(warning)
         ));
     }
+    // Exit 1 when the session departed from the documented behaviour (`--report`).
+    let mut status = Status::Ok;
     let report = if args.report {
         match fidelity(&imported) {
-            Ok(report) => Some(report.to_string()),
+            Ok(report) => {
+                if !report.reproduced() {
+                    status = Status::ExpectationsFailed;
+                }
+                Some(report.to_string())
+            }
             Err(problems) => {
                 diagnostics::eprint(&problems.problems, &problems.source, Level::Error);
                 return Err(AlreadyReported.into());
@@ -67,5 +76,5 @@ pub fn import(args: ImportArgs) -> anyhow::Result<Status> {
             output::print(&text)?;
         }
     }
-    Ok(Status::Ok)
+    Ok(status)
 }

@@ -98,6 +98,22 @@ pub struct Timeline {
     pub more_runs: u64,
     /// Marks past the budget: counted, not drawn.
     pub more_marks: u64,
+    /// The `expect:` entries the run broke (an imported session's departures from the
+    /// documented behaviour), where they happened; filled by `report`.
+    pub departures: Vec<Departure>,
+}
+
+/// A failed `expect:` entry, placed on the timeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Departure {
+    /// When the event that broke it happened (µs); `None`: nothing in the run shows it.
+    pub at: Option<u64>,
+    /// The trace id of the run it is about, when the event names one.
+    pub agent: Option<String>,
+    /// The rule that decided the event.
+    pub rule: Option<&'static str>,
+    /// What was expected and what happened.
+    pub text: String,
 }
 
 impl Timeline {

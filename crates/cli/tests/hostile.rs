@@ -488,7 +488,7 @@ fn import_of_many_calls_with_one_long_name_is_linear_and_keeps_names_loadable() 
     let out = dir.path().join("s.yaml");
     // No wall-clock bound (the project's tests assert no timings; on a loaded machine
     // this took 30 s of wall time for 4.6 s of CPU): the suffix search is linear by
-    // construction (`next_suffix` in import/build.rs).
+    // construction (`next_suffix` in import/build/mod.rs).
     let output = subsim(&["import", text(&path), "--out", text(&out)]);
     assert_eq!(code(&output), 0, "{}", stderr(&output));
     let scenario = std::fs::read_to_string(&out).expect("the scenario");

@@ -170,6 +170,8 @@ fn the_replay_doc_runs_as_written() {
             "~/.claude/projects/-home-me-shop/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
             &session,
         );
+        // A fixture named from the repository's root (the departed sessions).
+        let command = command.replace(" tests/fixtures/import/", &format!(" {}", fixture("")));
         let command = format!("{BINARY}{}", &command["subsim".len()..]);
         let output = Command::new("sh")
             .arg("-c")
@@ -185,7 +187,8 @@ fn the_replay_doc_runs_as_written() {
             String::from_utf8_lossy(&output.stderr),
             String::from_utf8_lossy(&output.stdout)
         )
-        .replace(&session, "…/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+        .replace(&session, "…/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl")
+        .replace(&fixture(""), "tests/fixtures/import/");
         excerpt_matches(expected, &printed)
             .unwrap_or_else(|problem| panic!("docs/replay-a-session.md, `{command}`: {problem}"));
         ran += 1;
@@ -260,4 +263,128 @@ fn diff_keeps_one_name_column_of_at_most_20_on_an_imported_session() {
         starts.iter().all(|start| *start <= 22),
         "{starts:?}\n{text}"
     );
+}
+
+/// Issue #34: a session that departed from the documented behaviour exits 1 under
+/// `--report` (reproduced 0, not a transcript 2), its report ends with the departure, and
+/// `check` fails on the imported scenario the same way: the expectation is a `none:` entry
+/// whose comment names the transcript lines.
+#[test]
+fn a_departed_session_exits_1_and_its_scenario_fails_check() {
+    let session =
+        fixture("departed/notification-removed/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl");
+    let out = temp("departed.yaml");
+    let output = subsim(&[
+        "import",
+        &session,
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "departed from the documented behaviour at 1 point:\n  1. run-the-migration-tests: \
+             the model expected its completion notification to main (NOTIFY-3) at \
+             00:01:21.500; the transcript shows none ("
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl:13-14)\n"),
+        "{stdout}"
+    );
+    let scenario = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        scenario.contains(
+            "(b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl:13-14)\n  - none: {kind: notification, \
+             from: \"run-the-migration-tests\", to: \"main\"}\n"
+        ),
+        "{scenario}"
+    );
+    let checked = subsim(&["check", out.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&out);
+    let printed = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(1), "{printed}");
+    assert!(printed.contains("FAIL"), "{printed}");
+    assert!(
+        printed.contains("no event matching {kind: \"notification\", from: \"run-the-migration-tests\", to: \"main\"}"),
+        "{printed}"
+    );
+}
+
+/// Issue #34: every shipped fixture that did not depart still says "reproduced" (exit 0).
+#[test]
+fn every_shipped_fixture_says_reproduced() {
+    for session in [
+        "v2.0.76-flat/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
+        "v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+        "v2.1.90-agent/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+        "v2.1.200-edge-cases/e7f6a5b4-c3d2-4e1f-8a9b-0c1d2e3f4a5b.jsonl",
+    ] {
+        let out = temp("shipped.yaml");
+        let output = subsim(&[
+            "import",
+            &fixture(session),
+            "--out",
+            out.to_str().unwrap(),
+            "--report",
+        ]);
+        let _ = std::fs::remove_file(&out);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{session}: {stdout}");
+        assert!(stdout.ends_with("\nreproduced\n"), "{session}: {stdout}");
+    }
+}
+
+/// Issue #34 item 4: the HTML report of an imported session marks each departure on its
+/// run's row of the timeline, with its rule; a session that reproduced has no mark.
+#[test]
+fn the_report_marks_each_departure_with_its_rule() {
+    for (session, rule) in [
+        (
+            "departed/notification-removed/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            Some("NOTIFY-3"),
+        ),
+        (
+            "departed/over-the-cap/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+            Some("CAP-1"),
+        ),
+        (
+            "departed/foreground-as-notification/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
+            Some("FGBG-1"),
+        ),
+        (
+            "v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+            None,
+        ),
+    ] {
+        let scenario = temp("marked.yaml");
+        let page = temp("marked.html");
+        let imported = subsim(&[
+            "import",
+            &fixture(session),
+            "--out",
+            scenario.to_str().unwrap(),
+        ]);
+        assert_eq!(imported.status.code(), Some(0), "{session}");
+        let reported = subsim(&[
+            "report",
+            scenario.to_str().unwrap(),
+            "--out",
+            page.to_str().unwrap(),
+        ]);
+        let html = std::fs::read_to_string(&page).unwrap_or_default();
+        let _ = std::fs::remove_file(&scenario);
+        let _ = std::fs::remove_file(&page);
+        assert_eq!(reported.status.code(), Some(0), "{session}");
+        match rule {
+            Some(rule) => {
+                let mark = format!("<g class=\"departure\" data-rule=\"{rule}\"><title>departed from the documented behaviour at ");
+                assert!(html.contains(&mark), "{session}: no {rule} mark");
+            }
+            None => assert!(!html.contains("class=\"departure\""), "{session}"),
+        }
+    }
 }

@@ -11,14 +11,15 @@
 //!   half-written last line, "not a transcript" errors), and ISO-8601 times;
 //! - `transcript.rs`: one file → its tool calls, results and notifications on a
 //!   structure-ordered time line;
-//! - `build.rs`: the main file and its subagent files → scenario steps, definitions,
-//!   person actions and the observed facts, rendered as YAML;
+//! - `build/`: the main file and its subagent files → scenario steps, definitions,
+//!   person actions and the observed facts, rendered as YAML (`files.rs`, `steps.rs`,
+//!   `facts.rs`, `render.rs`: one job each);
 //! - `privacy.rs`: masking of e-mail addresses and secrets;
 //! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
 //! [`fidelity`] runs an import and says which observed facts the model reproduces.
 
-mod build;
+pub(crate) mod build;
 mod privacy;
 mod read;
 mod transcript;
@@ -27,7 +28,10 @@ mod wire;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use subsim_engine::expect::Checker;
+use std::collections::{BTreeMap, BTreeSet};
+
+use subsim_engine::event::{Event, Field};
+use subsim_engine::expect::{Checker, Expectation, Failure};
 use subsim_engine::Simulation;
 
 use crate::Diagnostics;
@@ -49,10 +53,36 @@ pub struct Imported {
     pub warnings: Vec<String>,
     /// One plain description per `expect:` entry, in order: the observed facts.
     pub facts: Vec<String>,
+    /// For each `expect:` entry (same order), where in the transcript its fact is, or
+    /// should have been, when the entry is about one run.
+    pub sources: Vec<Option<FactSource>>,
+    /// Lines of the transcripts the reader could not read and skipped.
+    pub unreadable_lines: usize,
     /// How many Agent tool calls (`Task`/`Agent`) the replayed transcripts hold.
     pub spawn_calls: usize,
     /// Subagent transcripts that were read.
     pub subagent_files: Vec<PathBuf>,
+}
+
+/// Where an `expect:` entry's fact is in the transcript, or where it should have been:
+/// what a departure says about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FactSource {
+    /// The run the fact is about (its name in the scenario).
+    pub agent: String,
+    /// The documented rule that decides it (rules.md), unless the model's event names one.
+    pub rule: &'static str,
+    /// What the model expects, in words ("its completion notification to main").
+    pub expected: String,
+    /// What the transcript shows ("none", "it came to …").
+    pub shown: String,
+    /// The transcript file, as its path was given.
+    pub file: String,
+    /// The 1-based line range in `file` where the fact is or should have been.
+    pub lines: (usize, usize),
+    /// The entry records an absence (`none:`): the model predicts what the transcript does
+    /// not show.
+    pub predicted: bool,
 }
 
 /// Why a file could not be imported.
@@ -170,7 +200,8 @@ pub fn import_session(path: &Path, options: ImportOptions) -> Result<Imported, I
     Ok(imported)
 }
 
-/// How many of an import's observed facts its scenario reproduces when run.
+/// How many of an import's observed facts its scenario reproduces when run, and where the
+/// session departed from the documented behaviour.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fidelity {
     /// Facts the run reproduced.
@@ -180,6 +211,19 @@ pub struct Fidelity {
     /// One line per fact the run did not reproduce: the fact, what was expected, what
     /// happened.
     pub mismatches: Vec<String>,
+    /// One line per point where the session departed from the documented behaviour: the
+    /// failed facts of one run are one point (what the model expected, by which rule, at
+    /// what time, and where in the transcript).
+    pub departures: Vec<String>,
+    /// Lines of the transcripts the reader could not read (no departure comes from them).
+    pub unreadable_lines: usize,
+}
+
+impl Fidelity {
+    /// The session did what the documentation says, as far as the transcript shows.
+    pub fn reproduced(&self) -> bool {
+        self.departures.is_empty()
+    }
 }
 
 impl fmt::Display for Fidelity {
@@ -192,16 +236,55 @@ impl fmt::Display for Fidelity {
         for mismatch in &self.mismatches {
             writeln!(f, "  mismatch: {mismatch}")?;
         }
+        if self.unreadable_lines > 0 {
+            writeln!(
+                f,
+                "{} could not be read and {} skipped; no departure is reported from {}",
+                counted(self.unreadable_lines, "transcript line", "transcript lines"),
+                if self.unreadable_lines == 1 {
+                    "was"
+                } else {
+                    "were"
+                },
+                if self.unreadable_lines == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            )?;
+        }
+        if self.departures.is_empty() {
+            return writeln!(f, "reproduced");
+        }
+        writeln!(
+            f,
+            "departed from the documented behaviour at {}:",
+            counted(self.departures.len(), "point", "points")
+        )?;
+        for (index, departure) in self.departures.iter().enumerate() {
+            writeln!(f, "  {}. {departure}", index + 1)?;
+        }
         Ok(())
     }
 }
 
-/// Runs the imported scenario and checks each observed fact.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Runs the imported scenario and checks each observed fact; the failed facts, grouped by
+/// the run they are about, are the points where the session departed.
 pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
     let loaded = crate::parse_scenario(&imported.yaml, "imported.yaml", Path::new("."))?;
     let observed = loaded.expect.len();
+    let filters: Vec<Expectation> = loaded
+        .expect
+        .iter()
+        .map(|located| located.expectation.clone())
+        .collect();
+    let spec = loaded.spec;
     let mut checker = Checker::new(loaded.expect);
-    Simulation::new(loaded.spec).run(&mut checker);
+    Simulation::new(spec.clone()).run(&mut checker);
     let failures = checker.finish();
     let mismatches = failures
         .iter()
@@ -218,9 +301,160 @@ pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
             )
         })
         .collect();
+    // The failed facts by run (a fact about no run is a point of its own), in order.
+    let mut points: Vec<(Option<&FactSource>, Vec<&Failure>)> = Vec::new();
+    for failure in &failures {
+        let source = imported.sources.get(failure.index).and_then(Option::as_ref);
+        let same = source.and_then(|source| {
+            points
+                .iter()
+                .position(|(other, _)| other.is_some_and(|other| other.agent == source.agent))
+        });
+        match same {
+            Some(index) => points[index].1.push(failure),
+            None => points.push((source, vec![failure])),
+        }
+    }
+    // The model's events about those runs (a second, identical run: the simulator is
+    // deterministic), a few per run.
+    let agents: BTreeSet<&str> = points
+        .iter()
+        .filter_map(|(source, _)| source.map(|source| source.agent.as_str()))
+        .collect();
+    let mut about: BTreeMap<String, Vec<Event>> = BTreeMap::new();
+    if !agents.is_empty() {
+        let mut sink = |event: &Event| {
+            let mut subject = None;
+            event.visit_fields(&mut |name, value| {
+                if matches!(name, "name" | "from" | "from_name") {
+                    let text = match value {
+                        Field::Str(text) => Some(text.to_string()),
+                        Field::Agent(agent) => agent.name.as_deref().map(str::to_string),
+                        Field::U64(_) | Field::Bool(_) | Field::List(_) => None,
+                    };
+                    if let Some(text) = text.filter(|text| agents.contains(text.as_str())) {
+                        subject = Some(text);
+                    }
+                }
+            });
+            if let Some(subject) = subject {
+                let kept = about.entry(subject).or_default();
+                if kept.len() < 16 {
+                    kept.push(event.clone());
+                }
+            }
+        };
+        Simulation::new(spec).run(&mut sink);
+    }
+    let departures = points
+        .iter()
+        .map(|(source, failed)| departure(*source, failed, &filters, &about, imported))
+        .collect();
     Ok(Fidelity {
         reproduced: observed - failures.len(),
         observed,
         mismatches,
+        departures,
+        unreadable_lines: imported.unreadable_lines,
     })
+}
+
+/// One point of departure, in one line.
+fn departure(
+    source: Option<&FactSource>,
+    failed: &[&Failure],
+    filters: &[Expectation],
+    about: &BTreeMap<String, Vec<Event>>,
+    imported: &Imported,
+) -> String {
+    let first = failed[0];
+    let Some(source) = source else {
+        let fact = imported
+            .facts
+            .get(first.index)
+            .map_or("(unnamed fact)", String::as_str);
+        return format!(
+            "{fact}: the model expected {}, got {}",
+            first.expected, first.got
+        );
+    };
+    let events = about.get(&source.agent).map_or(&[][..], Vec::as_slice);
+    let where_ = build::line_range(&source.file, source.lines);
+    // A predicted fact the transcript lacks says the most; else the first failed fact.
+    let predicted = failed.iter().find(|failure| {
+        imported
+            .sources
+            .get(failure.index)
+            .and_then(Option::as_ref)
+            .is_some_and(|source| source.predicted)
+    });
+    if let Some(failure) = predicted {
+        let source = imported.sources[failure.index].as_ref().unwrap_or(source);
+        let matched = match filters.get(failure.index) {
+            Some(Expectation::NoEvent(filter)) => events.iter().find(|event| filter.matches(event)),
+            _ => None,
+        };
+        let rule = matched.and_then(|event| event.rule).unwrap_or(source.rule);
+        let when = matched.map_or_else(|| "(time unknown)".to_string(), |e| e.t.to_string());
+        return format!(
+            "{}: the model expected {} ({rule}) at {when}; the transcript shows {} ({})",
+            source.agent,
+            source.expected,
+            source.shown,
+            build::line_range(&source.file, source.lines)
+        );
+    }
+    let fact_source = imported
+        .sources
+        .get(first.index)
+        .and_then(Option::as_ref)
+        .unwrap_or(source);
+    let field = |event: &Event, wanted: &str| {
+        let mut found = String::new();
+        event.visit_fields(&mut |name, value| {
+            if name == wanted {
+                if let Field::Str(text) = value {
+                    found = text.to_string();
+                }
+            }
+        });
+        found
+    };
+    let kind = |name: &str| events.iter().find(|event| event.kind.name() == name);
+    let (expected, rule, when) = if let Some(rejected) = kind("spawn_rejected") {
+        (
+            format!("the call refused ({})", field(rejected, "reason")),
+            rejected.rule.unwrap_or("SPAWN-14"),
+            rejected.t.to_string(),
+        )
+    } else if let (true, Some(started)) = (
+        filters.get(first.index).is_some_and(|f| {
+            f.filters()
+                .iter()
+                .any(|f| f.kind() == Some("agent_started"))
+        }),
+        kind("agent_started"),
+    ) {
+        (
+            format!("it to run in the {}", field(started, "mode")),
+            started.rule.unwrap_or(fact_source.rule),
+            started.t.to_string(),
+        )
+    } else if let Some(finished) = kind("agent_finished") {
+        (
+            format!("it to end {}", field(finished, "outcome")),
+            finished.rule.unwrap_or(fact_source.rule),
+            finished.t.to_string(),
+        )
+    } else {
+        (
+            first.got.clone(),
+            fact_source.rule,
+            "(time unknown)".to_string(),
+        )
+    };
+    format!(
+        "{}: the model expected {expected} ({rule}) at {when}; the transcript shows {} ({where_})",
+        source.agent, fact_source.shown
+    )
 }

@@ -12,6 +12,7 @@ use serde::de::IgnoredAny;
 
 use subsim_engine::budget::Budget;
 
+use super::transcript::MAX_SKIPPED_KEPT;
 use super::wire::RawLine;
 use super::ImportError;
 use crate::read::{BoundedLines, ReadError};
@@ -48,6 +49,25 @@ pub(crate) enum Strictness {
     Subagent,
 }
 
+/// The lines of a file the reader skipped (could not read): their numbers (the first
+/// [`MAX_SKIPPED_KEPT`]) and how many.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Skipped {
+    /// 1-based line numbers, in file order.
+    pub lines: Vec<usize>,
+    /// How many lines were skipped in all.
+    pub count: usize,
+}
+
+impl Skipped {
+    fn add(&mut self, line: usize) {
+        self.count += 1;
+        if self.lines.len() < MAX_SKIPPED_KEPT {
+            self.lines.push(line);
+        }
+    }
+}
+
 /// Reads one transcript file, handing every JSON object of every line to `sink` with its
 /// 1-based line number, in file order. `budget` is what may still be read over the whole
 /// import; it is reduced by what this file used.
@@ -56,6 +76,7 @@ pub(crate) fn read_entries(
     strictness: Strictness,
     budget: &mut u64,
     warnings: &mut Vec<String>,
+    skipped: &mut Skipped,
     sink: &mut dyn FnMut(usize, RawLine),
 ) -> Result<(), ImportError> {
     let shown = path.display().to_string();
@@ -84,7 +105,9 @@ pub(crate) fn read_entries(
     })?;
     // The bounded reader stops one byte past the limit even if the file grows while it
     // is read (a live session).
-    let used = parse_entries(&mut file, limit, &shown, strictness, warnings, sink)?;
+    let used = parse_entries(
+        &mut file, limit, &shown, strictness, warnings, skipped, sink,
+    )?;
     *budget = budget.saturating_sub(used);
     Ok(())
 }
@@ -109,6 +132,7 @@ pub(crate) fn parse_entries(
     shown: &str,
     strictness: Strictness,
     warnings: &mut Vec<String>,
+    skipped: &mut Skipped,
     sink: &mut dyn FnMut(usize, RawLine),
 ) -> Result<u64, ImportError> {
     // One line may be the whole file (a huge tool result): the file's budget bounds both.
@@ -144,12 +168,19 @@ pub(crate) fn parse_entries(
             continue;
         }
         if let Some(broken) = pending.take() {
+            skipped.add(broken.number);
             not_json(broken, shown, strictness, warnings)?;
         }
+        let before = warnings.len();
         pending = parse_line(&line, number, shown, strictness, warnings, &mut known, sink)?;
+        // A line `parse_line` skipped said so in a warning (and handed nothing on).
+        if warnings.len() > before && warnings[before..].iter().any(|w| w.contains("skipped")) {
+            skipped.add(number);
+        }
     }
     let used = lines.bytes_read();
     if let Some(broken) = pending {
+        skipped.add(broken.number);
         if broken.eof {
             warnings.push(format!(
                 "{shown}:{}: the last line is cut off (a session still being written?); it \
@@ -371,6 +402,7 @@ mod tests {
             "s.jsonl",
             strictness,
             &mut warnings,
+            &mut Default::default(),
             &mut |line, raw| found.push((line, raw)),
         );
         (result.map(|_| found), warnings)
@@ -384,6 +416,7 @@ mod tests {
             Strictness::Main,
             budget,
             &mut warnings,
+            &mut Default::default(),
             &mut |_, _| {
                 count += 1;
             },
@@ -522,6 +555,7 @@ mod tests {
             "s.jsonl",
             Strictness::Main,
             &mut warnings,
+            &mut Default::default(),
             &mut |_, _| count += 1,
         );
         assert_eq!(used.ok(), Some(text.len() as u64));
@@ -543,6 +577,7 @@ mod tests {
             "s.jsonl",
             Strictness::Main,
             &mut warnings,
+            &mut Default::default(),
             &mut |_, _| {},
         );
         assert!(

@@ -108,6 +108,8 @@ pub(crate) struct ToolResult {
     pub text: String,
     /// `is_error`.
     pub is_error: bool,
+    /// The 1-based line it came back on.
+    pub line: usize,
     /// The line's top-level `toolUseResult`, when it is an object.
     pub detail: Option<Detail>,
 }
@@ -153,6 +155,8 @@ pub(crate) struct Notice {
     pub status: String,
     /// `duration_ms` of the `<usage>` block (2.1.37+), as written.
     pub duration_ms: Option<String>,
+    /// The 1-based line it was enqueued (or first delivered) on.
+    pub line: usize,
 }
 
 /// A hash of a subagent's task prompt: how an Agent call finds its subagent's file when
@@ -166,6 +170,8 @@ pub(crate) fn prompt_key(text: &str) -> u64 {
 /// Everything the importer reads from one transcript file.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Conversation {
+    /// The file, as its path was given (for reports: `file:line`).
+    pub file: String,
     /// `sessionId` of the first line that has one.
     pub session_id: Option<String>,
     /// `agentId` of the first line that has one (subagent files).
@@ -196,6 +202,47 @@ pub(crate) struct Conversation {
     pub notices: Vec<Notice>,
     /// Line types that were skipped because they are unknown, with their counts.
     pub unknown_types: BTreeMap<String, usize>,
+    /// `(structure-ordered time, line)` of every timed line, in time order: where in the
+    /// file a moment of the conversation was written (12 bytes a line, less than the
+    /// reader's own per-line digest).
+    pub line_times: Vec<(i64, u32)>,
+    /// The conversation's last word is a text with no tool call waiting for its result:
+    /// a subagent whose work was done (its report written).
+    pub done: bool,
+    /// Lines of the file the reader could not read and skipped (1-based, the first
+    /// [`MAX_SKIPPED_KEPT`]), and how many there were in all.
+    pub skipped: Vec<usize>,
+    /// See `skipped`.
+    pub skipped_count: usize,
+}
+
+/// How many skipped line numbers a conversation keeps (the count is kept in full).
+pub(crate) const MAX_SKIPPED_KEPT: usize = 1_000;
+
+impl Conversation {
+    /// The lines after the last one written before `from_ms`, up to the last line with a
+    /// time: where a fact of that moment would have been written (a line without a time,
+    /// or one the reader skipped, in between could hold it too). `None` when nothing was
+    /// written after it.
+    pub(crate) fn lines_from(&self, from_ms: i64) -> Option<(usize, usize)> {
+        let start = self.line_times.partition_point(|(t, _)| *t < from_ms);
+        let after = self.line_times.get(start)?.1 as usize;
+        let first = match start.checked_sub(1) {
+            Some(before) => (self.line_times[before].1 as usize + 1).min(after),
+            None => 1,
+        };
+        let last = self.line_times.last()?.1 as usize;
+        Some((first.min(last), first.max(last)))
+    }
+
+    /// Whether a line the reader skipped lies within `lines` (a fact could have been on it).
+    pub(crate) fn skipped_within(&self, lines: (usize, usize)) -> bool {
+        self.skipped
+            .iter()
+            .any(|line| (lines.0..=lines.1).contains(line))
+            || (self.skipped_count > self.skipped.len()
+                && self.skipped.last().is_some_and(|last| *last <= lines.1))
+    }
 }
 
 /// What kind of line a digest is.
@@ -340,11 +387,15 @@ impl Collector {
             if t_ms != i64::MIN {
                 conv.start_ms = Some(conv.start_ms.map_or(t_ms, |start| start.min(t_ms)));
                 conv.end_ms = Some(conv.end_ms.map_or(t_ms, |end| end.max(t_ms)));
+                conv.line_times
+                    .push((t_ms, u32::try_from(digest.line).unwrap_or(u32::MAX)));
             }
             let line = digest.line;
             match std::mem::replace(&mut digest.payload, Payload::None) {
                 Payload::None => {}
                 Payload::Assistant(part) => {
+                    conv.done = part.calls.is_empty() && part.text.is_some()
+                        || conv.done && part.calls.is_empty();
                     read_assistant(&mut conv, &mut seen_calls, *part, line, t_ms);
                 }
                 Payload::User(part) => {
@@ -354,16 +405,20 @@ impl Collector {
                         notice,
                         prompt,
                     } = *part;
+                    if !results.is_empty() || prompt.is_some() {
+                        conv.done = false;
+                    }
                     for (id, text, is_error) in results {
                         conv.results.entry(id).or_insert(ToolResult {
                             t_ms,
                             text,
                             is_error,
+                            line,
                             detail: detail.clone(),
                         });
                     }
                     if let Some(found) = notice {
-                        add_notice(&mut conv, &mut seen_notices, found, t_ms);
+                        add_notice(&mut conv, &mut seen_notices, found, t_ms, line);
                     } else if let Some((key, warmup)) = prompt {
                         if conv.first_prompt.is_none() {
                             conv.first_prompt = Some(key);
@@ -372,7 +427,7 @@ impl Collector {
                     }
                 }
                 Payload::Notice(found) => {
-                    add_notice(&mut conv, &mut seen_notices, *found, t_ms);
+                    add_notice(&mut conv, &mut seen_notices, *found, t_ms, line);
                 }
             }
         }
@@ -471,6 +526,7 @@ fn notice(text: &str, t_ms: i64) -> Option<Notice> {
         tool_use_id: tag(body, "tool-use-id").map(str::to_string),
         status: tag(body, "status").unwrap_or("completed").to_string(),
         duration_ms,
+        line: 0,
     })
 }
 
@@ -563,6 +619,7 @@ fn add_notice(
     seen: &mut HashSet<(bool, String)>,
     mut found: Notice,
     t_ms: i64,
+    line: usize,
 ) {
     // The enqueue time is the completion time; the same notification repeated later as a
     // user line (2.1.17+) is a delivery, not a second completion.
@@ -578,6 +635,7 @@ fn add_notice(
     seen.extend(by_agent);
     seen.extend(by_call);
     found.t_ms = t_ms;
+    found.line = line;
     conv.notices.push(found);
 }
 
@@ -624,6 +682,7 @@ mod tests {
             "t.jsonl",
             Strictness::Main,
             &mut warnings,
+            &mut Default::default(),
             &mut |line, raw| collector.push(line, raw),
         )
         .unwrap_or_else(|error| panic!("{error}"));

@@ -1,0 +1,273 @@
+//! What an Agent call's outcome states: the observed facts (`expect:` entries), and how a
+//! run that was interrupted, failed or stopped ends.
+
+use super::steps::{total_ms, unfinished};
+use super::*;
+
+pub(super) fn outcome(result: Option<&ToolResult>) -> Outcome {
+    let Some(result) = result else {
+        return Outcome::NoResult;
+    };
+    let status = result.status();
+    if status == Some("async_launched") || result.is_async() {
+        return Outcome::Launched;
+    }
+    let total = total_ms(result);
+    if status == Some("completed") {
+        return Outcome::Completed(total);
+    }
+    let text = result.text.trim();
+    if text.contains("Request interrupted by user") {
+        return Outcome::Interrupted;
+    }
+    if text.contains("Agent type '") && text.contains("not found") {
+        return Outcome::UnknownType;
+    }
+    if result.is_error || text.starts_with("Error") || text.starts_with("<tool_use_error>") {
+        return Outcome::Refused(text.to_string());
+    }
+    Outcome::Completed(total)
+}
+
+impl Builder {
+    /// The facts the call's outcome states (the expectations of the scenario), and how
+    /// its behaviour ends when it was interrupted, failed or stopped; then what the model
+    /// will predict that the transcript does not show ([`Builder::missing_facts`]).
+    pub(super) fn outcome_facts(
+        &mut self,
+        spawned: &Spawned<'_>,
+        agent_type: &str,
+        behavior: &mut Vec<Out>,
+    ) {
+        let Spawned {
+            call,
+            result,
+            outcome,
+            notice,
+            name,
+            ref who,
+            covered_until,
+            caller_conv,
+            ..
+        } = *spawned;
+        let final_is =
+            |outcome: &str| format!("final: {{agent: {}, outcome: {outcome}}}", quote(name));
+        // Where the transcript shows it: the call's result, else the call.
+        let result_line = result.map_or(call.line, |result| result.line);
+        let at = |rule: &'static str, shown: &str, line: usize| FactSource {
+            agent: name.to_string(),
+            rule,
+            expected: String::new(),
+            shown: shown.to_string(),
+            file: caller_conv.file.clone(),
+            lines: (line, line),
+            predicted: false,
+        };
+        match outcome {
+            Outcome::UnknownType => {
+                if !agent_type.is_empty() {
+                    self.refused_types.insert(agent_type.to_string());
+                }
+                self.fact_from(
+                    format!("{who} was refused: no such agent type"),
+                    format!(
+                        "event: {{kind: spawn_rejected, name: {}, reason: unknown_type}}",
+                        quote(name)
+                    ),
+                    at(
+                        "SPAWN-14",
+                        "the call refused: no such agent type",
+                        result_line,
+                    ),
+                );
+            }
+            Outcome::Refused(text) => {
+                let shown = one_line(&self.text(text), 100);
+                self.fact_from(
+                    format!("{who} was refused: {shown}"),
+                    format!("event: {{kind: spawn_rejected, name: {}}}", quote(name)),
+                    at("SPAWN-14", "the call refused", result_line),
+                );
+            }
+            Outcome::Completed(_) => {
+                self.fact_from(
+                    format!("{who} ran in the foreground"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: foreground}}",
+                        quote(name)
+                    ),
+                    at("FGBG-1", "it ran in the foreground", result_line),
+                );
+                self.fact_from(
+                    format!("{who} completed"),
+                    final_is("completed"),
+                    at("NOTIFY-2", "its result came back: completed", result_line),
+                );
+            }
+            Outcome::Interrupted => {
+                behavior.push(Out::Comment(
+                    "interrupted here; what it would have done next is unknown".into(),
+                ));
+                let stop_at = result.map_or(call.t_ms, |result| result.t_ms);
+                behavior.push(Out::Work(unfinished(covered_until, stop_at)));
+                self.stops.push((self.rel(stop_at), name.to_string()));
+                self.fact_from(
+                    format!("{who} was interrupted by the person"),
+                    final_is("cancelled"),
+                    at("RESUME-10", "the person interrupted it", result_line),
+                );
+            }
+            Outcome::Launched => {
+                self.fact_from(
+                    format!("{who} was launched in the background"),
+                    format!(
+                        "event: {{kind: agent_started, name: {}, mode: background}}",
+                        quote(name)
+                    ),
+                    at("FGBG-1", "it was launched in the background", result_line),
+                );
+                let notice_at = |rule: &'static str, shown: &str| FactSource {
+                    lines: notice.map_or((result_line, result_line), |n| (n.line, n.line)),
+                    file: spawned
+                        .stray
+                        .map_or(caller_conv.file.clone(), |(file, _)| file.to_string()),
+                    ..at(rule, shown, result_line)
+                };
+                match notice.map(|notice| notice.status.as_str()) {
+                    Some("completed") => self.fact_from(
+                        format!("{who} completed in the background"),
+                        final_is("completed"),
+                        notice_at("NOTIFY-3", "its notification said completed"),
+                    ),
+                    Some("failed") => {
+                        behavior.push(Out::Fail);
+                        self.fact_from(
+                            format!("{who} failed in the background"),
+                            final_is("failed"),
+                            notice_at("ERR-4", "its notification said failed"),
+                        );
+                    }
+                    Some("killed" | "stopped" | "cancelled") => {
+                        let stop_at = notice.map_or(call.t_ms, |notice| notice.t_ms);
+                        behavior.push(Out::Work(unfinished(covered_until, stop_at)));
+                        self.stops.push((self.rel(stop_at), name.to_string()));
+                        self.fact_from(
+                            format!("{who} was stopped"),
+                            final_is("cancelled"),
+                            notice_at("RESUME-10", "its notification said it was stopped"),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            Outcome::NoResult => {}
+        }
+        self.missing_facts(spawned);
+    }
+
+    /// What the model will predict about the call that the transcript does not show, as
+    /// `none:` entries (each naming the lines where it should have been):
+    /// - a run whose own transcript shows its work done, but whose result (NOTIFY-2) or
+    ///   completion notification (NOTIFY-3) never reached its caller, though the caller's
+    ///   file goes on after that;
+    /// - a notification that reached another agent than its launcher (NOTIFY-3).
+    ///
+    /// Nothing is expected after the caller's last line (a session cut off, or still
+    /// running), from a layout that does not record notifications
+    /// ([`NOTICES_RECORDED_FROM`]), or where a line the reader skipped could have held it.
+    fn missing_facts(&mut self, spawned: &Spawned<'_>) {
+        let Spawned {
+            call,
+            outcome,
+            notice,
+            name,
+            ref who,
+            caller_conv,
+            caller,
+            done_at,
+            stray,
+            ..
+        } = *spawned;
+        let background = match outcome {
+            Outcome::Launched => true,
+            Outcome::NoResult => call.input().run_in_background.0 == Some(true),
+            Outcome::Completed(_)
+            | Outcome::UnknownType
+            | Outcome::Interrupted
+            | Outcome::Refused(_) => return,
+        };
+        let (what, rule) = if background {
+            ("its completion notification", "NOTIFY-3")
+        } else {
+            ("its result", "NOTIFY-2")
+        };
+        let (from, shown) = match (stray, notice, outcome) {
+            // Reached another agent: expected at the launcher from the notification's time.
+            (Some((file, found)), _, _) => (
+                found.t_ms,
+                format!(
+                    "none there; it came to {}",
+                    line_range(file, (found.line, found.line))
+                ),
+            ),
+            (None, Some(_), _) => return, // delivered to its launcher, as documented
+            (None, None, Outcome::Launched)
+                if self.version.is_none_or(|v| v < NOTICES_RECORDED_FROM) =>
+            {
+                return; // a layout that may not record notifications
+            }
+            (None, None, _) => match done_at {
+                Some(done) => (done, "none".to_string()),
+                None => return, // its work was not done when its transcript ends
+            },
+        };
+        // Only what the caller's file could show: written after that moment.
+        let Some(lines) = caller_conv.lines_from(from) else {
+            return;
+        };
+        if caller_conv.end_ms.is_none_or(|end| end <= from) || caller_conv.skipped_within(lines) {
+            return;
+        }
+        self.fact_from(
+            format!(
+                "{who}: the transcript shows no {} to {caller}",
+                what.trim_start_matches("its ")
+            ),
+            format!(
+                "none: {{kind: notification, from: {}, to: {}}}",
+                quote(name),
+                quote(caller)
+            ),
+            FactSource {
+                agent: name.to_string(),
+                rule,
+                expected: format!("{what} to {caller}"),
+                shown,
+                file: caller_conv.file.clone(),
+                lines,
+                predicted: true,
+            },
+        );
+    }
+
+    /// A run that ran: its report (the transcript's last text with `--keep-text`) unless
+    /// it failed, and its type among the custom types to define.
+    pub(super) fn reported(
+        &mut self,
+        call: &ToolUse,
+        report: Option<&str>,
+        agent_type: &str,
+        behavior: &mut Vec<Out>,
+    ) {
+        let text = match (report, self.options.keep_text) {
+            (Some(text), true) => self.kept_text(text, "report", call.line),
+            _ => "(report not copied; import with --keep-text to keep it)".to_string(),
+        };
+        if !matches!(behavior.last(), Some(Out::Fail)) {
+            behavior.push(Out::Report(text));
+        }
+        if !agent_type.is_empty() && !BuiltIn::REGISTRATION.iter().any(|b| b.name() == agent_type) {
+            self.custom_types.insert(agent_type.to_string());
+        }
+    }
+}
