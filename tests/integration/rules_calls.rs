@@ -57,7 +57,6 @@ const OWNERS: [(&str, &[&str], &str); 8] = [
             "depth",
             "errors",
             "handback",
-            "hooks",
             "model",
             "notify",
             "panel",

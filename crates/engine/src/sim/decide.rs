@@ -86,7 +86,7 @@ use subsim_rules::toolcall::{self, ToolStep};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
-    context, hooks, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
+    context, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
     RejectReason, RuleId, SessionConfig, SessionKind,
 };
 
@@ -1308,12 +1308,6 @@ impl Kernel<'_> {
     }
 }
 
-/// HOOK-7: the rule by which a tool call's hooks block it (`a_hook_exits_2` among those
-/// that fired for `event`), if they do.
-pub(super) fn call_blocked(event: hooks::HookEvent, a_hook_exits_2: bool) -> Option<RuleId> {
-    hooks::blocks_call(event, a_hook_exits_2)
-}
-
 /// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
 /// built-in's name is not).
 pub(super) fn one_shot_type(def: &AgentDef) -> bool {
@@ -1572,48 +1566,6 @@ pub(super) fn session_agent_servers<'a>(
     gates: &Gates,
 ) -> (Vec<&'a str>, Vec<context::Note>, RuleId) {
     context::session_agent_servers(input, gates)
-}
-
-/// HOOK-5: the event a frontmatter hook listens for at runtime.
-pub(super) fn hook_runtime_event(
-    declared: hooks::HookEvent,
-    as_subagent: bool,
-) -> (hooks::HookEvent, RuleId) {
-    hooks::runtime_event(declared, as_subagent)
-}
-
-/// HOOK-1…4, Q-25: whether a registered hook fires on `occasion`, and the rule.
-pub(super) fn hook_fires(
-    origin: hooks::HookOrigin,
-    declared: hooks::HookEvent,
-    matcher: Option<&str>,
-    occasion: &hooks::Occasion<'_>,
-    gates: &Gates,
-) -> Option<RuleId> {
-    hooks::hook_fires(origin, declared, matcher, occasion, gates)
-}
-
-/// HOOK-6 / DEF-6: whether a definition's frontmatter hooks run.
-pub(super) fn frontmatter_hooks_run(
-    scope: Scope,
-    trusted: bool,
-    interactive: bool,
-    gates: &Gates,
-) -> (bool, RuleId, Option<&'static str>) {
-    hooks::frontmatter_hooks_run(scope, trusted, interactive, gates)
-}
-
-/// HOOK-2 / HOOK-8 / FORK-3: the agent type a `SubagentStart` / `SubagentStop` matcher reads.
-pub(super) fn lifecycle_agent_type(definition_name: Option<&str>) -> (&str, RuleId) {
-    hooks::lifecycle_agent_type(definition_name)
-}
-
-/// HOOK-4: whether the session's hooks see `occasion` of a run.
-pub(super) fn session_agent_sees(
-    occasion: &hooks::Occasion<'_>,
-    call_by_main: bool,
-) -> (bool, RuleId) {
-    hooks::session_agent_sees(occasion, call_by_main)
 }
 
 /// The tool-call gate's check 3 (PERM-3 / PERM-9 / PERM-14 / HANDBACK-5): what the
