@@ -37,7 +37,7 @@ use subsim_tests::repo_root;
 
 /// Which rules modules each kernel file asks, and the step it owns that they decide. A
 /// file not listed calls no rules function.
-const OWNERS: [(&str, &[&str], &str); 8] = [
+const OWNERS: [(&str, &[&str], &str); 10] = [
     (
         "crates/engine/src/sim/actions.rs",
         &["panel", "resume"],
@@ -62,7 +62,6 @@ const OWNERS: [(&str, &[&str], &str); 8] = [
             "panel",
             "placement",
             "plan",
-            "prompt",
             "resume",
             "scan",
             "session",
@@ -76,7 +75,7 @@ const OWNERS: [(&str, &[&str], &str); 8] = [
     ),
     (
         "crates/engine/src/sim/finish.rs",
-        &["errors"],
+        &["errors", "prompt"],
         "ending runs and delivering results: an API error (ERR-1…5)",
     ),
     (
@@ -93,6 +92,16 @@ const OWNERS: [(&str, &[&str], &str); 8] = [
         "crates/engine/src/sim/observe.rs",
         &["hooks", "panel", "session"],
         "hooks (HOOK-1…8) and the panel model the kernel tells what happened",
+    ),
+    (
+        "crates/engine/src/sim/person.rs",
+        &["prompt"],
+        "the person's answer to a prompt (PERM-3/4/6)",
+    ),
+    (
+        "crates/engine/src/sim/spawn.rs",
+        &["toolcall"],
+        "the one spawn path: the Agent call's plan at the gate",
     ),
     (
         "crates/engine/src/sim/steps.rs",

@@ -82,12 +82,11 @@ use subsim_rules::cap::Occupancy;
 use subsim_rules::depth::{self, AgentTool};
 use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
-use subsim_rules::toolcall::{self, ToolStep};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
-    context, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
-    RejectReason, RuleId, SessionConfig, SessionKind,
+    context, model, notify, placement, resume, scan, spawn, Mode, PermissionMode, RejectReason,
+    RuleId, SessionConfig, SessionKind,
 };
 
 use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
@@ -1265,11 +1264,6 @@ fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> Rul
 // deciding inline. Nothing is kept, so there is no key and no replay.
 
 impl Kernel<'_> {
-    /// the rule by which the pending prompt of a run that ends is withdrawn.
-    pub(super) fn prompt_withdrawn(&self) -> Option<RuleId> {
-        prompt::withdrawn_at_run_end(true)
-    }
-
     /// NOTIFY-5 / Q-5: whether the run in `slot`, its steps done, stays alive for its
     /// background shells, and the rule.
     pub(super) fn waits_for_shells(&self, slot: u32) -> (bool, RuleId) {
@@ -1566,45 +1560,6 @@ pub(super) fn session_agent_servers<'a>(
     gates: &Gates,
 ) -> (Vec<&'a str>, Vec<context::Note>, RuleId) {
     context::session_agent_servers(input, gates)
-}
-
-/// The tool-call gate's check 3 (PERM-3 / PERM-9 / PERM-14 / HANDBACK-5): what the
-/// permission system does with a call of `step`, or `None` where the step's own path
-/// decides (an Agent call's plan).
-pub(super) fn tool_permission(
-    step: ToolStep,
-    forced: Option<bool>,
-    call: &prompt::Call<'_>,
-    rules: &prompt::PermissionRules,
-    session_grants: &[String],
-) -> Option<prompt::CallDecision> {
-    toolcall::permission(step, forced, call, rules, session_grants)
-}
-
-/// The tool-call gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it
-/// because the caller has no working `Agent` tool, before any hook fires.
-pub(super) fn agent_tool_set_refusal(reason: subsim_rules::RejectReason) -> bool {
-    toolcall::tool_set_refusal(reason)
-}
-
-/// PERM-14: the permission rule that decided a call, by its position.
-pub(super) fn deciding_entry(
-    rules: &prompt::PermissionRules,
-    decision: prompt::CallDecision,
-    tool: &str,
-    input: Option<&str>,
-) -> Option<prompt::RuleEntry> {
-    prompt::deciding_entry(rules, decision, tool, input)
-}
-
-/// PERM-3 / PERM-4 / PERM-5 / PERM-7 / Q-37: who is asked about a run's prompt.
-pub(super) fn prompt_route(asker: prompt::Asker, gates: &Gates) -> prompt::Route {
-    prompt::route(asker, gates)
-}
-
-/// PERM-3 / PERM-4 / PERM-6: what the person's answer does to the call.
-pub(super) fn prompt_answered(answer: prompt::Answer) -> prompt::Answered {
-    prompt::answered(answer)
 }
 
 /// CAP-2: what else a refused spawn's error tells Claude.

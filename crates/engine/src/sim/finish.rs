@@ -177,7 +177,8 @@ impl Kernel<'_> {
         let Some(pending) = self.person.prompts.remove(number) else {
             return;
         };
-        let Some(rule) = self.prompt_withdrawn() else {
+        // the rule by which the pending prompt of a run that ends is withdrawn.
+        let Some(rule) = subsim_rules::prompt::withdrawn_at_run_end(true) else {
             return;
         };
         let program = PendingPrompt::program(self.agents.get(slot));

@@ -164,7 +164,9 @@ impl Kernel<'_> {
     #[inline(never)]
     fn agent_call_blocked(&mut self, caller_slot: u32, planned: &CachedPlan) -> bool {
         if let SpawnPlan::Reject { reason, .. } = &planned.plan {
-            if decide::agent_tool_set_refusal(*reason) {
+            // The gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it because
+            // the caller has no working `Agent` tool, before any hook fires.
+            if subsim_rules::toolcall::tool_set_refusal(*reason) {
                 return false;
             }
         }

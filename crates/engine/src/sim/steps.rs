@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use subsim_rules::prompt::{Asker, Route};
+use subsim_rules::prompt::{self, Asker, Route};
 use subsim_rules::toolcall::ToolStep;
 use subsim_rules::Mode;
 
@@ -393,7 +393,8 @@ impl Kernel<'_> {
             fork: agent.fork,
             chain_foreground: self.chain_foreground(slot),
         };
-        let route = decide::prompt_route(asker, &self.session.config.gates);
+        // PERM-3 / PERM-4 / PERM-5 / PERM-7 / Q-37: who is asked.
+        let route = prompt::route(asker, &self.session.config.gates);
         let agent_type = agent.profile.agent_type.clone();
         let number = self.person.next_prompt;
         self.person.next_prompt += 1;
