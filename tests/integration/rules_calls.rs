@@ -40,9 +40,8 @@ use subsim_tests::repo_root;
 const OWNERS: [(&str, &[&str], &str); 10] = [
     (
         "crates/engine/src/sim/actions.rs",
-        &["panel", "resume"],
-        "the person's timed actions: the panel's `x` (PANEL-3/7), typing into a transcript \
-         (RESUME-3/11)",
+        &["panel", "plan", "resume", "session"],
+        "the person's timed actions: whether the session lets the person act (FGBG-5, RESUME-10), the panel's x (PANEL-1/3/7), /subtask (FORK-9), typing into a transcript (RESUME-3/11)",
     ),
     (
         "crates/engine/src/sim/ahead.rs",
@@ -51,25 +50,7 @@ const OWNERS: [(&str, &[&str], &str); 10] = [
     ),
     (
         "crates/engine/src/sim/decide.rs",
-        &[
-            "cap",
-            "context",
-            "depth",
-            "errors",
-            "handback",
-            "model",
-            "notify",
-            "panel",
-            "placement",
-            "plan",
-            "resume",
-            "scan",
-            "session",
-            "spawn",
-            "subsim_rules",
-            "toolcall",
-            "tools",
-        ],
+        &["cap", "context", "depth", "errors", "handback", "model", "notify", "placement", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
         "the memos: spawn plans (plan, spawn, depth), run profiles (model, context, tools), \
          tool removals (tools, depth), the last delivery (scan, handback)",
     ),

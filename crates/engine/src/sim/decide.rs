@@ -1402,63 +1402,9 @@ impl Kernel<'_> {
     }
 }
 
-/// PANEL-7: what `x` does on `row` of the panel.
-pub(super) fn x_key(
-    row: subsim_rules::panel::RowId,
-    running: bool,
-    transcript_open: bool,
-) -> (subsim_rules::panel::XAction, RuleId) {
-    subsim_rules::panel::x_key(row, running, transcript_open)
-}
-
-/// PANEL-1: whether a session of `kind` shows the agents panel.
-pub(super) fn session_has_panel(kind: SessionKind) -> (bool, RuleId) {
-    subsim_rules::panel::session_has_panel(kind)
-}
-
-/// PANEL-3 / Q-21: whether a failed or stopped run's row is still in a panel nobody keeps.
-pub(super) fn failed_row_kept(
-    has_rows: bool,
-    finished_at: subsim_rules::panel::Micros,
-    at: subsim_rules::panel::Micros,
-) -> (bool, RuleId) {
-    subsim_rules::panel::failed_row_kept(has_rows, finished_at, at)
-}
-
-/// FORK-9: the fork the person's `/subtask <task>` starts, if the version has the command.
-pub(super) fn subtask(task: &str, name: Option<&str>, gates: &Gates) -> Option<plan::Subtask> {
-    plan::subtask(task, name, gates)
-}
-
-/// FORK-9 / CAP-6: the launch of the fork a `/subtask` starts (main's permission mode, not
-/// checked against the cap).
-pub(super) fn subtask_launch(fork: &plan::Subtask, config: &SessionConfig) -> Launch {
-    fork.launch(config)
-}
-
-/// RESUME-3 / RESUME-11 / Q-7: what typing into a finished agent's transcript does.
-pub(super) fn type_to(
-    one_shot: bool,
-    cancelled: bool,
-    row: resume::TypedRow,
-    gates: &Gates,
-) -> resume::Typed {
-    resume::type_to(one_shot, cancelled, row, gates)
-}
-
 /// RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: what a SendMessage to `to` does.
 pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send {
     resume::send(to, gates)
-}
-
-/// FGBG-5 / FORK-9 / RESUME-10: why a session of `kind` ignores the person's `action`
-/// (Ctrl+B and `/subtask` need the terminal, a stop `/tasks` or the SDK), and the rule; `None`
-/// when it does not.
-pub(super) fn person_cannot(
-    kind: SessionKind,
-    action: subsim_rules::session::PersonAction,
-) -> Option<(&'static str, RuleId)> {
-    kind.person_cannot(action)
 }
 
 /// RESUME-10: how a run that is stopped (by the person or by an agent) ends.

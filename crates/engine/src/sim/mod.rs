@@ -651,14 +651,13 @@ impl<'s> Kernel<'s> {
             },
             trace: Trace::new(out.sink, out.summary, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
-            panel: (spec.load.is_none() && decide::session_has_panel(session.kind).0).then(|| {
-                observe::PanelState {
+            panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
+                .then(|| observe::PanelState {
                     panel: subsim_rules::panel::Panel::new(),
                     tick: None,
                     screen_reader: session.screen_reader,
                     changes: Vec::new(),
-                }
-            }),
+                }),
             ties: None,
         };
         kernel.session.hooks_present = !kernel.session.hooks.is_empty()

@@ -244,7 +244,8 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
-        let launch = decide::subtask_launch(fork, &self.session.config);
+        // FORK-9 / CAP-6: main's permission mode, not checked against the cap.
+        let launch = fork.launch(&self.session.config);
         debug_assert!(
             decide::admit(&launch, None, &self.agents.occupancy, &self.session.config).is_ok()
         );
