@@ -37,7 +37,7 @@ use subsim_tests::repo_root;
 
 /// Which rules modules each kernel file asks, and the step it owns that they decide. A
 /// file not listed calls no rules function.
-const OWNERS: [(&str, &[&str], &str); 10] = [
+const OWNERS: [(&str, &[&str], &str); 11] = [
     (
         "crates/engine/src/sim/actions.rs",
         &["panel", "plan", "resume", "session"],
@@ -50,7 +50,7 @@ const OWNERS: [(&str, &[&str], &str); 10] = [
     ),
     (
         "crates/engine/src/sim/decide.rs",
-        &["cap", "context", "depth", "errors", "handback", "model", "notify", "placement", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
+        &["cap", "context", "depth", "errors", "handback", "model", "notify", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
         "the memos: spawn plans (plan, spawn, depth), run profiles (model, context, tools), \
          tool removals (tools, depth), the last delivery (scan, handback)",
     ),
@@ -63,6 +63,11 @@ const OWNERS: [(&str, &[&str], &str); 10] = [
         "crates/engine/src/sim/gate.rs",
         &["prompt", "toolcall"],
         "the tool-call gate: the step table, permission rules (PERM-3/9/14)",
+    ),
+    (
+        "crates/engine/src/sim/messaging.rs",
+        &["notify", "placement", "resume"],
+        "waits, SendMessage and TaskStop: resuming (RESUME-3…14, FGBG-4/7, NOTIFY-9), stopping (RESUME-10), progress (NOTIFY-4)",
     ),
     (
         "crates/engine/src/sim/mod.rs",

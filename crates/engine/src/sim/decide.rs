@@ -85,11 +85,11 @@ use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
-    context, model, notify, placement, resume, scan, spawn, Mode, PermissionMode, RejectReason,
-    RuleId, SessionConfig, SessionKind,
+    context, model, notify, resume, scan, spawn, Mode, PermissionMode, RejectReason, RuleId,
+    SessionConfig, SessionKind,
 };
 
-use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
+use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
 
 use super::agents::Status;
@@ -1276,30 +1276,6 @@ impl Kernel<'_> {
         let agent = self.agents.get(slot);
         notify::shell_done(agent.status == Status::Running && agent.run == run)
     }
-
-    /// NOTIFY-9: whether the agent in `slot`, resumed by `by`, now reports to `by` (it
-    /// does unless `by` is one it already reports to).
-    pub(super) fn resume_redirected(&self, slot: u32, by: AgentId) -> bool {
-        let target = self.agents.get(slot).id;
-        notify::redirected_on_resume(self.reports_to(by, target)).0
-    }
-
-    /// RESUME-14: the model the run in `slot` resumes on, and the rule that says so.
-    pub(super) fn resumed_model(&self, slot: u32) -> (Rc<str>, RuleId) {
-        let agent = self.agents.get(slot);
-        let invocation = agent.invocation_model();
-        let (how, rule) = resume::resumed_model(invocation.is_some(), agent.fork);
-        let model = match (how, invocation) {
-            (resume::ResumedModel::ChooseAgain, Some(invocation)) => {
-                self.run_model(agent.type_index(), Some(invocation), false, true)
-                    .0
-            }
-            (resume::ResumedModel::ChooseAgain, None) | (resume::ResumedModel::Keep, _) => {
-                agent.profile.model.clone()
-            }
-        };
-        (model, rule)
-    }
 }
 
 /// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
@@ -1402,29 +1378,9 @@ impl Kernel<'_> {
     }
 }
 
-/// RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: what a SendMessage to `to` does.
-pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send {
-    resume::send(to, gates)
-}
-
-/// RESUME-10: how a run that is stopped (by the person or by an agent) ends.
-pub(super) fn resume_stop(by_person: bool) -> resume::Stopping {
-    resume::stop(by_person)
-}
-
 /// RESUME-4: whether a run that hits its `maxTurns` returns its partial result.
 pub(super) fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
     resume::max_turns_partial(gates)
-}
-
-/// FGBG-7 / Q-14: whether a resumed run is in the foreground or the background.
-pub(super) fn resume_mode(config: &SessionConfig) -> (Mode, RuleId) {
-    placement::resume_mode(config)
-}
-
-/// FGBG-4 / Q-14: whether the agent that resumed a run with SendMessage waits for it.
-pub(super) fn resumer_waits(mode: Mode, result_to_resumer: bool) -> (bool, RuleId) {
-    placement::resumer_waits(mode, result_to_resumer)
 }
 
 /// NOTIFY-1…12: who hears of a finished run, how, what it says, and the rule.
@@ -1434,11 +1390,6 @@ pub(super) fn notify_result(
     teammate: bool,
 ) -> notify::Notified {
     notify::result(finishing, outcome, teammate)
-}
-
-/// NOTIFY-4: what an agent that asks about a run's progress hears.
-pub(super) fn progress(running: bool, gates: &Gates) -> (notify::Notice, RuleId) {
-    notify::progress(running, gates)
 }
 
 /// NOTIFY-6 / NOTIFY-7: whether a launcher whose steps are done waits for its background
