@@ -50,14 +50,14 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/decide.rs",
-        &["cap", "context", "depth", "errors", "handback", "model", "notify", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
+        &["cap", "context", "depth", "handback", "model", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
         "the memos: spawn plans (plan, spawn, depth), run profiles (model, context, tools), \
          tool removals (tools, depth), the last delivery (scan, handback)",
     ),
     (
         "crates/engine/src/sim/finish.rs",
-        &["errors", "prompt"],
-        "ending runs and delivering results: an API error (ERR-1…5)",
+        &["errors", "model", "notify", "prompt"],
+        "ending runs and delivering results: who hears of a run's end (NOTIFY-1…12), a shell's end (NOTIFY-5), an API error (ERR-1…5, MODEL-4's aliases in its fallback chain), a pending prompt withdrawn (Q-38)",
     ),
     (
         "crates/engine/src/sim/gate.rs",
@@ -91,8 +91,8 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/steps.rs",
-        &["prompt"],
-        "the step interpreter: a tool step's prompt (PERM-3…7)",
+        &["notify", "prompt", "resume"],
+        "the step interpreter: a tool step's prompt (PERM-3…7), maxTurns (RESUME-4), the end of a run's steps (NOTIFY-5/6/7)",
     ),
 ];
 

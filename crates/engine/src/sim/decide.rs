@@ -85,14 +85,13 @@ use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
-    context, model, notify, resume, scan, spawn, Mode, PermissionMode, RejectReason, RuleId,
-    SessionConfig, SessionKind,
+    context, model, resume, scan, spawn, Mode, PermissionMode, RejectReason, RuleId, SessionConfig,
+    SessionKind,
 };
 
 use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
 
-use super::agents::Status;
 use super::spawn::Call;
 use super::Kernel;
 
@@ -1263,20 +1262,7 @@ fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> Rul
 // function with the kernel's facts, so the kernel's other files ask here instead of
 // deciding inline. Nothing is kept, so there is no key and no replay.
 
-impl Kernel<'_> {
-    /// NOTIFY-5 / Q-5: whether the run in `slot`, its steps done, stays alive for its
-    /// background shells, and the rule.
-    pub(super) fn waits_for_shells(&self, slot: u32) -> (bool, RuleId) {
-        notify::waits_for_shells(self.agents.get(slot).bash_running)
-    }
-
-    /// NOTIFY-5: the rule by which the end of a shell of `run` is reported to the run in
-    /// `slot`; `None` when that run is no longer the one running (it reports to nobody).
-    pub(super) fn shell_heard(&self, slot: u32, run: u32) -> Option<RuleId> {
-        let agent = self.agents.get(slot);
-        notify::shell_done(agent.status == Status::Running && agent.run == run)
-    }
-}
+impl Kernel<'_> {}
 
 /// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
 /// built-in's name is not).
@@ -1376,39 +1362,6 @@ impl Kernel<'_> {
     pub(super) fn count_end(&mut self, type_key: Option<usize>) {
         self.agents.occupancy.ended(type_key);
     }
-}
-
-/// RESUME-4: whether a run that hits its `maxTurns` returns its partial result.
-pub(super) fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
-    resume::max_turns_partial(gates)
-}
-
-/// NOTIFY-1…12: who hears of a finished run, how, what it says, and the rule.
-pub(super) fn notify_result(
-    finishing: notify::Finishing,
-    outcome: subsim_rules::Outcome,
-    teammate: bool,
-) -> notify::Notified {
-    notify::result(finishing, outcome, teammate)
-}
-
-/// NOTIFY-6 / NOTIFY-7: whether a launcher whose steps are done waits for its background
-/// children.
-pub(super) fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
-    notify::launcher_waits(kind)
-}
-
-/// ERR-1…5: what an API error does to a run.
-pub(super) fn on_api_error(
-    input: subsim_rules::errors::ApiErrorInput<'_>,
-    gates: &Gates,
-) -> subsim_rules::errors::ErrorDecision {
-    subsim_rules::errors::on_api_error(input, gates)
-}
-
-/// MODEL-4 (for ERR-5's fallback chain): an alias expanded to its target.
-pub(super) fn expand_alias(value: &str, default_opus_model: Option<&str>) -> String {
-    model::expand_alias(value, default_opus_model)
 }
 
 /// MODEL-1…14: the model a run gets.
