@@ -50,7 +50,7 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/decide.rs",
-        &["cap", "context", "depth", "handback", "model", "plan", "resume", "scan", "session", "spawn", "subsim_rules", "toolcall", "tools"],
+        &["cap", "context", "depth", "handback", "model", "plan", "resume", "scan", "spawn", "subsim_rules", "toolcall", "tools"],
         "the memos: spawn plans (plan, spawn, depth), run profiles (model, context, tools), \
          tool removals (tools, depth), the last delivery (scan, handback)",
     ),
@@ -71,8 +71,8 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/mod.rs",
-        &["model", "panel", "session", "toolcall"],
-        "the session as the kernel starts it: its settings, types, models, main, the panel",
+        &["context", "model", "panel", "resume", "session", "spawn", "toolcall", "tools"],
+        "the session as the kernel starts it: its settings (SessionConfig), tool pool (TOOLS-1/8/10), types (SPAWN-8/10, RESUME-3), models (MODEL), main as an agent (MAIN, MCP-2/3), the panel (PANEL-1), the step table",
     ),
     (
         "crates/engine/src/sim/observe.rs",

@@ -86,11 +86,10 @@ use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{
     context, model, resume, scan, spawn, Mode, PermissionMode, RejectReason, RuleId, SessionConfig,
-    SessionKind,
 };
 
 use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
-use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
+use crate::spec::{AgentDef, McpServerRef, Scope, SpawnSpec};
 
 use super::spawn::Call;
 use super::Kernel;
@@ -1264,27 +1263,10 @@ fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> Rul
 
 impl Kernel<'_> {}
 
-/// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
-/// built-in's name is not).
-pub(super) fn one_shot_type(def: &AgentDef) -> bool {
-    resume::one_shot_type(def.scope == Scope::BuiltIn, &def.name).0
-}
-
 /// RESUME-3 / SPAWN-11: whether a run of a type that is `type_one_shot` returns no agent
 /// ID (a teammate is still addressed by its name).
 pub(super) fn returns_no_id(type_one_shot: bool, teammate: bool) -> bool {
     resume::returns_no_id(type_one_shot, teammate).0
-}
-
-/// TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the
-/// documented built-ins — and its MCP servers' tools.
-pub(super) fn session_pool(spec: &SimSpec) -> Vec<String> {
-    let session = &spec.session;
-    tools::session_pool(
-        session.tools.as_deref(),
-        session.cross_session_messaging,
-        &session.mcp,
-    )
 }
 
 /// MCP-1: the tools an inline `server` brings, by their names in a tool pool.
@@ -1303,19 +1285,6 @@ pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String
 // so that this file is the only kernel code that calls into `subsim-rules` (the types,
 // constants and the panel model's state are read elsewhere); `tests/integration/
 // rules_calls.rs` keeps it so.
-
-/// CAP-1, DEPTH-2, DEPTH-6, FORK-1, FORK-2, SPAWN-8 (`SessionConfig::resolve`): the session's
-/// settings for its version, kind and env vars, and the notes on settings it ignores.
-pub(super) fn session_config(
-    version: subsim_rules::Version,
-    kind: SessionKind,
-    env: &BTreeMap<String, String>,
-    admission: &subsim_rules::cap::Settings,
-    agent_teams: bool,
-    permission_mode: PermissionMode,
-) -> (SessionConfig, Vec<subsim_rules::session::ConfigNote>) {
-    SessionConfig::resolve(version, kind, env, admission, agent_teams, permission_mode)
-}
 
 /// CAP-5 / CAP-8, then `cap::admit` (CAP-1/3/4, Q-34, CAP-10 and every other check made at
 /// the moment of the call): whether a planned start of the type at `type_key` takes a slot
@@ -1364,32 +1333,6 @@ impl Kernel<'_> {
     }
 }
 
-/// MODEL-1…14: the model a run gets.
-pub(super) fn choose_model(request: &model::ModelRequest<'_>) -> model::ModelChoice {
-    model::choose(request)
-}
-
-/// SPAWN-8: whether the built-in `builtin` is registered in this session.
-pub(super) fn builtin_registered(
-    builtin: model::BuiltIn,
-    kind: SessionKind,
-    env: spawn::BuiltinEnv,
-    gates: &Gates,
-) -> bool {
-    spawn::registered(builtin, kind, env, gates)
-}
-
-/// MAIN-4 / Q-32 / SPAWN-3 / SPAWN-8: the definition or built-in a type name finds.
-pub(super) fn lookup_type(
-    name: &str,
-    definitions: &[spawn::Definition<'_>],
-    kind: SessionKind,
-    env: spawn::BuiltinEnv,
-    gates: &Gates,
-) -> spawn::Lookup {
-    spawn::lookup(name, definitions, kind, env, gates)
-}
-
 /// SPAWN-13 / FORK-3: the `run_in_background` an Agent call's trace shows (absent in fork
 /// mode).
 pub(super) fn run_in_background_param(
@@ -1397,19 +1340,6 @@ pub(super) fn run_in_background_param(
     fork_mode: bool,
 ) -> Option<bool> {
     spawn::run_in_background_param(run_in_background, fork_mode)
-}
-
-/// MAIN-1…6: the main session's tools, model, prompt and spawnable types.
-pub(super) fn main_agent(input: &context::MainAgentInput<'_>) -> context::MainAgent {
-    context::main_agent(input)
-}
-
-/// MCP-2 / MCP-3 / TOOLS-1: the session agent's inline servers that connect at start.
-pub(super) fn session_agent_servers<'a>(
-    input: &context::McpInput<'a>,
-    gates: &Gates,
-) -> (Vec<&'a str>, Vec<context::Note>, RuleId) {
-    context::session_agent_servers(input, gates)
 }
 
 /// CAP-2: what else a refused spawn's error tells Claude.
