@@ -37,11 +37,16 @@ use subsim_tests::repo_root;
 
 /// Which rules modules each kernel file asks, and the step it owns that they decide. A
 /// file not listed calls no rules function.
-const OWNERS: [(&str, &[&str], &str); 11] = [
+const OWNERS: [(&str, &[&str], &str); 13] = [
     (
         "crates/engine/src/sim/actions.rs",
         &["panel", "plan", "resume", "session"],
         "the person's timed actions: whether the session lets the person act (FGBG-5, RESUME-10), the panel's x (PANEL-1/3/7), /subtask (FORK-9), typing into a transcript (RESUME-3/11)",
+    ),
+    (
+        "crates/engine/src/sim/agents.rs",
+        &["cap"],
+        "the agent slab: the occupancy counts (cap::Occupancy) the moment-time admission reads, kernel state like the panel model",
     ),
     (
         "crates/engine/src/sim/ahead.rs",
@@ -50,7 +55,7 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/decide.rs",
-        &["cap", "context", "depth", "handback", "model", "plan", "resume", "scan", "spawn", "subsim_rules", "toolcall", "tools"],
+        &["context", "depth", "handback", "model", "plan", "scan", "spawn", "tools"],
         "the memos: spawn plans (plan, spawn, depth), run profiles (model, context, tools), \
          tool removals (tools, depth), the last delivery (scan, handback)",
     ),
@@ -86,13 +91,18 @@ const OWNERS: [(&str, &[&str], &str); 11] = [
     ),
     (
         "crates/engine/src/sim/spawn.rs",
-        &["toolcall"],
-        "the one spawn path: the Agent call's plan at the gate",
+        &["plan", "resume", "spawn", "subsim_rules", "toolcall"],
+        "the one spawn path: the Agent call's plan at the gate (DEPTH-3/4/5), admission (CAP-1…10), the run_in_background it shows (SPAWN-13), whether it returns an ID (RESUME-3, SPAWN-11), the refusals' texts",
     ),
     (
         "crates/engine/src/sim/steps.rs",
         &["notify", "prompt", "resume"],
         "the step interpreter: a tool step's prompt (PERM-3…7), maxTurns (RESUME-4), the end of a run's steps (NOTIFY-5/6/7)",
+    ),
+    (
+        "crates/engine/src/sim/trace.rs",
+        &["cap"],
+        "the typed trace writer: a spawn_rejected's hint (CAP-2), asked only when the event is written",
     ),
 ];
 

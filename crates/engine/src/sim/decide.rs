@@ -78,15 +78,12 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use subsim_rules::cap::Occupancy;
 use subsim_rules::depth::{self, AgentTool};
 use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
-use subsim_rules::{
-    context, model, resume, scan, spawn, Mode, PermissionMode, RejectReason, RuleId, SessionConfig,
-};
+use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
 
 use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SpawnSpec};
@@ -1263,12 +1260,6 @@ fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> Rul
 
 impl Kernel<'_> {}
 
-/// RESUME-3 / SPAWN-11: whether a run of a type that is `type_one_shot` returns no agent
-/// ID (a teammate is still addressed by its name).
-pub(super) fn returns_no_id(type_one_shot: bool, teammate: bool) -> bool {
-    resume::returns_no_id(type_one_shot, teammate).0
-}
-
 /// MCP-1: the tools an inline `server` brings, by their names in a tool pool.
 pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String> + '_ {
     let name = server.name.as_str();
@@ -1285,67 +1276,6 @@ pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String
 // so that this file is the only kernel code that calls into `subsim-rules` (the types,
 // constants and the panel model's state are read elsewhere); `tests/integration/
 // rules_calls.rs` keeps it so.
-
-/// CAP-5 / CAP-8, then `cap::admit` (CAP-1/3/4, Q-34, CAP-10 and every other check made at
-/// the moment of the call): whether a planned start of the type at `type_key` takes a slot
-/// while `occupancy` runs, or the refusal's reason and rule.
-#[inline(always)]
-pub(super) fn admit(
-    launch: &Launch,
-    type_key: Option<usize>,
-    occupancy: &Occupancy,
-    config: &SessionConfig,
-) -> subsim_rules::cap::Admission {
-    launch.admit(type_key, occupancy, config)
-}
-
-/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
-/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
-/// tests, and `Kernel::reject_spawn` checks it in debug builds).
-pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
-
-/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
-/// once per session and shared by every refusal at the moment of the call.
-pub(super) fn refusal_texts() -> RefusalTexts {
-    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
-}
-
-impl Kernel<'_> {
-    /// The subagents holding a slot now (`cap::Occupancy`: what CAP-1 counts, every
-    /// event's `running`).
-    #[inline(always)]
-    pub(super) fn running(&self) -> u32 {
-        self.agents.occupancy.running()
-    }
-
-    /// CAP-5/6/7: a run of the type at `type_key` took a slot (a teammate takes none,
-    /// CAP-8); the moment-time admission's counts go up (`cap::Occupancy::started`).
-    #[inline(always)]
-    pub(super) fn count_start(&mut self, type_key: Option<usize>) {
-        self.agents.occupancy.started(type_key);
-    }
-
-    /// A run of the type at `type_key` that held a slot ended; the counts go down
-    /// (`cap::Occupancy::ended`).
-    #[inline(always)]
-    pub(super) fn count_end(&mut self, type_key: Option<usize>) {
-        self.agents.occupancy.ended(type_key);
-    }
-}
-
-/// SPAWN-13 / FORK-3: the `run_in_background` an Agent call's trace shows (absent in fork
-/// mode).
-pub(super) fn run_in_background_param(
-    run_in_background: Option<bool>,
-    fork_mode: bool,
-) -> Option<bool> {
-    spawn::run_in_background_param(run_in_background, fork_mode)
-}
-
-/// CAP-2: what else a refused spawn's error tells Claude.
-pub(super) fn cap_hint(reason: subsim_rules::RejectReason) -> Option<subsim_rules::cap::Hint> {
-    subsim_rules::cap::hint(reason)
-}
 
 #[cfg(test)]
 mod tests {

@@ -438,7 +438,7 @@ struct Session {
     effort: Option<String>,
     /// The fixed message of each reason (`RejectFacts::message`, by the reason's index),
     /// shared by every refusal at the moment of the call (CAP-1's at the cap, …).
-    refusal_texts: decide::RefusalTexts,
+    refusal_texts: spawn::RefusalTexts,
     /// The type a fork runs as (FORK-3), shared.
     fork_arc: Rc<str>,
     /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
@@ -1111,7 +1111,7 @@ impl Session {
                 .collect(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
-            refusal_texts: decide::refusal_texts(),
+            refusal_texts: spawn::refusal_texts(),
             fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
             default_program,
             default_resume_program: default_resume_behavior(),

@@ -27,7 +27,7 @@ use crate::spec::{Program, SpawnSpec};
 
 use super::agents::{Block, Made, Start};
 use super::clock::Wake;
-use super::decide::{self, CachedPlan};
+use super::decide::CachedPlan;
 use super::gate::{GateCall, Gated};
 use super::{trace, Flow, Kernel, Session};
 
@@ -93,8 +93,10 @@ impl Kernel<'_> {
         // again held a copy per run).
         let name: Option<Rc<str>> = name.map(|n| self.agents.shared_name(&n));
         // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
-        let background =
-            decide::run_in_background_param(spec.background, self.session.config.fork_mode);
+        let background = subsim_rules::spawn::run_in_background_param(
+            spec.background,
+            self.session.config.fork_mode,
+        );
         let requested = trace::Requested {
             caller: &caller_ref,
             agent_type: &planned.requested,
@@ -127,7 +129,7 @@ impl Kernel<'_> {
         }
         // CAP-1/3/4, CAP-5, CAP-10 (`cap::admit`): the one check that depends on the moment.
         let occupancy = &self.agents.occupancy;
-        let admission = decide::admit(launch, planned.type_index, occupancy, &self.session.config);
+        let admission = launch.admit(planned.type_index, occupancy, &self.session.config);
         if let Err((reason, rule)) = admission {
             // The message is the reason's fixed text exactly (CAP-1's is the documented
             // one); the count is the event's `running` and the cap is `session_started.cap`.
@@ -246,9 +248,9 @@ impl Kernel<'_> {
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
         // FORK-9 / CAP-6: main's permission mode, not checked against the cap.
         let launch = fork.launch(&self.session.config);
-        debug_assert!(
-            decide::admit(&launch, None, &self.agents.occupancy, &self.session.config).is_ok()
-        );
+        debug_assert!(launch
+            .admit(None, &self.agents.occupancy, &self.session.config)
+            .is_ok());
         let spec = SpawnSpec {
             fork: true,
             count: 1,
@@ -463,7 +465,9 @@ impl Session {
                 let type_def = &self.types[index];
                 (
                     &type_def.behavior,
-                    decide::returns_no_id(type_def.one_shot, teammate),
+                    // RESUME-3 / SPAWN-11: a one-shot type's run returns no agent ID (a
+                    // teammate is still addressed by its name).
+                    subsim_rules::resume::returns_no_id(type_def.one_shot, teammate).0,
                     type_def.def.max_turns,
                 )
             }
@@ -506,4 +510,15 @@ impl Call {
             Call::Load { arrival, .. } => Some(arrival),
         }
     }
+}
+
+/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
+/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
+/// tests, and `Kernel::reject_spawn` checks it in debug builds).
+pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
+
+/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
+/// once per session and shared by every refusal at the moment of the call.
+pub(super) fn refusal_texts() -> RefusalTexts {
+    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
 }

@@ -353,7 +353,8 @@ impl<'s> Trace<'s> {
         *name = refusal.name;
         *reason = refusal.reason;
         keep(message, refusal.message);
-        *hint = super::decide::cap_hint(refusal.reason);
+        // CAP-2: what else a refused spawn's error tells Claude.
+        *hint = subsim_rules::cap::hint(refusal.reason);
         *running = refusal.running;
         self.send_kept(now, Some(rule), Hot::Rejected);
     }
