@@ -729,6 +729,155 @@ fn relays_in(text: &str, api: &RulesApi, methods: &MethodNames) -> Vec<String> {
         .collect()
 }
 
+#[test]
+fn no_function_of_decide_rs_only_forwards_a_rules_call() {
+    let api = rules_api();
+    let engine = engine_methods();
+    let file = "crates/engine/src/sim/decide.rs";
+    let text = std::fs::read_to_string(repo_root().join(file)).expect(file);
+    // Its own methods are not exempt: a relay is often a method named after the rules'.
+    let mut methods = method_names(&api, &engine, file);
+    methods.own.clear();
+    let relays = relays_in(&text, &api, &methods);
+    assert!(
+        relays.is_empty(),
+        "functions of {file} that only forward a rules call (call the rules function where \
+         the step is executed instead, `sim/gate.rs` or the step's own file): {relays:?}"
+    );
+    // The reading sees decide.rs's functions, memo functions among them.
+    let names: Vec<String> = functions_in(&code_of(&repo_root().join(file)))
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    for memo in ["spawn_plan", "run_profile", "removal_of", "reuses_delivery"] {
+        assert!(
+            names.iter().any(|name| name == memo),
+            "{memo} not found: {names:?}"
+        );
+    }
+}
+
+/// The modules of `known` that `code` names through `prefix` (`super::` for the kernel's,
+/// `crate::` for the rules crate's): in a path (`super::spawn::Call`) or a `use` group
+/// (`use super::{spawn, trace, Kernel}`).
+fn modules_named(code: &str, prefix: &str, known: &[&str]) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (at, _) in code.match_indices(prefix) {
+        let rest = &code[at + prefix.len()..];
+        let named = match rest.strip_prefix('{') {
+            Some(group) => group.split('}').next().unwrap_or_default(),
+            None => rest
+                .split(|c: char| !is_ident(c))
+                .next()
+                .unwrap_or_default(),
+        };
+        for word in named.split(|c: char| !is_ident(c)) {
+            if known.contains(&word) {
+                found.insert(word.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// A circle among `modules` (each `(name, code)`) as their code names each other through
+/// `prefix`, if there is one: the path round it.
+fn circle(modules: &[(&str, String)], prefix: &str) -> Option<Vec<String>> {
+    let names: Vec<&str> = modules.iter().map(|(name, _)| *name).collect();
+    let edges: BTreeMap<&str, BTreeSet<String>> = modules
+        .iter()
+        .map(|(name, code)| {
+            let mut named = modules_named(code, prefix, &names);
+            named.remove(*name);
+            (*name, named)
+        })
+        .collect();
+    // Depth-first from each module, along a path that does not repeat.
+    fn walk(
+        at: &str,
+        path: &mut Vec<String>,
+        edges: &BTreeMap<&str, BTreeSet<String>>,
+    ) -> Option<Vec<String>> {
+        for next in &edges[at] {
+            if path.first() == Some(next) {
+                let mut round = path.clone();
+                round.push(next.clone());
+                return Some(round);
+            }
+            if !path.contains(next) {
+                path.push(next.clone());
+                if let Some(round) = walk(next, path, edges) {
+                    return Some(round);
+                }
+                path.pop();
+            }
+        }
+        None
+    }
+    names
+        .iter()
+        .find_map(|name| walk(name, &mut vec![name.to_string()], &edges))
+}
+
+/// Issue #30 item 6: the import circles `sim/decide ↔ spawn ↔ trace` and `rules/depth ↔
+/// tools` stay broken (`decide` takes a load stream's index, not `spawn::Call`; `trace`
+/// asks CAP-2's hint itself; `tools` takes the `Agent` tool's name from `depth`).
+#[test]
+fn the_import_circles_stay_broken() {
+    let kernel = [
+        ("decide", "crates/engine/src/sim/decide.rs"),
+        ("spawn", "crates/engine/src/sim/spawn.rs"),
+        ("trace", "crates/engine/src/sim/trace.rs"),
+    ];
+    let read = |modules: &[(&'static str, &str)]| -> Vec<(&'static str, String)> {
+        modules
+            .iter()
+            .map(|(name, file)| (*name, code_of(&repo_root().join(file))))
+            .collect()
+    };
+    assert_eq!(circle(&read(&kernel), "super::"), None);
+    let rules = [
+        ("depth", "crates/rules/src/depth.rs"),
+        ("tools", "crates/rules/src/tools.rs"),
+    ];
+    assert_eq!(circle(&read(&rules), "crate::"), None);
+    // The reading sees the names that remain: spawn takes the plan memo's types, tools
+    // takes depth's.
+    let known = ["decide", "spawn", "trace"];
+    let spawn = code_of(&repo_root().join(kernel[1].1));
+    assert!(modules_named(&spawn, "super::", &known).contains("decide"));
+    let tools = code_of(&repo_root().join(rules[1].1));
+    assert!(modules_named(&tools, "crate::", &["depth", "tools"]).contains("depth"));
+    // And a circle, where there is one (as it was before issue #30).
+    let before = [
+        (
+            "decide",
+            "use super::spawn::Call;\nuse super::Kernel;".to_string(),
+        ),
+        (
+            "spawn",
+            "use super::decide::{self, CachedPlan};".to_string(),
+        ),
+        ("trace", "let h = super::decide::cap_hint(r);".to_string()),
+    ];
+    assert_eq!(
+        circle(&before, "super::"),
+        Some(["decide", "spawn", "decide"].map(String::from).to_vec())
+    );
+    assert_eq!(
+        modules_named(
+            "use super::{decide, trace, Flow};\nlet c = super::spawn::Call::Step;\n",
+            "super::",
+            &known
+        ),
+        BTreeSet::from([
+            "decide".to_string(),
+            "spawn".to_string(),
+            "trace".to_string()
+        ])
+    );
+}
+
 /// The relay check fails on each form of relay, and not on a memo or a helper.
 #[test]
 fn the_relay_check_finds_a_reintroduced_relay() {

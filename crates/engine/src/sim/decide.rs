@@ -1,18 +1,18 @@
-//! The decisions layer: the only kernel code that calls `subsim-rules`. First the
-//! questions whose answers it keeps, and every memo of such an answer; then (at the end,
-//! without memos) the decisions issue #22 moved out of the kernel into the rules crate,
-//! and one pass-through function per remaining question, each citing its rules. Code
-//! elsewhere in the kernel asks these and never reads a memo itself; it names the rules
-//! crate's types, enums and constants (`Mode`, `RuleId`, `id::*`) freely. Nothing here
-//! decides when anything happens. `tests/integration/rules_calls.rs` fails on a call of a
-//! rules module's function anywhere else in `sim/`.
+//! The memo layer: every rules answer the kernel keeps, its key and its debug-build replay
+//! (the ground rules below), and the functions that make a kept answer on a miss, which
+//! compose several rules calls with the kernel's state (a spawn plan, a run profile, a
+//! tool resolution's steps, a report's delivery). Nothing else: a question whose answer
+//! is not kept is asked of `subsim-rules` directly where its step is executed — the
+//! tool-call gate (`gate.rs`), the spawn path (`spawn.rs`), a run's end (`finish.rs`),
+//! SendMessage and TaskStop (`messaging.rs`), hooks (`observe.rs`), the person's actions
+//! (`actions.rs`, `person.rs`), the session's start (`mod.rs`) — so that a reader takes
+//! one hop from the step to the rule. Code elsewhere never reads a memo itself; it asks
+//! the functions here. The few helpers that are not memos say why they are here in their
+//! first lines. Nothing here decides when anything happens.
 //!
-//! Left where they are, as methods of the rules crate's values rather than calls into its
-//! modules: the panel model (`Panel::has_row`, `on_start`, `on_finish`, … in `actions.rs`
-//! and `observe.rs`: the model is the kernel's state, kept in `PanelState`, and its methods
-//! keep it), `XAction::dismiss_ignored` and the refusal's `why()` (reading an answer given
-//! here), and constructors and parsers (`HookEvent::parse`,
-//! `Occasion::tool`, `ModelRequest::new`, `ApiErrorInput::new`, `Call::new`).
+//! `tests/integration/rules_calls.rs` keeps it so: each kernel file calls only the rules
+//! modules of the steps it owns (its `OWNERS` table), and no function here is a relay (a
+//! body that only forwards one rules call).
 //!
 //! # Ground rules
 //!
@@ -37,7 +37,7 @@
 //!   by field first (a run's program makes one kind of call again and again); a plan is
 //!   never chosen by the address of the spec that asked.
 //! * **A load stream's plan** (`stream_plans`; [`Kernel::spawn_plan`] for a
-//!   [`Call::Load`]): the spawn plan of every arrival of one `load` stream. Key: the
+//!   load stream's arrival): the spawn plan of every arrival of one `load` stream. Key: the
 //!   stream's index. Complete because a stream's call never changes during a run: its
 //!   spawn spec is fixed, so are whether it is named (a named stream names every arrival)
 //!   and its classifier verdict, and its caller is always main (slot 0: class, depth 0 and
@@ -88,7 +88,6 @@ use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
 use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SpawnSpec};
 
-use super::spawn::Call;
 use super::Kernel;
 
 /// Every memo of a rules answer the kernel keeps (see the module's ground rules).
@@ -178,7 +177,8 @@ fn at_depth(plan: &SpawnPlan, caller: &spawn::Caller<'_>, caller_depth: u32) -> 
 }
 
 /// The MCP servers `def` names (its `mcpServers`: configured names and inline ones), as
-/// the context rules (MCP-1…6) read them.
+/// the context rules (MCP-1…6) read them. Not a memo: an input of the profile memo
+/// (`startup`) that the session's start (`mod.rs`, the session agent's servers) builds too.
 pub(super) fn mcp_servers(def: &AgentDef) -> Vec<context::McpServer<'_>> {
     def.mcp_servers
         .iter()
@@ -193,7 +193,8 @@ impl Kernel<'_> {
     // -- spawn plans -------------------------------------------------------------------
 
     /// The plan of an Agent call `spec`, named or not, from the run in `caller_slot`, and
-    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): a load stream's own
+    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): for an arrival of the
+    /// load stream at `stream`, the stream's own
     /// plan for its arrivals, else the last plan if the call is of its kind from the same
     /// caller, else the kept one, else a new one from `rules::plan`.
     #[inline(always)]
@@ -202,9 +203,9 @@ impl Kernel<'_> {
         caller_slot: u32,
         spec: &SpawnSpec,
         named: bool,
-        call: Call,
+        stream: Option<usize>,
     ) -> (Rc<CachedPlan>, PlanCaller) {
-        if let Call::Load { stream, .. } = call {
+        if let Some(stream) = stream {
             if let Some(Some((plan, caller))) = self.memos.stream_plans.get(stream) {
                 let (plan, caller) = (plan.clone(), *caller);
                 let blocks = self.classifier_blocks(spec);
@@ -574,7 +575,9 @@ impl Kernel<'_> {
 
     // -- run profiles ------------------------------------------------------------------
 
-    /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
+    /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule: the run
+    /// profile's (made on a miss), and the model a resume chooses again (RESUME-14,
+    /// `messaging.rs`).
     pub(super) fn run_model(
         &self,
         type_index: Option<usize>,
@@ -943,7 +946,9 @@ struct LastPlan {
 }
 
 /// A definition as `rules::spawn` sees it, from its name (for a plugin, its scoped id) and
-/// scope. DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
+/// scope. DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`. Not a memo: an
+/// input of the plan memo (`rules_plan`) that the session's start (`mod.rs`, MAIN-4) builds
+/// too.
 pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_> {
     match (scope, name.rsplit_once(':')) {
         (Scope::Plugin, Some((plugin, bare))) => spawn::Definition {
@@ -1148,7 +1153,10 @@ impl Kernel<'_> {
             // rule as the kept delivery's.
             let (delivery, review) =
                 handback_of(self.handback_key(slot), &self.session.config.gates);
-            let rule = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
+            let rule = scan::delivered_rule(
+                last.scan.is_some().then_some(last.rule),
+                delivery.reviewed.then_some(delivery.rule),
+            );
             debug_assert_eq!(
                 (delivery.prefix, review, rule),
                 (last.prefix, last.review, last.rule),
@@ -1234,9 +1242,9 @@ fn build_delivery(
         text.push('\n');
     }
     text.push_str(&scanned.text);
-    let rule = delivery_rule(
+    let rule = scan::delivered_rule(
         (!scanned.changes.is_empty()).then_some(scanned.rule),
-        delivery,
+        delivery.reviewed.then_some(delivery.rule),
     );
     (text, scan_note, rule, review)
 }
@@ -1248,19 +1256,10 @@ fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<R
     (delivery, delivery.reviewed.then_some(key.verdict))
 }
 
-/// The rule of a `report_delivered` ([`scan::delivered_rule`]).
-fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
-    scan::delivered_rule(scan_rule, delivery.reviewed.then_some(delivery.rule))
-}
-// -- Answers the kernel asks for and does not keep ---------------------------------------
-//
-// The decisions issue #22 moved out of the kernel into `crates/rules`: each asks one rules
-// function with the kernel's facts, so the kernel's other files ask here instead of
-// deciding inline. Nothing is kept, so there is no key and no replay.
+// -- Inputs shared with the session's start ------------------------------------------
 
-impl Kernel<'_> {}
-
-/// MCP-1: the tools an inline `server` brings, by their names in a tool pool.
+/// MCP-1: the tools an inline `server` brings, by their names in a tool pool. Not a memo:
+/// the profile memo (`connected_mcp`) and the session's pool (`mod.rs`) both read it.
 pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String> + '_ {
     let name = server.name.as_str();
     server
@@ -1268,14 +1267,6 @@ pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String
         .iter()
         .map(move |tool| tools::mcp_tool_name(name, tool))
 }
-
-// -- Pass-through asks: the rest of the kernel's questions to `subsim-rules` -------------
-//
-// Each asks one rules function with the arguments the caller already has and hands its
-// answer back unchanged: nothing is kept, so there is no key and no replay. They are here
-// so that this file is the only kernel code that calls into `subsim-rules` (the types,
-// constants and the panel model's state are read elsewhere); `tests/integration/
-// rules_calls.rs` keeps it so.
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,7 @@
 //! checks up to the cap, answered by `rules::plan::plan` and kept per kind of call — then
 //! the cap at this moment, then the start.
 //!
-//! The plan comes from the decisions layer (`decide.rs`, `Kernel::spawn_plan`), which
+//! The plan comes from the plan memo (`decide.rs`, `Kernel::spawn_plan`), which
 //! keeps it per kind of call under the ground rules written there.
 //!
 //! Every run that starts, starts in `launch`, with a launch the rules planned: an Agent
@@ -80,7 +80,8 @@ impl Kernel<'_> {
         call: Call,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let from_load = matches!(call, Call::Load { .. });
-        let (planned, plan_caller) = self.spawn_plan(caller_slot, spec, name.is_some(), call);
+        let (planned, plan_caller) =
+            self.spawn_plan(caller_slot, spec, name.is_some(), call.stream());
         // The tool-call gate (`gate.rs`): check 1 is the plan's (the caller's own `Agent`
         // tool, DEPTH-3/4/5); without hooks, checks 2 and 3 pass an Agent call (its
         // permission is its plan's), so only a session with hooks asks.
@@ -502,6 +503,16 @@ pub(super) enum Call {
 }
 
 impl Call {
+    /// The load stream whose arrival this call is, if it is one (its plan is the stream's,
+    /// `Kernel::spawn_plan`).
+    #[inline(always)]
+    pub(super) fn stream(self) -> Option<usize> {
+        match self {
+            Call::Step => None,
+            Call::Load { stream, .. } => Some(stream),
+        }
+    }
+
     /// The load arrival this call is (`spawn_requested.arrival`).
     #[inline(always)]
     pub(super) fn arrival(self) -> Option<u64> {
