@@ -33,16 +33,16 @@ pub fn agent_tool(depth: u32, limit: u32, is_fork: bool) -> (AgentTool, RuleId) 
     }
 }
 
+/// The tool that spawns subagents (DEPTH-5: a caller needs it to spawn).
+pub const AGENT: &str = "Agent";
+
 /// DEPTH-5: can this caller spawn at all? A subagent needs `Agent` in its own tools; the
 /// main conversation always has it. `tools` are the caller's resolved tools.
 pub fn has_agent_tool<'a>(
     is_main: bool,
     mut tools: impl Iterator<Item = &'a str>,
 ) -> (bool, RuleId) {
-    (
-        is_main || tools.any(|tool| tool == crate::tools::AGENT),
-        "DEPTH-5",
-    )
+    (is_main || tools.any(|tool| tool == AGENT), "DEPTH-5")
 }
 
 #[cfg(test)]

@@ -133,8 +133,9 @@ pub const MEMORY_TOOLS: [&str; 3] = ["Read", "Write", "Edit"];
 /// The tool that carries a subagent's report in auto mode (HANDBACK-1).
 pub const HANDBACK: &str = "SubagentHandback";
 
-/// The tool that spawns subagents (DEPTH-5: a caller needs it to spawn).
-pub const AGENT: &str = "Agent";
+/// The tool that spawns subagents (DEPTH-5: a caller needs it to spawn), named where its
+/// depth rules are (`depth` takes nothing from this module).
+pub use crate::depth::AGENT;
 
 /// The tool that messages and resumes agents (the `send` step, RESUME-5).
 pub const SEND_MESSAGE: &str = "SendMessage";

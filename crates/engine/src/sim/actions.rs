@@ -1,8 +1,8 @@
 //! The person's timed actions: `x` in the panel, Ctrl+B, `/subtask`, `/clear`, typing into a transcript.
 
 use std::rc::Rc;
-use subsim_rules::id;
-use subsim_rules::panel::RowId;
+use subsim_rules::panel::{self, RowId};
+use subsim_rules::{id, plan, resume};
 
 use subsim_rules::session::PersonAction;
 use subsim_rules::Mode;
@@ -11,7 +11,7 @@ use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
 use crate::spec::{ActionKind, Program};
 
 use super::agents::{Block, Status};
-use super::{decide, Kernel};
+use super::Kernel;
 
 impl Kernel<'_> {
     // -- the person's timed actions ----------------------------------------------------
@@ -27,7 +27,9 @@ impl Kernel<'_> {
             _ => None,
         };
         if let Some((person, ignored)) = asked {
-            if let Some((why, rule)) = decide::person_cannot(self.session.config.kind, person) {
+            // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
+            // `/tasks` or the SDK.
+            if let Some((why, rule)) = self.session.config.kind.person_cannot(person) {
                 self.emit(
                     Some(rule),
                     EventKind::ActionIgnored {
@@ -72,7 +74,8 @@ impl Kernel<'_> {
                 } else {
                     RowId::Agent(id)
                 };
-                let (action, _) = decide::x_key(row, self.agents.is_running(id), false);
+                // PANEL-7: what `x` does on the row.
+                let (action, _) = panel::x_key(row, self.agents.is_running(id), false);
                 match action.dismiss_ignored() {
                     Some((why, rule)) => (format!("{target} {why}"), rule),
                     None if self.observe_dismiss(id) => return,
@@ -145,7 +148,7 @@ impl Kernel<'_> {
     /// through the one start path (`Kernel::start_subtask`).
     pub(super) fn subtask(&mut self, task: &str, given: Option<&str>, behavior: Option<Program>) {
         // FORK-9 / FORK-10 / Q-39: the rules name the fork and place it.
-        let Some(fork) = decide::subtask(task, given, &self.session.config.gates) else {
+        let Some(fork) = plan::subtask(task, given, &self.session.config.gates) else {
             self.emit(
                 Some(id::FORK_9),
                 EventKind::ActionIgnored {
@@ -185,9 +188,10 @@ impl Kernel<'_> {
         let agent = self.agents.get(slot);
         let was_cancelled = agent.user_cancelled;
         let gates = self.session.config.gates;
-        let typed = decide::type_to(agent.one_shot, was_cancelled, self.typed_row(slot), &gates);
+        // RESUME-3 / RESUME-11 / Q-7: what typing into a finished agent's transcript does.
+        let typed = resume::type_to(agent.one_shot, was_cancelled, self.typed_row(slot), &gates);
         let rule = match typed {
-            subsim_rules::resume::Typed::Resumed(rule) => rule,
+            resume::Typed::Resumed(rule) => rule,
             subsim_rules::resume::Typed::Refused(refusal, rule) => {
                 self.emit(
                     Some(rule),
@@ -218,9 +222,11 @@ impl Kernel<'_> {
             Some(state) => state
                 .panel
                 .has_row(agent.id, now, &self.session.config.gates),
-            None if decide::session_has_panel(self.session.config.kind).0 => {
+            // PANEL-1: whether the session shows a panel; PANEL-3 / Q-21: whether a failed
+            // or stopped run's row is still in a panel nobody keeps.
+            None if panel::session_has_panel(self.session.config.kind).0 => {
                 let has_rows = !agent.teammate && (agent.mode == Mode::Background || agent.fork);
-                decide::failed_row_kept(has_rows, agent.finished_at.as_micros(), now).0
+                panel::failed_row_kept(has_rows, agent.finished_at.as_micros(), now).0
             }
             None => return TypedRow::NoPanel,
         };

@@ -861,6 +861,31 @@ impl Agents {
     }
 }
 
+/// The kernel's view of [`Agents::occupancy`]: the counts the moment-time admission reads
+/// (kernel state, like the panel model's; no decision is asked here).
+impl super::Kernel<'_> {
+    /// The subagents holding a slot now (`cap::Occupancy`: what CAP-1 counts, every
+    /// event's `running`).
+    #[inline(always)]
+    pub(super) fn running(&self) -> u32 {
+        self.agents.occupancy.running()
+    }
+
+    /// CAP-5/6/7: a run of the type at `type_key` took a slot (a teammate takes none,
+    /// CAP-8); the moment-time admission's counts go up (`cap::Occupancy::started`).
+    #[inline(always)]
+    pub(super) fn count_start(&mut self, type_key: Option<usize>) {
+        self.agents.occupancy.started(type_key);
+    }
+
+    /// A run of the type at `type_key` that held a slot ended; the counts go down
+    /// (`cap::Occupancy::ended`).
+    #[inline(always)]
+    pub(super) fn count_end(&mut self, type_key: Option<usize>) {
+        self.agents.occupancy.ended(type_key);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

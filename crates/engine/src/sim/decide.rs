@@ -1,18 +1,18 @@
-//! The decisions layer: the only kernel code that calls `subsim-rules`. First the
-//! questions whose answers it keeps, and every memo of such an answer; then (at the end,
-//! without memos) the decisions issue #22 moved out of the kernel into the rules crate,
-//! and one pass-through function per remaining question, each citing its rules. Code
-//! elsewhere in the kernel asks these and never reads a memo itself; it names the rules
-//! crate's types, enums and constants (`Mode`, `RuleId`, `id::*`) freely. Nothing here
-//! decides when anything happens. `tests/integration/rules_calls.rs` fails on a call of a
-//! rules module's function anywhere else in `sim/`.
+//! The memo layer: every rules answer the kernel keeps, its key and its debug-build replay
+//! (the ground rules below), and the functions that make a kept answer on a miss, which
+//! compose several rules calls with the kernel's state (a spawn plan, a run profile, a
+//! tool resolution's steps, a report's delivery). Nothing else: a question whose answer
+//! is not kept is asked of `subsim-rules` directly where its step is executed — the
+//! tool-call gate (`gate.rs`), the spawn path (`spawn.rs`), a run's end (`finish.rs`),
+//! SendMessage and TaskStop (`messaging.rs`), hooks (`observe.rs`), the person's actions
+//! (`actions.rs`, `person.rs`), the session's start (`mod.rs`) — so that a reader takes
+//! one hop from the step to the rule. Code elsewhere never reads a memo itself; it asks
+//! the functions here. The few helpers that are not memos say why they are here in their
+//! first lines. Nothing here decides when anything happens.
 //!
-//! Left where they are, as methods of the rules crate's values rather than calls into its
-//! modules: the panel model (`Panel::has_row`, `on_start`, `on_finish`, … in `actions.rs`
-//! and `observe.rs`: the model is the kernel's state, kept in `PanelState`, and its methods
-//! keep it), `XAction::dismiss_ignored` and the refusal's `why()` (reading an answer given
-//! here), and constructors and parsers (`HookEvent::parse`,
-//! `Occasion::tool`, `ModelRequest::new`, `ApiErrorInput::new`, `Call::new`).
+//! `tests/integration/rules_calls.rs` keeps it so: each kernel file calls only the rules
+//! modules of the steps it owns (its `OWNERS` table), and no function here is a relay (a
+//! body that only forwards one rules call).
 //!
 //! # Ground rules
 //!
@@ -37,7 +37,7 @@
 //!   by field first (a run's program makes one kind of call again and again); a plan is
 //!   never chosen by the address of the spec that asked.
 //! * **A load stream's plan** (`stream_plans`; [`Kernel::spawn_plan`] for a
-//!   [`Call::Load`]): the spawn plan of every arrival of one `load` stream. Key: the
+//!   load stream's arrival): the spawn plan of every arrival of one `load` stream. Key: the
 //!   stream's index. Complete because a stream's call never changes during a run: its
 //!   spawn spec is fixed, so are whether it is named (a named stream names every arrival)
 //!   and its classifier verdict, and its caller is always main (slot 0: class, depth 0 and
@@ -78,23 +78,16 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use subsim_rules::cap::Occupancy;
 use subsim_rules::depth::{self, AgentTool};
 use subsim_rules::handback::{self, ReviewOutcome};
 use subsim_rules::plan::{self, Launch, Launched, PlanTools, SpawnPlan};
-use subsim_rules::toolcall::{self, ToolStep};
 use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
-use subsim_rules::{
-    context, hooks, model, notify, placement, prompt, resume, scan, spawn, Mode, PermissionMode,
-    RejectReason, RuleId, SessionConfig, SessionKind,
-};
+use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
 
-use crate::event::{AgentId, RunProfile, ToolList, ToolRefusal, MAIN};
-use crate::spec::{AgentDef, McpServerRef, Scope, SimSpec, SpawnSpec};
+use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
+use crate::spec::{AgentDef, McpServerRef, Scope, SpawnSpec};
 
-use super::agents::Status;
-use super::spawn::Call;
 use super::Kernel;
 
 /// Every memo of a rules answer the kernel keeps (see the module's ground rules).
@@ -184,7 +177,8 @@ fn at_depth(plan: &SpawnPlan, caller: &spawn::Caller<'_>, caller_depth: u32) -> 
 }
 
 /// The MCP servers `def` names (its `mcpServers`: configured names and inline ones), as
-/// the context rules (MCP-1…6) read them.
+/// the context rules (MCP-1…6) read them. Not a memo: an input of the profile memo
+/// (`startup`) that the session's start (`mod.rs`, the session agent's servers) builds too.
 pub(super) fn mcp_servers(def: &AgentDef) -> Vec<context::McpServer<'_>> {
     def.mcp_servers
         .iter()
@@ -199,7 +193,8 @@ impl Kernel<'_> {
     // -- spawn plans -------------------------------------------------------------------
 
     /// The plan of an Agent call `spec`, named or not, from the run in `caller_slot`, and
-    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): a load stream's own
+    /// the caller as the plan reads it (for [`Kernel::launch_depth`]): for an arrival of the
+    /// load stream at `stream`, the stream's own
     /// plan for its arrivals, else the last plan if the call is of its kind from the same
     /// caller, else the kept one, else a new one from `rules::plan`.
     #[inline(always)]
@@ -208,9 +203,9 @@ impl Kernel<'_> {
         caller_slot: u32,
         spec: &SpawnSpec,
         named: bool,
-        call: Call,
+        stream: Option<usize>,
     ) -> (Rc<CachedPlan>, PlanCaller) {
-        if let Call::Load { stream, .. } = call {
+        if let Some(stream) = stream {
             if let Some(Some((plan, caller))) = self.memos.stream_plans.get(stream) {
                 let (plan, caller) = (plan.clone(), *caller);
                 let blocks = self.classifier_blocks(spec);
@@ -580,7 +575,9 @@ impl Kernel<'_> {
 
     // -- run profiles ------------------------------------------------------------------
 
-    /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule.
+    /// MODEL-1…14: the model of a run of `type_index` (None: a fork), and its rule: the run
+    /// profile's (made on a miss), and the model a resume chooses again (RESUME-14,
+    /// `messaging.rs`).
     pub(super) fn run_model(
         &self,
         type_index: Option<usize>,
@@ -949,7 +946,9 @@ struct LastPlan {
 }
 
 /// A definition as `rules::spawn` sees it, from its name (for a plugin, its scoped id) and
-/// scope. DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`.
+/// scope. DEF-5: a plugin's scoped id is `{plugin and folders}:{name}`. Not a memo: an
+/// input of the plan memo (`rules_plan`) that the session's start (`mod.rs`, MAIN-4) builds
+/// too.
 pub(super) fn rules_definition(name: &str, scope: Scope) -> spawn::Definition<'_> {
     match (scope, name.rsplit_once(':')) {
         (Scope::Plugin, Some((plugin, bare))) => spawn::Definition {
@@ -1154,7 +1153,10 @@ impl Kernel<'_> {
             // rule as the kept delivery's.
             let (delivery, review) =
                 handback_of(self.handback_key(slot), &self.session.config.gates);
-            let rule = delivery_rule(last.scan.is_some().then_some(last.rule), delivery);
+            let rule = scan::delivered_rule(
+                last.scan.is_some().then_some(last.rule),
+                delivery.reviewed.then_some(delivery.rule),
+            );
             debug_assert_eq!(
                 (delivery.prefix, review, rule),
                 (last.prefix, last.review, last.rule),
@@ -1240,9 +1242,9 @@ fn build_delivery(
         text.push('\n');
     }
     text.push_str(&scanned.text);
-    let rule = delivery_rule(
+    let rule = scan::delivered_rule(
         (!scanned.changes.is_empty()).then_some(scanned.rule),
-        delivery,
+        delivery.reviewed.then_some(delivery.rule),
     );
     (text, scan_note, rule, review)
 }
@@ -1254,410 +1256,16 @@ fn handback_of(key: HandbackKey, gates: &Gates) -> (handback::Delivery, Option<R
     (delivery, delivery.reviewed.then_some(key.verdict))
 }
 
-/// The rule of a `report_delivered` ([`scan::delivered_rule`]).
-fn delivery_rule(scan_rule: Option<RuleId>, delivery: handback::Delivery) -> RuleId {
-    scan::delivered_rule(scan_rule, delivery.reviewed.then_some(delivery.rule))
-}
-// -- Answers the kernel asks for and does not keep ---------------------------------------
-//
-// The decisions issue #22 moved out of the kernel into `crates/rules`: each asks one rules
-// function with the kernel's facts, so the kernel's other files ask here instead of
-// deciding inline. Nothing is kept, so there is no key and no replay.
+// -- Inputs shared with the session's start ------------------------------------------
 
-impl Kernel<'_> {
-    /// the rule by which the pending prompt of a run that ends is withdrawn.
-    pub(super) fn prompt_withdrawn(&self) -> Option<RuleId> {
-        prompt::withdrawn_at_run_end(true)
-    }
-
-    /// NOTIFY-5 / Q-5: whether the run in `slot`, its steps done, stays alive for its
-    /// background shells, and the rule.
-    pub(super) fn waits_for_shells(&self, slot: u32) -> (bool, RuleId) {
-        notify::waits_for_shells(self.agents.get(slot).bash_running)
-    }
-
-    /// NOTIFY-5: the rule by which the end of a shell of `run` is reported to the run in
-    /// `slot`; `None` when that run is no longer the one running (it reports to nobody).
-    pub(super) fn shell_heard(&self, slot: u32, run: u32) -> Option<RuleId> {
-        let agent = self.agents.get(slot);
-        notify::shell_done(agent.status == Status::Running && agent.run == run)
-    }
-
-    /// NOTIFY-9: whether the agent in `slot`, resumed by `by`, now reports to `by` (it
-    /// does unless `by` is one it already reports to).
-    pub(super) fn resume_redirected(&self, slot: u32, by: AgentId) -> bool {
-        let target = self.agents.get(slot).id;
-        notify::redirected_on_resume(self.reports_to(by, target)).0
-    }
-
-    /// RESUME-14: the model the run in `slot` resumes on, and the rule that says so.
-    pub(super) fn resumed_model(&self, slot: u32) -> (Rc<str>, RuleId) {
-        let agent = self.agents.get(slot);
-        let invocation = agent.invocation_model();
-        let (how, rule) = resume::resumed_model(invocation.is_some(), agent.fork);
-        let model = match (how, invocation) {
-            (resume::ResumedModel::ChooseAgain, Some(invocation)) => {
-                self.run_model(agent.type_index(), Some(invocation), false, true)
-                    .0
-            }
-            (resume::ResumedModel::ChooseAgain, None) | (resume::ResumedModel::Keep, _) => {
-                agent.profile.model.clone()
-            }
-        };
-        (model, rule)
-    }
-}
-
-/// HOOK-7: the rule by which a tool call's hooks block it (`a_hook_exits_2` among those
-/// that fired for `event`), if they do.
-pub(super) fn call_blocked(event: hooks::HookEvent, a_hook_exits_2: bool) -> Option<RuleId> {
-    hooks::blocks_call(event, a_hook_exits_2)
-}
-
-/// RESUME-3 / SPAWN-10: whether a type is one-shot (a custom definition reusing a one-shot
-/// built-in's name is not).
-pub(super) fn one_shot_type(def: &AgentDef) -> bool {
-    resume::one_shot_type(def.scope == Scope::BuiltIn, &def.name).0
-}
-
-/// RESUME-3 / SPAWN-11: whether a run of a type that is `type_one_shot` returns no agent
-/// ID (a teammate is still addressed by its name).
-pub(super) fn returns_no_id(type_one_shot: bool, teammate: bool) -> bool {
-    resume::returns_no_id(type_one_shot, teammate).0
-}
-
-/// TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the
-/// documented built-ins — and its MCP servers' tools.
-pub(super) fn session_pool(spec: &SimSpec) -> Vec<String> {
-    let session = &spec.session;
-    tools::session_pool(
-        session.tools.as_deref(),
-        session.cross_session_messaging,
-        &session.mcp,
-    )
-}
-
-/// MCP-1: the tools an inline `server` brings, by their names in a tool pool.
+/// MCP-1: the tools an inline `server` brings, by their names in a tool pool. Not a memo:
+/// the profile memo (`connected_mcp`) and the session's pool (`mod.rs`) both read it.
 pub(super) fn server_tools(server: &McpServerRef) -> impl Iterator<Item = String> + '_ {
     let name = server.name.as_str();
     server
         .tools
         .iter()
         .map(move |tool| tools::mcp_tool_name(name, tool))
-}
-
-// -- Pass-through asks: the rest of the kernel's questions to `subsim-rules` -------------
-//
-// Each asks one rules function with the arguments the caller already has and hands its
-// answer back unchanged: nothing is kept, so there is no key and no replay. They are here
-// so that this file is the only kernel code that calls into `subsim-rules` (the types,
-// constants and the panel model's state are read elsewhere); `tests/integration/
-// rules_calls.rs` keeps it so.
-
-/// CAP-1, DEPTH-2, DEPTH-6, FORK-1, FORK-2, SPAWN-8 (`SessionConfig::resolve`): the session's
-/// settings for its version, kind and env vars, and the notes on settings it ignores.
-pub(super) fn session_config(
-    version: subsim_rules::Version,
-    kind: SessionKind,
-    env: &BTreeMap<String, String>,
-    admission: &subsim_rules::cap::Settings,
-    agent_teams: bool,
-    permission_mode: PermissionMode,
-) -> (SessionConfig, Vec<subsim_rules::session::ConfigNote>) {
-    SessionConfig::resolve(version, kind, env, admission, agent_teams, permission_mode)
-}
-
-/// CAP-5 / CAP-8, then `cap::admit` (CAP-1/3/4, Q-34, CAP-10 and every other check made at
-/// the moment of the call): whether a planned start of the type at `type_key` takes a slot
-/// while `occupancy` runs, or the refusal's reason and rule.
-#[inline(always)]
-pub(super) fn admit(
-    launch: &Launch,
-    type_key: Option<usize>,
-    occupancy: &Occupancy,
-    config: &SessionConfig,
-) -> subsim_rules::cap::Admission {
-    launch.admit(type_key, occupancy, config)
-}
-
-/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
-/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
-/// tests, and `Kernel::reject_spawn` checks it in debug builds).
-pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
-
-/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
-/// once per session and shared by every refusal at the moment of the call.
-pub(super) fn refusal_texts() -> RefusalTexts {
-    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
-}
-
-impl Kernel<'_> {
-    /// The subagents holding a slot now (`cap::Occupancy`: what CAP-1 counts, every
-    /// event's `running`).
-    #[inline(always)]
-    pub(super) fn running(&self) -> u32 {
-        self.agents.occupancy.running()
-    }
-
-    /// CAP-5/6/7: a run of the type at `type_key` took a slot (a teammate takes none,
-    /// CAP-8); the moment-time admission's counts go up (`cap::Occupancy::started`).
-    #[inline(always)]
-    pub(super) fn count_start(&mut self, type_key: Option<usize>) {
-        self.agents.occupancy.started(type_key);
-    }
-
-    /// A run of the type at `type_key` that held a slot ended; the counts go down
-    /// (`cap::Occupancy::ended`).
-    #[inline(always)]
-    pub(super) fn count_end(&mut self, type_key: Option<usize>) {
-        self.agents.occupancy.ended(type_key);
-    }
-}
-
-/// PANEL-7: what `x` does on `row` of the panel.
-pub(super) fn x_key(
-    row: subsim_rules::panel::RowId,
-    running: bool,
-    transcript_open: bool,
-) -> (subsim_rules::panel::XAction, RuleId) {
-    subsim_rules::panel::x_key(row, running, transcript_open)
-}
-
-/// PANEL-1: whether a session of `kind` shows the agents panel.
-pub(super) fn session_has_panel(kind: SessionKind) -> (bool, RuleId) {
-    subsim_rules::panel::session_has_panel(kind)
-}
-
-/// PANEL-3 / Q-21: whether a failed or stopped run's row is still in a panel nobody keeps.
-pub(super) fn failed_row_kept(
-    has_rows: bool,
-    finished_at: subsim_rules::panel::Micros,
-    at: subsim_rules::panel::Micros,
-) -> (bool, RuleId) {
-    subsim_rules::panel::failed_row_kept(has_rows, finished_at, at)
-}
-
-/// FORK-9: the fork the person's `/subtask <task>` starts, if the version has the command.
-pub(super) fn subtask(task: &str, name: Option<&str>, gates: &Gates) -> Option<plan::Subtask> {
-    plan::subtask(task, name, gates)
-}
-
-/// FORK-9 / CAP-6: the launch of the fork a `/subtask` starts (main's permission mode, not
-/// checked against the cap).
-pub(super) fn subtask_launch(fork: &plan::Subtask, config: &SessionConfig) -> Launch {
-    fork.launch(config)
-}
-
-/// RESUME-3 / RESUME-11 / Q-7: what typing into a finished agent's transcript does.
-pub(super) fn type_to(
-    one_shot: bool,
-    cancelled: bool,
-    row: resume::TypedRow,
-    gates: &Gates,
-) -> resume::Typed {
-    resume::type_to(one_shot, cancelled, row, gates)
-}
-
-/// RESUME-3/5/10/12, Q-8, NOTIFY-9, CAP-7: what a SendMessage to `to` does.
-pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send {
-    resume::send(to, gates)
-}
-
-/// FGBG-5 / FORK-9 / RESUME-10: why a session of `kind` ignores the person's `action`
-/// (Ctrl+B and `/subtask` need the terminal, a stop `/tasks` or the SDK), and the rule; `None`
-/// when it does not.
-pub(super) fn person_cannot(
-    kind: SessionKind,
-    action: subsim_rules::session::PersonAction,
-) -> Option<(&'static str, RuleId)> {
-    kind.person_cannot(action)
-}
-
-/// RESUME-10: how a run that is stopped (by the person or by an agent) ends.
-pub(super) fn resume_stop(by_person: bool) -> resume::Stopping {
-    resume::stop(by_person)
-}
-
-/// RESUME-4: whether a run that hits its `maxTurns` returns its partial result.
-pub(super) fn max_turns_partial(gates: &Gates) -> (bool, RuleId) {
-    resume::max_turns_partial(gates)
-}
-
-/// FGBG-7 / Q-14: whether a resumed run is in the foreground or the background.
-pub(super) fn resume_mode(config: &SessionConfig) -> (Mode, RuleId) {
-    placement::resume_mode(config)
-}
-
-/// FGBG-4 / Q-14: whether the agent that resumed a run with SendMessage waits for it.
-pub(super) fn resumer_waits(mode: Mode, result_to_resumer: bool) -> (bool, RuleId) {
-    placement::resumer_waits(mode, result_to_resumer)
-}
-
-/// NOTIFY-1…12: who hears of a finished run, how, what it says, and the rule.
-pub(super) fn notify_result(
-    finishing: notify::Finishing,
-    outcome: subsim_rules::Outcome,
-    teammate: bool,
-) -> notify::Notified {
-    notify::result(finishing, outcome, teammate)
-}
-
-/// NOTIFY-4: what an agent that asks about a run's progress hears.
-pub(super) fn progress(running: bool, gates: &Gates) -> (notify::Notice, RuleId) {
-    notify::progress(running, gates)
-}
-
-/// NOTIFY-6 / NOTIFY-7: whether a launcher whose steps are done waits for its background
-/// children.
-pub(super) fn launcher_waits(kind: SessionKind) -> (bool, RuleId) {
-    notify::launcher_waits(kind)
-}
-
-/// ERR-1…5: what an API error does to a run.
-pub(super) fn on_api_error(
-    input: subsim_rules::errors::ApiErrorInput<'_>,
-    gates: &Gates,
-) -> subsim_rules::errors::ErrorDecision {
-    subsim_rules::errors::on_api_error(input, gates)
-}
-
-/// MODEL-4 (for ERR-5's fallback chain): an alias expanded to its target.
-pub(super) fn expand_alias(value: &str, default_opus_model: Option<&str>) -> String {
-    model::expand_alias(value, default_opus_model)
-}
-
-/// MODEL-1…14: the model a run gets.
-pub(super) fn choose_model(request: &model::ModelRequest<'_>) -> model::ModelChoice {
-    model::choose(request)
-}
-
-/// SPAWN-8: whether the built-in `builtin` is registered in this session.
-pub(super) fn builtin_registered(
-    builtin: model::BuiltIn,
-    kind: SessionKind,
-    env: spawn::BuiltinEnv,
-    gates: &Gates,
-) -> bool {
-    spawn::registered(builtin, kind, env, gates)
-}
-
-/// MAIN-4 / Q-32 / SPAWN-3 / SPAWN-8: the definition or built-in a type name finds.
-pub(super) fn lookup_type(
-    name: &str,
-    definitions: &[spawn::Definition<'_>],
-    kind: SessionKind,
-    env: spawn::BuiltinEnv,
-    gates: &Gates,
-) -> spawn::Lookup {
-    spawn::lookup(name, definitions, kind, env, gates)
-}
-
-/// SPAWN-13 / FORK-3: the `run_in_background` an Agent call's trace shows (absent in fork
-/// mode).
-pub(super) fn run_in_background_param(
-    run_in_background: Option<bool>,
-    fork_mode: bool,
-) -> Option<bool> {
-    spawn::run_in_background_param(run_in_background, fork_mode)
-}
-
-/// MAIN-1…6: the main session's tools, model, prompt and spawnable types.
-pub(super) fn main_agent(input: &context::MainAgentInput<'_>) -> context::MainAgent {
-    context::main_agent(input)
-}
-
-/// MCP-2 / MCP-3 / TOOLS-1: the session agent's inline servers that connect at start.
-pub(super) fn session_agent_servers<'a>(
-    input: &context::McpInput<'a>,
-    gates: &Gates,
-) -> (Vec<&'a str>, Vec<context::Note>, RuleId) {
-    context::session_agent_servers(input, gates)
-}
-
-/// HOOK-5: the event a frontmatter hook listens for at runtime.
-pub(super) fn hook_runtime_event(
-    declared: hooks::HookEvent,
-    as_subagent: bool,
-) -> (hooks::HookEvent, RuleId) {
-    hooks::runtime_event(declared, as_subagent)
-}
-
-/// HOOK-1…4, Q-25: whether a registered hook fires on `occasion`, and the rule.
-pub(super) fn hook_fires(
-    origin: hooks::HookOrigin,
-    declared: hooks::HookEvent,
-    matcher: Option<&str>,
-    occasion: &hooks::Occasion<'_>,
-    gates: &Gates,
-) -> Option<RuleId> {
-    hooks::hook_fires(origin, declared, matcher, occasion, gates)
-}
-
-/// HOOK-6 / DEF-6: whether a definition's frontmatter hooks run.
-pub(super) fn frontmatter_hooks_run(
-    scope: Scope,
-    trusted: bool,
-    interactive: bool,
-    gates: &Gates,
-) -> (bool, RuleId, Option<&'static str>) {
-    hooks::frontmatter_hooks_run(scope, trusted, interactive, gates)
-}
-
-/// HOOK-2 / HOOK-8 / FORK-3: the agent type a `SubagentStart` / `SubagentStop` matcher reads.
-pub(super) fn lifecycle_agent_type(definition_name: Option<&str>) -> (&str, RuleId) {
-    hooks::lifecycle_agent_type(definition_name)
-}
-
-/// HOOK-4: whether the session's hooks see `occasion` of a run.
-pub(super) fn session_agent_sees(
-    occasion: &hooks::Occasion<'_>,
-    call_by_main: bool,
-) -> (bool, RuleId) {
-    hooks::session_agent_sees(occasion, call_by_main)
-}
-
-/// The tool-call gate's check 3 (PERM-3 / PERM-9 / PERM-14 / HANDBACK-5): what the
-/// permission system does with a call of `step`, or `None` where the step's own path
-/// decides (an Agent call's plan).
-pub(super) fn tool_permission(
-    step: ToolStep,
-    forced: Option<bool>,
-    call: &prompt::Call<'_>,
-    rules: &prompt::PermissionRules,
-    session_grants: &[String],
-) -> Option<prompt::CallDecision> {
-    toolcall::permission(step, forced, call, rules, session_grants)
-}
-
-/// The tool-call gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it
-/// because the caller has no working `Agent` tool, before any hook fires.
-pub(super) fn agent_tool_set_refusal(reason: subsim_rules::RejectReason) -> bool {
-    toolcall::tool_set_refusal(reason)
-}
-
-/// PERM-14: the permission rule that decided a call, by its position.
-pub(super) fn deciding_entry(
-    rules: &prompt::PermissionRules,
-    decision: prompt::CallDecision,
-    tool: &str,
-    input: Option<&str>,
-) -> Option<prompt::RuleEntry> {
-    prompt::deciding_entry(rules, decision, tool, input)
-}
-
-/// PERM-3 / PERM-4 / PERM-5 / PERM-7 / Q-37: who is asked about a run's prompt.
-pub(super) fn prompt_route(asker: prompt::Asker, gates: &Gates) -> prompt::Route {
-    prompt::route(asker, gates)
-}
-
-/// PERM-3 / PERM-4 / PERM-6: what the person's answer does to the call.
-pub(super) fn prompt_answered(answer: prompt::Answer) -> prompt::Answered {
-    prompt::answered(answer)
-}
-
-/// CAP-2: what else a refused spawn's error tells Claude.
-pub(super) fn cap_hint(reason: subsim_rules::RejectReason) -> Option<subsim_rules::cap::Hint> {
-    subsim_rules::cap::hint(reason)
 }
 
 #[cfg(test)]

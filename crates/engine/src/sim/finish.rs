@@ -7,14 +7,14 @@ use std::rc::Rc;
 
 use subsim_rules::id;
 use subsim_rules::notify::{Delivery, Finishing, Notice, Recipient};
-use subsim_rules::{errors, notify, Mode, RuleId};
+use subsim_rules::{errors, model, notify, Mode, RuleId};
 
 use crate::event::{AgentId, AgentRef, EventKind, Outcome, MAIN};
 use crate::spec::{ApiError, FailSpec};
 
 use super::agents::{Block, Status};
 use super::clock::Wake;
-use super::{decide, trace, Flow, Kernel, PendingPrompt};
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// What is left of a run's end once its launcher's end, if it caused one, is done. The
 /// run's waiters stay in its record until then (nothing adds one to a run that is not
@@ -133,7 +133,7 @@ impl Kernel<'_> {
             delivery,
             notice: what,
             rule,
-        } = decide::notify_result(
+        } = notify::result(
             Finishing {
                 mode: if awaited { mode } else { Mode::Background },
                 fork,
@@ -177,7 +177,8 @@ impl Kernel<'_> {
         let Some(pending) = self.person.prompts.remove(number) else {
             return;
         };
-        let Some(rule) = self.prompt_withdrawn() else {
+        // the rule by which the pending prompt of a run that ends is withdrawn.
+        let Some(rule) = subsim_rules::prompt::withdrawn_at_run_end(true) else {
             return;
         };
         let program = PendingPrompt::program(self.agents.get(slot));
@@ -300,7 +301,9 @@ impl Kernel<'_> {
         };
         // NOTIFY-5: the shell's end is reported to the subagent itself; a shell of an
         // earlier run (the run ended, or was stopped and resumed) reports to nobody.
-        let Some(rule) = self.shell_heard(slot, run) else {
+        let agent = self.agents.get(slot);
+        let heard = agent.status == Status::Running && agent.run == run;
+        let Some(rule) = notify::shell_done(heard) else {
             return;
         };
         let agent = self.agents.get_mut(slot);
@@ -350,7 +353,8 @@ impl Kernel<'_> {
                 self.session
                     .fallback_models
                     .iter()
-                    .map(|model| decide::expand_alias(model, None))
+                    // MODEL-4: an alias expanded to its target.
+                    .map(|fallback| model::expand_alias(fallback, None))
                     .find(|model| model.as_str() != &*current)
             })
             .flatten();
@@ -365,7 +369,8 @@ impl Kernel<'_> {
             fallback_model: fallback.as_deref(),
             ..errors::ApiErrorInput::new(kind, mode)
         };
-        let decision = decide::on_api_error(input, &self.session.config.gates);
+        // ERR-1…5: what the API error does to the run.
+        let decision = errors::on_api_error(input, &self.session.config.gates);
         let reference = agent.reference();
         match decision.action {
             errors::ErrorAction::Continue { attempt } => {

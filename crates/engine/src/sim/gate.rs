@@ -19,12 +19,12 @@ use std::rc::Rc;
 
 use subsim_rules::hooks::HookEvent;
 use subsim_rules::prompt::{self, CallDecision};
-use subsim_rules::toolcall::{ToolSetCheck, ToolStep};
+use subsim_rules::toolcall::{self, ToolSetCheck, ToolStep};
 use subsim_rules::RuleId;
 
 use crate::event::{EventKind, ToolRefusal};
 
-use super::{decide, Kernel};
+use super::Kernel;
 
 /// What the gate answers before a call's effect.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ impl Kernel<'_> {
             subagent: agent.depth > 0,
             ..prompt::Call::new(call.tool, agent.permission_mode)
         };
-        let Some(decision) = decide::tool_permission(
+        let Some(decision) = toolcall::permission(
             call.step,
             call.forced,
             &asked,
@@ -100,7 +100,8 @@ impl Kernel<'_> {
         ) else {
             return Gated::Run(None);
         };
-        let permission_rule = decide::deciding_entry(
+        // PERM-14: the permission rule that decided, by its position.
+        let permission_rule = prompt::deciding_entry(
             &self.session.permissions,
             decision,
             call.tool,

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use subsim_rules::hooks::RunTransition;
 use subsim_rules::id;
-use subsim_rules::{messages, resume, Mode, RuleId};
+use subsim_rules::{messages, notify, placement, resume, Mode, RuleId};
 
 use crate::event::{
     AgentId, AgentRef, EventKind, IgnoredAction, MessageRejection, Outcome, StopSource, MAIN,
@@ -12,7 +12,7 @@ use crate::event::{
 use crate::spec::{Program, WaitTarget};
 
 use super::agents::Block;
-use super::{decide, Flow, Kernel};
+use super::{Flow, Kernel};
 
 impl Kernel<'_> {
     // -- waits, messages, stops --------------------------------------------------------
@@ -97,7 +97,7 @@ impl Kernel<'_> {
             one_shot: record.is_some_and(|agent| agent.one_shot),
             cancelled: record.is_some_and(|agent| agent.user_cancelled),
         };
-        let decision = decide::resume_send(&addressee, &self.session.config.gates);
+        let decision = resume::send(&addressee, &self.session.config.gates);
         // An agent without a record is neither main nor running: the rules refuse it.
         let (Some(id), Some(slot)) = (id, slot) else {
             let (reason, rule) = match decision {
@@ -137,7 +137,7 @@ impl Kernel<'_> {
         // Q-14 / FGBG-4: a foreground resume blocks the resumer until its result comes back
         // as the tool's result (NOTIFY-2), as any foreground run does.
         let result_to_resumer = self.agents.get(slot).report_to == caller;
-        let (waits, _) = decide::resumer_waits(mode, result_to_resumer);
+        let (waits, _) = placement::resumer_waits(mode, result_to_resumer);
         if waits {
             if let Some(caller_slot) = self.agents.slot_of(caller) {
                 self.agents.get_mut(slot).awaited = true;
@@ -182,10 +182,12 @@ impl Kernel<'_> {
         behavior: Option<Program>,
         rule: RuleId,
     ) -> Mode {
-        let (mode, _) = decide::resume_mode(&self.session.config);
+        // FGBG-7 / Q-14: whether the resumed run is in the foreground or the background.
+        let (mode, _) = placement::resume_mode(&self.session.config);
         // NOTIFY-9: an agent resumed by one that reports to it (its launcher, or further up
         // the chain) keeps its own recipient; otherwise it reports to whoever resumed it.
-        let redirect = self.resume_redirected(slot, by);
+        let target = self.agents.get(slot).id;
+        let (redirect, _) = notify::redirected_on_resume(self.reports_to(by, target));
         // RESUME-14: the model of the resumed run (the per-invocation value persists from
         // v2.1.211; before, a resume fell back to the definition's model or main's). Forks
         // and runs without a per-invocation model keep the model they ran on.
@@ -226,6 +228,23 @@ impl Kernel<'_> {
         self.trace.event(self.clock.now, Some(rule), kind);
         self.run_started(slot, gen, RunTransition::Resume);
         mode
+    }
+
+    /// RESUME-14: the model the run in `slot` resumes on, and the rule that says so.
+    fn resumed_model(&self, slot: u32) -> (Rc<str>, RuleId) {
+        let agent = self.agents.get(slot);
+        let invocation = agent.invocation_model();
+        let (how, rule) = resume::resumed_model(invocation.is_some(), agent.fork);
+        let model = match (how, invocation) {
+            (resume::ResumedModel::ChooseAgain, Some(invocation)) => {
+                self.run_model(agent.type_index(), Some(invocation), false, true)
+                    .0
+            }
+            (resume::ResumedModel::ChooseAgain, None) | (resume::ResumedModel::Keep, _) => {
+                agent.profile.model.clone()
+            }
+        };
+        (model, rule)
     }
 
     /// Does `agent`'s result go, directly or up its chain of recipients, to `ancestor`?
@@ -285,7 +304,7 @@ impl Kernel<'_> {
         let slot = self.agents.slot_of(id).expect("a running agent has a slot");
         let reference = self.agents.get(slot).reference();
         // RESUME-6 / RESUME-10 / Q-6: a TaskStop, or the person's stop.
-        let stopping = decide::resume_stop(caller.is_none());
+        let stopping = resume::stop(caller.is_none());
         let (by, source) = match caller {
             Some(caller) => (self.agents.reference(caller), StopSource::TaskStop),
             None => (AgentRef::MAIN, StopSource::User),
@@ -325,7 +344,7 @@ impl Kernel<'_> {
         };
         let from = self.agents.reference(id);
         // NOTIFY-4: a finished run's result, or (still running) what Claude says of it.
-        let (what, rule) = decide::progress(self.agents.is_running(id), &self.session.config.gates);
+        let (what, rule) = notify::progress(self.agents.is_running(id), &self.session.config.gates);
         self.emit(
             Some(rule),
             EventKind::Notification {

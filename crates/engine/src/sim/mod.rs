@@ -32,7 +32,7 @@ use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::{Mode, PermissionMode, RuleId, SessionConfig};
+use subsim_rules::{resume, tools, Mode, PermissionMode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
 use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
@@ -438,7 +438,7 @@ struct Session {
     effort: Option<String>,
     /// The fixed message of each reason (`RejectFacts::message`, by the reason's index),
     /// shared by every refusal at the moment of the call (CAP-1's at the cap, …).
-    refusal_texts: decide::RefusalTexts,
+    refusal_texts: spawn::RefusalTexts,
     /// The type a fork runs as (FORK-3), shared.
     fork_arc: Rc<str>,
     /// The program of a run without a `behavior` of its own ([`default_behavior`]) and of a
@@ -558,7 +558,8 @@ impl ModelSettings {
             interactive: self.interactive,
             ..model::ModelRequest::new(&self.main, config.gates)
         };
-        decide::choose_model(&request)
+        // MODEL-1…14: the model a run gets.
+        model::choose(&request)
     }
 }
 
@@ -576,7 +577,9 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, out: Out<'s>) -> Kernel<'s> {
-        let (config, notes) = decide::session_config(
+        // CAP-1, DEPTH-2, DEPTH-6, FORK-1, FORK-2, SPAWN-8: the session's settings for its
+        // version, kind and env vars, and the notes on settings it ignores.
+        let (config, notes) = SessionConfig::resolve(
             spec.session.version,
             spec.session.kind,
             &spec.session.env,
@@ -584,7 +587,13 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        let mut pool = decide::session_pool(&spec);
+        // TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the
+        // documented built-ins — and its MCP servers' tools.
+        let mut pool = tools::session_pool(
+            spec.session.tools.as_deref(),
+            spec.session.cross_session_messaging,
+            &spec.session.mcp,
+        );
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
             disable_explore_plan: config.disable_explore_plan,
@@ -651,14 +660,13 @@ impl<'s> Kernel<'s> {
             },
             trace: Trace::new(out.sink, out.summary, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
-            panel: (spec.load.is_none() && decide::session_has_panel(session.kind).0).then(|| {
-                observe::PanelState {
+            panel: (spec.load.is_none() && subsim_rules::panel::session_has_panel(session.kind).0)
+                .then(|| observe::PanelState {
                     panel: subsim_rules::panel::Panel::new(),
                     tick: None,
                     screen_reader: session.screen_reader,
                     changes: Vec::new(),
-                }
-            }),
+                }),
             ties: None,
         };
         kernel.session.hooks_present = !kernel.session.hooks.is_empty()
@@ -1018,7 +1026,7 @@ fn agent_types(
     let mut add = |def: AgentDef, types: &mut Vec<TypeDef>| {
         let name: Rc<str> = Rc::from(def.name.as_str());
         // RESUME-3: the one-shot built-ins (a custom Explore is not one, SPAWN-10).
-        let one_shot = decide::one_shot_type(&def);
+        let (one_shot, _) = resume::one_shot_type(def.scope == Scope::BuiltIn, &def.name);
         let models = ModelSettings::from_session(session);
         let choice = models.choose(config, &def, None, false, false);
         let behavior = def
@@ -1038,7 +1046,7 @@ fn agent_types(
     };
     // SPAWN-8: built-ins, less the ones the env removes.
     for built_in in model::BuiltIn::REGISTRATION {
-        if !decide::builtin_registered(built_in, config.kind, builtin_env, &config.gates) {
+        if !subsim_rules::spawn::registered(built_in, config.kind, builtin_env, &config.gates) {
             continue;
         }
         if spec.agents.contains_key(built_in.name()) {
@@ -1103,7 +1111,7 @@ impl Session {
                 .collect(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
-            refusal_texts: decide::refusal_texts(),
+            refusal_texts: spawn::refusal_texts(),
             fork_arc: Rc::from(subsim_rules::spawn::FORK_TYPE),
             default_program,
             default_resume_program: default_resume_behavior(),
@@ -1141,7 +1149,7 @@ fn main_agent_of(
     for server in &main_servers {
         pool.extend(decide::server_tools(server));
     }
-    let main_agent = decide::main_agent(&context::MainAgentInput {
+    let main_agent = context::main_agent(&context::MainAgentInput {
         flag: spec.session.agent.as_deref(),
         setting: None,
         definition: main_def.as_ref().map(|def| context::MainDefinition {
@@ -1181,7 +1189,7 @@ fn session_agent_servers(
         configured: &configured,
         ..context::McpInput::default()
     };
-    let (connected, _, _) = decide::session_agent_servers(&input, &config.gates);
+    let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
     def.mcp_servers
         .iter()
         .filter(|server| connected.contains(&server.name.as_str()))
@@ -1205,7 +1213,7 @@ fn main_agent_key(
         .iter()
         .map(|(key, def)| decide::rules_definition(key, def.scope))
         .collect();
-    match decide::lookup_type(
+    match subsim_rules::spawn::lookup(
         wanted,
         &definitions,
         config.kind,

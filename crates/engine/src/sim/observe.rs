@@ -13,7 +13,7 @@ use crate::spec::{AgentDef, HookSpec};
 use crate::time::SimTime;
 
 use super::clock::Wake;
-use super::{agents, decide, Kernel};
+use super::{agents, Kernel};
 
 /// A registered hook as the kernel keeps it: its event read once, its texts shared with
 /// every `hook_fired` it writes (no copy per tool call).
@@ -35,7 +35,8 @@ impl Hook {
     /// A hook of `origin` as the scenario declared it.
     pub(super) fn new(spec: &HookSpec, origin: HookOrigin) -> Hook {
         let declared = HookEvent::parse(&spec.event);
-        let (fires_as, _) = decide::hook_runtime_event(declared, origin == HookOrigin::Frontmatter);
+        // HOOK-5: the event a frontmatter hook listens for at runtime.
+        let (fires_as, _) = hooks::runtime_event(declared, origin == HookOrigin::Frontmatter);
         Hook {
             declared,
             declared_name: Rc::from(spec.event.as_str()),
@@ -54,7 +55,7 @@ impl Hook {
         occasion: &hooks::Occasion<'_>,
         gates: &subsim_rules::Gates,
     ) -> Option<RuleId> {
-        decide::hook_fires(
+        hooks::hook_fires(
             origin,
             self.declared,
             self.matcher.as_deref(),
@@ -84,7 +85,7 @@ impl OwnHooks {
         if def.hooks.is_empty() {
             return None;
         }
-        let (run, rule, log) = decide::frontmatter_hooks_run(
+        let (run, rule, log) = hooks::frontmatter_hooks_run(
             def.scope,
             trusted(trusted_dirs, def),
             config.kind.is_interactive(),
@@ -319,7 +320,7 @@ impl Kernel<'_> {
         }
         // HOOK-2 / HOOK-8: the definition's name, `fork` for a fork (Claude's or `/subtask`).
         let name = type_def.map(|type_def| type_def.name.clone());
-        let (agent_type, _) = decide::lifecycle_agent_type(name.as_deref());
+        let (agent_type, _) = hooks::lifecycle_agent_type(name.as_deref());
         // Shared, not copied: the kernel's hooks do not change during a run.
         let session_hooks = self.session.hooks.clone();
         let Some(occasion) = hooks::Occasion::run(event, transition, agent_type) else {
@@ -436,7 +437,7 @@ impl Kernel<'_> {
         // HOOK-4: the session agent's hooks see main's own calls.
         let main_own = self
             .session_agent_hooks()
-            .filter(|_| decide::session_agent_sees(&occasion, agent.id == MAIN).0);
+            .filter(|_| hooks::session_agent_sees(&occasion, agent.id == MAIN).0);
         if self.session.hooks.is_empty() && own.is_none() && main_own.is_none() {
             return None;
         }
@@ -465,7 +466,8 @@ impl Kernel<'_> {
                 self.hook_fired(rule, &reference, hook, source);
             }
         }
-        decide::call_blocked(event, blocks)
+        // HOOK-7: a hook that exits with code 2 blocks the call.
+        hooks::blocks_call(event, blocks)
     }
 
     /// The folder whose trust counts for a definition ([`trust_folder`]).

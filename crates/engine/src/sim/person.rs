@@ -7,7 +7,7 @@ use crate::event::ToolRefusal;
 
 use super::agents::Block;
 use super::clock::Wake;
-use super::{decide, Flow, Kernel, PendingPrompt};
+use super::{Flow, Kernel, PendingPrompt};
 
 impl Kernel<'_> {
     // -- the person and prompts --------------------------------------------------------
@@ -58,7 +58,7 @@ impl Kernel<'_> {
             .map_or(self.person.answer, |rule| rule.answer);
         let waited = self.clock.now.as_micros() - pending.asked_at.as_micros();
         // PERM-3 / PERM-4 / PERM-6: what the answer does to the call.
-        let answered = decide::prompt_answered(answer);
+        let answered = subsim_rules::prompt::answered(answer);
         self.trace.permission_answered(
             self.clock.now,
             answered.rule,

@@ -3,7 +3,7 @@
 //! checks up to the cap, answered by `rules::plan::plan` and kept per kind of call — then
 //! the cap at this moment, then the start.
 //!
-//! The plan comes from the decisions layer (`decide.rs`, `Kernel::spawn_plan`), which
+//! The plan comes from the plan memo (`decide.rs`, `Kernel::spawn_plan`), which
 //! keeps it per kind of call under the ground rules written there.
 //!
 //! Every run that starts, starts in `launch`, with a launch the rules planned: an Agent
@@ -27,7 +27,7 @@ use crate::spec::{Program, SpawnSpec};
 
 use super::agents::{Block, Made, Start};
 use super::clock::Wake;
-use super::decide::{self, CachedPlan};
+use super::decide::CachedPlan;
 use super::gate::{GateCall, Gated};
 use super::{trace, Flow, Kernel, Session};
 
@@ -80,7 +80,8 @@ impl Kernel<'_> {
         call: Call,
     ) -> Result<(u32, Mode), Option<RejectReason>> {
         let from_load = matches!(call, Call::Load { .. });
-        let (planned, plan_caller) = self.spawn_plan(caller_slot, spec, name.is_some(), call);
+        let (planned, plan_caller) =
+            self.spawn_plan(caller_slot, spec, name.is_some(), call.stream());
         // The tool-call gate (`gate.rs`): check 1 is the plan's (the caller's own `Agent`
         // tool, DEPTH-3/4/5); without hooks, checks 2 and 3 pass an Agent call (its
         // permission is its plan's), so only a session with hooks asks.
@@ -93,8 +94,10 @@ impl Kernel<'_> {
         // again held a copy per run).
         let name: Option<Rc<str>> = name.map(|n| self.agents.shared_name(&n));
         // SPAWN-13 / FORK-3: fork mode removes `run_in_background` from the Agent tool.
-        let background =
-            decide::run_in_background_param(spec.background, self.session.config.fork_mode);
+        let background = subsim_rules::spawn::run_in_background_param(
+            spec.background,
+            self.session.config.fork_mode,
+        );
         let requested = trace::Requested {
             caller: &caller_ref,
             agent_type: &planned.requested,
@@ -127,7 +130,7 @@ impl Kernel<'_> {
         }
         // CAP-1/3/4, CAP-5, CAP-10 (`cap::admit`): the one check that depends on the moment.
         let occupancy = &self.agents.occupancy;
-        let admission = decide::admit(launch, planned.type_index, occupancy, &self.session.config);
+        let admission = launch.admit(planned.type_index, occupancy, &self.session.config);
         if let Err((reason, rule)) = admission {
             // The message is the reason's fixed text exactly (CAP-1's is the documented
             // one); the count is the event's `running` and the cap is `session_started.cap`.
@@ -164,7 +167,9 @@ impl Kernel<'_> {
     #[inline(never)]
     fn agent_call_blocked(&mut self, caller_slot: u32, planned: &CachedPlan) -> bool {
         if let SpawnPlan::Reject { reason, .. } = &planned.plan {
-            if decide::agent_tool_set_refusal(*reason) {
+            // The gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it because
+            // the caller has no working `Agent` tool, before any hook fires.
+            if subsim_rules::toolcall::tool_set_refusal(*reason) {
                 return false;
             }
         }
@@ -242,10 +247,11 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn start_subtask(&mut self, fork: &plan::Subtask, behavior: Option<Program>) {
-        let launch = decide::subtask_launch(fork, &self.session.config);
-        debug_assert!(
-            decide::admit(&launch, None, &self.agents.occupancy, &self.session.config).is_ok()
-        );
+        // FORK-9 / CAP-6: main's permission mode, not checked against the cap.
+        let launch = fork.launch(&self.session.config);
+        debug_assert!(launch
+            .admit(None, &self.agents.occupancy, &self.session.config)
+            .is_ok());
         let spec = SpawnSpec {
             fork: true,
             count: 1,
@@ -460,7 +466,9 @@ impl Session {
                 let type_def = &self.types[index];
                 (
                     &type_def.behavior,
-                    decide::returns_no_id(type_def.one_shot, teammate),
+                    // RESUME-3 / SPAWN-11: a one-shot type's run returns no agent ID (a
+                    // teammate is still addressed by its name).
+                    subsim_rules::resume::returns_no_id(type_def.one_shot, teammate).0,
                     type_def.def.max_turns,
                 )
             }
@@ -495,6 +503,16 @@ pub(super) enum Call {
 }
 
 impl Call {
+    /// The load stream whose arrival this call is, if it is one (its plan is the stream's,
+    /// `Kernel::spawn_plan`).
+    #[inline(always)]
+    pub(super) fn stream(self) -> Option<usize> {
+        match self {
+            Call::Step => None,
+            Call::Load { stream, .. } => Some(stream),
+        }
+    }
+
     /// The load arrival this call is (`spawn_requested.arrival`).
     #[inline(always)]
     pub(super) fn arrival(self) -> Option<u64> {
@@ -503,4 +521,15 @@ impl Call {
             Call::Load { arrival, .. } => Some(arrival),
         }
     }
+}
+
+/// Each reason's fixed message (`RejectFacts::message`), by the reason's index; empty for
+/// a reason without one (no refusal at the moment of the call has such a reason: `cap.rs`'s
+/// tests, and `Kernel::reject_spawn` checks it in debug builds).
+pub(super) type RefusalTexts = [Rc<str>; RejectReason::ALL.len()];
+
+/// The fixed message of each reason (`RejectFacts::message`: CAP-1's at the cap, …), made
+/// once per session and shared by every refusal at the moment of the call.
+pub(super) fn refusal_texts() -> RefusalTexts {
+    RejectReason::ALL.map(|reason| Rc::from(reason.facts().message.unwrap_or_default()))
 }

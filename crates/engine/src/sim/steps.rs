@@ -5,9 +5,9 @@
 
 use std::rc::Rc;
 
-use subsim_rules::prompt::{Asker, Route};
+use subsim_rules::prompt::{self, Asker, Route};
 use subsim_rules::toolcall::ToolStep;
-use subsim_rules::Mode;
+use subsim_rules::{notify, resume, Mode};
 
 use crate::dist::Dist;
 use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
@@ -16,7 +16,7 @@ use crate::spec::{Program, Step, ToolCall};
 use super::agents::{Agent, Block, Frame, Status};
 use super::clock::Wake;
 use super::gate::{GateCall, Gated};
-use super::{decide, trace, Flow, Kernel, PendingPrompt};
+use super::{trace, Flow, Kernel, PendingPrompt};
 
 /// Where a run's next step lies (see [`Kernel::next_step`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +156,8 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn stop_at_max_turns(&mut self, slot: u32, max_turns: u32) {
-        let (partial, rule) = decide::max_turns_partial(&self.session.config.gates);
+        // RESUME-4: whether a run that hits its `maxTurns` returns its partial result.
+        let (partial, rule) = resume::max_turns_partial(&self.session.config.gates);
         let outcome = if partial {
             Outcome::Partial
         } else {
@@ -291,7 +292,8 @@ impl Kernel<'_> {
             return;
         }
         let reference = agent.reference();
-        let (waits_for_shells, rule) = self.waits_for_shells(slot);
+        // NOTIFY-5 / Q-5: whether the run, its steps done, stays alive for its shells.
+        let (waits_for_shells, rule) = notify::waits_for_shells(agent.bash_running);
         if waits_for_shells {
             // NOTIFY-5 / Q-5: the shell reports to this run, which stays alive for it.
             let count = agent.bash_running;
@@ -306,7 +308,9 @@ impl Kernel<'_> {
             );
             return;
         }
-        let (waits, rule) = decide::launcher_waits(self.session.config.kind);
+        // NOTIFY-6 / NOTIFY-7: whether a launcher whose steps are done waits for its
+        // background children.
+        let (waits, rule) = notify::launcher_waits(self.session.config.kind);
         if agent.children_running > 0 && waits {
             // NOTIFY-6 / Q-4: an interactive launcher waits for its children, keeping its slot.
             let count = agent.children_running;
@@ -393,7 +397,8 @@ impl Kernel<'_> {
             fork: agent.fork,
             chain_foreground: self.chain_foreground(slot),
         };
-        let route = decide::prompt_route(asker, &self.session.config.gates);
+        // PERM-3 / PERM-4 / PERM-5 / PERM-7 / Q-37: who is asked.
+        let route = prompt::route(asker, &self.session.config.gates);
         let agent_type = agent.profile.agent_type.clone();
         let number = self.person.next_prompt;
         self.person.next_prompt += 1;

@@ -29,8 +29,8 @@
 //!   the value the method would write (a shared string or profile compared by address,
 //!   [`keep`]). `report_delivered_again` is the one exception, with its own rule: it
 //!   writes who from and who to and leaves the text, scan note and verdict of the last
-//!   [`Trace::report_delivered`] call that kept them, which the decisions layer's
-//!   delivery memo (`decide.rs`) vouches for; debug builds compare.
+//!   [`Trace::report_delivered`] call that kept them, which the delivery memo
+//!   (`decide.rs`) vouches for; debug builds compare.
 //! * Every other event is built by the caller and handed to [`Trace::event`].
 //! * With no sink, the kept events are not written (nobody reads them), except
 //!   `report_delivered`'s, which `report_delivered_again` and the debug check of the
@@ -353,7 +353,8 @@ impl<'s> Trace<'s> {
         *name = refusal.name;
         *reason = refusal.reason;
         keep(message, refusal.message);
-        *hint = super::decide::cap_hint(refusal.reason);
+        // CAP-2: what else a refused spawn's error tells Claude.
+        *hint = subsim_rules::cap::hint(refusal.reason);
         *running = refusal.running;
         self.send_kept(now, Some(rule), Hot::Rejected);
     }
