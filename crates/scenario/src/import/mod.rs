@@ -17,7 +17,11 @@
 //! - `privacy.rs`: masking of e-mail addresses and secrets;
 //! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
-//! [`fidelity`] runs an import and says which observed facts the model reproduces.
+//! [`fidelity`] runs an import and says which observed facts the model reproduces, and
+//! where the session departed from the documented behaviour: a fact the transcript shows
+//! that the model does not reproduce, or one the model predicts that the transcript lacks
+//! (a `none:` entry); the failed facts of one run are one point, said in one line with its
+//! rule, time and transcript lines ([`FactSource`]).
 
 pub(crate) mod build;
 mod privacy;
