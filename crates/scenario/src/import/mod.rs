@@ -427,7 +427,7 @@ fn departure(
     let kind = |name: &str| events.iter().find(|event| event.kind.name() == name);
     let (expected, rule, when) = if let Some(rejected) = kind("spawn_rejected") {
         (
-            format!("the call refused ({})", field(rejected, "reason")),
+            format!("the call refused: {}", field(rejected, "reason")),
             rejected.rule.unwrap_or("SPAWN-14"),
             rejected.t.to_string(),
         )
