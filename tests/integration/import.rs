@@ -419,7 +419,7 @@ fn each_departed_fixture_reports_exactly_its_one_departure() {
         ),
         (
             "over-the-cap/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
-            "researcher-21: the model expected the call refused (concurrent_limit) (CAP-1) at 00:00:04.500; the transcript shows it was launched in the background (",
+            "researcher-21: the model expected the call refused: concurrent_limit (CAP-1) at 00:00:04.500; the transcript shows it was launched in the background (",
             &["d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl:46)"],
         ),
         (

@@ -17,7 +17,11 @@
 //! - `privacy.rs`: masking of e-mail addresses and secrets;
 //! - `wire.rs`: the fields of a transcript line the importer reads (lenient serde types).
 //!
-//! [`fidelity`] runs an import and says which observed facts the model reproduces.
+//! [`fidelity`] runs an import and says which observed facts the model reproduces, and
+//! where the session departed from the documented behaviour: a fact the transcript shows
+//! that the model does not reproduce, or one the model predicts that the transcript lacks
+//! (a `none:` entry); the failed facts of one run are one point, said in one line with its
+//! rule, time and transcript lines ([`FactSource`]).
 
 pub(crate) mod build;
 mod privacy;
@@ -423,7 +427,7 @@ fn departure(
     let kind = |name: &str| events.iter().find(|event| event.kind.name() == name);
     let (expected, rule, when) = if let Some(rejected) = kind("spawn_rejected") {
         (
-            format!("the call refused ({})", field(rejected, "reason")),
+            format!("the call refused: {}", field(rejected, "reason")),
             rejected.rule.unwrap_or("SPAWN-14"),
             rejected.t.to_string(),
         )

@@ -689,6 +689,41 @@ mod tests {
         collector.finish()
     }
 
+    /// Issue #34: a subagent whose last word is its report has done its work; one whose
+    /// last call never came back has not (a run still working when its file ends).
+    #[test]
+    fn a_run_is_done_only_when_its_report_comes_last() {
+        let call = r#"{"type":"assistant","uuid":"a","parentUuid":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}"#;
+        let result = r#"{"type":"user","uuid":"b","parentUuid":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}}"#;
+        let report = r#"{"type":"assistant","uuid":"c","parentUuid":"b","timestamp":"2026-01-01T00:00:03.000Z","message":{"id":"m2","content":[{"type":"text","text":"Done."}]}}"#;
+        assert!(read(&format!("{call}\n{result}\n{report}\n")).done);
+        assert!(!read(&format!("{call}\n{result}\n")).done);
+        assert!(!read(&format!("{call}\n")).done);
+    }
+
+    /// Issue #34: where a fact of a moment should have been written: the lines after the
+    /// last one written before it, up to the last line with a time.
+    #[test]
+    fn the_lines_of_a_moment_start_after_the_last_line_before_it() {
+        let line = |uuid: &str, parent: &str, second: u32| {
+            format!(
+                r#"{{"type":"user","uuid":"{uuid}","parentUuid":{parent},"timestamp":"2026-01-01T00:00:{second:02}.000Z","message":{{"content":"hello"}}}}"#
+            )
+        };
+        let conv = read(&format!(
+            "{}\n{}\n{}\n{}\n",
+            line("a", "null", 1),
+            line("b", "\"a\"", 5),
+            line("c", "\"b\"", 9),
+            line("d", "\"c\"", 12)
+        ));
+        let at = |second: i64| conv.start_ms.unwrap_or(0) + (second - 1) * 1_000;
+        assert_eq!(conv.lines_from(at(6)), Some((3, 4)));
+        assert_eq!(conv.lines_from(at(5)), Some((2, 4)));
+        assert_eq!(conv.lines_from(at(13)), None);
+        assert!(!conv.skipped_within((3, 4)));
+    }
+
     #[test]
     fn a_reply_stamped_before_its_parent_is_ordered_after_it() {
         // The result's timestamp goes back 3 s; structure puts it after the call.
