@@ -25,7 +25,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, StatusCode};
-use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
@@ -61,16 +61,38 @@ enum FrameKind {
 /// The client went away: the run is abandoned (unwound out of the engine, quietly).
 struct Cancelled;
 
-/// How fast to play: `None` is at once.
-fn speed(posted: &Posted) -> Result<Option<f64>, String> {
+/// How fast to play: `None` is at once. Bounded below so that a second of the scenario
+/// plays within `max_run_time` (`--max-run-time`, issue #31): a slower speed would hold a
+/// run slot for longer than the server allows, or make the pace overflow (`1e-300`).
+fn speed(posted: &Posted, max_run_time: Duration) -> Result<Option<f64>, String> {
+    let slowest = 1.0 / max_run_time.as_secs_f64();
     match posted.fields.get("speed") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) if text == "instant" => Ok(None),
         Some(value) => match value.as_f64() {
-            Some(speed) if speed.is_finite() && speed > 0.0 => Ok(Some(speed)),
+            Some(speed) if speed.is_finite() && speed >= slowest => Ok(Some(speed)),
+            Some(speed) if speed.is_finite() && speed > 0.0 => Err(format!(
+                "`speed` {speed:?} is too slow: at it, one second of the scenario would take \
+                 longer than this server plays a run ({}, `subsim serve --max-run-time`); \
+                 the slowest speed it plays is {slowest:.6}, or use \"instant\"",
+                words(max_run_time)
+            )),
             _ => Err("`speed` must be a number above 0 (1 = real time) or \"instant\"".into()),
         },
     }
+}
+
+/// `d` for people: `10 minutes`, `1 hour`, `90 seconds`.
+pub fn words(d: Duration) -> String {
+    let seconds = d.as_secs();
+    let (count, unit) = if seconds.is_multiple_of(3600) && seconds >= 3600 {
+        (seconds / 3600, "hour")
+    } else if seconds.is_multiple_of(60) && seconds >= 60 {
+        (seconds / 60, "minute")
+    } else {
+        (seconds, "second")
+    };
+    crate::output::counted(count, unit, &format!("{unit}s"))
 }
 
 pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
@@ -78,7 +100,7 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Ok(posted) => posted,
         Err(response) => return response,
     };
-    let speed = match speed(&posted) {
+    let speed = match speed(&posted, shared.budgets.max_run_time) {
         Ok(speed) => speed,
         Err(message) => return api::error(StatusCode::BAD_REQUEST, &message),
     };
@@ -121,8 +143,12 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Err(_) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"),
     }
     let (to_client, body) = mpsc::channel::<SseEvent>(UNREAD);
+    let lives = Lives {
+        stall: shared.budgets.client_timeout,
+        max_run_time: shared.budgets.max_run_time,
+    };
     tokio::spawn(async move {
-        pace(from_run, to_client, speed, shared.budgets.client_timeout).await;
+        pace(from_run, to_client, speed, lives).await;
         drop(pacer_permit);
     });
     let stream = futures_util::stream::unfold(body, |mut body| async move {
@@ -130,32 +156,122 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
             .await
             .map(|event| (Ok::<_, Infallible>(event), body))
     });
-    Sse::new(stream).into_response()
+    Sse::new(stream).keep_alive(keep_alive()).into_response()
+}
+
+/// How often an idle stream sends `event: keep-alive` (no data; readers skip it). Each is
+/// a write to the socket, which fails once the client has gone, so a paced run whose
+/// client hung up is cancelled within a few of these, not at its next frame (which can be
+/// days of scenario time away).
+const KEEP_ALIVE: Duration = Duration::from_secs(1);
+
+fn keep_alive() -> KeepAlive {
+    KeepAlive::new()
+        .interval(KEEP_ALIVE)
+        .event(SseEvent::default().event("keep-alive"))
+}
+
+/// How long a run's stream may live: how long its client may leave it unread, and how far
+/// into wall time a paced run may play (`--client-timeout`, `--max-run-time`).
+#[derive(Clone, Copy, Debug)]
+struct Lives {
+    stall: Duration,
+    max_run_time: Duration,
+}
+
+/// When the frame at `t_us` is due at `speed`, counted from `start`: `None` past
+/// `max_run_time` (or beyond what a clock can hold).
+fn due(
+    start: tokio::time::Instant,
+    t_us: u64,
+    speed: f64,
+    max_run_time: Duration,
+) -> Option<tokio::time::Instant> {
+    let offset = t_us as f64 / 1e6 / speed;
+    if !offset.is_finite() || offset > max_run_time.as_secs_f64() {
+        return None;
+    }
+    start.checked_add(Duration::try_from_secs_f64(offset).ok()?)
+}
+
+/// Waits until `due`, or until the client is gone (false).
+async fn wait_for(due: tokio::time::Instant, to_client: &mpsc::Sender<SseEvent>) -> bool {
+    tokio::select! {
+        () = tokio::time::sleep_until(due) => true,
+        () = to_client.closed() => false,
+    }
+}
+
+/// Sends `event`, giving up (false) when the client is gone or has not read for `stall`.
+async fn deliver(to_client: &mpsc::Sender<SseEvent>, event: SseEvent, stall: Duration) -> bool {
+    matches!(
+        tokio::time::timeout(stall, to_client.send(event)).await,
+        Ok(Ok(()))
+    )
+}
+
+/// The `limit` event of a paced run stopped by `--max-run-time` at the frame at `t_us`.
+fn run_time_limit(t_us: u64, speed: f64, max_run_time: Duration) -> SseEvent {
+    let message = format!(
+        "the run stopped before its event at {} of scenario time: at speed {speed:?}, \
+         that event would play later than this server plays a run ({}, \
+         `subsim serve --max-run-time`). A faster speed, or \"instant\", plays it all.",
+        subsim_engine::time::human_duration(t_us),
+        words(max_run_time)
+    );
+    SseEvent::default()
+        .event("limit")
+        .data(super::json::text(&json!({ "message": message })))
+}
+
+/// The `error` event of a run that stopped without its `end` (a failure of the server's).
+fn stopped_early() -> SseEvent {
+    SseEvent::default()
+        .event("error")
+        .data(super::json::text(&json!({
+            "message": "the run stopped before its end (the server failed); run it again, \
+                        and if it happens again, run it with `subsim run` to see why"
+        })))
 }
 
 /// Plays the run's frames at `speed` into the client's channel; gives up when the client
-/// is gone or has not read for `stall`.
+/// is gone (noticed while waiting for a frame's time too) or has not read for `stall`.
+/// The stream always ends with `end`, `limit` or `error`, unless the client is gone.
 async fn pace(
     mut from_run: mpsc::Receiver<Frame>,
     to_client: mpsc::Sender<SseEvent>,
     speed: Option<f64>,
-    stall: Duration,
+    lives: Lives,
 ) {
     let start = tokio::time::Instant::now();
-    while let Some(frame) = from_run.recv().await {
+    loop {
+        let frame = tokio::select! {
+            frame = from_run.recv() => frame,
+            () = to_client.closed() => return,
+        };
+        let Some(frame) = frame else {
+            // The run's channel closed without `end`: say so rather than just stop.
+            deliver(&to_client, stopped_early(), lives.stall).await;
+            return;
+        };
         if let Some(speed) = speed {
-            let offset = Duration::try_from_secs_f64(frame.t_us as f64 / 1e6 / speed)
-                .unwrap_or(Duration::MAX);
-            match start.checked_add(offset) {
-                Some(due) => tokio::time::sleep_until(due).await,
-                None => return,
+            match due(start, frame.t_us, speed, lives.max_run_time) {
+                Some(due) => {
+                    if !wait_for(due, &to_client).await {
+                        return;
+                    }
+                }
+                None => {
+                    let limit = run_time_limit(frame.t_us, speed, lives.max_run_time);
+                    deliver(&to_client, limit, lives.stall).await;
+                    return;
+                }
             }
         }
-        let event = sse(frame);
-        match tokio::time::timeout(stall, to_client.send(event)).await {
-            Ok(Ok(())) => {}
-            // Gone, or not reading: drop the run's channel, which stops the run.
-            Ok(Err(_)) | Err(_) => return,
+        let last = matches!(frame.kind, FrameKind::End(_));
+        // Gone, or not reading: drop the run's channel, which stops the run.
+        if !deliver(&to_client, sse(frame), lives.stall).await || last {
+            return;
         }
     }
 }
