@@ -109,7 +109,8 @@ pub struct Shared {
     pub bodies: Arc<Semaphore>,
     /// Requests waiting for a permit.
     pub waiting: std::sync::atomic::AtomicUsize,
-    /// The empty folder posted scenarios resolve their paths in (removed at exit).
+    /// The empty folder posted scenarios resolve their `file:` paths in, and only in:
+    /// made fresh by `tempfile` (random name, mode 0700), removed at exit.
     pub empty_dir: std::path::PathBuf,
 }
 
@@ -124,21 +125,28 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
-    let empty_dir = std::env::temp_dir().join(format!("subsim-serve-{}", std::process::id()));
-    std::fs::create_dir_all(&empty_dir)
-        .with_context(|| format!("cannot create the empty folder {}", empty_dir.display()))?;
+    // A fresh private folder (issue #31): a random name, mode 0700, never one that
+    // already exists (a planted folder or symlink is not reused), removed when dropped.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("subsim-serve-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let scratch = builder
+        .tempdir()
+        .context("cannot create the server's scratch folder (is $TMPDIR writable?)")?;
+    let empty_dir = scratch.path().to_path_buf();
     let budgets = Budgets::from_args(&args);
     let shared = Arc::new(Shared {
         runs: Arc::new(Semaphore::new(budgets.max_runs)),
         bodies: Arc::new(Semaphore::new(budgets.body_memory)),
         waiting: std::sync::atomic::AtomicUsize::new(0),
         budgets,
-        empty_dir: empty_dir.clone(),
+        empty_dir,
     });
     let served = runtime.block_on(listen(args.bind, &args.allow_host, shared));
     // Runs still going see their clients gone and stop; do not wait on them for long.
     runtime.shutdown_timeout(Duration::from_secs(2));
-    let _ = std::fs::remove_dir_all(&empty_dir);
+    drop(scratch);
     served.map(|()| Status::Ok)
 }
 
