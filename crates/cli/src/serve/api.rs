@@ -12,7 +12,7 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 use subsim_scenario::{Diagnostics, Loaded, Override};
 
-use super::{page, policy, stream, Shared};
+use super::{log, page, policy, stream, Shared};
 
 /// Every route, behind the host and origin policy (`policy.rs`), which sees every
 /// request first.
@@ -32,6 +32,7 @@ pub fn router(shared: Arc<Shared>, policy: policy::Policy) -> Router {
         .method_not_allowed_fallback(wrong_method)
         .layer(axum::middleware::from_fn(soft_problems))
         .layer(axum::middleware::from_fn_with_state(policy, policy::check))
+        .layer(axum::middleware::from_fn(log::request))
         .with_state(shared)
 }
 
@@ -135,10 +136,9 @@ pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted
         }
     }
     let limit = usize::try_from(budget.limit).unwrap_or(usize::MAX);
-    let waiting = std::sync::atomic::AtomicBool::new(false);
-    let reading = collect(shared, request.into_body(), announced, limit, &waiting);
+    let reading = collect(shared, request.into_body(), announced, limit);
     let (bytes, held) = match tokio::time::timeout(shared.budgets.client_timeout, reading).await {
-        Err(_) if waiting.load(Ordering::SeqCst) => return Err(no_body_memory()),
+        Ok(Err(Unread::NoMemory)) => return Err(no_body_memory()),
         Err(_) => {
             return Err(error(
                 StatusCode::REQUEST_TIMEOUT,
@@ -169,35 +169,45 @@ pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted
 
 /// Why a body was not read.
 enum Unread {
+    /// No room in the body memory within [`MEMORY_WAIT`].
+    NoMemory,
     TooLarge,
     Framing(String),
 }
 
+/// How long a body waits for room in the body memory before it is refused (503 with
+/// `Retry-After: 1`): a flood of unfinished bodies holds the memory for up to the client
+/// timeout, and an honest client is better told at once to come back.
+const MEMORY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The body's bytes, and the share of the body memory (`Shared::bodies`) they hold: a
 /// body with a `Content-Length` reserves all of it before it is read, a chunked one each
-/// chunk as it comes. `waiting` is true while it waits for memory.
+/// chunk as it comes.
 async fn collect(
     shared: &Shared,
     body: Body,
     announced: Option<u64>,
     limit: usize,
-    waiting: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>), Unread> {
     use futures_util::StreamExt as _;
     let reserve = |bytes: usize| {
-        waiting.store(true, Ordering::SeqCst);
         let permits = u32::try_from(bytes).unwrap_or(u32::MAX);
         let acquired = shared.bodies.clone().acquire_many_owned(permits);
+        let free = shared.bodies.available_permits();
         async move {
-            let permit = acquired.await.ok();
-            waiting.store(false, Ordering::SeqCst);
-            permit
+            match tokio::time::timeout(MEMORY_WAIT, acquired).await {
+                Ok(Ok(permit)) => Ok(permit),
+                Ok(Err(_)) | Err(_) => {
+                    tracing::warn!(bytes, free, "refused a body: the body memory is full");
+                    Err(Unread::NoMemory)
+                }
+            }
         }
     };
     let mut held = match announced {
         Some(length) => {
             let length = usize::try_from(length).unwrap_or(usize::MAX).min(limit);
-            reserve(length).await
+            Some(reserve(length).await?)
         }
         None => None,
     };
@@ -209,11 +219,10 @@ async fn collect(
             return Err(Unread::TooLarge);
         }
         if announced.is_none() && !chunk.is_empty() {
-            let more = reserve(chunk.len()).await;
-            match (&mut held, more) {
-                (Some(held), Some(more)) => held.merge(more),
-                (held @ None, more) => *held = more,
-                (Some(_), None) => {}
+            let more = reserve(chunk.len()).await?;
+            match &mut held {
+                Some(held) => held.merge(more),
+                None => held = Some(more),
             }
         }
         bytes.extend_from_slice(&chunk);

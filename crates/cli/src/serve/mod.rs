@@ -19,6 +19,7 @@
 mod api;
 mod connection;
 mod json;
+mod log;
 mod page;
 mod policy;
 mod stream;
@@ -136,6 +137,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
         .context("cannot create the server's scratch folder (is $TMPDIR writable?)")?;
     let empty_dir = scratch.path().to_path_buf();
     let budgets = Budgets::from_args(&args);
+    tracing::debug!(
+        workers,
+        max_runs = budgets.max_runs,
+        queue = budgets.queue,
+        max_connections = budgets.max_connections,
+        body_memory = budgets.body_memory,
+        "serve budgets"
+    );
     let shared = Arc::new(Shared {
         runs: Arc::new(Semaphore::new(budgets.max_runs)),
         bodies: Arc::new(Semaphore::new(budgets.body_memory)),

@@ -32,6 +32,7 @@ use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, SimTime, Sink};
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument as _;
 
 use super::api::{self, Posted};
 use super::Shared;
@@ -123,7 +124,7 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
                 return;
             }
         };
-        if loaded_tx.send(Ok(())).is_err() {
+        if loaded_tx.send(Ok(loaded.spec.name.clone())).is_err() {
             return;
         }
         let seed = posted.seed;
@@ -137,18 +138,29 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
     if let Err(problem) = started {
         return api::thread_refused(&problem);
     }
-    match loaded_rx.await {
-        Ok(Ok(())) => {}
+    let scenario = match loaded_rx.await {
+        Ok(Ok(name)) => name,
         Ok(Err(problems)) => return api::diagnostics(&problems),
         Err(_) => return api::error(StatusCode::INTERNAL_SERVER_ERROR, "the run failed"),
-    }
+    };
     let (to_client, body) = mpsc::channel::<SseEvent>(UNREAD);
     let lives = Lives {
         stall: shared.budgets.client_timeout,
         max_run_time: shared.budgets.max_run_time,
     };
+    let span = tracing::info_span!("run", scenario = %scenario, speed = ?speed);
     tokio::spawn(async move {
-        pace(from_run, to_client, speed, lives).await;
+        let played = pace(from_run, to_client, speed, lives)
+            .instrument(span.clone())
+            .await;
+        tracing::info!(
+            parent: &span,
+            scenario = %scenario,
+            events = played.events,
+            outcome = played.outcome.as_str(),
+            why = played.outcome.why(),
+            "run ended"
+        );
         drop(pacer_permit);
     });
     let stream = futures_util::stream::unfold(body, |mut body| async move {
@@ -234,6 +246,53 @@ fn stopped_early() -> SseEvent {
         })))
 }
 
+/// How a run's stream ended, for the run's log line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Played to its `end`.
+    End,
+    /// A safety limit stopped the run (`limit`, then `end`).
+    Limit,
+    /// `--max-run-time` stopped it (`limit`).
+    RunTime,
+    /// The client went away.
+    Gone,
+    /// The client stopped reading for the client timeout.
+    Stalled,
+    /// The run stopped without `end` (`error`).
+    Failed,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::End => "end",
+            Outcome::Limit => "limit",
+            Outcome::RunTime => "max-run-time",
+            Outcome::Gone => "client gone",
+            Outcome::Stalled => "client stalled",
+            Outcome::Failed => "failed",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Outcome::End => "the scenario ended",
+            Outcome::Limit => "a safety limit stopped the run",
+            Outcome::RunTime => "the next event would play past --max-run-time",
+            Outcome::Gone => "the client hung up",
+            Outcome::Stalled => "the client read nothing for --client-timeout",
+            Outcome::Failed => "the run stopped before its end",
+        }
+    }
+}
+
+/// What a stream played: trace events sent, and how it ended.
+struct Played {
+    events: u64,
+    outcome: Outcome,
+}
+
 /// Plays the run's frames at `speed` into the client's channel; gives up when the client
 /// is gone (noticed while waiting for a frame's time too) or has not read for `stall`.
 /// The stream always ends with `end`, `limit` or `error`, unless the client is gone.
@@ -242,36 +301,57 @@ async fn pace(
     to_client: mpsc::Sender<SseEvent>,
     speed: Option<f64>,
     lives: Lives,
-) {
+) -> Played {
     let start = tokio::time::Instant::now();
+    let mut played = Played {
+        events: 0,
+        outcome: Outcome::Gone,
+    };
+    let mut limited = false;
     loop {
         let frame = tokio::select! {
             frame = from_run.recv() => frame,
-            () = to_client.closed() => return,
+            () = to_client.closed() => return played,
         };
         let Some(frame) = frame else {
             // The run's channel closed without `end`: say so rather than just stop.
             deliver(&to_client, stopped_early(), lives.stall).await;
-            return;
+            played.outcome = Outcome::Failed;
+            return played;
         };
         if let Some(speed) = speed {
             match due(start, frame.t_us, speed, lives.max_run_time) {
                 Some(due) => {
                     if !wait_for(due, &to_client).await {
-                        return;
+                        return played;
                     }
                 }
                 None => {
                     let limit = run_time_limit(frame.t_us, speed, lives.max_run_time);
                     deliver(&to_client, limit, lives.stall).await;
-                    return;
+                    played.outcome = Outcome::RunTime;
+                    return played;
                 }
             }
         }
         let last = matches!(frame.kind, FrameKind::End(_));
+        limited |= matches!(frame.kind, FrameKind::Limit(_));
+        let event = matches!(frame.kind, FrameKind::Line(_));
         // Gone, or not reading: drop the run's channel, which stops the run.
-        if !deliver(&to_client, sse(frame), lives.stall).await || last {
-            return;
+        if !deliver(&to_client, sse(frame), lives.stall).await {
+            if !to_client.is_closed() {
+                played.outcome = Outcome::Stalled;
+            }
+            return played;
+        }
+        played.events += u64::from(event);
+        if last {
+            played.outcome = if limited {
+                Outcome::Limit
+            } else {
+                Outcome::End
+            };
+            return played;
         }
     }
 }
