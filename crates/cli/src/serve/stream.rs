@@ -9,6 +9,12 @@
 //! there. A client that stops reading fills the second channel; after the client timeout
 //! the pacer gives up the same way, so a stalled client never holds a run.
 //!
+//! Bounded lives (issue #31): an idle stream sends `event: keep-alive` every second
+//! (`keep_alive`), whose write fails once the client has hung up, and the pacer waits for
+//! a frame's time or the client's going, whichever comes first (`wait_for`); a paced run
+//! plays at most `--max-run-time` (`due`, `run_time_limit`); and a stream always ends
+//! with `end`, `limit` or `error` (`stopped_early`).
+//!
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
 //! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
 //! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
