@@ -16,6 +16,17 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// How subsim's own log lines (to stderr, filtered by `RUST_LOG`) are written: `text`
+    /// for people, `json` one object a line, for log tools.
+    #[arg(long, global = true, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 /// The subcommands.
@@ -137,6 +148,12 @@ pub struct ServeArgs {
     /// The address to listen on; anything but a loopback address is warned about.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub bind: std::net::SocketAddr,
+    /// Another host name the server answers to (with the bound port, or `NAME:PORT`);
+    /// repeat for more. Without it, only the bound address, `localhost`, `127.0.0.1` and
+    /// `[::1]` are answered: a web page under any other name is refused (421), and a POST
+    /// from any other origin too (403).
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
     /// Most runs (and checks) at once (default: twice the CPUs); past it requests wait in
     /// a queue.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -155,6 +172,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub client_timeout: u64,
+    /// Seconds a run played at a speed (not "instant") may take; slower speeds are
+    /// refused (400), and a run whose next event would play later stops with `limit`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600,
+          value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    pub max_run_time: u64,
+    /// Bytes all request bodies being read may hold together (default 64 MiB; at least
+    /// 1 MiB, one body's most); past it a body waits for room, then gets 503.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1_048_576..=1 << 40))]
+    pub body_memory: u64,
     /// Most trace events of one run (`session.limits.max_events` may only lower it).
     #[arg(long, value_name = "N", default_value_t = 200_000,
           value_parser = clap::value_parser!(u64).range(1..))]

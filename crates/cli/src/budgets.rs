@@ -70,8 +70,19 @@ pub fn threads_within_address_space(wanted: u32, per_worker: u64) -> (u32, Optio
 pub fn worker_threads(wanted: u32, at_least: u32) -> u32 {
     let (fit, room) = threads_within_address_space(wanted, WORKER_ADDRESS_SPACE);
     let Some(room) = room else {
+        tracing::debug!(
+            wanted,
+            "worker threads: all wanted (no address-space limit)"
+        );
         return wanted;
     };
+    tracing::debug!(
+        wanted,
+        fit,
+        room,
+        at_least,
+        "worker threads under an address-space limit"
+    );
     let count = fit.max(at_least).min(wanted);
     crate::output::note(&format!(
         "subsim: note: {count} of {wanted} worker threads: the address-space limit \

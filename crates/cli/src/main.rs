@@ -109,7 +109,7 @@ fn run() -> anyhow::Result<Status> {
             };
         }
     };
-    init_tracing();
+    init_tracing(cli.log_format, &cli.command);
     match cli.command {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::check(args),
@@ -129,13 +129,25 @@ fn run() -> anyhow::Result<Status> {
     }
 }
 
-/// Diagnostics of subsim itself go to stderr, filtered by `RUST_LOG` (default: warnings).
-fn init_tracing() {
+/// The one subscriber every command logs through: subsim's own diagnostics go to stderr,
+/// filtered by `RUST_LOG` (`RUST_LOG=subsim=debug` shows budget and thread decisions),
+/// written as `--log-format` says. Without `RUST_LOG`: warnings, and for `serve` its
+/// request log too (`info`).
+fn init_tracing(format: args::LogFormat, command: &Command) {
+    let default = match command {
+        Command::Serve(_) => "warn,subsim::serve=info",
+        _ => "warn",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        args::LogFormat::Text => builder
+            .with_target(false)
+            .with_ansi(output::stderr_color())
+            .try_init(),
+        args::LogFormat::Json => builder.json().with_current_span(true).try_init(),
+    };
 }

@@ -10,6 +10,7 @@ mod browser;
 mod budgets;
 mod cli;
 mod hostile;
+mod hostile_pages;
 mod import;
 mod load;
 mod playground;

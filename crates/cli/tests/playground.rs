@@ -138,8 +138,10 @@ fn the_api_answers_as_documented() {
         let big = {
             use tokio::io::{AsyncReadExt, AsyncWriteExt};
             let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-            let head =
-                "POST /api/check HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n{\"scen";
+            let head = format!(
+                "POST /api/check HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n\r\n{{\"scen",
+                server.addr
+            );
             socket.write_all(head.as_bytes()).await.unwrap();
             let mut answer = vec![0u8; 4096];
             let read = socket.read(&mut answer).await.unwrap();
@@ -352,7 +354,8 @@ async fn start_run(server: &Server, body: &str) -> tokio::net::TcpStream {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let request = format!(
-        "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "POST /api/run HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        server.addr,
         body.len()
     );
     socket.write_all(request.as_bytes()).await.unwrap();
@@ -816,28 +819,30 @@ async fn hostile_clients(addr: std::net::SocketAddr) {
     let kinds: Vec<(String, &str)> = vec![
         (
             format!(
-                "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{huge}",
+                "POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{huge}",
                 huge.len()
             ),
             "413",
         ),
         (
-            "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"scenario\":"
-                .to_string(),
+            format!(
+                "POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{{\"scenario\":"
+            ),
             "400",
         ),
         (
-            "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Le".to_string(),
+            format!("POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Le"),
             "dropped",
         ),
         (
-            "POST /api/check HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"scen"
-                .to_string(),
+            format!(
+                "POST /api/check HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"scen"
+            ),
             "408",
         ),
         (
             format!(
-                "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{many}",
+                "POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{many}",
                 many.len()
             ),
             "unread",
@@ -921,7 +926,7 @@ fn sigterm_stops_the_server_cleanly() {
     std::io::Write::write_all(
         &mut socket,
         format!(
-            "POST /api/run HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            "POST /api/run HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )
         .as_bytes(),

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,9 +12,11 @@ use axum::Router;
 use serde_json::{json, Map, Value};
 use subsim_scenario::{Diagnostics, Loaded, Override};
 
-use super::{page, stream, Shared};
+use super::{log, page, policy, stream, Shared};
 
-pub fn router(shared: Arc<Shared>) -> Router {
+/// Every route, behind the host and origin policy (`policy.rs`), which sees every
+/// request first.
+pub fn router(shared: Arc<Shared>, policy: policy::Policy) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
@@ -27,7 +29,10 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/panel", post(panel))
         .route("/api/compare", post(compare))
         .fallback(not_found)
+        .method_not_allowed_fallback(wrong_method)
         .layer(axum::middleware::from_fn(soft_problems))
+        .layer(axum::middleware::from_fn_with_state(policy, policy::check))
+        .layer(axum::middleware::from_fn(log::request))
         .with_state(shared)
 }
 
@@ -53,6 +58,14 @@ async fn soft_problems(request: Request<Body>, next: axum::middleware::Next) -> 
 
 async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "no such page or API route")
+}
+
+async fn wrong_method() -> Response {
+    error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this route does not take that method: the pages are GET, the API's \
+         /api/check, /api/run, /api/panel and /api/compare are POST",
+    )
 }
 
 /// `{"error": message}` with `status`.
@@ -98,13 +111,18 @@ pub struct Posted {
 
 /// Reads and parses a JSON body within the body budget and the client timeout: 413 past
 /// the budget (told by `Content-Length` before anything is read, or found while reading),
-/// 408 when the client stops sending, 400 for anything that is not the API's JSON.
+/// 408 when the client stops sending, 400 for broken framing (a bad chunk size, a body
+/// shorter than its `Content-Length`) and for anything that is not the API's JSON, 503
+/// when the bodies being read already hold the server's body memory (`--body-memory`).
 pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted, Response> {
     let budget = shared.budgets.body_bytes;
     let too_large = |count: Option<u64>| {
         error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            &budget.over("the request body", count).to_string(),
+            &format!(
+                "{} (send a smaller scenario: the API takes at most 1 MiB)",
+                budget.over("the request body", count)
+            ),
         )
     };
     let announced = request
@@ -118,18 +136,111 @@ pub async fn read_body(shared: &Shared, request: Request<Body>) -> Result<Posted
         }
     }
     let limit = usize::try_from(budget.limit).unwrap_or(usize::MAX);
-    let reading = axum::body::to_bytes(request.into_body(), limit);
-    let bytes: Bytes = match tokio::time::timeout(shared.budgets.client_timeout, reading).await {
+    let reading = collect(shared, request.into_body(), announced, limit);
+    let (bytes, held) = match tokio::time::timeout(shared.budgets.client_timeout, reading).await {
+        Ok(Err(Unread::NoMemory)) => return Err(no_body_memory()),
         Err(_) => {
             return Err(error(
                 StatusCode::REQUEST_TIMEOUT,
-                "the body did not arrive in time",
+                &format!(
+                    "the body did not arrive within {} (`--client-timeout`): send the whole \
+                     request at once",
+                    super::stream::words(shared.budgets.client_timeout)
+                ),
             ))
         }
-        Ok(Err(_)) => return Err(too_large(None)),
-        Ok(Ok(bytes)) => bytes,
+        Ok(Err(Unread::TooLarge)) => return Err(too_large(None)),
+        Ok(Err(Unread::Framing(why))) => {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "the body is malformed ({why}): a bad chunk size, or fewer bytes than its \
+                     Content-Length; send it again whole"
+                ),
+            ))
+        }
+        Ok(Ok(read)) => read,
     };
-    parse_body(&bytes).map_err(|message| error(StatusCode::BAD_REQUEST, &message))
+    let posted = parse_body(&bytes).map_err(|message| error(StatusCode::BAD_REQUEST, &message));
+    drop(bytes);
+    drop(held);
+    posted
+}
+
+/// Why a body was not read.
+enum Unread {
+    /// No room in the body memory within [`MEMORY_WAIT`].
+    NoMemory,
+    TooLarge,
+    Framing(String),
+}
+
+/// How long a body waits for room in the body memory before it is refused (503 with
+/// `Retry-After: 1`): a flood of unfinished bodies holds the memory for up to the client
+/// timeout, and an honest client is better told at once to come back.
+const MEMORY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The body's bytes, and the share of the body memory (`Shared::bodies`) they hold: a
+/// body with a `Content-Length` reserves all of it before it is read, a chunked one each
+/// chunk as it comes.
+async fn collect(
+    shared: &Shared,
+    body: Body,
+    announced: Option<u64>,
+    limit: usize,
+) -> Result<(Vec<u8>, Option<tokio::sync::OwnedSemaphorePermit>), Unread> {
+    use futures_util::StreamExt as _;
+    let reserve = |bytes: usize| {
+        let permits = u32::try_from(bytes).unwrap_or(u32::MAX);
+        let acquired = shared.bodies.clone().acquire_many_owned(permits);
+        let free = shared.bodies.available_permits();
+        async move {
+            match tokio::time::timeout(MEMORY_WAIT, acquired).await {
+                Ok(Ok(permit)) => Ok(permit),
+                Ok(Err(_)) | Err(_) => {
+                    tracing::warn!(bytes, free, "refused a body: the body memory is full");
+                    Err(Unread::NoMemory)
+                }
+            }
+        }
+    };
+    let mut held = match announced {
+        Some(length) => {
+            let length = usize::try_from(length).unwrap_or(usize::MAX).min(limit);
+            Some(reserve(length).await?)
+        }
+        None => None,
+    };
+    let mut bytes = Vec::with_capacity(announced.map_or(0, |length| length as usize).min(limit));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|why| Unread::Framing(why.to_string()))?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(Unread::TooLarge);
+        }
+        if announced.is_none() && !chunk.is_empty() {
+            let more = reserve(chunk.len()).await?;
+            match &mut held {
+                Some(held) => held.merge(more),
+                None => held = Some(more),
+            }
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((bytes, held))
+}
+
+/// 503: the bodies being read hold all of `--body-memory`.
+fn no_body_memory() -> Response {
+    let mut response = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "the server is reading as many request bodies as its memory for them allows \
+         (`subsim serve --body-memory`); try again in a second",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The API's JSON body: `{"scenario": TEXT, "set": {PATH: VALUE}, "seed": N, …}`.

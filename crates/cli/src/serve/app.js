@@ -279,6 +279,8 @@ async function run() {
     return;
   }
   play.streaming = false;
+  // A stream that ended without `end`: stopped by --max-run-time (`limit`) or a failure.
+  if (result.status === 200 && !play.done) setStatus(play.limit || 'the run stopped before its end');
   if (result.status === 422) {
     showProblems(result.answer.diagnostics || []);
     setStatus('the scenario has problems: see below the editor');

@@ -17,8 +17,11 @@
 //! a run whose client goes away or stops reading is cancelled (`stream.rs`).
 
 mod api;
+mod connection;
 mod json;
+mod log;
 mod page;
+mod policy;
 mod stream;
 
 use std::net::SocketAddr;
@@ -49,8 +52,15 @@ pub struct Budgets {
     /// How long a client may take to send a request's head or body, and how long a run
     /// waits for a client that stopped reading, before it is dropped.
     pub client_timeout: Duration,
+    /// Bytes all the request bodies being read may hold together (`--body-memory`, at
+    /// least one body's worth): past it, a body waits for room (503 after the client
+    /// timeout), so N connections cannot hold N bodies' memory.
+    pub body_memory: usize,
     /// The safety limits every run is clamped to (the scenario may only lower them).
     pub limits: subsim_engine::spec::Limits,
+    /// The longest a paced run plays (`--max-run-time`): slower speeds are refused, and a
+    /// run whose next event would play later ends with `limit`.
+    pub max_run_time: Duration,
 }
 
 impl Budgets {
@@ -73,6 +83,10 @@ impl Budgets {
             queue: args.queue as usize,
             max_connections: args.max_connections as usize,
             client_timeout: Duration::from_secs(args.client_timeout),
+            max_run_time: Duration::from_secs(args.max_run_time),
+            body_memory: usize::try_from(args.body_memory)
+                .unwrap_or(usize::MAX)
+                .max(crate::budgets::REQUEST_BODY_BYTES.limit as usize),
             limits: subsim_engine::spec::Limits {
                 max_events: args.max_events,
                 max_agents: args.max_agents,
@@ -92,9 +106,12 @@ pub struct Shared {
     pub budgets: Budgets,
     /// One permit per run allowed at once.
     pub runs: Arc<Semaphore>,
+    /// One permit per byte of request body being read ([`Budgets::body_memory`]).
+    pub bodies: Arc<Semaphore>,
     /// Requests waiting for a permit.
     pub waiting: std::sync::atomic::AtomicUsize,
-    /// The empty folder posted scenarios resolve their paths in (removed at exit).
+    /// The empty folder posted scenarios resolve their `file:` paths in, and only in:
+    /// made fresh by `tempfile` (random name, mode 0700), removed at exit.
     pub empty_dir: std::path::PathBuf,
 }
 
@@ -109,25 +126,45 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
         .enable_all()
         .build()
         .context("cannot start the server's runtime")?;
-    let empty_dir = std::env::temp_dir().join(format!("subsim-serve-{}", std::process::id()));
-    std::fs::create_dir_all(&empty_dir)
-        .with_context(|| format!("cannot create the empty folder {}", empty_dir.display()))?;
+    // A fresh private folder (issue #31): a random name, mode 0700, never one that
+    // already exists (a planted folder or symlink is not reused), removed when dropped.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("subsim-serve-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let scratch = builder
+        .tempdir()
+        .context("cannot create the server's scratch folder (is $TMPDIR writable?)")?;
+    let empty_dir = scratch.path().to_path_buf();
     let budgets = Budgets::from_args(&args);
+    tracing::debug!(
+        workers,
+        max_runs = budgets.max_runs,
+        queue = budgets.queue,
+        max_connections = budgets.max_connections,
+        body_memory = budgets.body_memory,
+        "serve budgets"
+    );
     let shared = Arc::new(Shared {
         runs: Arc::new(Semaphore::new(budgets.max_runs)),
+        bodies: Arc::new(Semaphore::new(budgets.body_memory)),
         waiting: std::sync::atomic::AtomicUsize::new(0),
         budgets,
-        empty_dir: empty_dir.clone(),
+        empty_dir,
     });
-    let served = runtime.block_on(listen(args.bind, shared));
+    let served = runtime.block_on(listen(args.bind, &args.allow_host, shared));
     // Runs still going see their clients gone and stop; do not wait on them for long.
     runtime.shutdown_timeout(Duration::from_secs(2));
-    let _ = std::fs::remove_dir_all(&empty_dir);
+    drop(scratch);
     served.map(|()| Status::Ok)
 }
 
 /// Binds, says where, and serves until Ctrl+C or SIGTERM.
-async fn listen(bind: SocketAddr, shared: Arc<Shared>) -> anyhow::Result<()> {
+async fn listen(
+    bind: SocketAddr,
+    allow_host: &[String],
+    shared: Arc<Shared>,
+) -> anyhow::Result<()> {
     let listener = TcpListener::bind(bind)
         .await
         .with_context(|| format!("cannot listen on {bind} (--bind ADDR chooses another)"))?;
@@ -142,7 +179,8 @@ async fn listen(bind: SocketAddr, shared: Arc<Shared>) -> anyhow::Result<()> {
              machine)"
         );
     }
-    let app = api::router(shared.clone());
+    let policy = policy::Policy::new(address, allow_host);
+    let app = api::router(shared.clone(), policy);
     let connections = Arc::new(Semaphore::new(shared.budgets.max_connections));
     let timeout = shared.budgets.client_timeout;
     let stop = stop_signal();
@@ -169,7 +207,10 @@ async fn listen(bind: SocketAddr, shared: Arc<Shared>) -> anyhow::Result<()> {
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(timeout)
-                .serve_connection(TokioIo::new(socket), service)
+                .serve_connection(
+                    TokioIo::new(connection::Deadline::new(socket, timeout)),
+                    service,
+                )
                 .await;
             drop(permit);
         });

@@ -78,6 +78,12 @@ impl Browser {
     /// Starts chromedriver on a free port and opens a headless chromium session, the
     /// window `width` × `height`.
     pub async fn start(test: &str, width: u32, height: u32) -> Browser {
+        Browser::start_with(test, width, height, &[]).await
+    }
+
+    /// [`Browser::start`] with more chromium arguments (`--host-resolver-rules=…`, to put
+    /// a page under another name on 127.0.0.1).
+    pub async fn start_with(test: &str, width: u32, height: u32, extra: &[String]) -> Browser {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free local port")
@@ -113,6 +119,10 @@ impl Browser {
             },
             "goog:loggingPrefs": {"browser": "ALL"},
         });
+        let mut capabilities = capabilities;
+        if let Some(args) = capabilities["goog:chromeOptions"]["args"].as_array_mut() {
+            args.extend(extra.iter().map(|arg| Value::String(arg.clone())));
+        }
         let Value::Object(capabilities) = capabilities else {
             unreachable!("an object")
         };

@@ -31,7 +31,10 @@ impl Server {
     pub fn start(extra: &[&str]) -> Server {
         let binary = std::env::var_os("SUBSIM_BINARY").unwrap_or_else(|| BINARY.into());
         let mut command = Command::new(binary);
-        command.args(["serve", "--bind", "127.0.0.1:0"]).args(extra);
+        command
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "subsim=warn");
         Server::started(command.stderr(Stdio::inherit()))
     }
 
@@ -52,8 +55,9 @@ impl Server {
         Server::started(&mut command)
     }
 
-    /// Spawns `command` (a `subsim serve`) and reads its address from its first line.
-    fn started(command: &mut Command) -> Server {
+    /// Spawns `command` (a `subsim serve`, or a shell that `exec`s one) and reads its
+    /// address from its first line.
+    pub fn started(command: &mut Command) -> Server {
         let mut child = command
             .stdout(Stdio::piped())
             .spawn()
@@ -90,6 +94,21 @@ impl Server {
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends SIGTERM (by process id) and waits, at most 10 s, for the server to stop;
+    /// whether it did.
+    pub fn terminate(&mut self) -> bool {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..100 {
+            if !self.alive() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
     }
 
     /// The process id, to read its memory use.
