@@ -1,0 +1,77 @@
+//! Regressions of the views that draw the run model (issue #32): the narration's order,
+//! the end and what set it, agents without a name.
+
+use serde_json::Value;
+
+use crate::support::{code, repo_root, stdout, subsim, TempDir};
+
+fn scenario(path: &str) -> String {
+    repo_root()
+        .join(path)
+        .to_str()
+        .expect("UTF-8 path")
+        .to_string()
+}
+
+fn model(args: &[&str]) -> Value {
+    let mut all = vec!["run"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "model"]);
+    let output = subsim(&all);
+    assert_eq!(code(&output), 0);
+    serde_json::from_str(&stdout(&output)).expect("the model is JSON")
+}
+
+#[test]
+fn the_resume_prints_before_rejected_1_past_a_cap_of_5() {
+    let file = scenario("scenarios/cap/resume-takes-a-slot-past-the-cap.yaml");
+    let output = subsim(&["run", &file, "--cap", "5"]);
+    let text = stdout(&output);
+    let resumed = text.find("first           resumed").expect(&text);
+    let rejected = text.find("rejected-1      started").expect(&text);
+    assert!(resumed < rejected, "{text}");
+    assert!(text.contains("busy-1 … busy-3 (3)  started"), "{text}");
+}
+
+#[test]
+fn the_narration_never_groups_across_another_decision_in_any_shipped_scenario_order() {
+    // The model's order is the trace's: each group's seqs are consecutive decisions.
+    let file = scenario("scenarios/cap/resume-takes-a-slot-past-the-cap.yaml");
+    let model = model(&[&file, "--cap", "5"]);
+    let mut last = None;
+    for group in model["order"].as_array().unwrap() {
+        for seq in group["seqs"].as_array().unwrap() {
+            let seq = seq.as_u64().unwrap();
+            assert!(last.is_none_or(|last| last < seq), "{group}");
+            last = Some(seq);
+        }
+    }
+}
+
+#[test]
+fn the_demo_summary_says_it_ended_at_56s_and_why() {
+    let output = subsim(&["run", &scenario("scenarios/demo.yaml")]);
+    let text = crate::support::flat(&stdout(&output));
+    assert!(
+        text.contains("It ended at 56s because main heard planner's completion then (NOTIFY-3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the last of them, checker, finished at 56s (NOTIFY-6)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unnamed_spawn_is_shown_by_its_id_in_the_model() {
+    let dir = TempDir::new("unnamed");
+    let file = dir.write(
+        "unnamed.yaml",
+        "name: unnamed\nsession: {kind: interactive}\nmain:\n  - spawn: {agent: general-purpose, background: true, behavior: [{work: 2s}]}\n",
+    );
+    let model = model(&[file.to_str().unwrap()]);
+    assert_eq!(model["runs"][1]["label"], "a1", "{model}");
+    assert_eq!(model["end"]["t_us"], 2_000_000);
+    let because = model["end"]["because"].as_str().unwrap();
+    assert!(because.contains("a1"), "{because}");
+}
