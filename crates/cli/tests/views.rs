@@ -75,3 +75,60 @@ fn an_unnamed_spawn_is_shown_by_its_id_in_the_model() {
     let because = model["end"]["because"].as_str().unwrap();
     assert!(because.contains("a1"), "{because}");
 }
+
+fn explain_end(path: &str) -> String {
+    let output = subsim(&["explain", "--end", &scenario(path)]);
+    assert_eq!(code(&output), 0, "{}", crate::support::stderr(&output));
+    crate::support::flat(&stdout(&output))
+}
+
+#[test]
+fn explain_end_says_the_demo_ended_at_56s_because_of_the_checker_chain() {
+    let text = explain_end("scenarios/demo.yaml");
+    assert!(
+        text.contains("It ended at 56s because main heard planner's completion"),
+        "{text}"
+    );
+    assert!(
+        text.contains("checker ran its own steps for 21s, from 35s"),
+        "{text}"
+    );
+    assert!(text.contains("(NOTIFY-6)"), "{text}");
+}
+
+#[test]
+fn explain_end_names_the_prompt_that_set_the_end() {
+    let text = explain_end("scenarios/perm/agent-messages-are-never-approval.yaml");
+    assert!(
+        text.contains(
+            "builder waited 10s on a permission prompt, from 11s until it was answered (PERM-4)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn explain_end_follows_a_foreground_chain_through_results() {
+    let text = explain_end("scenarios/fgbg/a-foreground-resume-blocks-the-resumer.yaml");
+    assert!(
+        text.contains("It ended at 16s because main heard next's result then (NOTIFY-2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("main had waited for its foreground subagent helper, whose result came at 15s (NOTIFY-2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("helper was resumed by main at 5s (CAP-7)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn explain_end_names_the_background_shell_that_set_the_end() {
+    let text = explain_end("scenarios/notify/background-bash-notifies-the-subagent.yaml");
+    assert!(
+        text.contains("watcher waited for its background shell from 5s to 30s (NOTIFY-5)"),
+        "{text}"
+    );
+}
