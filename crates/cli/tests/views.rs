@@ -132,3 +132,36 @@ fn explain_end_names_the_background_shell_that_set_the_end() {
         "{text}"
     );
 }
+
+fn report_of(path: &str) -> String {
+    let dir = TempDir::new("report-views");
+    let out = dir.path().join("r.html");
+    let output = subsim(&["report", &scenario(path), "-o", out.to_str().unwrap()]);
+    assert_eq!(code(&output), 0, "{}", crate::support::stderr(&output));
+    std::fs::read_to_string(out).unwrap()
+}
+
+#[test]
+fn a_report_narration_click_lands_on_the_exact_microsecond_not_the_millisecond() {
+    let page = report_of("scenarios/demo.yaml");
+    // The prompt's answer is at 43.491238 s; the clock shows 43.491.
+    assert!(
+        page.contains(r#"data-t="43491238""#),
+        "no line at the exact instant"
+    );
+    assert!(!page.contains(r#"data-t="43491000""#));
+}
+
+#[test]
+fn the_report_header_counts_the_runs_the_cli_counts_and_has_a_legend_and_the_end() {
+    let page = report_of("scenarios/demo.yaml");
+    let cli = stdout(&subsim(&["run", &scenario("scenarios/demo.yaml")]));
+    assert!(cli.contains("24 runs started"), "{cli}");
+    assert!(page.contains("· 24 runs ·"), "header");
+    assert!(page.contains(r#"id="legend""#));
+    assert!(page.contains("waiting on a prompt"));
+    assert!(page.contains("It ended at 56s because"));
+    // Nothing wider than an 800 px window is fixed.
+    assert!(!page.contains("flex: none; width: 920px"));
+    assert!(!page.contains("width: 760px"));
+}
