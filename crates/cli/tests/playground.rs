@@ -214,7 +214,7 @@ fn the_api_answers_as_documented() {
 }
 
 /// Every shipped scenario: the `data:` lines of `/api/run` are the lines of
-/// `subsim run FILE --format jsonl`, `event: model` has the end, the chain and the counts
+/// `subsim run FILE --format jsonl`, `event: model` has the end and the counts
 /// of `--format model`, and `event: end` is `--format json`. (The server's
 /// limits are raised to `run`'s own for this; scenarios that name other files are refused
 /// by the server, which reads none, and that refusal is checked instead.)
@@ -307,7 +307,7 @@ fn stream_and_compare<'a>(
             let streamed =
                 streamed.unwrap_or_else(|| panic!("{}: no event: model", file.display()));
             let model = json(&cli("model"));
-            for part in ["end", "chain", "counts"] {
+            for part in ["end", "counts"] {
                 assert_eq!(
                     streamed[part],
                     model[part],
