@@ -18,4 +18,5 @@ mod runner;
 mod sources;
 mod teaching;
 mod tutorial;
+mod views;
 mod widths;

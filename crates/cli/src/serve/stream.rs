@@ -16,8 +16,9 @@
 //! with `end`, `limit` or `error` (`stopped_early`).
 //!
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
-//! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
-//! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
+//! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: model` carries the
+//! run model (`run --format model`: the end and what set it, the counts, the runs) and
+//! `event: end` the `--format json` summary. Named events the page uses besides: `limit` (a safety limit
 //! stopped the run), and with `"narration": true` in the body, `narration` (the brief
 //! narration's lines of each instant, as `subsim run` prints them).
 
@@ -63,6 +64,8 @@ enum FrameKind {
     Limit(String),
     /// The `--format json` summary.
     End(String),
+    /// The run model (`run --format model`), sent just before `End`.
+    Model(String),
 }
 
 /// The client went away: the run is abandoned (unwound out of the engine, quietly).
@@ -374,6 +377,7 @@ fn sse(frame: Frame) -> SseEvent {
         FrameKind::Limit(text) => SseEvent::default()
             .event("limit")
             .data(super::json::text(&json!({ "message": text }))),
+        FrameKind::Model(model) => SseEvent::default().event("model").data(model.trim_end()),
         FrameKind::End(summary) => SseEvent::default()
             .event("end")
             .data(summary.trim_end().replace('\r', " ")),
@@ -410,6 +414,8 @@ struct Streamed<'a> {
     /// The instant of the latest event: narration is flushed when the instant ends.
     instant: Option<SimTime>,
     summary: Summary,
+    /// The run model, sent as `event: model` before `end`.
+    model: subsim_engine::runmodel::Builder,
     frames: &'a mpsc::Sender<Frame>,
 }
 
@@ -463,6 +469,7 @@ impl Sink for Streamed<'_> {
     fn event(&mut self, event: &Event) {
         self.write(event);
         self.summary.event(event);
+        self.model.add(event);
     }
 }
 
@@ -491,6 +498,7 @@ fn simulate(
         narration,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
+        model: subsim_engine::runmodel::Builder::new(5_000),
         frames,
     };
     let report = crate::run::simulation(loaded.spec, seed).run(&mut sink);
@@ -510,6 +518,11 @@ fn simulate(
             kind: FrameKind::Limit(message),
         });
     }
+    let model = std::mem::replace(&mut sink.model, subsim_engine::runmodel::Builder::new(1));
+    sink.send(Frame {
+        t_us: end,
+        kind: FrameKind::Model(model.finish().to_json()),
+    });
     let summary = sink.summary.render_json();
     sink.send(Frame {
         t_us: end,
