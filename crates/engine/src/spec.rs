@@ -121,6 +121,9 @@ pub struct SessionSpec {
     pub screen_reader: bool,
     /// HANDBACK-7/8: the auto-mode classifier's verdicts, unless a spawn overrides them.
     pub classifier: ClassifierSpec,
+    /// PERM-12: a settings file sets `disableAutoMode` (auto mode is available to no
+    /// subagent, and main does not start in it).
+    pub disable_auto_mode: bool,
 }
 
 /// A hook: an event name, an optional matcher, and the command (recorded, never run).
@@ -173,6 +176,7 @@ impl Default for SessionSpec {
             cross_session_messaging: false,
             screen_reader: false,
             classifier: ClassifierSpec::default(),
+            disable_auto_mode: false,
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 25] = [
+const SESSION_KEYS: [&str; 26] = [
     "kind",
     "version",
     "seed",
@@ -44,6 +44,7 @@ const SESSION_KEYS: [&str; 25] = [
     "cross_session_messaging",
     "screen_reader",
     "classifier",
+    "disable_auto_mode",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
@@ -249,6 +250,7 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
         ("auto_memory", &mut spec.auto_memory),
         ("cross_session_messaging", &mut spec.cross_session_messaging),
         ("screen_reader", &mut spec.screen_reader),
+        ("disable_auto_mode", &mut spec.disable_auto_mode),
     ] {
         if let Some(value) = fields.get(key) {
             if let Some(written) = ctx.boolean(value, &format!("`{key}`")) {

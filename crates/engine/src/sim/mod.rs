@@ -32,7 +32,7 @@ use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::{Mode, PermissionMode, RuleId, SessionConfig};
+use subsim_rules::{Mode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
 use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
@@ -576,7 +576,7 @@ fn provider_from(text: &str) -> model::Provider {
 
 impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, out: Out<'s>) -> Kernel<'s> {
-        let (config, notes) = decide::session_config(
+        let (mut config, mut notes) = decide::session_config(
             spec.session.version,
             spec.session.kind,
             &spec.session.env,
@@ -584,6 +584,10 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
+        // PERM-12 / PERM-10: `disableAutoMode` from a settings file.
+        if spec.session.disable_auto_mode {
+            config.disable_auto_mode(&mut notes);
+        }
         let mut pool = decide::session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {
@@ -724,7 +728,7 @@ impl<'s> Kernel<'s> {
             type_index: None,
             depth: 0,
             mode: Mode::Foreground,
-            permission_mode: session_permission_mode(spec),
+            permission_mode: self.session.config.permission_mode,
             fork: false,
             invocation_model: None,
             classifier: None,
@@ -1218,8 +1222,4 @@ fn main_agent_key(
         subsim_rules::spawn::Lookup::BuiltIn(built_in) => Some(built_in.name().to_string()),
         _ => None,
     }
-}
-
-fn session_permission_mode(spec: &SimSpec) -> PermissionMode {
-    spec.session.permission_mode
 }
