@@ -124,6 +124,35 @@ pub struct SessionSpec {
     /// PERM-12: a settings file sets `disableAutoMode` (auto mode is available to no
     /// subagent, and main does not start in it).
     pub disable_auto_mode: bool,
+    /// CTX-8: `--append-subagent-system-prompt` (`Text`) or its `-file` form (`File`) was
+    /// passed; the text itself is not observable (DEF-15).
+    pub appended_prompt: Option<subsim_rules::context::Appended>,
+    /// MCP-5: the main session's MCP restrictions.
+    pub mcp_policy: McpPolicySpec,
+}
+
+/// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
+/// declares in `mcpServers`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpPolicySpec {
+    /// `--strict-mcp-config`.
+    pub strict_mcp_config: bool,
+    /// The managed `allowedMcpServers` list, if set.
+    pub allowed: Option<Vec<String>>,
+    /// The managed `deniedMcpServers` list.
+    pub denied: Vec<String>,
+}
+
+impl McpPolicySpec {
+    /// The restrictions as the rules read them.
+    pub fn policy(&self) -> subsim_rules::context::McpPolicy<'_> {
+        subsim_rules::context::McpPolicy {
+            strict_mcp_config: self.strict_mcp_config,
+            allowed: self.allowed.as_deref(),
+            denied: &self.denied,
+            ..subsim_rules::context::McpPolicy::default()
+        }
+    }
 }
 
 /// A hook: an event name, an optional matcher, and the command (recorded, never run).
@@ -177,6 +206,8 @@ impl Default for SessionSpec {
             screen_reader: false,
             classifier: ClassifierSpec::default(),
             disable_auto_mode: false,
+            appended_prompt: None,
+            mcp_policy: McpPolicySpec::default(),
         }
     }
 }

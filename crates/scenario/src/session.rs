@@ -18,7 +18,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 26] = [
+const SESSION_KEYS: [&str; 31] = [
     "kind",
     "version",
     "seed",
@@ -45,6 +45,11 @@ const SESSION_KEYS: [&str; 26] = [
     "screen_reader",
     "classifier",
     "disable_auto_mode",
+    "append_subagent_system_prompt",
+    "append_subagent_system_prompt_file",
+    "strict_mcp_config",
+    "allowed_mcp_servers",
+    "denied_mcp_servers",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
@@ -262,6 +267,54 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
         if let Some(verdicts) = classifier(ctx, value, ClassifierSpec::default()) {
             spec.classifier = verdicts;
         }
+    }
+    appended_prompt(ctx, fields, spec);
+    mcp_policy(ctx, fields, spec);
+}
+
+/// CTX-8: `append_subagent_system_prompt` (`--append-subagent-system-prompt <text>`) or
+/// `append_subagent_system_prompt_file` (`…-file <path>`), one of the two. The text and
+/// the file are kept unread: a prompt's text is not observable (DEF-15).
+fn appended_prompt(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut SessionSpec) {
+    use subsim_rules::context::Appended;
+    let text = fields.get("append_subagent_system_prompt");
+    let file = fields.get("append_subagent_system_prompt_file");
+    if let (Some(_), Some(second)) = (text, file) {
+        ctx.error_help(
+            second.span,
+            "`append_subagent_system_prompt` and `append_subagent_system_prompt_file` are \
+             both given",
+            "pass the text or the file, not both",
+        );
+        return;
+    }
+    for (value, kind, key) in [
+        (text, Appended::Text, "`append_subagent_system_prompt`"),
+        (file, Appended::File, "`append_subagent_system_prompt_file`"),
+    ] {
+        if let Some(value) = value {
+            if ctx.text(value, key).is_some() {
+                spec.appended_prompt = Some(kind);
+            }
+        }
+    }
+}
+
+/// MCP-5: `strict_mcp_config` (`--strict-mcp-config`) and the managed
+/// `allowed_mcp_servers` / `denied_mcp_servers` lists.
+fn mcp_policy(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut SessionSpec) {
+    if let Some(value) = fields.get("strict_mcp_config") {
+        if let Some(strict) = ctx.boolean(value, "`strict_mcp_config`") {
+            spec.mcp_policy.strict_mcp_config = strict;
+        }
+    }
+    if let Some(value) = fields.get("allowed_mcp_servers") {
+        spec.mcp_policy.allowed = ctx.string_list(value, "`allowed_mcp_servers`");
+    }
+    if let Some(value) = fields.get("denied_mcp_servers") {
+        spec.mcp_policy.denied = ctx
+            .string_list(value, "`denied_mcp_servers`")
+            .unwrap_or_default();
     }
 }
 

@@ -433,6 +433,10 @@ struct Session {
     definitions: Vec<crate::spec::DefinitionNote>,
     /// The session's MCP servers (MCP-1: shared with subagents).
     mcp: ToolList,
+    /// MCP-5: the main session's MCP restrictions.
+    mcp_policy: crate::spec::McpPolicySpec,
+    /// CTX-8: the `--append-subagent-system-prompt` flag passed, if any.
+    appended_prompt: Option<context::Appended>,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -587,6 +591,19 @@ impl<'s> Kernel<'s> {
         // PERM-12 / PERM-10: `disableAutoMode` from a settings file.
         if spec.session.disable_auto_mode {
             config.disable_auto_mode(&mut notes);
+        }
+        // MCP-5: the managed allow/deny lists decide which configured servers main keeps.
+        let (kept, blocked) = context::session_servers(
+            spec.session.mcp.keys().map(String::as_str),
+            &spec.session.mcp_policy.policy(),
+        );
+        if !blocked.is_empty() {
+            let kept: Vec<String> = kept.into_iter().map(str::to_string).collect();
+            spec.session.mcp.retain(|name, _| kept.contains(name));
+            notes.extend(blocked.into_iter().map(|note| ConfigNote {
+                rule: note.rule,
+                text: note.text,
+            }));
         }
         let mut pool = decide::session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
@@ -1105,6 +1122,8 @@ impl Session {
                 .chain(main_servers.iter().map(|server| &server.name))
                 .map(|name| Rc::from(name.as_str()))
                 .collect(),
+            mcp_policy: session.mcp_policy.clone(),
+            appended_prompt: session.appended_prompt,
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: decide::refusal_texts(),
@@ -1183,6 +1202,7 @@ fn session_agent_servers(
         source_dir: Some(&source_dir),
         trusted_dirs: &session.trusted_dirs,
         configured: &configured,
+        policy: session.mcp_policy.policy(),
         ..context::McpInput::default()
     };
     let (connected, _, _) = decide::session_agent_servers(&input, &config.gates);
