@@ -1369,6 +1369,36 @@ pub(super) fn session_config(
     SessionConfig::resolve(version, kind, env, admission, agent_teams, permission_mode)
 }
 
+/// The settings `SessionConfig::resolve` does not read, applied to what it answered:
+/// PERM-12 / PERM-10's `disableAutoMode` (`SessionConfig::disable_auto_mode`), and MCP-5's
+/// managed allow/deny lists over the session's own servers (`context::session_servers`),
+/// which drops the blocked ones from `session.mcp` and notes each.
+pub(super) fn session_settings(
+    session: &mut crate::spec::SessionSpec,
+    config: &mut SessionConfig,
+    notes: &mut Vec<subsim_rules::session::ConfigNote>,
+) {
+    if session.disable_auto_mode {
+        config.disable_auto_mode(notes);
+    }
+    let (kept, blocked) = context::session_servers(
+        session.mcp.keys().map(String::as_str),
+        &session.mcp_policy.policy(),
+    );
+    if !blocked.is_empty() {
+        let kept: Vec<String> = kept.into_iter().map(str::to_string).collect();
+        session.mcp.retain(|name, _| kept.contains(name));
+        notes.extend(
+            blocked
+                .into_iter()
+                .map(|note| subsim_rules::session::ConfigNote {
+                    rule: note.rule,
+                    text: note.text,
+                }),
+        );
+    }
+}
+
 /// CAP-5 / CAP-8, then `cap::admit` (CAP-1/3/4, Q-34, CAP-10 and every other check made at
 /// the moment of the call): whether a planned start of the type at `type_key` takes a slot
 /// while `occupancy` runs, or the refusal's reason and rule.
@@ -1631,10 +1661,10 @@ pub(super) fn tool_permission(
     toolcall::permission(step, forced, call, rules, session_grants)
 }
 
-/// The tool-call gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it
-/// because the caller has no working `Agent` tool, before any hook fires.
-pub(super) fn agent_tool_set_refusal(reason: subsim_rules::RejectReason) -> bool {
-    toolcall::tool_set_refusal(reason)
+/// The tool-call gate's check 1 for an Agent call (DEPTH-3/5): the plan refused it
+/// under `rule` because the caller has no `Agent` tool, before any hook fires.
+pub(super) fn agent_tool_set_refusal(reason: subsim_rules::RejectReason, rule: RuleId) -> bool {
+    toolcall::tool_set_refusal(reason, rule)
 }
 
 /// PERM-14: the permission rule that decided a call, by its position.

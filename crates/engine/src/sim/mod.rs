@@ -588,23 +588,8 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
-        // PERM-12 / PERM-10: `disableAutoMode` from a settings file.
-        if spec.session.disable_auto_mode {
-            config.disable_auto_mode(&mut notes);
-        }
-        // MCP-5: the managed allow/deny lists decide which configured servers main keeps.
-        let (kept, blocked) = context::session_servers(
-            spec.session.mcp.keys().map(String::as_str),
-            &spec.session.mcp_policy.policy(),
-        );
-        if !blocked.is_empty() {
-            let kept: Vec<String> = kept.into_iter().map(str::to_string).collect();
-            spec.session.mcp.retain(|name, _| kept.contains(name));
-            notes.extend(blocked.into_iter().map(|note| ConfigNote {
-                rule: note.rule,
-                text: note.text,
-            }));
-        }
+        // PERM-12 / PERM-10 (`disableAutoMode`), MCP-5 (the managed allow/deny lists).
+        decide::session_settings(&mut spec.session, &mut config, &mut notes);
         let mut pool = decide::session_pool(&spec);
         // SPAWN-8: which built-ins the env leaves registered.
         let builtin_env = subsim_rules::spawn::BuiltinEnv {

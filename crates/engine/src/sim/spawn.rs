@@ -163,8 +163,8 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn agent_call_blocked(&mut self, caller_slot: u32, planned: &CachedPlan) -> bool {
-        if let SpawnPlan::Reject { reason, .. } = &planned.plan {
-            if decide::agent_tool_set_refusal(*reason) {
+        if let SpawnPlan::Reject { reason, rule, .. } = &planned.plan {
+            if decide::agent_tool_set_refusal(*reason, rule) {
                 return false;
             }
         }
