@@ -129,6 +129,9 @@ pub struct SessionSpec {
     pub appended_prompt: Option<subsim_rules::context::Appended>,
     /// MCP-5: the main session's MCP restrictions.
     pub mcp_policy: McpPolicySpec,
+    /// PERM-9: MCP tools marked `requiresUserInteraction` (full names, `mcp__s__t`): they
+    /// prompt even when allowed, and `dontAsk` denies them even if allowed.
+    pub requires_user_interaction: Vec<String>,
 }
 
 /// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
@@ -208,6 +211,7 @@ impl Default for SessionSpec {
             disable_auto_mode: false,
             appended_prompt: None,
             mcp_policy: McpPolicySpec::default(),
+            requires_user_interaction: Vec::new(),
         }
     }
 }

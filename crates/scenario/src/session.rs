@@ -18,7 +18,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 31] = [
+const SESSION_KEYS: [&str; 32] = [
     "kind",
     "version",
     "seed",
@@ -50,6 +50,7 @@ const SESSION_KEYS: [&str; 31] = [
     "strict_mcp_config",
     "allowed_mcp_servers",
     "denied_mcp_servers",
+    "requires_user_interaction",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
@@ -270,6 +271,34 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
     }
     appended_prompt(ctx, fields, spec);
     mcp_policy(ctx, fields, spec);
+    if let Some(value) = fields.get("requires_user_interaction") {
+        spec.requires_user_interaction = requires_user_interaction(ctx, value);
+    }
+}
+
+/// PERM-9: `requires_user_interaction`, the MCP tools marked `requiresUserInteraction`
+/// (full names). The mark is an MCP tool's, so another name is a warning: it never
+/// changes a call.
+fn requires_user_interaction(ctx: &mut Ctx<'_>, node: &Node) -> Vec<String> {
+    let Some(tools) = ctx.string_list(node, "`requires_user_interaction`") else {
+        return Vec::new();
+    };
+    if let Value::Seq(items) = &node.value {
+        for (item, tool) in items.iter().zip(&tools) {
+            if !tool.starts_with("mcp__") || tool.matches("__").count() < 2 {
+                ctx.warn(
+                    item.span,
+                    format!("`requires_user_interaction` entry `{tool}` is not an MCP tool name"),
+                    Some(
+                        "requiresUserInteraction marks MCP tools: write the full name, \
+                         `mcp__SERVER__TOOL`"
+                            .to_string(),
+                    ),
+                );
+            }
+        }
+    }
+    tools
 }
 
 /// CTX-8: `append_subagent_system_prompt` (`--append-subagent-system-prompt <text>`) or

@@ -437,6 +437,8 @@ struct Session {
     mcp_policy: crate::spec::McpPolicySpec,
     /// CTX-8: the `--append-subagent-system-prompt` flag passed, if any.
     appended_prompt: Option<context::Appended>,
+    /// PERM-9: the MCP tools marked `requiresUserInteraction`.
+    requires_user_interaction: Box<[Rc<str>]>,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -1109,6 +1111,11 @@ impl Session {
                 .collect(),
             mcp_policy: session.mcp_policy.clone(),
             appended_prompt: session.appended_prompt,
+            requires_user_interaction: session
+                .requires_user_interaction
+                .iter()
+                .map(|tool| Rc::from(tool.as_str()))
+                .collect(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: decide::refusal_texts(),
