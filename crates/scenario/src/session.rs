@@ -174,13 +174,21 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
     if let Some(value) = fields.get("env") {
         spec.env = env_vars(ctx, value);
     }
+    // `session.tools` first: the hook matchers and permission rules below are checked
+    // against the tools the session can have.
+    if let Some(value) = fields.get("tools") {
+        spec.tools = ctx.name_list(value, "`tools`");
+        ctx.session_tools = spec.tools.clone().unwrap_or_default();
+    }
     if let Some(value) = fields.get("permissions") {
         if let Some(permissions) = ctx.fields(value, "`permissions`", &PERMISSION_KEYS) {
             if let Some(allow) = permissions.get("allow") {
                 spec.permissions.allow = ctx.string_list(allow, "`allow`").unwrap_or_default();
+                check_rule_tools(ctx, allow, &spec.permissions.allow, "allow");
             }
             if let Some(deny) = permissions.get("deny") {
                 spec.permissions.deny = ctx.string_list(deny, "`deny`").unwrap_or_default();
+                check_rule_tools(ctx, deny, &spec.permissions.deny, "deny");
             }
         }
     }
@@ -194,9 +202,6 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
         if let Some(mode) = ctx.choice(value, "permission_mode", &PermissionMode::NAMES) {
             spec.permission_mode = mode.parse::<PermissionMode>().unwrap_or_default();
         }
-    }
-    if let Some(value) = fields.get("tools") {
-        spec.tools = ctx.name_list(value, "`tools`");
     }
     if let Some(value) = fields.get("mcp") {
         spec.mcp = mcp(ctx, value);
@@ -299,6 +304,35 @@ fn requires_user_interaction(ctx: &mut Ctx<'_>, node: &Node) -> Vec<String> {
         }
     }
     tools
+}
+
+/// A `permissions.allow` / `.deny` rule whose tool (`Bash` of `Bash(git push *)`; `Task`
+/// is `Agent`) no one in the session can have never matches a call: a warning at the
+/// entry with the nearest known name. Not an error: Claude Code keeps such a rule.
+fn check_rule_tools(ctx: &mut Ctx<'_>, node: &Node, rules: &[String], list: &str) {
+    let Value::Seq(items) = &node.value else {
+        return;
+    };
+    for (item, rule) in items.iter().zip(rules) {
+        let tool = subsim_rules::tools::entry_base(rule);
+        if let Some(hint) = ctx.unknown_tool(tool) {
+            let consequence = if list == "deny" {
+                "it refuses nothing: no one in this session has that tool (PERM-14)"
+            } else {
+                "it allows nothing: no one in this session has that tool"
+            };
+            let names = if tool == rule.trim() {
+                String::new()
+            } else {
+                format!(" names `{tool}`, which")
+            };
+            ctx.warn(
+                item.span,
+                format!("`{list}` rule `{rule}`{names} is not a tool the session can call{hint}"),
+                Some(consequence.to_string()),
+            );
+        }
+    }
 }
 
 /// CTX-8: `append_subagent_system_prompt` (`--append-subagent-system-prompt <text>`) or
