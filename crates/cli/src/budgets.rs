@@ -36,8 +36,11 @@ pub const REQUEST_BODY_BYTES: Budget =
     Budget::new("request body bytes", 1024 * 1024, "bytes", None);
 
 /// The address space a worker thread is given room for when the process runs under an
-/// address-space limit (`ulimit -v`): its stack and as much again for what it allocates.
-pub const WORKER_ADDRESS_SPACE: u64 = 2 * subsim_scenario::PARSER_STACK_BYTES as u64;
+/// address-space limit (`ulimit -v`): its stack, and one 32 MiB segment of the allocator's
+/// (mimalloc maps memory a thread allocates in segments of that size). Sized at the stack
+/// twice over, a second worker's first segment sometimes found no room under load, and the
+/// process aborted (`budgets::sweep_starts_only_the_workers…`, failing one run in six).
+pub const WORKER_ADDRESS_SPACE: u64 = subsim_scenario::PARSER_STACK_BYTES as u64 + 32 * 1024 * 1024;
 
 /// Of the address space left under the process's limit, the part kept for the thread
 /// that starts the workers (its heap, the results, the output).
