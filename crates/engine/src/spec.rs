@@ -182,6 +182,8 @@ pub struct ClassifierSpec {
 }
 
 impl Default for SessionSpec {
+    /// SET-6 (a setting of the project): the newest version, `opus`, the Anthropic API, an
+    /// interactive session, seed 0; every other key as the scenario reference says.
     fn default() -> SessionSpec {
         SessionSpec {
             kind: SessionKind::Interactive,
@@ -275,7 +277,8 @@ impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
     /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
     /// agent records and waiting calls held, 50 million steps at one instant, 50 million
-    /// steps in a row without an event, 10 million steps over all of `explore`'s orderings.
+    /// steps in a row without an event, 10 million steps over all of `explore`'s orderings
+    /// (SET-5, a setting of the project).
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -376,7 +379,7 @@ pub struct McpServerRef {
 }
 
 /// The steps a run takes when neither the spawn nor the definition gives `behavior`:
-/// one 10-second turn, then a report.
+/// one 10-second turn, then a report (SET-1, a setting of the project).
 pub fn default_behavior() -> Program {
     Rc::from(vec![
         Step::Work(Dist::fixed(10_000_000)),
@@ -385,7 +388,7 @@ pub fn default_behavior() -> Program {
 }
 
 /// The steps a resumed run takes when the `send` gives no `behavior`: one 5-second turn,
-/// then a report.
+/// then a report (SET-2, a setting of the project).
 pub fn default_resume_behavior() -> Program {
     Rc::from(vec![
         Step::Work(Dist::fixed(5_000_000)),
@@ -558,6 +561,7 @@ pub struct UserSpec {
 }
 
 impl Default for UserSpec {
+    /// SET-3 (a setting of the project): the person approves, after 2 s per prompt.
     fn default() -> UserSpec {
         UserSpec {
             answer: Answer::Approve,
