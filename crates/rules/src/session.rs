@@ -319,6 +319,26 @@ impl SessionConfig {
         (config, notes)
     }
 
+    /// Why the person cannot do `action` in this session, with the rule: the session
+    /// kind's answer ([`SessionKind::person_cannot`]), then FGBG-1 case 2 for Ctrl+B with
+    /// `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`. The variable turns background off "por
+    /// completo" (entirely: the BLOG's reference table, "Desactivar el segundo plano por
+    /// completo | CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"), so no running task can be sent
+    /// to the background either, and the key does nothing (docs/decisions.md).
+    pub fn person_cannot(&self, action: PersonAction) -> Option<(&'static str, crate::RuleId)> {
+        if let Some(refusal) = self.kind.person_cannot(action) {
+            return Some(refusal);
+        }
+        match action {
+            PersonAction::CtrlB if self.background_disabled => Some((
+                "background tasks are disabled (CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1): no task \
+                 can be sent to the background",
+                "FGBG-1",
+            )),
+            PersonAction::CtrlB | PersonAction::Subtask | PersonAction::Stop => None,
+        }
+    }
+
     /// PERM-12 / D-9: a settings file sets `disableAutoMode`, so auto mode is available to
     /// no subagent: one that declares `permissionMode: auto` keeps the main conversation's
     /// mode ([`crate::prompt::effective_mode`]). PERM-10 (JP): "where auto mode is
@@ -341,6 +361,34 @@ impl SessionConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ctrl_b_does_nothing_when_background_tasks_are_disabled() {
+        let off = resolve(
+            292,
+            SessionKind::Interactive,
+            &[(env::DISABLE_BACKGROUND_TASKS, "1")],
+        );
+        assert_eq!(
+            off.person_cannot(PersonAction::CtrlB).map(|(_, rule)| rule),
+            Some("FGBG-1")
+        );
+        assert_eq!(off.person_cannot(PersonAction::Subtask), None);
+        let on = resolve(292, SessionKind::Interactive, &[]);
+        assert_eq!(on.person_cannot(PersonAction::CtrlB), None);
+        // The session kind answers first: a `-p` session has no terminal at all.
+        let headless = resolve(
+            292,
+            SessionKind::Headless,
+            &[(env::DISABLE_BACKGROUND_TASKS, "1")],
+        );
+        assert_eq!(
+            headless
+                .person_cannot(PersonAction::CtrlB)
+                .map(|(_, rule)| rule),
+            Some("FGBG-5")
+        );
+    }
 
     #[test]
     fn disable_auto_mode_makes_auto_unavailable_and_a_main_asked_for_auto_starts_in_default() {

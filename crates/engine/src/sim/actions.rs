@@ -19,7 +19,8 @@ impl Kernel<'_> {
     pub(super) fn user_action(&mut self, index: usize) {
         let action = self.person.actions[index].kind.clone();
         // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
-        // `/tasks` or the SDK; a session without them ignores the action.
+        // `/tasks` or the SDK; a session without them ignores the action. FGBG-1 case 2:
+        // with background tasks disabled, Ctrl+B does nothing.
         let asked = match &action {
             ActionKind::CtrlB => Some((PersonAction::CtrlB, IgnoredAction::CtrlB)),
             ActionKind::Subtask { .. } => Some((PersonAction::Subtask, IgnoredAction::Subtask)),
@@ -27,7 +28,7 @@ impl Kernel<'_> {
             _ => None,
         };
         if let Some((person, ignored)) = asked {
-            if let Some((why, rule)) = decide::person_cannot(self.session.config.kind, person) {
+            if let Some((why, rule)) = decide::person_cannot(&self.session.config, person) {
                 self.emit(
                     Some(rule),
                     EventKind::ActionIgnored {

@@ -1499,10 +1499,10 @@ pub(super) fn resume_send(to: &resume::Addressee, gates: &Gates) -> resume::Send
 /// (Ctrl+B and `/subtask` need the terminal, a stop `/tasks` or the SDK), and the rule; `None`
 /// when it does not.
 pub(super) fn person_cannot(
-    kind: SessionKind,
+    config: &SessionConfig,
     action: subsim_rules::session::PersonAction,
 ) -> Option<(&'static str, RuleId)> {
-    kind.person_cannot(action)
+    config.person_cannot(action)
 }
 
 /// RESUME-10: how a run that is stopped (by the person or by an agent) ends.
