@@ -173,6 +173,38 @@ pub struct Discrepancy {
     pub adopted: String,
 }
 
+/// One of the project's own settings (`SET-N`, `docs/decisions.md`): a value subsim chose
+/// where the sources give none — neither a rule, an open question nor a discrepancy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// `SET-3`.
+    pub id: String,
+    /// What it sets.
+    pub name: String,
+    /// What subsim does.
+    pub adopted: String,
+}
+
+/// Every project setting of `docs/decisions.md`, in its order.
+pub fn settings() -> Vec<Setting> {
+    DECISIONS_MD
+        .lines()
+        .filter_map(cells)
+        .filter(|cells| cells.len() == 3 && is_setting_id(&cells[0]))
+        .map(|cells| Setting {
+            id: cells[0].clone(),
+            name: cells[1].clone(),
+            adopted: cells[2].clone(),
+        })
+        .collect()
+}
+
+/// `SET-N`.
+fn is_setting_id(text: &str) -> bool {
+    text.strip_prefix("SET-")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// Every open question, in `docs/rules.md` order.
 pub fn questions() -> Vec<Question> {
     parse_questions(RULES_MD, DECISIONS_MD)
@@ -291,6 +323,13 @@ mod tests {
             .iter()
             .any(|d| d.id == "D-3" && d.adopted.contains("SubagentHandback")));
         assert!(discrepancies.iter().any(|d| d.id == "D-9"));
+        // The project's own settings are their own family, never a discrepancy.
+        let settings = settings();
+        assert!(settings
+            .iter()
+            .any(|s| s.id == "SET-3" && s.adopted.contains("`2s`")));
+        assert!(!discrepancies.iter().any(|d| d.id.starts_with("SET-")));
+        assert!(settings.iter().all(|s| s.id.starts_with("SET-")));
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! - An open question (`Q-29`): the question, the answer subsim adopted
 //!   (`docs/decisions.md`), and a run of the scenario that shows it, if one does.
 //! - A discrepancy between the seeds (`D-9`): what subsim does.
-//! - Words (`resume`, `depth limit`): every rule, question and discrepancy whose text holds
-//!   them all, one line each.
+//! - One of the project's own settings (`SET-3`): what it sets and the value subsim chose.
+//! - Words (`resume`, `depth limit`): every rule, question, discrepancy and setting whose
+//!   text holds them all, one line each.
 //!
 //! Exit 0 when something matched, 2 when nothing did. The rule table, the decisions and the
 //! scenarios are embedded in the binary: the command needs no file on disk.
@@ -74,6 +75,25 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
         output::print(&words::wrap_block(&text, width))?;
         return Ok(Status::Ok);
     }
+    let settings = catalog::settings();
+    if let Some(found) = settings.iter().find(|s| s.id == wanted) {
+        let text = format!(
+            "{}: a setting of the project: a value subsim chose where the sources give none \
+             (not a rule, open question or discrepancy)\n  Setting: {}\n  What subsim does: {}\n",
+            found.id, found.name, found.adopted
+        );
+        output::print(&words::wrap_block(&text, width))?;
+        return Ok(Status::Ok);
+    }
+    // Settings are searched with the discrepancies' one-line shape, named as settings.
+    let mut discrepancies = discrepancies;
+    discrepancies.extend(settings.into_iter().map(|setting| Discrepancy {
+        id: setting.id,
+        adopted: format!(
+            "{} (a setting of the project): {}",
+            setting.name, setting.adopted
+        ),
+    }));
     let matches = search(query, &rules, &questions, &discrepancies);
     if !matches.is_empty() {
         let mut out = format!(
@@ -115,9 +135,9 @@ pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
         },
     };
     anyhow::bail!(
-        "nothing matches `{query}`: it is no rule ID, open question (Q-N) or discrepancy \
-         (D-N) of docs/rules.md and docs/decisions.md, and no entry has all its words{hint} \
-         (`subsim rules` lists every rule)"
+        "nothing matches `{query}`: it is no rule ID, open question (Q-N), discrepancy \
+         (D-N) or project setting (SET-N) of docs/rules.md and docs/decisions.md, and no \
+         entry has all its words{hint} (`subsim rules` lists every rule)"
     )
 }
 

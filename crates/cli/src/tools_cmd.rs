@@ -202,7 +202,7 @@ struct Setup<'s> {
 
 impl<'s> Setup<'s> {
     fn new(session: &'s SessionSpec, def: &AgentDef, depth: u32) -> anyhow::Result<Setup<'s>> {
-        let (config, _notes) = SessionConfig::resolve(
+        let (mut config, mut notes) = SessionConfig::resolve(
             session.version,
             session.kind,
             &session.env,
@@ -210,6 +210,9 @@ impl<'s> Setup<'s> {
             session.agent_teams,
             session.permission_mode,
         );
+        if session.disable_auto_mode {
+            config.disable_auto_mode(&mut notes);
+        }
         let deepest = config.depth_limit.max(1);
         if depth > deepest {
             anyhow::bail!(
@@ -232,7 +235,7 @@ impl<'s> Setup<'s> {
                 config.permission_mode,
                 def.permission_mode,
                 def.scope == Scope::Plugin,
-                true,
+                config.auto_mode_available,
                 &config.gates,
             )
         };

@@ -121,6 +121,41 @@ pub struct SessionSpec {
     pub screen_reader: bool,
     /// HANDBACK-7/8: the auto-mode classifier's verdicts, unless a spawn overrides them.
     pub classifier: ClassifierSpec,
+    /// PERM-12: a settings file sets `disableAutoMode` (auto mode is available to no
+    /// subagent, and main does not start in it).
+    pub disable_auto_mode: bool,
+    /// CTX-8: `--append-subagent-system-prompt` (`Text`) or its `-file` form (`File`) was
+    /// passed; the text itself is not observable (DEF-15).
+    pub appended_prompt: Option<subsim_rules::context::Appended>,
+    /// MCP-5: the main session's MCP restrictions.
+    pub mcp_policy: McpPolicySpec,
+    /// PERM-9: MCP tools marked `requiresUserInteraction` (full names, `mcp__s__t`): they
+    /// prompt even when allowed, and `dontAsk` denies them even if allowed.
+    pub requires_user_interaction: Vec<String>,
+}
+
+/// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
+/// declares in `mcpServers`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct McpPolicySpec {
+    /// `--strict-mcp-config`.
+    pub strict_mcp_config: bool,
+    /// The managed `allowedMcpServers` list, if set.
+    pub allowed: Option<Vec<String>>,
+    /// The managed `deniedMcpServers` list.
+    pub denied: Vec<String>,
+}
+
+impl McpPolicySpec {
+    /// The restrictions as the rules read them.
+    pub fn policy(&self) -> subsim_rules::context::McpPolicy<'_> {
+        subsim_rules::context::McpPolicy {
+            strict_mcp_config: self.strict_mcp_config,
+            allowed: self.allowed.as_deref(),
+            denied: &self.denied,
+            ..subsim_rules::context::McpPolicy::default()
+        }
+    }
 }
 
 /// A hook: an event name, an optional matcher, and the command (recorded, never run).
@@ -147,6 +182,8 @@ pub struct ClassifierSpec {
 }
 
 impl Default for SessionSpec {
+    /// SET-6 (a setting of the project): the newest version, `opus`, the Anthropic API, an
+    /// interactive session, seed 0; every other key as the scenario reference says.
     fn default() -> SessionSpec {
         SessionSpec {
             kind: SessionKind::Interactive,
@@ -173,6 +210,10 @@ impl Default for SessionSpec {
             cross_session_messaging: false,
             screen_reader: false,
             classifier: ClassifierSpec::default(),
+            disable_auto_mode: false,
+            appended_prompt: None,
+            mcp_policy: McpPolicySpec::default(),
+            requires_user_interaction: Vec::new(),
         }
     }
 }
@@ -236,7 +277,8 @@ impl Default for Limits {
     /// Generous defaults: 100 million events, 30 days of virtual time, 20 million agents,
     /// a billion steps (10 × the events), a million subagents running at once, 1.5 million
     /// agent records and waiting calls held, 50 million steps at one instant, 50 million
-    /// steps in a row without an event, 10 million steps over all of `explore`'s orderings.
+    /// steps in a row without an event, 10 million steps over all of `explore`'s orderings
+    /// (SET-5, a setting of the project).
     fn default() -> Limits {
         Limits {
             max_events: 100_000_000,
@@ -337,7 +379,7 @@ pub struct McpServerRef {
 }
 
 /// The steps a run takes when neither the spawn nor the definition gives `behavior`:
-/// one 10-second turn, then a report.
+/// one 10-second turn, then a report (SET-1, a setting of the project).
 pub fn default_behavior() -> Program {
     Rc::from(vec![
         Step::Work(Dist::fixed(10_000_000)),
@@ -346,7 +388,7 @@ pub fn default_behavior() -> Program {
 }
 
 /// The steps a resumed run takes when the `send` gives no `behavior`: one 5-second turn,
-/// then a report.
+/// then a report (SET-2, a setting of the project).
 pub fn default_resume_behavior() -> Program {
     Rc::from(vec![
         Step::Work(Dist::fixed(5_000_000)),
@@ -519,6 +561,7 @@ pub struct UserSpec {
 }
 
 impl Default for UserSpec {
+    /// SET-3 (a setting of the project): the person approves, after 2 s per prompt.
     fn default() -> UserSpec {
         UserSpec {
             answer: Answer::Approve,

@@ -338,6 +338,43 @@ pub struct McpPolicy<'a> {
     pub denied: &'a [String],
 }
 
+impl McpPolicy<'_> {
+    /// MCP-5: whether the managed `allowedMcpServers` / `deniedMcpServers` lists let the
+    /// server `name` through: not denied, and allowed when an allowlist is set. These
+    /// lists are the main session's restrictions, so they also decide which of the
+    /// session's own configured servers it keeps ([`session_servers`]).
+    pub fn lists_allow(&self, name: &str) -> bool {
+        !self.denied.iter().any(|denied| denied == name)
+            && self
+                .allowed
+                .is_none_or(|allowed| allowed.iter().any(|a| a == name))
+    }
+}
+
+/// MCP-5: which of the session's own configured servers (`names`, in order) the managed
+/// allow/deny lists keep, and a warning naming each one they block ("Claude Code lo omite
+/// y muestra una advertencia que nombra los servidores bloqueados"). `--strict-mcp-config`
+/// does not remove them: they are the configuration it keeps.
+pub fn session_servers<'n>(
+    names: impl IntoIterator<Item = &'n str>,
+    policy: &McpPolicy<'_>,
+) -> (Vec<&'n str>, Vec<Note>) {
+    let mut kept = Vec::new();
+    let mut notes = Vec::new();
+    for name in names {
+        if policy.lists_allow(name) {
+            kept.push(name);
+        } else {
+            notes.push(Note {
+                rule: "MCP-5",
+                text: format!("{}: {name}", messages::MCP_BLOCKED),
+                debug_log: false,
+            });
+        }
+    }
+    (kept, notes)
+}
+
 /// Everything the MCP rules read for one agent's `mcpServers`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct McpInput<'a> {
@@ -411,10 +448,7 @@ pub fn mcp_servers(input: &McpInput<'_>, gates: &Gates) -> (Vec<McpOutcome>, Vec
     let mut trust_logged = false;
     for server in input.servers {
         let name = server.name;
-        let listed_out = policy.denied.iter().any(|denied| denied == name)
-            || policy
-                .allowed
-                .is_some_and(|allowed| !allowed.iter().any(|a| a == name));
+        let listed_out = !policy.lists_allow(name);
         let flag_blocks = server.inline
             && (policy.bare
                 || policy.managed_config
@@ -1609,6 +1643,30 @@ mod tests {
             configured: &configured,
             policy: McpPolicy::default(),
         });
+    }
+
+    #[test]
+    fn mcp_5_managed_lists_decide_the_session_s_own_servers() {
+        let allowed = vec!["github".to_string(), "jira".to_string()];
+        let denied = vec!["jira".to_string()];
+        let policy = McpPolicy {
+            allowed: Some(&allowed),
+            denied: &denied,
+            ..McpPolicy::default()
+        };
+        let (kept, notes) = session_servers(["github", "jira", "scratch"], &policy);
+        assert_eq!(kept, ["github"]);
+        assert_eq!(notes.len(), 2);
+        assert!(notes.iter().all(|note| note.rule == "MCP-5"));
+        assert!(notes[1].text.ends_with(": scratch"), "{:?}", notes[1]);
+        // The strict flag alone keeps every configured server.
+        let strict = McpPolicy {
+            strict_mcp_config: true,
+            ..McpPolicy::default()
+        };
+        let (kept, notes) = session_servers(["github", "jira"], &strict);
+        assert_eq!(kept, ["github", "jira"]);
+        assert!(notes.is_empty());
     }
 
     #[test]

@@ -29,6 +29,7 @@ rule_ids! {
     DEF_6 = "DEF-6",
     DEF_10 = "DEF-10",
     DEF_11 = "DEF-11",
+    DEPTH_4 = "DEPTH-4",
     FGBG_5 = "FGBG-5",
     FORK_9 = "FORK-9",
     HOOK_5 = "HOOK-5",

@@ -105,8 +105,9 @@ impl Family {
         }
     }
 
-    /// What the alias resolves to. **Placeholders:** the seeds give only example IDs
-    /// (ES `claude-opus-5-5`, `claude-sonnet-5`); the Haiku and Fable IDs are invented.
+    /// What the alias resolves to. **Placeholders** (SET-4, a setting of the project): the
+    /// seeds give only example IDs (ES `claude-opus-5-5`, `claude-sonnet-5`); the Haiku and
+    /// Fable IDs are invented.
     pub fn placeholder_target(self) -> &'static str {
         match self {
             Family::Haiku => "claude-haiku-4-5",

@@ -229,7 +229,7 @@ pub fn plan<'d>(
             config.permission_mode,
             facts.permission_mode,
             facts.plugin,
-            true,
+            config.auto_mode_available,
             &gates,
         )
         .0
@@ -315,7 +315,7 @@ fn teammate(
         config.permission_mode,
         facts.permission_mode,
         facts.plugin,
-        true,
+        config.auto_mode_available,
         &config.gates,
     )
     .0;

@@ -214,6 +214,9 @@ pub struct SessionConfig {
     pub disable_explore_plan: bool,
     /// SPAWN-8: `CLAUDE_AGENT_SDK_DISABLE_BUILTIN_AGENTS` in effect.
     pub disable_builtins: bool,
+    /// PERM-12: whether auto mode is available to a subagent; `false` once a settings file
+    /// sets `disableAutoMode` ([`SessionConfig::disable_auto_mode`]).
+    pub auto_mode_available: bool,
 }
 
 /// Reads a positive integer env value (Q-9: anything else is ignored, with a note).
@@ -311,14 +314,101 @@ impl SessionConfig {
             permission_mode,
             disable_explore_plan,
             disable_builtins,
+            auto_mode_available: true,
         };
         (config, notes)
+    }
+
+    /// Why the person cannot do `action` in this session, with the rule: the session
+    /// kind's answer ([`SessionKind::person_cannot`]), then FGBG-1 case 2 for Ctrl+B with
+    /// `CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1`. The variable turns background off "por
+    /// completo" (entirely: the BLOG's reference table, "Desactivar el segundo plano por
+    /// completo | CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1"), so no running task can be sent
+    /// to the background either, and the key does nothing (docs/decisions.md).
+    pub fn person_cannot(&self, action: PersonAction) -> Option<(&'static str, crate::RuleId)> {
+        if let Some(refusal) = self.kind.person_cannot(action) {
+            return Some(refusal);
+        }
+        match action {
+            PersonAction::CtrlB if self.background_disabled => Some((
+                "background tasks are disabled (CLAUDE_CODE_DISABLE_BACKGROUND_TASKS=1): no task \
+                 can be sent to the background",
+                "FGBG-1",
+            )),
+            PersonAction::CtrlB | PersonAction::Subtask | PersonAction::Stop => None,
+        }
+    }
+
+    /// PERM-12 / D-9: a settings file sets `disableAutoMode`, so auto mode is available to
+    /// no subagent: one that declares `permissionMode: auto` keeps the main conversation's
+    /// mode ([`crate::prompt::effective_mode`]). PERM-10 (JP): "where auto mode is
+    /// unavailable the session starts in manual mode", so a main session asked to start in
+    /// `auto` starts in `default`, with a note.
+    pub fn disable_auto_mode(&mut self, notes: &mut Vec<ConfigNote>) {
+        self.auto_mode_available = false;
+        if self.permission_mode == PermissionMode::Auto {
+            self.permission_mode = PermissionMode::Default;
+            notes.push(ConfigNote {
+                rule: "PERM-10",
+                text: "disableAutoMode is set: auto mode is not available, so the session \
+                       starts in default (manual) mode"
+                    .to_string(),
+            });
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ctrl_b_does_nothing_when_background_tasks_are_disabled() {
+        let off = resolve(
+            292,
+            SessionKind::Interactive,
+            &[(env::DISABLE_BACKGROUND_TASKS, "1")],
+        );
+        assert_eq!(
+            off.person_cannot(PersonAction::CtrlB).map(|(_, rule)| rule),
+            Some("FGBG-1")
+        );
+        assert_eq!(off.person_cannot(PersonAction::Subtask), None);
+        let on = resolve(292, SessionKind::Interactive, &[]);
+        assert_eq!(on.person_cannot(PersonAction::CtrlB), None);
+        // The session kind answers first: a `-p` session has no terminal at all.
+        let headless = resolve(
+            292,
+            SessionKind::Headless,
+            &[(env::DISABLE_BACKGROUND_TASKS, "1")],
+        );
+        assert_eq!(
+            headless
+                .person_cannot(PersonAction::CtrlB)
+                .map(|(_, rule)| rule),
+            Some("FGBG-5")
+        );
+    }
+
+    #[test]
+    fn disable_auto_mode_makes_auto_unavailable_and_a_main_asked_for_auto_starts_in_default() {
+        let mut config = resolve(292, SessionKind::Interactive, &[]);
+        assert!(config.auto_mode_available);
+        config.permission_mode = PermissionMode::Auto;
+        let mut notes = Vec::new();
+        config.disable_auto_mode(&mut notes);
+        assert!(!config.auto_mode_available);
+        assert_eq!(config.permission_mode, PermissionMode::Default);
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].rule, "PERM-10");
+        // A main mode other than auto is left as it is, without a note.
+        let mut config = resolve(292, SessionKind::Interactive, &[]);
+        config.permission_mode = PermissionMode::DontAsk;
+        let mut notes = Vec::new();
+        config.disable_auto_mode(&mut notes);
+        assert_eq!(config.permission_mode, PermissionMode::DontAsk);
+        assert!(notes.is_empty());
+    }
 
     fn resolve(version: u32, kind: SessionKind, pairs: &[(&str, &str)]) -> SessionConfig {
         let env = pairs

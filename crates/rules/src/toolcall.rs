@@ -19,7 +19,7 @@
 //! A new step that is a tool call is one entry of [`ToolStep`] plus its effect.
 
 use crate::prompt::{self, CallDecision, PermissionRules};
-use crate::{tools, RejectReason};
+use crate::{tools, RejectReason, RuleId};
 
 /// Who checks the caller's tool set for a step (the gate's first check).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,13 +103,17 @@ crate::vocabulary! {
     pub fn facts -> ToolStepFacts;
 }
 
-/// Gate check 1 for an `Agent` call: is the plan's refusal the caller's tool set (DEPTH-3/4/5:
-/// no working `Agent` tool), which comes before the hooks? Every other refusal of the plan
-/// is the Agent tool's own answer (its type, its permission rules, its placement), made
-/// after the hooks.
-pub fn tool_set_refusal(reason: RejectReason) -> bool {
+/// Gate check 1 for an `Agent` call: is the plan's refusal (`reason` under `rule`) the
+/// caller's tool set — no `Agent` tool (DEPTH-3: removed at the depth limit; DEPTH-5: not
+/// in its tools) — which comes before the hooks? A fork at the depth limit is not: it
+/// keeps `Agent` in its inherited tools (TOOLS-2) and "calling it returns an error instead
+/// of spawning" (DEPTH-4), so the call is made, its `PreToolUse` hooks fire, and the
+/// Agent tool's error comes after them, like every other refusal of the plan (its type,
+/// its permission rules, its placement).
+pub fn tool_set_refusal(reason: RejectReason, rule: RuleId) -> bool {
     match reason {
-        RejectReason::DepthLimit | RejectReason::NoAgentTool => true,
+        RejectReason::DepthLimit => rule != crate::id::DEPTH_4,
+        RejectReason::NoAgentTool => true,
         RejectReason::ConcurrentLimit
         | RejectReason::Denied
         | RejectReason::UnknownType
@@ -197,11 +201,14 @@ mod tests {
     fn only_a_missing_agent_tool_is_a_tool_set_refusal() {
         let refusals: Vec<_> = RejectReason::ALL
             .into_iter()
-            .filter(|reason| tool_set_refusal(*reason))
+            .filter(|reason| tool_set_refusal(*reason, "DEPTH-3"))
             .collect();
         assert_eq!(
             refusals,
             [RejectReason::DepthLimit, RejectReason::NoAgentTool]
         );
+        // DEPTH-4: a fork at the limit has the tool; its call errors after the hooks.
+        assert!(!tool_set_refusal(RejectReason::DepthLimit, "DEPTH-4"));
+        assert!(tool_set_refusal(RejectReason::NoAgentTool, "DEPTH-5"));
     }
 }

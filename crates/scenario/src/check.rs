@@ -122,6 +122,21 @@ impl<'s> Ctx<'s> {
         self.warnings.push(diagnostic);
     }
 
+    /// For a tool name a hook matcher or a permission rule names: `None` when the session
+    /// could have it (a built-in the catalog names, a `session.tools` entry, any MCP name
+    /// `mcp__…`), else `Some` of the "did you mean" text (empty when nothing is close).
+    pub(crate) fn unknown_tool(&self, name: &str) -> Option<String> {
+        if name.is_empty() || name.starts_with("mcp__") {
+            return None;
+        }
+        let mut known = subsim_rules::tools::known_builtins();
+        if known.contains(&name) || self.session_tools.iter().any(|tool| tool == name) {
+            return None;
+        }
+        known.extend(self.session_tools.iter().map(String::as_str));
+        Some(did_you_mean(name, &known))
+    }
+
     /// The folder relative paths resolve against, for messages (`.` rather than nothing).
     pub fn folder(&self) -> &Path {
         if self.base_dir.as_os_str().is_empty() {

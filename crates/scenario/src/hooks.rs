@@ -103,6 +103,9 @@ fn list_entry(ctx: &mut Ctx<'_>, node: &Node, what: &str) -> Option<HookSpec> {
         check_event(ctx, node, event);
     }
     let matcher = fields.get("matcher").and_then(|value| matcher(ctx, value));
+    if let (Some(event), Some(text), Some(node)) = (&event, &matcher, fields.get("matcher")) {
+        check_tool_matcher(ctx, event, text, node);
+    }
     let command = require(ctx, &fields, "a hook", "command", LIST_EXAMPLE)
         .and_then(|value| ctx.name(value, "`command`"));
     let exit_code = fields
@@ -142,6 +145,47 @@ fn matcher(ctx: &mut Ctx<'_>, node: &Node) -> Option<String> {
     Some(text)
 }
 
+/// The tool events, whose matcher is a tool name (HOOK-1).
+const TOOL_EVENTS: [&str; 3] = ["PreToolUse", "PostToolUse", "PostToolUseFailure"];
+
+/// A tool event's plain-name matcher (`Bash`, `Edit|Write`) whose every name is a tool no
+/// one in the session can call never fires: a warning at the matcher, with the nearest
+/// known name for each. Regex matchers and MCP names are not judged (an MCP server's
+/// tools may come from a definition's inline server). A matcher with at least one known
+/// name fires for that one, so only the unknown names are reported.
+fn check_tool_matcher(ctx: &mut Ctx<'_>, event: &str, text: &str, node: &Node) {
+    if !TOOL_EVENTS.contains(&event) {
+        return;
+    }
+    let gates = Gates::for_version(ctx.version);
+    if match_agent_type(Some(text), "", &gates).kind != MatcherKind::Exact {
+        return;
+    }
+    let names: Vec<&str> = text.split('|').map(str::trim).collect();
+    let unknown: Vec<(&str, String)> = names
+        .iter()
+        .filter_map(|name| ctx.unknown_tool(name).map(|hint| (*name, hint)))
+        .collect();
+    if unknown.is_empty() {
+        return;
+    }
+    let never = unknown.len() == names.len();
+    for (name, hint) in unknown {
+        let consequence = if never {
+            "the hook never fires: its matcher names no tool the session can call".to_string()
+        } else {
+            format!("`{name}` never matches; the hook still fires for the other names")
+        };
+        ctx.warn(
+            node.span,
+            format!(
+                "`{event}` matcher names `{name}`, which is not a tool the session can call{hint}"
+            ),
+            Some(consequence),
+        );
+    }
+}
+
 fn event_groups(ctx: &mut Ctx<'_>, event: &str, node: &Node) -> Vec<HookSpec> {
     let mut found = Vec::new();
     let Some(groups) = ctx.list(node, &format!("the `{event}` hooks")) else {
@@ -152,6 +196,9 @@ fn event_groups(ctx: &mut Ctx<'_>, event: &str, node: &Node) -> Vec<HookSpec> {
             continue;
         };
         let matcher = fields.get("matcher").and_then(|value| matcher(ctx, value));
+        if let (Some(text), Some(node)) = (&matcher, fields.get("matcher")) {
+            check_tool_matcher(ctx, event, text, node);
+        }
         let Some(list) = require(ctx, &fields, "a matcher group", "hooks", MAP_EXAMPLE) else {
             continue;
         };

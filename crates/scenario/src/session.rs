@@ -18,7 +18,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 25] = [
+const SESSION_KEYS: [&str; 32] = [
     "kind",
     "version",
     "seed",
@@ -44,6 +44,13 @@ const SESSION_KEYS: [&str; 25] = [
     "cross_session_messaging",
     "screen_reader",
     "classifier",
+    "disable_auto_mode",
+    "append_subagent_system_prompt",
+    "append_subagent_system_prompt_file",
+    "strict_mcp_config",
+    "allowed_mcp_servers",
+    "denied_mcp_servers",
+    "requires_user_interaction",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
@@ -167,13 +174,21 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
     if let Some(value) = fields.get("env") {
         spec.env = env_vars(ctx, value);
     }
+    // `session.tools` first: the hook matchers and permission rules below are checked
+    // against the tools the session can have.
+    if let Some(value) = fields.get("tools") {
+        spec.tools = ctx.name_list(value, "`tools`");
+        ctx.session_tools = spec.tools.clone().unwrap_or_default();
+    }
     if let Some(value) = fields.get("permissions") {
         if let Some(permissions) = ctx.fields(value, "`permissions`", &PERMISSION_KEYS) {
             if let Some(allow) = permissions.get("allow") {
                 spec.permissions.allow = ctx.string_list(allow, "`allow`").unwrap_or_default();
+                check_rule_tools(ctx, allow, &spec.permissions.allow, "allow");
             }
             if let Some(deny) = permissions.get("deny") {
                 spec.permissions.deny = ctx.string_list(deny, "`deny`").unwrap_or_default();
+                check_rule_tools(ctx, deny, &spec.permissions.deny, "deny");
             }
         }
     }
@@ -187,9 +202,6 @@ pub(crate) fn session(ctx: &mut Ctx<'_>, node: Option<&Node>) -> Session {
         if let Some(mode) = ctx.choice(value, "permission_mode", &PermissionMode::NAMES) {
             spec.permission_mode = mode.parse::<PermissionMode>().unwrap_or_default();
         }
-    }
-    if let Some(value) = fields.get("tools") {
-        spec.tools = ctx.name_list(value, "`tools`");
     }
     if let Some(value) = fields.get("mcp") {
         spec.mcp = mcp(ctx, value);
@@ -249,6 +261,7 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
         ("auto_memory", &mut spec.auto_memory),
         ("cross_session_messaging", &mut spec.cross_session_messaging),
         ("screen_reader", &mut spec.screen_reader),
+        ("disable_auto_mode", &mut spec.disable_auto_mode),
     ] {
         if let Some(value) = fields.get(key) {
             if let Some(written) = ctx.boolean(value, &format!("`{key}`")) {
@@ -260,6 +273,111 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
         if let Some(verdicts) = classifier(ctx, value, ClassifierSpec::default()) {
             spec.classifier = verdicts;
         }
+    }
+    appended_prompt(ctx, fields, spec);
+    mcp_policy(ctx, fields, spec);
+    if let Some(value) = fields.get("requires_user_interaction") {
+        spec.requires_user_interaction = requires_user_interaction(ctx, value);
+    }
+}
+
+/// PERM-9: `requires_user_interaction`, the MCP tools marked `requiresUserInteraction`
+/// (full names). The mark is an MCP tool's, so another name is a warning: it never
+/// changes a call.
+fn requires_user_interaction(ctx: &mut Ctx<'_>, node: &Node) -> Vec<String> {
+    let Some(tools) = ctx.string_list(node, "`requires_user_interaction`") else {
+        return Vec::new();
+    };
+    if let Value::Seq(items) = &node.value {
+        for (item, tool) in items.iter().zip(&tools) {
+            if !tool.starts_with("mcp__") || tool.matches("__").count() < 2 {
+                ctx.warn(
+                    item.span,
+                    format!("`requires_user_interaction` entry `{tool}` is not an MCP tool name"),
+                    Some(
+                        "requiresUserInteraction marks MCP tools: write the full name, \
+                         `mcp__SERVER__TOOL`"
+                            .to_string(),
+                    ),
+                );
+            }
+        }
+    }
+    tools
+}
+
+/// A `permissions.allow` / `.deny` rule whose tool (`Bash` of `Bash(git push *)`; `Task`
+/// is `Agent`) no one in the session can have never matches a call: a warning at the
+/// entry with the nearest known name. Not an error: Claude Code keeps such a rule.
+fn check_rule_tools(ctx: &mut Ctx<'_>, node: &Node, rules: &[String], list: &str) {
+    let Value::Seq(items) = &node.value else {
+        return;
+    };
+    for (item, rule) in items.iter().zip(rules) {
+        let tool = subsim_rules::tools::entry_base(rule);
+        if let Some(hint) = ctx.unknown_tool(tool) {
+            let consequence = if list == "deny" {
+                "it refuses nothing: no one in this session has that tool (PERM-14)"
+            } else {
+                "it allows nothing: no one in this session has that tool"
+            };
+            let names = if tool == rule.trim() {
+                String::new()
+            } else {
+                format!(" names `{tool}`, which")
+            };
+            ctx.warn(
+                item.span,
+                format!("`{list}` rule `{rule}`{names} is not a tool the session can call{hint}"),
+                Some(consequence.to_string()),
+            );
+        }
+    }
+}
+
+/// CTX-8: `append_subagent_system_prompt` (`--append-subagent-system-prompt <text>`) or
+/// `append_subagent_system_prompt_file` (`…-file <path>`), one of the two. The text and
+/// the file are kept unread: a prompt's text is not observable (DEF-15).
+fn appended_prompt(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut SessionSpec) {
+    use subsim_rules::context::Appended;
+    let text = fields.get("append_subagent_system_prompt");
+    let file = fields.get("append_subagent_system_prompt_file");
+    if let (Some(_), Some(second)) = (text, file) {
+        ctx.error_help(
+            second.span,
+            "`append_subagent_system_prompt` and `append_subagent_system_prompt_file` are \
+             both given",
+            "pass the text or the file, not both",
+        );
+        return;
+    }
+    for (value, kind, key) in [
+        (text, Appended::Text, "`append_subagent_system_prompt`"),
+        (file, Appended::File, "`append_subagent_system_prompt_file`"),
+    ] {
+        if let Some(value) = value {
+            if ctx.text(value, key).is_some() {
+                spec.appended_prompt = Some(kind);
+            }
+        }
+    }
+}
+
+/// MCP-5: `strict_mcp_config` (`--strict-mcp-config`) and the managed
+/// `allowed_mcp_servers` / `denied_mcp_servers` lists.
+fn mcp_policy(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut SessionSpec) {
+    if let Some(value) = fields.get("strict_mcp_config") {
+        if let Some(strict) = ctx.boolean(value, "`strict_mcp_config`") {
+            spec.mcp_policy.strict_mcp_config = strict;
+        }
+    }
+    if let Some(value) = fields.get("allowed_mcp_servers") {
+        spec.mcp_policy.allowed = ctx.string_list(value, "`allowed_mcp_servers`");
+    }
+    if let Some(value) = fields.get("denied_mcp_servers") {
+        spec.mcp_policy.denied = ctx
+            .string_list(value, "`denied_mcp_servers`")
+            .unwrap_or_default();
     }
 }
 

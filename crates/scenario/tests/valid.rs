@@ -573,3 +573,62 @@ fn a_misspelt_run_name_gets_a_did_you_mean() {
     );
     assert!(messages[1].contains("`wait.for` `scuot-2`"), "{messages:?}");
 }
+
+/// Issue #30 item 5: a hook matcher, a permission rule or a `tools:` entry naming a tool no
+/// one in the session can call is a warning with the nearest name, never an error.
+#[test]
+fn what_can_never_happen_is_a_warning_with_a_did_you_mean() {
+    let yaml = "name: x\nsession:\n  tools: [Bash, Read, Deploy]\n  permissions: {deny: [TaskStp, \"Bsh(git *)\", Deploy, mcp__github], allow: [Reed]}\n  hooks:\n    - {event: PreToolUse, matcher: \"SendMesage|TaskStop\", command: a}\n    - {event: PostToolUse, matcher: Agnt, command: b}\n    - {event: PreToolUse, matcher: \"mcp__.*\", command: c}\n    - {event: SubagentStart, matcher: Agnt, command: d}\nagents:\n  w:\n    description: x\n    tools: [Reed, Deploy]\n    hooks: {PreToolUse: [{matcher: Bassh, hooks: [{type: command, command: e}]}]}\n";
+    let loaded = match parse_scenario(yaml, "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load with warnings only:\n{problems}"),
+    };
+    let messages: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    for wanted in [
+        "`deny` rule `TaskStp` is not a tool the session can call, did you mean `TaskStop`?",
+        "`deny` rule `Bsh(git *)` names `Bsh`, which is not a tool the session can call, did you mean `Bash`?",
+        "`allow` rule `Reed` is not a tool the session can call, did you mean `Read`?",
+        "`PreToolUse` matcher names `SendMesage`, which is not a tool the session can call, did you mean `SendMessage`?",
+        "`PostToolUse` matcher names `Agnt`, which is not a tool the session can call, did you mean `Agent`?",
+        "`tools` entry `Reed` is not a known tool, did you mean `Read`?",
+        "`PreToolUse` matcher names `Bassh`, which is not a tool the session can call, did you mean `Bash`?",
+    ] {
+        assert!(
+            messages.iter().any(|message| message.contains(wanted)),
+            "no warning `{wanted}` in {messages:#?}"
+        );
+    }
+    // A session's own tool (`Deploy`), an MCP name, a regex matcher and a lifecycle
+    // event's matcher (an agent type) are not judged.
+    assert_eq!(messages.len(), 7, "{messages:#?}");
+}
+
+/// Issue #30 item 4: the session keys of disableAutoMode, CTX-8, MCP-5 and PERM-9's
+/// `requiresUserInteraction` read into the spec; both CTX-8 keys at once is an error.
+#[test]
+fn settings_keys_of_issue_30_read_into_the_session() {
+    let yaml = "name: x\nsession:\n  disable_auto_mode: true\n  append_subagent_system_prompt_file: p.md\n  strict_mcp_config: true\n  allowed_mcp_servers: [github]\n  denied_mcp_servers: [jira]\n  requires_user_interaction: [mcp__github__create_issue]\n";
+    let loaded = match parse_scenario(yaml, "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    let session = &loaded.spec.session;
+    assert!(session.disable_auto_mode);
+    assert_eq!(
+        session.appended_prompt,
+        Some(subsim_rules::context::Appended::File)
+    );
+    assert!(session.mcp_policy.strict_mcp_config);
+    assert_eq!(session.mcp_policy.allowed, Some(vec!["github".to_string()]));
+    assert_eq!(session.mcp_policy.denied, ["jira"]);
+    assert_eq!(
+        session.requires_user_interaction,
+        ["mcp__github__create_issue"]
+    );
+    let both = "name: x\nsession:\n  append_subagent_system_prompt: hi\n  append_subagent_system_prompt_file: p.md\n";
+    let problems = parse_scenario(both, "x.yaml", Path::new("."))
+        .err()
+        .map(|problems| problems.to_string())
+        .unwrap_or_default();
+    assert!(problems.contains("are both given"), "{problems}");
+}

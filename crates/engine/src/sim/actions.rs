@@ -19,7 +19,8 @@ impl Kernel<'_> {
     pub(super) fn user_action(&mut self, index: usize) {
         let action = self.person.actions[index].kind.clone();
         // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
-        // `/tasks` or the SDK; a session without them ignores the action.
+        // `/tasks` or the SDK; a session without them ignores the action. FGBG-1 case 2:
+        // with background tasks disabled, Ctrl+B does nothing.
         let asked = match &action {
             ActionKind::CtrlB => Some((PersonAction::CtrlB, IgnoredAction::CtrlB)),
             ActionKind::Subtask { .. } => Some((PersonAction::Subtask, IgnoredAction::Subtask)),
@@ -29,7 +30,7 @@ impl Kernel<'_> {
         if let Some((person, ignored)) = asked {
             // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
             // `/tasks` or the SDK.
-            if let Some((why, rule)) = self.session.config.kind.person_cannot(person) {
+            if let Some((why, rule)) = self.session.config.person_cannot(person) {
                 self.emit(
                     Some(rule),
                     EventKind::ActionIgnored {

@@ -695,8 +695,10 @@ impl Kernel<'_> {
                 source_dir: Some(&source_dir),
                 trusted_dirs: &self.session.trusted_dirs,
                 configured: &configured,
+                policy: self.session.mcp_policy.policy(),
                 ..context::McpInput::default()
             },
+            appended: self.session.appended_prompt,
             session: self.session.config.kind,
             ..context::StartupInput::new(kind, &def.name, self.session.config.gates)
         };

@@ -89,6 +89,12 @@ impl Kernel<'_> {
         let asked = prompt::Call {
             input: call.input.map(|input| &**input),
             subagent: agent.depth > 0,
+            // PERM-9: an MCP tool marked `requiresUserInteraction` always asks.
+            requires_user_interaction: self
+                .session
+                .requires_user_interaction
+                .iter()
+                .any(|marked| **marked == **call.tool),
             ..prompt::Call::new(call.tool, agent.permission_mode)
         };
         let Some(decision) = toolcall::permission(

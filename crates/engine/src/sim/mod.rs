@@ -32,7 +32,7 @@ use subsim_rules::id;
 use subsim_rules::model;
 use subsim_rules::prompt::{self};
 use subsim_rules::session::{env, ConfigNote};
-use subsim_rules::{resume, tools, Mode, PermissionMode, RuleId, SessionConfig};
+use subsim_rules::{resume, tools, Mode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
 use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
@@ -433,6 +433,12 @@ struct Session {
     definitions: Vec<crate::spec::DefinitionNote>,
     /// The session's MCP servers (MCP-1: shared with subagents).
     mcp: ToolList,
+    /// MCP-5: the main session's MCP restrictions.
+    mcp_policy: crate::spec::McpPolicySpec,
+    /// CTX-8: the `--append-subagent-system-prompt` flag passed, if any.
+    appended_prompt: Option<context::Appended>,
+    /// PERM-9: the MCP tools marked `requiresUserInteraction`.
+    requires_user_interaction: Box<[Rc<str>]>,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -563,6 +569,32 @@ impl ModelSettings {
     }
 }
 
+/// The settings `SessionConfig::resolve` does not read, applied to what it answered:
+/// PERM-12 / PERM-10's `disableAutoMode` (`SessionConfig::disable_auto_mode`), and MCP-5's
+/// managed allow/deny lists over the session's own servers (`context::session_servers`),
+/// which drops the blocked ones from `session.mcp` and notes each.
+fn session_settings(
+    session: &mut crate::spec::SessionSpec,
+    config: &mut SessionConfig,
+    notes: &mut Vec<ConfigNote>,
+) {
+    if session.disable_auto_mode {
+        config.disable_auto_mode(notes);
+    }
+    let (kept, blocked) = subsim_rules::context::session_servers(
+        session.mcp.keys().map(String::as_str),
+        &session.mcp_policy.policy(),
+    );
+    if !blocked.is_empty() {
+        let kept: Vec<String> = kept.into_iter().map(str::to_string).collect();
+        session.mcp.retain(|name, _| kept.contains(name));
+        notes.extend(blocked.into_iter().map(|note| ConfigNote {
+            rule: note.rule,
+            text: note.text,
+        }));
+    }
+}
+
 /// The provider spelled as in scenario files (`anthropic`, `vertex`, …) or as the rules
 /// crate spells it; unknown text means the Anthropic API.
 fn provider_from(text: &str) -> model::Provider {
@@ -579,7 +611,7 @@ impl<'s> Kernel<'s> {
     fn new(mut spec: SimSpec, out: Out<'s>) -> Kernel<'s> {
         // CAP-1, DEPTH-2, DEPTH-6, FORK-1, FORK-2, SPAWN-8: the session's settings for its
         // version, kind and env vars, and the notes on settings it ignores.
-        let (config, notes) = SessionConfig::resolve(
+        let (mut config, mut notes) = SessionConfig::resolve(
             spec.session.version,
             spec.session.kind,
             &spec.session.env,
@@ -587,6 +619,8 @@ impl<'s> Kernel<'s> {
             spec.session.agent_teams,
             spec.session.permission_mode,
         );
+        // PERM-12 / PERM-10 (`disableAutoMode`), MCP-5 (the managed allow/deny lists).
+        session_settings(&mut spec.session, &mut config, &mut notes);
         // TOOLS-1 / TOOLS-8 / TOOLS-10: the session's tool pool — the scenario's, else the
         // documented built-ins — and its MCP servers' tools.
         let mut pool = tools::session_pool(
@@ -732,7 +766,7 @@ impl<'s> Kernel<'s> {
             type_index: None,
             depth: 0,
             mode: Mode::Foreground,
-            permission_mode: session_permission_mode(spec),
+            permission_mode: self.session.config.permission_mode,
             fork: false,
             invocation_model: None,
             classifier: None,
@@ -1109,6 +1143,13 @@ impl Session {
                 .chain(main_servers.iter().map(|server| &server.name))
                 .map(|name| Rc::from(name.as_str()))
                 .collect(),
+            mcp_policy: session.mcp_policy.clone(),
+            appended_prompt: session.appended_prompt,
+            requires_user_interaction: session
+                .requires_user_interaction
+                .iter()
+                .map(|tool| Rc::from(tool.as_str()))
+                .collect(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: spawn::refusal_texts(),
@@ -1187,6 +1228,7 @@ fn session_agent_servers(
         source_dir: Some(&source_dir),
         trusted_dirs: &session.trusted_dirs,
         configured: &configured,
+        policy: session.mcp_policy.policy(),
         ..context::McpInput::default()
     };
     let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
@@ -1226,8 +1268,4 @@ fn main_agent_key(
         subsim_rules::spawn::Lookup::BuiltIn(built_in) => Some(built_in.name().to_string()),
         _ => None,
     }
-}
-
-fn session_permission_mode(spec: &SimSpec) -> PermissionMode {
-    spec.session.permission_mode
 }

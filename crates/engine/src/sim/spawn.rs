@@ -166,10 +166,10 @@ impl Kernel<'_> {
     #[cold]
     #[inline(never)]
     fn agent_call_blocked(&mut self, caller_slot: u32, planned: &CachedPlan) -> bool {
-        if let SpawnPlan::Reject { reason, .. } = &planned.plan {
-            // The gate's check 1 for an Agent call (DEPTH-3/4/5): the plan refused it because
-            // the caller has no working `Agent` tool, before any hook fires.
-            if subsim_rules::toolcall::tool_set_refusal(*reason) {
+        if let SpawnPlan::Reject { reason, rule, .. } = &planned.plan {
+            // The gate's check 1 for an Agent call (DEPTH-3/5): the plan refused it under
+            // `rule` because the caller has no `Agent` tool, before any hook fires.
+            if subsim_rules::toolcall::tool_set_refusal(*reason, rule) {
                 return false;
             }
         }
