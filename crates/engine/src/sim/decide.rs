@@ -696,7 +696,6 @@ impl Kernel<'_> {
                 trusted_dirs: &self.session.trusted_dirs,
                 configured: &configured,
                 policy: self.session.mcp_policy.policy(),
-                ..context::McpInput::default()
             },
             appended: self.session.appended_prompt,
             session: self.session.config.kind,

@@ -1229,7 +1229,6 @@ fn session_agent_servers(
         trusted_dirs: &session.trusted_dirs,
         configured: &configured,
         policy: session.mcp_policy.policy(),
-        ..context::McpInput::default()
     };
     let (connected, _, _) = context::session_agent_servers(&input, &config.gates);
     def.mcp_servers
