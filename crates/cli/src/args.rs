@@ -160,7 +160,7 @@ pub struct ServeArgs {
     pub max_runs: Option<u64>,
     /// Most requests waiting for a run, each for at most --client-timeout; past it (or
     /// after the wait) the answer is 503 with Retry-After.
-    #[arg(long, value_name = "N", default_value_t = 64,
+    #[arg(long, value_name = "N", default_value_t = 256,
           value_parser = clap::value_parser!(u64).range(0..=65536))]
     pub queue: u64,
     /// Most connections at once; past it new ones are closed.
