@@ -12,6 +12,7 @@ mod cli;
 mod hostile;
 mod import;
 mod load;
+mod page_corpus;
 mod playground;
 mod runner;
 mod sources;

@@ -6,6 +6,8 @@
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const MAX_ROWS = 400;
+// Narration lines listed; a longer run says how many more there are.
+const MAX_LINES = 2000;
 
 const play = {
   events: [],      // every trace event received, parsed
@@ -20,8 +22,53 @@ const play = {
   controller: null,
   summary: null,
   limit: null,
+  expect: null,    // the `expect:` verdict (`event: expect`)
+  model: null,     // the run's derived model (`event: model`), when the server sends one
+  end: null,       // the session's end (µs): its last decision, once the run is done
   frame: 0,
 };
+
+// What the page knows of the scenario in the editor: the shipped scenario it was picked
+// from (and that scenario's text), and the name and description `/api/check` last read.
+const scenario = {
+  list: [],          // /api/scenarios
+  texts: new Map(),  // path → its text, once fetched
+  picked: null,      // path of the scenario picked (or matched), if any
+  name: '',          // the scenario's own `name:`, as last checked
+};
+
+// ---- never a blank page: a view that cannot draw says so -----------------------------------
+
+// Runs `draw`; when it throws, the view says so in words (and the console has the error,
+// for the tests), and the other views go on.
+function guarded(view, element, draw) {
+  try {
+    draw();
+  } catch (error) {
+    console.error(`the ${view} could not be drawn:`, error);
+    const message = `The ${view} cannot be drawn: ${error && error.message ? error.message : error}`;
+    if (element instanceof SVGElement) {
+      element.replaceChildren();
+      element.setAttribute('height', '24');
+      node('text', { x: 4, y: 15 }, element).textContent = message;
+    } else {
+      element.textContent = message;
+    }
+  }
+}
+
+window.addEventListener('error', (event) => {
+  setStatus('the page hit a problem: ' + event.message);
+});
+window.addEventListener('unhandledrejection', (event) => {
+  const reason = event.reason && event.reason.message ? event.reason.message : String(event.reason);
+  setStatus('the page hit a problem: ' + reason);
+});
+
+// A run's label: its name, or its id when the spawn gave it none.
+function label(id, name) {
+  return typeof name === 'string' && name !== '' ? name : String(id);
+}
 
 // ---- the editor: line numbers, problems -------------------------------------------------
 
@@ -125,6 +172,9 @@ async function check() {
     setStatus(`${(answer.diagnostics || []).length} problem(s) in the scenario`);
   } else if (status === 200) {
     showProblems([]);
+    scenario.name = typeof answer.name === 'string' ? answer.name : '';
+    describe(answer.description);
+    await syncPicker();
   } else {
     setStatus(answer.error || `check answered ${status}`);
   }
@@ -135,6 +185,7 @@ async function check() {
 async function loadPicker() {
   const response = await fetch('/api/scenarios');
   const list = await response.json();
+  scenario.list = list;
   const picker = $('picker');
   const groups = new Map();
   for (const item of list) {
@@ -152,15 +203,77 @@ async function loadPicker() {
     option.dataset.description = item.description;
     group.appendChild(option);
   }
+  // The scenario in the editor when it is no shipped one as written: edited or shared.
+  const own = document.createElement('option');
+  own.id = 'picker-own';
+  own.value = '';
+  own.hidden = true;
+  picker.appendChild(own);
 }
 
+// A shipped scenario's text (fetched once).
+async function shippedText(path) {
+  if (!scenario.texts.has(path)) {
+    const response = await fetch('/api/scenario/' + path);
+    if (!response.ok) return null;
+    scenario.texts.set(path, await response.text());
+  }
+  return scenario.texts.get(path);
+}
+
+// Loads a shipped scenario into the editor and draws it (instantly).
 async function pick(path) {
-  const response = await fetch('/api/scenario/' + path);
-  if (!response.ok) return;
-  setSource(await response.text());
-  const option = [...$('picker').options].find((o) => o.value === path);
-  $('picker').value = path;
-  $('description').textContent = option ? option.dataset.description : '';
+  if (await load(path)) await run({ instant: true });
+}
+
+// Loads a shipped scenario into the editor; false when there is no such scenario.
+async function load(path) {
+  const text = await shippedText(path);
+  if (text === null) return false;
+  scenario.picked = path;
+  const entry = scenario.list.find((item) => item.path === path);
+  scenario.name = entry ? entry.name : '';
+  setSource(text);
+  markPicker();
+  describe(entry ? entry.description : '');
+  return true;
+}
+
+function describe(description) {
+  $('description').textContent = description && description.trim() !== ''
+    ? description : '(this scenario has no description)';
+}
+
+// The picker shows the shipped scenario the editor holds as written, or, once edited (or
+// from a shared link), the scenario's own name marked as such.
+function markPicker() {
+  const own = $('picker-own');
+  const text = $('source').value;
+  const picked = scenario.picked;
+  if (picked && scenario.texts.get(picked) === text) {
+    own.hidden = true;
+    $('picker').value = picked;
+    return;
+  }
+  const name = scenario.name || 'a scenario';
+  own.textContent = picked ? `${name} (edited)` : `${name} (shared)`;
+  own.hidden = false;
+  $('picker').value = '';
+}
+
+// After a check: a scenario that is a shipped one as written is shown as that one (a shared
+// link of the demo is the demo).
+async function syncPicker() {
+  const text = $('source').value;
+  if (!(scenario.picked && scenario.texts.get(scenario.picked) === text)) {
+    for (const entry of scenario.list.filter((item) => item.name === scenario.name)) {
+      if (await shippedText(entry.path) === text) {
+        scenario.picked = entry.path;
+        break;
+      }
+    }
+  }
+  if ($('source').value === text) markPicker();
 }
 
 function setSource(text) {
@@ -197,8 +310,11 @@ function fromFragment() {
       const value = shared.set && shared.set[input.dataset.path];
       input.value = typeof value === 'string' ? value : '';
     }
+    scenario.picked = null;
+    scenario.name = '';
     setSource(String(shared.scenario || ''));
-    $('description').textContent = 'A shared scenario.';
+    markPicker();
+    $('description').textContent = 'A shared scenario (its description appears once it is read).';
     return true;
   } catch (_) {
     setStatus('the link\'s scenario could not be read');
@@ -210,6 +326,12 @@ function fromFragment() {
 
 function setStatus(text) {
   $('status').textContent = text;
+}
+
+// Where the run stands, for scripts and tests: running, done, problems (the scenario has
+// problems) or stopped (the run ended without its end).
+function setState(state) {
+  $('status').dataset.state = state;
 }
 
 function parseBlock(block) {
@@ -253,15 +375,21 @@ async function stream(extra, on, signal) {
   return { status: response.status, answer: null };
 }
 
-async function run() {
+// Runs the editor's scenario: at the chosen speed, or instantly (`{instant: true}`: the
+// page draws a scenario as soon as it is loaded or picked).
+async function run(options) {
   if (play.controller) play.controller.abort();
   Object.assign(play, {
     events: [], narration: [], shown: 0, now: 0, paused: false, streaming: true, done: false,
-    summary: null, limit: null, controller: new AbortController(), started: performance.now(),
+    summary: null, limit: null, expect: null, model: null, end: null,
+    controller: new AbortController(), started: performance.now(),
   });
-  const speed = $('speed').value;
+  const speed = options && options.instant ? 'instant' : $('speed').value;
   play.speed = speed === 'instant' ? null : Number(speed);
   $('narration').replaceChildren();
+  $('narration-more').textContent = '';
+  setState('running');
+  showExpect();
   $('scrubber').disabled = true;
   $('pause').disabled = false;
   $('pause').textContent = 'Pause';
@@ -275,6 +403,7 @@ async function run() {
   } catch (error) {
     if (error.name === 'AbortError') return;
     setStatus('the run stopped: ' + error.message);
+    setState('stopped');
     play.streaming = false;
     return;
   }
@@ -282,8 +411,17 @@ async function run() {
   if (result.status === 422) {
     showProblems(result.answer.diagnostics || []);
     setStatus('the scenario has problems: see below the editor');
+    setState('problems');
   } else if (result.status !== 200) {
     setStatus(result.answer.error || `the server answered ${result.status}`);
+    setState('stopped');
+  } else if (!play.done) {
+    setStatus('the run stopped before its end (the server closed the stream)');
+    setState('stopped');
+  }
+  if (!play.done) {
+    $('pause').disabled = true;
+    $('step').disabled = true;
   }
 }
 
@@ -298,15 +436,28 @@ function receive(event, data) {
     }
   } else if (event === 'limit') {
     play.limit = JSON.parse(data).message;
+  } else if (event === 'expect') {
+    play.expect = JSON.parse(data);
+  } else if (event === 'model') {
+    play.model = JSON.parse(data);
   } else if (event === 'end') {
     play.summary = JSON.parse(data);
     finish();
   }
 }
 
+// The session's end: its last decision (the panel's bookkeeping after it, a finished row
+// leaving 30 s later, is not part of it), as `subsim run` and the report say it.
+function sessionEnd() {
+  if (play.model && typeof play.model.end_us === 'number') return play.model.end_us;
+  if (play.summary && typeof play.summary.makespan_us === 'number') return play.summary.makespan_us;
+  return play.events.length ? play.events[play.events.length - 1].t_us : 0;
+}
+
 function finish() {
   play.done = true;
-  const end = play.events.length ? play.events[play.events.length - 1].t_us : 0;
+  const end = sessionEnd();
+  play.end = end;
   const scrubber = $('scrubber');
   scrubber.max = String(end);
   scrubber.step = String(Math.max(1, Math.floor(end / 1000)));
@@ -317,14 +468,70 @@ function finish() {
     scrubber.value = String(end);
   }
   $('step').disabled = play.shown >= play.events.length;
-  const s = play.summary;
-  let text = `done: ${s.events} events, ${s.spawns.started} run${s.spawns.started === 1 ? '' : 's'} started, ` +
-    `${s.spawns.rejected} rejected (${s.spawns.rejected_by_reason.concurrent_limit} at the cap), ` +
-    `peak ${s.running.peak} running`;
-  if (play.limit) text += ' — ' + play.limit;
-  setStatus(text);
+  setStatus(doneText(play.summary, end));
+  showExpect();
   render();
+  setState('done');
   fetchPanel();
+}
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + 's')}`;
+
+function doneText(s, end) {
+  let text = `done: the session ended at ${clock(end)}`;
+  try {
+    const rejected = s.spawns.rejected;
+    const atCap = s.spawns.rejected_by_reason.concurrent_limit;
+    text += ` · ${plural(s.events, 'event')}, ${plural(s.spawns.started, 'run')} started, ` +
+      `${rejected} rejected` + (rejected ? ` (${atCap} at the cap)` : '') +
+      `, at most ${s.running.peak} running at once`;
+  } catch (_) {
+    text += ' (the summary could not be read)';
+  }
+  if (play.limit) text += ' — ' + play.limit;
+  return text;
+}
+
+// The scenario's `expect:` after a run, as `subsim check` judges it.
+function showExpect() {
+  const box = $('expect');
+  box.replaceChildren();
+  box.className = '';
+  const verdict = play.expect;
+  if (!verdict) return;
+  const head = document.createElement('strong');
+  if (verdict.expectations === 0 && !verdict.limit) {
+    box.className = 'none';
+    head.textContent = 'expect: (none: this scenario states no expectations)';
+    box.appendChild(head);
+    return;
+  }
+  const failed = verdict.failures.length;
+  box.className = verdict.passed ? 'passed' : 'failed';
+  head.textContent = verdict.passed
+    ? `expect: passed (${plural(verdict.expectations, 'assertion')}, as subsim check says)`
+    : `expect: FAILED (${failed} of ${plural(verdict.expectations, 'assertion')}` +
+      (verdict.limit ? ', and the run was cut short' : '') + ')';
+  box.appendChild(head);
+  const list = document.createElement('ul');
+  if (verdict.limit) {
+    const li = document.createElement('li');
+    li.textContent = verdict.limit;
+    list.appendChild(li);
+  }
+  for (const failure of verdict.failures) {
+    const li = document.createElement('li');
+    const where = failure.location ? ` (${failure.location.replace(/^.*?:(\d+):\d+$/, 'line $1')})` : '';
+    li.textContent = `#${failure.expect}${where}: expected ${failure.expected}; got ${failure.got}`;
+    for (const hint of failure.hints || []) {
+      const span = document.createElement('span');
+      span.className = 'help';
+      span.textContent = hint;
+      li.appendChild(span);
+    }
+    list.appendChild(li);
+  }
+  if (list.children.length) box.appendChild(list);
 }
 
 function tick() {
@@ -348,7 +555,7 @@ function pause() {
   $('pause').textContent = play.paused ? 'Resume' : 'Pause';
   if (!play.paused) {
     play.shown = play.events.length;
-    if (play.done) play.now = play.events.length ? play.events[play.events.length - 1].t_us : 0;
+    if (play.done) play.now = play.end;
     tick();
   }
   render();
@@ -362,7 +569,10 @@ function stepOnce() {
   while (next < play.events.length && !play.events[next].rule) next++;
   play.shown = Math.min(play.events.length, next + 1);
   play.now = play.shown ? play.events[play.shown - 1].t_us : 0;
-  if (play.done) $('scrubber').value = String(play.now);
+  if (play.done) {
+    play.now = Math.min(play.now, play.end);
+    $('scrubber').value = String(play.now);
+  }
   $('step').disabled = play.done && play.shown >= play.events.length;
   render();
   fetchPanel();
@@ -389,24 +599,33 @@ function model(events, count) {
   const rejects = [];
   const counts = [[0, 0]];
   let cap = null;
+  let finished = 0;
+  let peak = 0;
   for (let index = 0; index < count; index++) {
     const e = events[index];
     if (e.kind === 'session_started') cap = e.cap;
     if (e.kind === 'agent_started') {
-      rows.set(e.agent, { id: e.agent, name: e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] });
+      rows.set(e.agent, { id: e.agent, name: label(e.agent, e.name), named: !!e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] });
     } else if (e.kind === 'agent_resumed') {
       const row = rows.get(e.agent);
       if (row) row.segments.push({ from: e.t_us, to: null, mode: e.mode });
     } else if (e.kind === 'agent_finished') {
+      finished++;
       const row = rows.get(e.agent);
       const last = row && row.segments[row.segments.length - 1];
       if (last && last.to === null) last.to = e.t_us;
     } else if (e.kind === 'spawn_rejected') {
-      rejects.push({ t: e.t_us, reason: e.reason, name: e.name || e.agent_type, caller: e.caller, rule: e.rule });
+      rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
     }
-    if (typeof e.running === 'number') counts.push([e.t_us, e.running]);
+    if (typeof e.running === 'number') {
+      peak = Math.max(peak, e.running);
+      // One point per change: a long run draws as many points as the count changes.
+      const previous = counts[counts.length - 1];
+      if (previous[0] === e.t_us) previous[1] = e.running;
+      else if (previous[1] !== e.running) counts.push([e.t_us, e.running]);
+    }
   }
-  return { rows: [...rows.values()], rejects, counts, cap };
+  return { rows: [...rows.values()], rejects, counts, cap, finished, peak };
 }
 
 function node(name, attributes, parent) {
@@ -436,6 +655,7 @@ function drawTimeline(svg, m, now, total, onBar) {
     const group = node('g', { 'data-agent': row.id }, svg);
     const text = node('text', { x: 4, y: y + 9 }, group);
     text.textContent = row.name.length > 16 ? row.name.slice(0, 15) + '…' : row.name;
+    if (!row.named) text.setAttribute('class', 'unnamed');
     for (const segment of row.segments) {
       const end = segment.to === null ? Math.max(segment.from, now) : segment.to;
       const x = scale(segment.from);
@@ -443,7 +663,7 @@ function drawTimeline(svg, m, now, total, onBar) {
       node('rect', { class: classes.join(' ').trim(), x, y: y + 1, width: Math.max(1.5, scale(end) - x), height: 9 }, group);
     }
     const title = node('title', {}, group);
-    title.textContent = `${row.name} (${row.id})`;
+    title.textContent = row.named ? `${row.name} (${row.id})` : `${row.id} (no name given)`;
     if (onBar) group.addEventListener('click', () => onBar(row.id));
   });
   if (m.rows.length > MAX_ROWS) {
@@ -458,7 +678,7 @@ function drawRunning(svg, m, now, total) {
   const width = svg.clientWidth || 800;
   const left = 120;
   const height = 90;
-  const peak = Math.max(1, m.cap || 0, ...m.counts.map((c) => c[1]));
+  const peak = Math.max(1, m.cap || 0, m.peak);
   const x = (t) => left + (total > 0 ? t / total : 0) * (width - left - 10);
   const y = (n) => height - 8 - (n / peak) * (height - 20);
   let path = '';
@@ -472,6 +692,8 @@ function drawRunning(svg, m, now, total) {
   if (m.cap) node('line', { class: 'cap-line', x1: left, x2: width - 10, y1: y(m.cap), y2: y(m.cap) }, svg);
   const label = node('text', { x: 4, y: 14 }, svg);
   label.textContent = `running ${last}` + (m.cap ? ` / cap ${m.cap}` : '');
+  const most = node('text', { x: 4, y: 28 }, svg);
+  most.textContent = `at most ${m.peak}`;
   node('line', { class: 'now', x1: x(now), x2: x(now), y1: 0, y2: height }, svg);
 }
 
@@ -483,20 +705,33 @@ function clock(us) {
 }
 
 function render() {
-  const m = model(play.events, play.shown);
+  let m = { rows: [], rejects: [], counts: [[0, 0]], cap: null, finished: 0, peak: 0 };
+  guarded('run model', $('timeline'), () => { m = model(play.events, play.shown); });
   const last = play.events.length ? play.events[play.events.length - 1].t_us : 0;
-  const total = Math.max(play.done ? last : Math.max(last, play.now), 1);
-  drawTimeline($('timeline'), m, play.now, total, showAgent);
-  drawRunning($('running'), m, play.now, total);
-  $('clock').textContent = `${clock(play.now)}  ·  ${play.shown} of ${play.events.length} events shown` +
+  const total = Math.max(play.done ? play.end : Math.max(last, play.now), 1);
+  guarded('timeline', $('timeline'), () => drawTimeline($('timeline'), m, play.now, total, showAgent));
+  guarded('running count', $('running'), () => drawRunning($('running'), m, play.now, total));
+  // What was drawn, for the tests that compare the page with the command line.
+  Object.assign($('timeline').dataset, {
+    runs: String(m.rows.length), rejected: String(m.rejects.length),
+    finished: String(m.finished), peak: String(m.peak),
+    end: play.done ? String(play.end) : '',
+  });
+  $('clock').textContent = `${clock(play.now)}` + (play.done ? ` of ${clock(play.end)}` : '') +
+    `  ·  ${play.shown} of ${plural(play.events.length, 'event')} shown` +
     (play.paused ? '  ·  paused' : '');
-  renderNarration();
+  guarded('narration', $('narration'), renderNarration);
 }
 
 function renderNarration() {
   const list = $('narration');
-  const visible = play.narration.filter((item) => item.t <= play.now || (play.done && !play.paused));
-  while (list.children.length < play.narration.length) {
+  const visible = play.narration.slice(0, MAX_LINES).filter((item) => item.t <= play.now || (play.done && !play.paused));
+  const listed = Math.min(play.narration.length, MAX_LINES);
+  if (play.narration.length > MAX_LINES && play.done) {
+    $('narration-more').textContent = `… and ${plural(play.narration.length - MAX_LINES, 'more line')}, ` +
+      'not listed here (subsim run prints them all)';
+  }
+  while (list.children.length < listed) {
     const item = play.narration[list.children.length];
     const li = document.createElement('li');
     li.textContent = item.text;
@@ -580,7 +815,8 @@ function showAgent(id) {
   const mine = play.events.filter((e) => e.agent === id);
   const started = mine.find((e) => e.kind === 'agent_started');
   const head = document.createElement('p');
-  head.textContent = started ? `${started.name} (${id}): ${mine.length} events` : id;
+  head.textContent = started && started.name ? `${started.name} (${id}): ${plural(mine.length, 'event')}`
+    : `${id}: ${plural(mine.length, 'event')}`;
   detail.appendChild(head);
   if (started) {
     const pre = document.createElement('pre');
@@ -616,8 +852,10 @@ async function compare() {
       const { event, data } = parseBlock(block);
       if (event === 'message' && data) events.push(JSON.parse(data));
     }
-    const end = events.length ? events[events.length - 1].t_us : 1;
-    drawTimeline($('timeline-' + side), model(events, events.length), end, end, null);
+    let end = 1;
+    for (const e of events) if (e.kind !== 'panel_changed') end = Math.max(end, e.t_us);
+    guarded('timeline', $('timeline-' + side),
+      () => drawTimeline($('timeline-' + side), model(events, events.length), end, end, null));
   }
   $('comparison').dataset.done = 'true';
   $('comparison').scrollIntoView({ block: 'nearest' });
@@ -626,23 +864,25 @@ async function compare() {
 // ---- wiring ----------------------------------------------------------------------------------
 
 async function start() {
-  $('source').addEventListener('input', () => { drawGutter(null); scheduleCheck(); });
+  $('source').addEventListener('input', () => { drawGutter(null); markPicker(); scheduleCheck(); });
   $('source').addEventListener('scroll', () => { $('gutter').scrollTop = $('source').scrollTop; });
   for (const input of document.querySelectorAll('#controls [data-path]')) {
     input.addEventListener('change', () => { showSets(); scheduleCheck(); });
     input.addEventListener('input', showSets);
   }
-  $('picker').addEventListener('change', () => pick($('picker').value));
+  $('picker').addEventListener('change', () => { if ($('picker').value) pick($('picker').value); });
   $('share-button').addEventListener('click', share);
-  $('run').addEventListener('click', run);
+  $('run').addEventListener('click', () => run());
   $('pause').addEventListener('click', pause);
   $('step').addEventListener('click', stepOnce);
   $('compare').addEventListener('click', compare);
   $('scrubber').addEventListener('input', scrub);
   showSets();
   await loadPicker();
-  if (!fromFragment()) await pick('scenarios/demo.yaml');
+  if (!fromFragment()) await load('scenarios/demo.yaml');
   document.body.dataset.ready = 'true';
+  // Drawn on load, without waiting for Run: the demo, or the shared scenario.
+  await run({ instant: true });
 }
 
 start();

@@ -12,8 +12,13 @@
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
 //! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
 //! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
-//! stopped the run), and with `"narration": true` in the body, `narration` (the brief
+//! stopped the run), `expect` (the scenario's `expect:` checked by `check`'s checker, sent
+//! just before `end`), and with `"narration": true` in the body, `narration` (the brief
 //! narration's lines of each instant, as `subsim run` prints them).
+//!
+//! The panel's bookkeeping after the last decision (a finished row leaving 30 s later;
+//! `EventKind::moves_the_end`) is held back and sent with the end, without waiting for it,
+//! as `run --realtime` does: at ×N the stream ends at the session's end, not 30 s later.
 
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -28,6 +33,7 @@ use axum::http::{Request, StatusCode};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use subsim_engine::expect::{Checker, Failure};
 use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, SimTime, Sink};
@@ -50,8 +56,11 @@ struct Frame {
 enum FrameKind {
     /// A JSONL trace line (no newline).
     Line(String),
-    /// The narration's lines of the instant `t_us`.
-    Narration(String),
+    /// The narration's lines of an instant (its time in µs: the frame's own `t_us` is
+    /// when it is due, which differs for what is held back to the end).
+    Narration(u64, String),
+    /// The `expect:` verdict, as JSON.
+    Expect(String),
     /// A safety limit stopped the run.
     Limit(String),
     /// The `--format json` summary.
@@ -161,14 +170,14 @@ async fn pace(
 }
 
 fn sse(frame: Frame) -> SseEvent {
-    let t_us = frame.t_us;
     match frame.kind {
         // A JSONL line never holds a raw CR or LF (JSON escapes them), which SSE could
         // not carry; say so loudly rather than send a broken frame.
         FrameKind::Line(line) => SseEvent::default().data(line.replace(['\r', '\n'], " ")),
-        FrameKind::Narration(text) => SseEvent::default()
+        FrameKind::Narration(instant, text) => SseEvent::default()
             .event("narration")
-            .data(super::json::text(&json!({ "t_us": t_us, "text": text }))),
+            .data(super::json::text(&json!({ "t_us": instant, "text": text }))),
+        FrameKind::Expect(verdict) => SseEvent::default().event("expect").data(verdict),
         FrameKind::Limit(text) => SseEvent::default()
             .event("limit")
             .data(super::json::text(&json!({ "message": text }))),
@@ -208,13 +217,37 @@ struct Streamed<'a> {
     /// The instant of the latest event: narration is flushed when the instant ends.
     instant: Option<SimTime>,
     summary: Summary,
+    /// `check`'s checker of the scenario's `expect:`.
+    checker: Checker,
+    /// The time of the last event that moves the end (`EventKind::moves_the_end`).
+    end_us: u64,
+    /// Frames past `end_us`: sent when an event moves the end, or with the end.
+    held: Vec<Frame>,
     frames: &'a mpsc::Sender<Frame>,
 }
 
 impl Streamed<'_> {
-    fn send(&self, frame: Frame) {
+    /// Sends `frame`, or holds it while it lies past the session's end so far.
+    fn send(&mut self, frame: Frame) {
+        if frame.t_us > self.end_us {
+            self.held.push(frame);
+        } else {
+            self.deliver(frame);
+        }
+    }
+
+    fn deliver(&self, frame: Frame) {
         if self.frames.blocking_send(frame).is_err() {
             std::panic::resume_unwind(Box::new(Cancelled));
+        }
+    }
+
+    /// Sends what was held: due at its own time when the end has moved past it, else
+    /// now (the run ended first).
+    fn release(&mut self) {
+        for mut frame in std::mem::take(&mut self.held) {
+            frame.t_us = frame.t_us.min(self.end_us);
+            self.deliver(frame);
         }
     }
 
@@ -228,7 +261,10 @@ impl Streamed<'_> {
         if !told.is_empty() {
             self.send(Frame {
                 t_us: instant.as_micros(),
-                kind: FrameKind::Narration(String::from_utf8_lossy(&told).into_owned()),
+                kind: FrameKind::Narration(
+                    instant.as_micros(),
+                    String::from_utf8_lossy(&told).into_owned(),
+                ),
             });
         }
     }
@@ -239,6 +275,10 @@ impl Streamed<'_> {
             self.tell();
         }
         self.instant = Some(event.t);
+        if event.kind.moves_the_end() {
+            self.end_us = self.end_us.max(event.t.as_micros());
+            self.release();
+        }
         if let Some((writer, _)) = &mut self.narration {
             writer.event(event);
         }
@@ -261,6 +301,7 @@ impl Sink for Streamed<'_> {
     fn event(&mut self, event: &Event) {
         self.write(event);
         self.summary.event(event);
+        self.checker.event(event);
     }
 }
 
@@ -283,17 +324,23 @@ fn simulate(
         };
         (TextWriter::with_options(text.clone(), options), text)
     });
+    let limit_expected = crate::load::expects_limit(&loaded.expect);
+    let expectations = loaded.expect.len();
     let mut sink = Streamed {
         jsonl: crate::run::jsonl_writer(Box::new(lines.clone()), false),
         lines,
         narration,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
+        checker: Checker::new(loaded.expect),
+        end_us: 0,
+        held: Vec::new(),
         frames,
     };
     let report = crate::run::simulation(loaded.spec, seed).run(&mut sink);
     sink.tell();
-    let end = report.end.as_micros();
+    sink.release();
+    let end = sink.end_us;
     if let Some(limit) = &report.limit {
         let message = format!(
             "{}. This server runs at most {} events, {} agents and {} steps per run \
@@ -308,9 +355,46 @@ fn simulate(
             kind: FrameKind::Limit(message),
         });
     }
+    let failures = std::mem::replace(&mut sink.checker, Checker::new(Vec::new())).finish();
+    let unexpected_limit = report
+        .limit
+        .as_ref()
+        .filter(|_| !limit_expected)
+        .map(|limit| crate::output::limit_message(limit, report.end));
+    let verdict = expect_verdict(expectations, &failures, unexpected_limit);
+    sink.send(Frame {
+        t_us: end,
+        kind: FrameKind::Expect(verdict),
+    });
     let summary = sink.summary.render_json();
     sink.send(Frame {
         t_us: end,
         kind: FrameKind::End(summary),
     });
+}
+
+/// `event: expect`'s data: what `subsim check` decides of one run, as JSON: `passed`
+/// (every assertion held and no safety limit cut the run short unless one was expected),
+/// the count of assertions, the unexpected limit's message, and each failure with its
+/// location, what was expected and what happened (`check --format json`'s fields).
+fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<String>) -> String {
+    let failures: Vec<Value> = failures
+        .iter()
+        .map(|failure| {
+            json!({
+                "expect": failure.index + 1,
+                "location": failure.location,
+                "expected": failure.expected,
+                "got": failure.got,
+                "events": failure.events,
+                "hints": failure.hints,
+            })
+        })
+        .collect();
+    super::json::text(&json!({
+        "expectations": expectations,
+        "passed": failures.is_empty() && limit.is_none(),
+        "limit": limit,
+        "failures": failures,
+    }))
 }
