@@ -431,6 +431,9 @@ pub enum Format {
     /// One CSV row per run: id, name, type, parent, depth, requested, started, finished,
     /// outcome, wait, mode (times in seconds).
     Csv,
+    /// The run model as one JSON object: the end and what set it, the counts, each run's
+    /// stretches and the decision order (what every view draws).
+    Model,
 }
 
 /// `subsim report`.

@@ -251,7 +251,8 @@ fn batch(
                 | Format::Summary
                 | Format::Json
                 | Format::Chrome
-                | Format::Csv => max_rows,
+                | Format::Csv
+                | Format::Model => max_rows,
             };
             let mut builder = crate::timeline::Builder::new(rows);
             let report = simulate(simulation, &mut builder, ties);
@@ -270,6 +271,12 @@ fn batch(
                 }
                 crate::timeline::chrome(&timeline, seed, env!("CARGO_PKG_VERSION"))
             };
+            (report, write_all(out, text.as_bytes()))
+        }
+        Format::Model => {
+            let mut builder = subsim_engine::runmodel::Builder::new(max_rows);
+            let report = simulate(simulation, &mut builder, ties);
+            let text = builder.finish().to_json();
             (report, write_all(out, text.as_bytes()))
         }
         Format::Csv => {
@@ -343,7 +350,8 @@ fn realtime(
         | Format::Json
         | Format::Gantt
         | Format::Chrome
-        | Format::Csv => {
+        | Format::Csv
+        | Format::Model => {
             let mut player = Player::new(&runtime, speed, TextWriter::with_options(out, narration));
             let report = simulate(simulation, &mut player, ties);
             let written = player.finish().and_then(|writer| writer.finish().map(drop));

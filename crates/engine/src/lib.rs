@@ -40,6 +40,7 @@ pub mod expect;
 pub mod explore;
 mod ids;
 pub mod render;
+pub mod runmodel;
 pub mod runs;
 pub mod sim;
 pub mod sink;
