@@ -25,6 +25,7 @@ const play = {
   expect: null,    // the `expect:` verdict (`event: expect`)
   model: null,     // the run's derived model (`event: model`), when the server sends one
   end: null,       // the session's end (µs): its last decision, once the run is done
+  stepping: false, // Step shows part of an instant: drawn from the events, not the model
   frame: 0,
 };
 
@@ -223,6 +224,9 @@ async function shippedText(path) {
 
 // Loads a shipped scenario into the editor and draws it (instantly).
 async function pick(path) {
+  // The run on screen stops now: what it would still draw belongs to another scenario.
+  if (play.controller) play.controller.abort();
+  setState('loading');
   if (await load(path)) await run({ instant: true });
 }
 
@@ -381,13 +385,15 @@ async function run(options) {
   if (play.controller) play.controller.abort();
   Object.assign(play, {
     events: [], narration: [], shown: 0, now: 0, paused: false, streaming: true, done: false,
-    summary: null, limit: null, expect: null, model: null, end: null,
+    summary: null, limit: null, expect: null, model: null, end: null, stepping: false,
+    narrationCut: false,
     controller: new AbortController(), started: performance.now(),
   });
   const speed = options && options.instant ? 'instant' : $('speed').value;
   play.speed = speed === 'instant' ? null : Number(speed);
   $('narration').replaceChildren();
   $('narration-more').textContent = '';
+  $('why-end').textContent = '';
   setState('running');
   showExpect();
   $('scrubber').disabled = true;
@@ -398,7 +404,7 @@ async function run(options) {
   tick();
   let result;
   try {
-    result = await stream({ speed: play.speed === null ? 'instant' : play.speed, narration: true },
+    result = await stream({ speed: play.speed === null ? 'instant' : play.speed, narration: MAX_LINES },
       receive, play.controller.signal);
   } catch (error) {
     if (error.name === 'AbortError') return;
@@ -431,6 +437,7 @@ function receive(event, data) {
     if (!play.paused) play.shown = play.events.length;
   } else if (event === 'narration') {
     const told = JSON.parse(data);
+    if (told.cut) play.narrationCut = true;
     for (const line of told.text.split('\n')) {
       if (line.trim() !== '') play.narration.push({ t: told.t_us, text: line });
     }
@@ -449,7 +456,7 @@ function receive(event, data) {
 // The session's end: its last decision (the panel's bookkeeping after it, a finished row
 // leaving 30 s later, is not part of it), as `subsim run` and the report say it.
 function sessionEnd() {
-  if (play.model && typeof play.model.end_us === 'number') return play.model.end_us;
+  if (play.model && play.model.end && typeof play.model.end.t_us === 'number') return play.model.end.t_us;
   if (play.summary && typeof play.summary.makespan_us === 'number') return play.summary.makespan_us;
   return play.events.length ? play.events[play.events.length - 1].t_us : 0;
 }
@@ -470,6 +477,8 @@ function finish() {
   $('step').disabled = play.shown >= play.events.length;
   setStatus(doneText(play.summary, end));
   showExpect();
+  $('why-end').textContent = play.model && play.model.end && play.model.end.because
+    ? play.model.end.because : '';
   render();
   setState('done');
   fetchPanel();
@@ -554,6 +563,7 @@ function pause() {
   play.paused = !play.paused;
   $('pause').textContent = play.paused ? 'Resume' : 'Pause';
   if (!play.paused) {
+    play.stepping = false;
     play.shown = play.events.length;
     if (play.done) play.now = play.end;
     tick();
@@ -565,6 +575,7 @@ function pause() {
 // Shows events up to and including the next decision (an event that cites a rule).
 function stepOnce() {
   if (!play.paused) pause();
+  play.stepping = true;
   let next = play.shown;
   while (next < play.events.length && !play.events[next].rule) next++;
   play.shown = Math.min(play.events.length, next + 1);
@@ -581,6 +592,7 @@ function stepOnce() {
 }
 
 function scrub() {
+  play.stepping = false;
   play.paused = true;
   $('pause').textContent = 'Resume';
   play.now = Number($('scrubber').value);
@@ -594,38 +606,75 @@ function scrub() {
 
 // ---- drawing --------------------------------------------------------------------------------
 
+// The picture of the first `count` events: one row per run, the rejections, the running
+// count. Kept per events list and carried forward as events arrive (a long run is read
+// once, not once a frame); going back (Step, the scrubber) reads it again from the start.
+const pictures = new WeakMap();
+
 function model(events, count) {
-  const rows = new Map();
-  const rejects = [];
-  const counts = [[0, 0]];
-  let cap = null;
-  let finished = 0;
-  let peak = 0;
-  for (let index = 0; index < count; index++) {
+  let m = pictures.get(events);
+  if (!m || m.upTo > count) {
+    m = { upTo: 0, rows: [], byId: new Map(), rejects: [], counts: [[0, 0]], cap: null, finished: 0, peak: 0 };
+    pictures.set(events, m);
+  }
+  for (let index = m.upTo; index < count; index++) {
     const e = events[index];
-    if (e.kind === 'session_started') cap = e.cap;
+    if (e.kind === 'session_started') m.cap = e.cap;
     if (e.kind === 'agent_started') {
-      rows.set(e.agent, { id: e.agent, name: label(e.agent, e.name), named: !!e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] });
+      const row = { id: e.agent, name: label(e.agent, e.name), named: !!e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] };
+      m.byId.set(e.agent, row);
+      m.rows.push(row);
     } else if (e.kind === 'agent_resumed') {
-      const row = rows.get(e.agent);
+      const row = m.byId.get(e.agent);
       if (row) row.segments.push({ from: e.t_us, to: null, mode: e.mode });
     } else if (e.kind === 'agent_finished') {
-      finished++;
-      const row = rows.get(e.agent);
+      m.finished++;
+      const row = m.byId.get(e.agent);
       const last = row && row.segments[row.segments.length - 1];
       if (last && last.to === null) last.to = e.t_us;
     } else if (e.kind === 'spawn_rejected') {
-      rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
+      m.rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
     }
     if (typeof e.running === 'number') {
-      peak = Math.max(peak, e.running);
+      m.peak = Math.max(m.peak, e.running);
       // One point per change: a long run draws as many points as the count changes.
-      const previous = counts[counts.length - 1];
+      const previous = m.counts[m.counts.length - 1];
       if (previous[0] === e.t_us) previous[1] = e.running;
-      else if (previous[1] !== e.running) counts.push([e.t_us, e.running]);
+      else if (previous[1] !== e.running) m.counts.push([e.t_us, e.running]);
     }
   }
-  return { rows: [...rows.values()], rejects, counts, cap, finished, peak };
+  m.upTo = count;
+  return m;
+}
+
+// What the server's run model (`event: model`) says, as the drawing wants it, at `now`:
+// each run's stretches up to then (a stretch still going then is drawn open), the
+// rejections (from the trace: the model counts them, the trace has their reasons) and the
+// running count.
+function fromModel(md, now, events) {
+  const rows = [];
+  for (const run of md.runs) {
+    if (run.id === 'main') continue;
+    const segments = [];
+    for (const span of run.spans) {
+      if (span.from_us > now) continue;
+      segments.push({ from: span.from_us, to: span.to_us <= now ? span.to_us : null, mode: run.mode, state: span.state });
+    }
+    if (segments.length) rows.push({ id: run.id, name: label(run.id, run.label), named: run.label !== run.id, segments });
+  }
+  const rejects = [];
+  for (const e of events) {
+    if (e.kind === 'spawn_rejected' && e.t_us <= now) {
+      rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
+    }
+  }
+  const counts = md.running.filter(([t]) => t <= now);
+  if (!counts.length) counts.push([0, 0]);
+  const c = md.counts;
+  return {
+    rows, rejects, counts, cap: md.cap, more: md.more_runs,
+    runs: c.started, rejected: c.rejected, finished: c.finished, peak: c.peak_running,
+  };
 }
 
 function node(name, attributes, parent) {
@@ -659,16 +708,18 @@ function drawTimeline(svg, m, now, total, onBar) {
     for (const segment of row.segments) {
       const end = segment.to === null ? Math.max(segment.from, now) : segment.to;
       const x = scale(segment.from);
-      const classes = ['bar', segment.mode === 'foreground' ? 'foreground' : '', segment.to === null ? 'open' : ''];
+      const classes = ['bar', segment.mode === 'foreground' ? 'foreground' : '',
+        segment.state ? 'state-' + segment.state : '', segment.to === null ? 'open' : ''];
       node('rect', { class: classes.join(' ').trim(), x, y: y + 1, width: Math.max(1.5, scale(end) - x), height: 9 }, group);
     }
     const title = node('title', {}, group);
     title.textContent = row.named ? `${row.name} (${row.id})` : `${row.id} (no name given)`;
     if (onBar) group.addEventListener('click', () => onBar(row.id));
   });
-  if (m.rows.length > MAX_ROWS) {
-    const more = node('text', { x: 4, y: height - 2 }, svg);
-    more.textContent = `… and ${m.rows.length - MAX_ROWS} more runs`;
+  const more = Math.max(0, m.rows.length - MAX_ROWS) + (m.more || 0);
+  if (more > 0) {
+    const text = node('text', { x: 4, y: height - 2 }, svg);
+    text.textContent = `… and ${plural(more, 'more run')}, not drawn (the first ${MAX_ROWS} are)`;
   }
   node('line', { class: 'now', x1: scale(now), x2: scale(now), y1: 0, y2: height }, svg);
 }
@@ -681,13 +732,33 @@ function drawRunning(svg, m, now, total) {
   const peak = Math.max(1, m.cap || 0, m.peak);
   const x = (t) => left + (total > 0 ? t / total : 0) * (width - left - 10);
   const y = (n) => height - 8 - (n / peak) * (height - 20);
-  let path = '';
+  // At most three points a pixel column (its highest, lowest and last count): a run of a
+  // million changes draws as fast as one of a hundred.
+  const parts = [];
   let last = 0;
+  let column = null;
+  let low = 0;
+  let high = 0;
+  const flush = () => {
+    if (column === null) return;
+    parts.push(parts.length ? `H${column}` : `M${column},${y(last)}`);
+    if (high !== low) parts.push(`V${y(high)}V${y(low)}`);
+    parts.push(`V${y(last)}`);
+  };
   for (const [t, n] of m.counts) {
-    path += path ? `H${x(t)}V${y(n)}` : `M${x(t)},${y(n)}`;
+    const at = Math.round(x(t));
+    if (at !== column) {
+      flush();
+      column = at;
+      low = n;
+      high = n;
+    }
+    low = Math.min(low, n);
+    high = Math.max(high, n);
     last = n;
   }
-  path += `H${x(now)}`;
+  flush();
+  const path = parts.join('') + `H${x(now)}`;
   node('path', { class: 'count', d: path }, svg);
   if (m.cap) node('line', { class: 'cap-line', x1: left, x2: width - 10, y1: y(m.cap), y2: y(m.cap) }, svg);
   const label = node('text', { x: 4, y: 14 }, svg);
@@ -706,14 +777,18 @@ function clock(us) {
 
 function render() {
   let m = { rows: [], rejects: [], counts: [[0, 0]], cap: null, finished: 0, peak: 0 };
-  guarded('run model', $('timeline'), () => { m = model(play.events, play.shown); });
+  guarded('run model', $('timeline'), () => {
+    m = play.model && play.done && !play.stepping
+      ? fromModel(play.model, play.now, play.events) : model(play.events, play.shown);
+  });
   const last = play.events.length ? play.events[play.events.length - 1].t_us : 0;
   const total = Math.max(play.done ? play.end : Math.max(last, play.now), 1);
   guarded('timeline', $('timeline'), () => drawTimeline($('timeline'), m, play.now, total, showAgent));
   guarded('running count', $('running'), () => drawRunning($('running'), m, play.now, total));
   // What was drawn, for the tests that compare the page with the command line.
   Object.assign($('timeline').dataset, {
-    runs: String(m.rows.length), rejected: String(m.rejects.length),
+    runs: String(m.runs === undefined ? m.rows.length : m.runs),
+    rejected: String(m.rejected === undefined ? m.rejects.length : m.rejected),
     finished: String(m.finished), peak: String(m.peak),
     end: play.done ? String(play.end) : '',
   });
@@ -727,9 +802,9 @@ function renderNarration() {
   const list = $('narration');
   const visible = play.narration.slice(0, MAX_LINES).filter((item) => item.t <= play.now || (play.done && !play.paused));
   const listed = Math.min(play.narration.length, MAX_LINES);
-  if (play.narration.length > MAX_LINES && play.done) {
-    $('narration-more').textContent = `… and ${plural(play.narration.length - MAX_LINES, 'more line')}, ` +
-      'not listed here (subsim run prints them all)';
+  if ((play.narration.length > MAX_LINES || play.narrationCut) && play.done) {
+    $('narration-more').textContent = `The narration is listed here up to ${MAX_LINES} lines; ` +
+      '`subsim run FILE` prints all of it.';
   }
   while (list.children.length < listed) {
     const item = play.narration[list.children.length];

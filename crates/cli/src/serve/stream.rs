@@ -12,9 +12,14 @@
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
 //! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
 //! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
-//! stopped the run), `expect` (the scenario's `expect:` checked by `check`'s checker, sent
-//! just before `end`), and with `"narration": true` in the body, `narration` (the brief
-//! narration's lines of each instant, as `subsim run` prints them).
+//! stopped the run), `model` (the run model, `run --format model`'s JSON, keeping the
+//! first [`MODEL_ROWS`] runs: the page draws the end, the counts and the runs' stretches
+//! from it), `expect` (the scenario's `expect:` checked by `check`'s checker), both sent
+//! just before `end`, and with `"narration": true` in the body, `narration` (the brief
+//! narration's lines of each instant, as `subsim run` prints them). `"narration": N` (a
+//! whole number) stops the narration after the instant that reaches N lines, and says so
+//! with a last `narration` whose `cut` is true: the page lists 2,000 lines, and a long run
+//! is not narrated past them for nothing.
 //!
 //! The panel's bookkeeping after the last decision (a finished row leaving 30 s later;
 //! `EventKind::moves_the_end`) is held back and sent with the end, without waiting for it,
@@ -35,6 +40,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 use subsim_engine::expect::{Checker, Failure};
 use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
+use subsim_engine::runmodel;
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, SimTime, Sink};
 use tokio::sync::{mpsc, oneshot};
@@ -46,6 +52,8 @@ use super::Shared;
 const AHEAD: usize = 256;
 /// Frames the pacer may be ahead of the client.
 const UNREAD: usize = 16;
+/// Runs (main's included) the model sent to the page keeps; the page draws as many rows.
+const MODEL_ROWS: u64 = 401;
 
 /// One thing to send, at virtual time `t_us`.
 struct Frame {
@@ -59,8 +67,12 @@ enum FrameKind {
     /// The narration's lines of an instant (its time in µs: the frame's own `t_us` is
     /// when it is due, which differs for what is held back to the end).
     Narration(u64, String),
+    /// The narration stops here (its line budget is spent).
+    NarrationCut(u64),
     /// The `expect:` verdict, as JSON.
     Expect(String),
+    /// The run model, as JSON.
+    Model(String),
     /// A safety limit stopped the run.
     Limit(String),
     /// The `--format json` summary.
@@ -91,7 +103,12 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Ok(speed) => speed,
         Err(message) => return api::error(StatusCode::BAD_REQUEST, &message),
     };
-    let narration = posted.fields.get("narration") == Some(&Value::Bool(true));
+    // At most this many narration lines (`true`: all of them; anything else: none).
+    let narration = match posted.fields.get("narration") {
+        Some(Value::Bool(true)) => Some(u64::MAX),
+        Some(value) => value.as_u64().filter(|lines| *lines > 0),
+        None => None,
+    };
     // Held by the simulation and by the pacer: the run's slot is free once both are done.
     let permit = match api::admit(&shared).await {
         Ok(permit) => permit,
@@ -177,7 +194,17 @@ fn sse(frame: Frame) -> SseEvent {
         FrameKind::Narration(instant, text) => SseEvent::default()
             .event("narration")
             .data(super::json::text(&json!({ "t_us": instant, "text": text }))),
+        FrameKind::NarrationCut(instant) => {
+            SseEvent::default()
+                .event("narration")
+                .data(super::json::text(
+                    &json!({ "t_us": instant, "text": "", "cut": true }),
+                ))
+        }
         FrameKind::Expect(verdict) => SseEvent::default().event("expect").data(verdict),
+        FrameKind::Model(model) => SseEvent::default()
+            .event("model")
+            .data(model.replace(['\r', '\n'], " ")),
         FrameKind::Limit(text) => SseEvent::default()
             .event("limit")
             .data(super::json::text(&json!({ "message": text }))),
@@ -214,11 +241,15 @@ struct Streamed<'a> {
     jsonl: JsonlWriter<Box<dyn Write>>,
     lines: Written,
     narration: Option<(TextWriter<Written>, Written)>,
+    /// Narration lines still to send; the narration stops once they are spent.
+    narration_left: u64,
     /// The instant of the latest event: narration is flushed when the instant ends.
     instant: Option<SimTime>,
     summary: Summary,
     /// `check`'s checker of the scenario's `expect:`.
     checker: Checker,
+    /// The run model the page draws.
+    model: runmodel::Builder,
     /// The time of the last event that moves the end (`EventKind::moves_the_end`).
     end_us: u64,
     /// Frames past `end_us`: sent when an event moves the end, or with the end.
@@ -259,6 +290,7 @@ impl Streamed<'_> {
         let _ = writer.flush();
         let told = text.take();
         if !told.is_empty() {
+            let lines = told.iter().filter(|byte| **byte == b'\n').count() as u64;
             self.send(Frame {
                 t_us: instant.as_micros(),
                 kind: FrameKind::Narration(
@@ -266,6 +298,14 @@ impl Streamed<'_> {
                     String::from_utf8_lossy(&told).into_owned(),
                 ),
             });
+            self.narration_left = self.narration_left.saturating_sub(lines.max(1));
+            if self.narration_left == 0 {
+                self.narration = None;
+                self.send(Frame {
+                    t_us: instant.as_micros(),
+                    kind: FrameKind::NarrationCut(instant.as_micros()),
+                });
+            }
         }
     }
 
@@ -302,6 +342,7 @@ impl Sink for Streamed<'_> {
         self.write(event);
         self.summary.event(event);
         self.checker.event(event);
+        self.model.event(event);
     }
 }
 
@@ -309,12 +350,13 @@ impl Sink for Streamed<'_> {
 fn simulate(
     loaded: subsim_scenario::Loaded,
     seed: Option<u64>,
-    narration: bool,
+    narration: Option<u64>,
     frames: &mpsc::Sender<Frame>,
     server: &subsim_engine::spec::Limits,
 ) {
     let lines = Written::default();
-    let narration = narration.then(|| {
+    let narration_left = narration.unwrap_or(0);
+    let narration = narration.map(|_| {
         let text = Written::default();
         let options = NarrationOptions {
             detail: Detail::Brief,
@@ -330,9 +372,11 @@ fn simulate(
         jsonl: crate::run::jsonl_writer(Box::new(lines.clone()), false),
         lines,
         narration,
+        narration_left,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
         checker: Checker::new(loaded.expect),
+        model: runmodel::Builder::new(MODEL_ROWS),
         end_us: 0,
         held: Vec::new(),
         frames,
@@ -355,6 +399,11 @@ fn simulate(
             kind: FrameKind::Limit(message),
         });
     }
+    let model = std::mem::replace(&mut sink.model, runmodel::Builder::new(1)).finish();
+    sink.send(Frame {
+        t_us: end,
+        kind: FrameKind::Model(model.to_json()),
+    });
     let failures = std::mem::replace(&mut sink.checker, Checker::new(Vec::new())).finish();
     let unexpected_limit = report
         .limit
