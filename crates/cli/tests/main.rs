@@ -13,6 +13,7 @@ mod hostile;
 mod import;
 mod load;
 mod page_corpus;
+mod page_regressions;
 mod playground;
 mod runner;
 mod sources;

@@ -546,7 +546,7 @@ function showExpect() {
 function tick() {
   cancelAnimationFrame(play.frame);
   const step = () => {
-    if (!play.paused && play.streaming) {
+    if (!play.paused && play.streaming && !play.done) {
       const last = play.shown ? play.events[play.shown - 1].t_us : 0;
       const live = play.speed === null ? last
         : (performance.now() - play.started) / 1000 * play.speed * 1e6;
@@ -588,7 +588,7 @@ function stepOnce() {
   render();
   fetchPanel();
   const current = document.querySelector('#narration li.current');
-  if (current) current.scrollIntoView({ block: 'nearest' });
+  if (current) showInList($('narration'), current);
 }
 
 function scrub() {
@@ -798,6 +798,15 @@ function render() {
   guarded('narration', $('narration'), renderNarration);
 }
 
+// Scrolls `list` (only it: the page stays where the reader has it) so that `item` shows.
+function showInList(list, item) {
+  const top = item.offsetTop - list.offsetTop;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + item.offsetHeight > list.scrollTop + list.clientHeight) {
+    list.scrollTop = top + item.offsetHeight - list.clientHeight;
+  }
+}
+
 function renderNarration() {
   const list = $('narration');
   const visible = play.narration.slice(0, MAX_LINES).filter((item) => item.t <= play.now || (play.done && !play.paused));
@@ -824,7 +833,7 @@ function renderNarration() {
     if (shown) current = li;
   });
   if (current) current.classList.add('current');
-  if (!play.paused && current && play.streaming) current.scrollIntoView({ block: 'nearest' });
+  if (!play.paused && current && play.streaming) showInList(list, current);
 }
 
 // ---- the panel at the instant, and what a click explains ----------------------------------
