@@ -447,3 +447,89 @@ fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<Strin
         "failures": failures,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frames of the demo's stream, as the pacer would get them.
+    fn demo_frames() -> Vec<Frame> {
+        let path = "scenarios/demo.yaml";
+        let source = crate::catalog::scenario(path).expect("the demo");
+        let loaded =
+            subsim_scenario::parse_scenario(source, path, &crate::catalog::scenario_base_dir(path))
+                .expect("the demo loads");
+        let (frames, mut received) = mpsc::channel(100_000);
+        simulate(
+            loaded,
+            None,
+            Some(2000),
+            &frames,
+            &subsim_engine::spec::Limits::default(),
+        );
+        drop(frames);
+        let mut all = Vec::new();
+        while let Ok(frame) = received.try_recv() {
+            all.push(frame);
+        }
+        all
+    }
+
+    /// Was: at ×10 the page sat idle 3 s after the demo's last decision (56 s), because the
+    /// panel's bookkeeping 30 s later (86 s) was paced like a decision.
+    #[test]
+    fn at_times_n_the_stream_ends_at_the_last_decision_not_30_s_later() {
+        let frames = demo_frames();
+        let lines: Vec<&str> = frames
+            .iter()
+            .filter_map(|frame| match &frame.kind {
+                FrameKind::Line(line) => Some(line.as_str()),
+                _ => None,
+            })
+            .collect();
+        // The trace keeps the late bookkeeping …
+        assert!(
+            lines
+                .last()
+                .is_some_and(|line| line.starts_with("{\"t_us\":86000000,")),
+            "{:?}",
+            lines.last()
+        );
+        // … but nothing is due after the end, and what is due is in order.
+        let due: Vec<u64> = frames.iter().map(|frame| frame.t_us).collect();
+        assert_eq!(due.iter().max(), Some(&56_000_000));
+        assert!(due.windows(2).all(|pair| pair[0] <= pair[1]), "{due:?}");
+        // The last three frames: the model, the expect verdict, the end.
+        let tail: Vec<&str> = frames[frames.len() - 3..]
+            .iter()
+            .map(|frame| match &frame.kind {
+                FrameKind::Model(_) => "model",
+                FrameKind::Expect(_) => "expect",
+                FrameKind::End(_) => "end",
+                FrameKind::Line(_)
+                | FrameKind::Narration(..)
+                | FrameKind::NarrationCut(_)
+                | FrameKind::Limit(_) => "other",
+            })
+            .collect();
+        assert_eq!(tail, ["model", "expect", "end"]);
+    }
+
+    /// `event: expect` says what `subsim check` says of the demo: its 9 assertions hold.
+    #[test]
+    fn the_expect_event_is_check_s_verdict() {
+        let frames = demo_frames();
+        let verdict = frames
+            .iter()
+            .find_map(|frame| match &frame.kind {
+                FrameKind::Expect(verdict) => Some(verdict.clone()),
+                _ => None,
+            })
+            .expect("an expect frame");
+        let verdict: Value = serde_json::from_str(&verdict).expect("JSON");
+        assert_eq!(
+            verdict,
+            json!({"expectations": 9, "passed": true, "limit": null, "failures": []})
+        );
+    }
+}
