@@ -561,11 +561,19 @@ pub enum RulesFormat {
 pub struct ExplainArgs {
     /// A rule ID (CAP-1, any case), an open question, a discrepancy (D-9), or words
     /// to search for (`resume`, `"depth limit"`).
+    /// With `--end`, the scenario file (`demo` for the built-in demo).
     #[arg(value_name = "RULE-ID|Q-ID|D-ID|WORDS")]
     pub rule: String,
     /// Seed of every random stream (overrides the scenario's `session.seed`).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Why the run of the scenario FILE ended when it did: the chain of decisions and waits
+    /// that set its end (`subsim explain --end FILE`), each with its rule.
+    #[arg(long)]
+    pub end: bool,
+    /// With `--end`: `--set`, `--cap` and `--allow-path`, as `run` takes them.
+    #[command(flatten)]
+    pub edit: Edit,
 }
 
 /// `subsim diff`.

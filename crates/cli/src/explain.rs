@@ -26,6 +26,9 @@ use crate::catalog::{self, Discrepancy, Question, Rule};
 use crate::{budgets, output, run, words, Status};
 
 pub fn explain(args: ExplainArgs) -> anyhow::Result<Status> {
+    if args.end {
+        return end(&args);
+    }
     let rules = catalog::rules();
     let query = args.rule.trim();
     // The search and the "did you mean" compare the query with every entry: 100,000
@@ -500,4 +503,63 @@ fn describe(rule: &Rule) -> String {
         }
     }
     out
+}
+
+/// `subsim explain --end FILE`: "it ended at 56s because …", the chain that set the end of
+/// the scenario's run, from the run model, latest first, each link with its rule.
+fn end(args: &ExplainArgs) -> anyhow::Result<Status> {
+    let source = crate::args::Source {
+        edit: args.edit.clone(),
+        seed: args.seed,
+    };
+    let path = std::path::PathBuf::from(&args.rule);
+    let file = (args.rule != "demo").then_some(path.as_path());
+    let loaded = crate::load::load_source(file, &source)?;
+    let name = loaded.spec.name.clone();
+    let mut builder = subsim_engine::runmodel::Builder::new(crate::budgets::VIEW_ROWS.limit);
+    crate::run::simulation(loaded.spec, args.seed).run(&mut builder);
+    let model = builder.finish();
+    output::print_text(&end_text(&model, &args.rule, &name))?;
+    Ok(Status::Ok)
+}
+
+/// The text of `explain --end`, fitted to the terminal.
+pub fn end_text(model: &subsim_engine::runmodel::RunModel, shown: &str, name: &str) -> String {
+    use subsim_engine::time::human_duration;
+    let when = |micros: u64| {
+        if micros == 0 {
+            "0s".to_string()
+        } else {
+            human_duration(micros)
+        }
+    };
+    let width = crate::words::width();
+    let mut text = words::wrap(
+        &format!(
+            "{shown} ({name}) ended at {}: its last decision, event #{} ({}), came then.",
+            when(model.end.at),
+            model.end.seq,
+            model.end.kind.replace('_', " ")
+        ),
+        width,
+        2,
+    );
+    text.push_str("What set the end, latest first:\n");
+    for link in &model.chain {
+        let span = if link.from == link.to {
+            when(link.to)
+        } else {
+            format!("{}–{}", when(link.from), when(link.to))
+        };
+        let rule = link
+            .rule
+            .map_or_else(String::new, |rule| format!(" ({rule})"));
+        text.push_str(&words::wrap(
+            &format!("  {span:<14} {}{rule}", link.text),
+            width,
+            19,
+        ));
+    }
+    text.push_str(&words::wrap(&model.because(), width, 2));
+    text
 }

@@ -76,8 +76,11 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         });
     }
     // The narration, brief, with the scenario's chapter headings.
+    // Each line keeps its instant in whole µs (the clock shows ms): a click lands on the
+    // exact instant, the scrubber's own.
+    let written = Written::default();
     let mut writer = TextWriter::with_options(
-        Vec::new(),
+        written.clone(),
         NarrationOptions {
             detail: Detail::Brief,
             chapters: loaded.narration.chapters.clone(),
@@ -85,10 +88,24 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
             ..NarrationOptions::default()
         },
     );
+    let mut narration: Vec<(Option<u64>, String)> = Vec::new();
+    let told = |at: Option<SimTime>, narration: &mut Vec<(Option<u64>, String)>| {
+        for line in String::from_utf8_lossy(&written.take()).lines() {
+            let at = clock_micros(line).and(at).map(SimTime::as_micros);
+            narration.push((at, line.to_string()));
+        }
+    };
+    let mut instant = None;
     for event in &events {
+        if instant.is_some_and(|at| at != event.t) {
+            writer.flush()?;
+            told(instant, &mut narration);
+        }
+        instant = Some(event.t);
         subsim_engine::Sink::event(&mut writer, event);
     }
-    let narration = String::from_utf8_lossy(&writer.finish()?).into_owned();
+    writer.finish()?;
+    told(instant, &mut narration);
     // The panel at each sample instant, from the engine's own panel (rules::panel).
     let samples = sample_times(&events, timeline.end);
     let mut views = Vec::with_capacity(samples.len());
@@ -128,11 +145,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     output::print(&format!(
         "wrote {} ({}, {})\n",
         path.display(),
-        output::counted(
-            timeline.rows.len() as u64 - 1 + timeline.more_runs,
-            "run",
-            "runs"
-        ),
+        output::counted(timeline.started, "run", "runs"),
         output::counted(
             samples.len() as u64,
             "scrubber position",
@@ -183,10 +196,25 @@ struct Page<'a> {
     seed: u64,
     timeline: &'a Timeline,
     more_events: u64,
-    narration: &'a str,
+    narration: &'a [(Option<u64>, String)],
     samples: &'a [u64],
     views: &'a [(String, String)],
 }
+
+/// The colours of the timeline, in words (the same colours as `pictures` draws).
+const LEGEND: &str = concat!(
+    r##"<div class="legend" id="legend">"##,
+    r##"<span><i style="background:#2b7bb9"></i>running in the background</span>"##,
+    r##"<span><i style="background:#6f42c1"></i>running in the foreground</span>"##,
+    r##"<span><i style="background:#999"></i>main</span>"##,
+    r##"<span><i style="background:#e0a800"></i>waiting on a prompt</span>"##,
+    r##"<span><i style="background:#b8c7d9"></i>waiting for children or a shell</span>"##,
+    r##"<span><i style="background:#e8e8e8"></i>queued (a load arrival rejected and retried)</span>"##,
+    r##"<span style="color:#c0392b">× rejected spawn</span>"##,
+    r##"<span style="color:#b8860b">? permission prompt</span>"##,
+    r##"<span style="color:#2e8b57">• notification</span>"##,
+    "</div>"
+);
 
 /// The narration's clock (`00:01:30.000`) in µs, for a narrated line.
 fn clock_micros(line: &str) -> Option<u64> {
@@ -383,9 +411,9 @@ fn page(page: &Page<'_>) -> String {
     let (svg, _, strip, _) = pictures(timeline, true);
     // The narration, one item per line, each with its instant.
     let mut lines = String::new();
-    let total = page.narration.lines().count();
-    for (index, line) in page.narration.lines().take(MAX_LINES).enumerate() {
-        match clock_micros(line) {
+    let total = page.narration.len();
+    for (index, (at, line)) in page.narration.iter().take(MAX_LINES).enumerate() {
+        match at {
             Some(at) => {
                 let _ = write!(
                     lines,
@@ -452,8 +480,12 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 svg {{ display: block; }}
 .meta, .description {{ color: #555; white-space: pre-wrap; margin: 4px 0; }}
 .layout {{ display: flex; gap: 16px; align-items: flex-start; flex-wrap: wrap; }}
-.left {{ flex: none; width: 920px; }}
-.right {{ flex: 1 1 300px; min-width: 300px; }}
+.left {{ flex: 1 1 560px; max-width: 920px; min-width: 0; }}
+.right {{ flex: 1 1 300px; min-width: 0; }}
+.left svg {{ width: 100%; height: auto; }}
+.legend {{ display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0; font-size: 12px; color: #444; }}
+.legend i {{ display: inline-block; width: 12px; height: 10px; margin-right: 4px; vertical-align: -1px; }}
+.because {{ color: #333; margin: 6px 0; }}
 #narration {{ font: 12px/1.35 ui-monospace, monospace; max-height: 85vh; overflow: auto; margin: 0; padding-left: 0; list-style: none; border: 1px solid #ddd; }}
 #narration li {{ padding: 1px 6px; cursor: pointer; white-space: pre-wrap; }}
 #narration li.heading {{ font-weight: bold; cursor: default; background: #f4f4f4; }}
@@ -463,16 +495,18 @@ svg {{ display: block; }}
 pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 6px; margin: 4px 0; font-size: 12px; overflow: auto; }}
 g.bar {{ cursor: pointer; }}
 .scrub {{ display: flex; gap: 8px; align-items: center; margin: 6px 0; }}
-#scrubber {{ width: 760px; margin-left: 150px; }}
+#scrubber {{ width: 82.6%; margin-left: 16.3%; }}
 </style>
 </head>
 <body>
 <h1>{title}</h1>
 <p class="meta">seed {seed} · subsim {version} · Claude Code {claude} · {runs} · peak {peak} running{cap}</p>
 {description}
+<p class="because">{because}</p>
 <div class="layout">
 <div class="left">
 {svg}
+{legend}
 {strip}
 <div class="scrub"><input type="range" id="scrubber" min="0" max="{max}" value="0" step="1" aria-label="time"></div>
 <p>At <span id="clock">00:00:00.000</span>, <span id="count">0</span> running</p>
@@ -538,13 +572,15 @@ show(0);
         seed = page.seed,
         version = env!("CARGO_PKG_VERSION"),
         claude = escape(&timeline.version),
-        runs = crate::output::counted(timeline.rows.len() as u64 - 1, "run", "runs"),
+        runs = crate::output::counted(timeline.started, "run", "runs"),
         peak = timeline.peak(),
         cap = timeline
             .cap
             .map(|cap| format!(" (cap {cap})"))
             .unwrap_or_default(),
         max = page.samples.len().saturating_sub(1),
+        because = escape(&timeline.because),
+        legend = LEGEND,
     )
 }
 
@@ -564,5 +600,26 @@ mod tests {
     fn reads_the_narration_clock() {
         assert_eq!(clock_micros("00:01:30.250  main  x"), Some(90_250_000));
         assert_eq!(clock_micros("── 1. The cap ──"), None);
+    }
+}
+
+/// Text a writer wrote, shared with whoever takes it out.
+#[derive(Clone, Default)]
+struct Written(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Written {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl std::io::Write for Written {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

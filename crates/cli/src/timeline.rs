@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use subsim_engine::{Event, EventKind, Sink};
+use subsim_engine::runmodel::{self, RunModel};
+use subsim_engine::{Event, Sink};
 use subsim_escape::terminal;
 
 /// What a stretch of a row shows.
@@ -98,6 +99,12 @@ pub struct Timeline {
     pub more_runs: u64,
     /// Marks past the budget: counted, not drawn.
     pub more_marks: u64,
+    /// Runs started in all (the model's count, whatever the budget kept).
+    pub started: u64,
+    /// The highest running count (the model's, exact whatever the thinning).
+    pub peak_running: u32,
+    /// "It ended at … because …" (the model's chain).
+    pub because: String,
 }
 
 impl Timeline {
@@ -112,301 +119,85 @@ impl Timeline {
 
     /// The highest running count.
     pub fn peak(&self) -> u32 {
-        self.running.iter().map(|(_, n)| *n).max().unwrap_or(0)
+        self.peak_running
+            .max(self.running.iter().map(|(_, n)| *n).max().unwrap_or(0))
     }
 }
 
-/// Builds a [`Timeline`] from events as they come (a [`Sink`]), so a view of a run never
-/// holds the run's events: memory is bounded by a row budget, whatever the run's size.
-/// Runs past `max_rows` are counted ([`Timeline::more_runs`]), marks past it too, and the
-/// running count is thinned, keeping its peaks, when it passes twice as many points.
+/// Builds a [`Timeline`] from events as they come (a [`Sink`]): the engine's run model
+/// ([`subsim_engine::runmodel::Builder`]) under a row budget, drawn as rows. Memory is
+/// bounded by the budget whatever the run's size; runs past it are counted
+/// ([`Timeline::more_runs`]), marks too, and the running count is thinned, keeping peaks.
 pub struct Builder {
-    timeline: Timeline,
-    /// Agent id → its row, for the rows kept.
-    index: BTreeMap<u32, usize>,
-    /// Load arrivals: when each first asked (while rows are still kept).
-    first_asked: BTreeMap<u64, u64>,
-    /// The arrival the latest request was for.
-    asking: Option<u64>,
-    max_rows: usize,
-    marks: usize,
+    model: runmodel::Builder,
 }
 
 impl Builder {
-    /// A builder that keeps at most `max_rows` rows (main's included) and as many marks.
+    /// A builder that keeps at most `max_rows` rows (main's included).
     pub fn new(max_rows: u64) -> Builder {
-        let mut timeline = Timeline::default();
-        timeline.rows.push(Row {
-            id: "main".into(),
-            label: "main".into(),
-            parent: "main".into(),
-            depth: 0,
-            mode: "main",
-            spans: vec![Span {
-                from: 0,
-                to: 0,
-                state: State::Running,
-                rule: None,
-            }],
-            marks: Vec::new(),
-        });
         Builder {
-            timeline,
-            index: BTreeMap::from([(0, 0)]),
-            first_asked: BTreeMap::new(),
-            asking: None,
-            max_rows: usize::try_from(max_rows.max(1)).unwrap_or(usize::MAX),
-            marks: 0,
-        }
-    }
-
-    /// The row of agent `id`, if it is kept.
-    fn row(&mut self, id: u32) -> Option<&mut Row> {
-        let index = *self.index.get(&id)?;
-        self.timeline.rows.get_mut(index)
-    }
-
-    /// A mark on agent `id`'s row, within the budget.
-    fn mark(&mut self, id: u32, mark: Mark) {
-        if self.marks >= self.max_rows {
-            self.timeline.more_marks += 1;
-            return;
-        }
-        if let Some(row) = self.row(id) {
-            row.marks.push(mark);
-            self.marks += 1;
-        }
-    }
-
-    /// The running count changed to `running` at `at`.
-    fn change(&mut self, at: u64, running: u32) {
-        let series = &mut self.timeline.running;
-        if series.last().map(|(_, n)| *n) == Some(running) {
-            return;
-        }
-        series.push((at, running));
-        if series.len() >= self.max_rows.saturating_mul(2).max(64) {
-            // Pairs become one point, at the first's time with the higher count.
-            let thinned: Vec<(u64, u32)> = series
-                .chunks(2)
-                .map(|pair| (pair[0].0, pair.iter().map(|(_, n)| *n).max().unwrap_or(0)))
-                .collect();
-            *series = thinned;
+            model: runmodel::Builder::new(max_rows),
         }
     }
 
     /// Reads one event.
     pub fn add(&mut self, event: &Event) {
-        let at = event.t.as_micros();
-        // The timeline ends with the session (EventKind::moves_the_end), not with the
-        // panel's rows lingering after it (PANEL-2).
-        if event.kind.moves_the_end() {
-            self.timeline.end = self.timeline.end.max(at);
-        }
-        match &event.kind {
-            EventKind::SessionStarted { cap, version, .. } => {
-                self.timeline.cap = *cap;
-                self.timeline.version = version.to_string();
-                self.change(at, 0);
-            }
-            EventKind::SpawnRequested { arrival, .. } => {
-                self.asking = *arrival;
-                let keeping = self.timeline.rows.len() < self.max_rows
-                    && self.first_asked.len() < self.max_rows;
-                if let (Some(arrival), true) = (arrival, keeping) {
-                    self.first_asked.entry(*arrival).or_insert(at);
-                }
-            }
-            EventKind::AgentStarted {
-                agent,
-                parent,
-                depth,
-                mode,
-                running,
-                ..
-            } => {
-                self.started(event, agent, parent, *depth, mode.as_str());
-                self.change(at, *running);
-            }
-            EventKind::AgentResumed { agent, running, .. } => {
-                if let Some(row) = self.row(agent.id) {
-                    row.spans.push(Span {
-                        from: at,
-                        to: OPEN,
-                        state: State::Running,
-                        rule: event.rule,
-                    });
-                }
-                self.change(at, *running);
-            }
-            EventKind::AgentFinished { agent, running, .. } => {
-                if let Some(last) = self.row(agent.id).and_then(|row| row.spans.last_mut()) {
-                    last.to = at;
-                }
-                self.change(at, *running);
-            }
-            EventKind::AgentBackgrounded { agent, running } => {
-                if let Some(row) = self.row(agent.id) {
-                    row.mode = "background";
-                }
-                self.change(at, *running);
-            }
-            EventKind::SpawnRejected { .. }
-            | EventKind::ToolCalled { .. }
-            | EventKind::PermissionRequested { .. }
-            | EventKind::PermissionAnswered { .. }
-            | EventKind::PermissionWithdrawn { .. }
-            | EventKind::AgentWaiting { .. }
-            | EventKind::Notification { .. }
-            | EventKind::MessageDelivered { .. }
-            | EventKind::MessageRejected { .. }
-            | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared
-            | EventKind::DefinitionNoted { .. }
-            | EventKind::PanelChanged { .. }
-            | EventKind::HookFired { .. }
-            | EventKind::HookSkipped { .. }
-            | EventKind::ReportDelivered { .. }
-            | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. }
-            | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => self.add_other(event, at),
-        }
+        self.model.add(event);
     }
 
-    /// A run started: its row, while the budget lasts.
-    fn started(
-        &mut self,
-        event: &Event,
-        agent: &subsim_engine::AgentRef,
-        parent: &subsim_engine::AgentRef,
-        depth: u32,
-        mode: &'static str,
-    ) {
-        let at = event.t.as_micros();
-        // A load arrival that asked earlier waited (queued) until now.
-        let waited_from = self
-            .asking
-            .take()
-            .and_then(|arrival| self.first_asked.remove(&arrival))
-            .filter(|asked| *asked < at);
-        if self.timeline.rows.len() >= self.max_rows {
-            self.timeline.more_runs += 1;
-            return;
-        }
-        self.index.insert(agent.id, self.timeline.rows.len());
-        self.timeline.rows.push(Row {
-            id: agent.id_string(),
-            label: agent.label(),
-            parent: parent.id_string(),
-            depth,
-            mode,
-            spans: waited_from
-                .map(|asked| Span {
-                    from: asked,
-                    to: at,
-                    state: State::Queued,
-                    rule: None,
+    /// The timeline, drawn from the finished model.
+    pub fn finish(self) -> Timeline {
+        Timeline::of(&self.model.finish())
+    }
+}
+
+impl Timeline {
+    /// The rows of `model`: every view's end, counts and stretches come from it.
+    pub fn of(model: &RunModel) -> Timeline {
+        let row = |run: &runmodel::Run| Row {
+            id: subsim_engine::event::id_string(run.id),
+            label: run.label.clone(),
+            parent: subsim_engine::event::id_string(run.parent),
+            depth: run.depth,
+            mode: run.mode,
+            spans: run
+                .spans
+                .iter()
+                .map(|span| Span {
+                    from: span.from,
+                    to: span.to,
+                    state: match span.state {
+                        runmodel::State::Queued => State::Queued,
+                        runmodel::State::Running | runmodel::State::Backgrounded => State::Running,
+                        runmodel::State::Prompt => State::Prompt,
+                        runmodel::State::Children | runmodel::State::Shell => State::Waiting,
+                    },
+                    rule: span.rule,
                 })
-                .into_iter()
-                .chain(std::iter::once(Span {
-                    from: at,
-                    to: OPEN,
-                    state: State::Running,
-                    rule: event.rule,
-                }))
                 .collect(),
-            marks: Vec::new(),
-        });
-    }
-
-    /// Prompts, waits, rejections and notifications.
-    fn add_other(&mut self, event: &Event, at: u64) {
-        match &event.kind {
-            EventKind::PermissionRequested {
-                agent,
-                tool,
-                prompt,
-                routed_to,
-                ..
-            } => {
-                if let Some(row) = self.row(agent.id) {
-                    open(row, at, State::Prompt, event.rule);
-                }
-                let place = routed_to.map_or("nowhere (auto-denied)", |route| route.as_str());
-                let text = format!("prompt #{prompt} for {tool}, shown in {place}");
-                self.mark(agent.id, mark(at, "prompt", text, event.rule));
-            }
-            EventKind::PermissionAnswered { agent, .. }
-            | EventKind::PermissionWithdrawn { agent, .. } => {
-                if let Some(row) = self.row(agent.id) {
-                    open(row, at, State::Running, event.rule);
-                }
-            }
-            EventKind::AgentWaiting { agent, .. } => {
-                if let Some(row) = self.row(agent.id) {
-                    open(row, at, State::Waiting, event.rule);
-                }
-            }
-            EventKind::SpawnRejected {
-                caller,
-                name,
-                agent_type,
-                reason,
-                ..
-            } => {
-                let what = name.as_deref().unwrap_or(agent_type);
-                let text = format!(
-                    "spawn of {what} rejected: {}",
-                    reason.as_str().replace('_', " ")
-                );
-                self.mark(caller.id, mark(at, "rejected", text, event.rule));
-            }
-            EventKind::Notification { to, from, what } => {
-                let text = format!(
-                    "{} notification from {}",
-                    what.as_str().replace('_', " "),
-                    from.label()
-                );
-                self.mark(to.id, mark(at, "notification", text, event.rule));
-            }
-            EventKind::SessionStarted { .. }
-            | EventKind::SpawnRequested { .. }
-            | EventKind::AgentStarted { .. }
-            | EventKind::ToolCalled { .. }
-            | EventKind::AgentBackgrounded { .. }
-            | EventKind::AgentFinished { .. }
-            | EventKind::AgentResumed { .. }
-            | EventKind::MessageDelivered { .. }
-            | EventKind::MessageRejected { .. }
-            | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared
-            | EventKind::DefinitionNoted { .. }
-            | EventKind::PanelChanged { .. }
-            | EventKind::HookFired { .. }
-            | EventKind::HookSkipped { .. }
-            | EventKind::ReportDelivered { .. }
-            | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. }
-            | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {}
+            marks: run
+                .marks
+                .iter()
+                .map(|m| Mark {
+                    at: m.at,
+                    kind: m.kind,
+                    text: m.text.clone(),
+                    rule: m.rule,
+                })
+                .collect(),
+        };
+        Timeline {
+            rows: model.runs.iter().map(row).collect(),
+            running: model.running.clone(),
+            cap: model.cap,
+            end: model.end.at,
+            version: model.version.clone(),
+            more_runs: model.more_runs,
+            more_marks: model.more_marks,
+            started: model.counts.all.started,
+            peak_running: model.counts.peak_running,
+            because: model.because(),
         }
-    }
-
-    /// The timeline: main runs from start to end; any span left open ends with the run.
-    pub fn finish(mut self) -> Timeline {
-        let end = self.timeline.end;
-        if let Some(span) = self.timeline.rows[0].spans.first_mut() {
-            span.to = end;
-        }
-        for row in &mut self.timeline.rows {
-            if let Some(last) = row.spans.last_mut() {
-                if last.to == OPEN {
-                    last.to = end;
-                }
-            }
-        }
-        self.timeline
     }
 }
 
@@ -415,31 +206,6 @@ impl Sink for Builder {
         self.add(event);
     }
 }
-
-fn mark(at: u64, kind: &'static str, text: String, rule: Option<&'static str>) -> Mark {
-    Mark {
-        at,
-        kind,
-        text,
-        rule,
-    }
-}
-
-/// Closes the row's current span at `at` and opens one in `state`.
-fn open(row: &mut Row, at: u64, state: State, rule: Option<&'static str>) {
-    if let Some(last) = row.spans.last_mut() {
-        last.to = at;
-    }
-    row.spans.push(Span {
-        from: at,
-        to: OPEN,
-        state,
-        rule,
-    });
-}
-
-/// The end of a span whose run has not ended yet; `Builder::finish` closes what stays open.
-const OPEN: u64 = u64::MAX;
 
 /// Most rows a text Gantt shows; the rest are counted.
 pub const MAX_ROWS: usize = 60;

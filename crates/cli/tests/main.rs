@@ -19,4 +19,5 @@ mod runner;
 mod sources;
 mod teaching;
 mod tutorial;
+mod views;
 mod widths;

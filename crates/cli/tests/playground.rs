@@ -214,7 +214,8 @@ fn the_api_answers_as_documented() {
 }
 
 /// Every shipped scenario: the `data:` lines of `/api/run` are the lines of
-/// `subsim run FILE --format jsonl`, and `event: end` is `--format json`. (The server's
+/// `subsim run FILE --format jsonl`, `event: model` has the end and the counts
+/// of `--format model`, and `event: end` is `--format json`. (The server's
 /// limits are raised to `run`'s own for this; scenarios that name other files are refused
 /// by the server, which reads none, and that refusal is checked instead.)
 #[test]
@@ -299,6 +300,21 @@ fn stream_and_compare<'a>(
                 "{}",
                 file.display()
             );
+            let streamed = server::events(&answer.body)
+                .into_iter()
+                .find(|(name, _)| name == "model")
+                .map(|(_, data)| json(&data));
+            let streamed =
+                streamed.unwrap_or_else(|| panic!("{}: no event: model", file.display()));
+            let model = json(&cli("model"));
+            for part in ["end", "counts"] {
+                assert_eq!(
+                    streamed[part],
+                    model[part],
+                    "{}: model.{part}",
+                    file.display()
+                );
+            }
             compared += 1;
         }
         (compared, refused)

@@ -394,16 +394,22 @@ fn walk(model: &RunModel, mut agent: AgentId, mut t: u64, links: &mut Vec<Link>)
 }
 
 /// "it ended at 56s because …": the chain in one sentence.
-pub fn because(model: &RunModel) -> String {
+/// The first `upto` links, and a pointer to the rest.
+pub fn because(model: &RunModel, upto: usize) -> String {
     let mut text = format!("It ended at {} because ", when(model.end.at));
-    let parts: Vec<String> = model
+    let mut parts: Vec<String> = model
         .chain
         .iter()
+        .take(upto)
         .map(|link| match link.rule {
             Some(rule) => format!("{} ({rule})", link.text),
             None => link.text.clone(),
         })
         .collect();
+    if upto < model.chain.len() {
+        parts
+            .push("… (`subsim explain --end` with the scenario gives the whole chain)".to_string());
+    }
     if parts.is_empty() {
         text = format!(
             "It ended at {}: nothing happened after the start",

@@ -286,9 +286,20 @@ impl RunModel {
             .map_or(0, |(_, n)| *n)
     }
 
-    /// "it ended at 56s because …": the chain in one sentence.
+    /// "It ended at 56s because …": the whole chain in one sentence.
     pub fn because(&self) -> String {
-        end::because(self)
+        end::because(self, usize::MAX)
+    }
+
+    /// The chain's first links in one sentence, up to the run whose own steps set the end
+    /// (the narration's closing summary); `explain --end` gives the rest.
+    pub fn because_brief(&self) -> String {
+        let upto = self
+            .chain
+            .iter()
+            .position(|link| link.text.contains(" ran its own steps"))
+            .map_or(self.chain.len(), |at| at + 1);
+        end::because(self, upto)
     }
 }
 

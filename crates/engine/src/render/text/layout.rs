@@ -3,6 +3,7 @@
 
 use super::narrate::*;
 use super::*;
+use crate::runmodel::{group, RunModel};
 
 /// How much the narration shows (`--detail`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,26 +51,16 @@ type Word = (String, Ink, bool);
 /// per line helps nobody.
 const MIN_ROOM: usize = 20;
 
-/// A line waiting for the end of its instant, so that identical lines can be grouped.
-struct Held {
-    key: String,
-    told: Told,
-    subjects: Vec<String>,
-}
+/// The runs the narration's model keeps: its closing summary needs only the counts and the
+/// chain, and a chain through a run past this is cut short with a word saying so.
+const MODEL_ROWS: u64 = 100_000;
 
-/// What the closing summary counts.
-#[derive(Default)]
-struct Tally {
-    started: u64,
-    rejected: std::collections::BTreeMap<(RejectReason, &'static str), u64>,
-    peak: u32,
-    cap: Option<u32>,
-    prompts: u64,
-    waited_us: u64,
-    resumed: u64,
-    notifications: u64,
-    denied: u64,
-    end: crate::time::SimTime,
+/// A line waiting for the end of its instant, so that alike neighbours can be grouped
+/// ([`crate::runmodel::group`]).
+struct Held {
+    /// The model's key and the line's shape: neighbours alike in both may merge.
+    key: (group::Key, Option<String>),
+    told: Told,
 }
 
 const RESET: &str = "\x1b[0m";
@@ -94,7 +85,8 @@ pub struct TextWriter<W: Write> {
     held_at: crate::time::SimTime,
     held: Vec<Held>,
     chapter: usize,
-    tally: Tally,
+    /// The run model: the closing summary's end, counts and the chain that set the end.
+    model: Option<crate::runmodel::Builder>,
     /// Events that touched the followed agent (with `follow`).
     followed: u64,
 }
@@ -119,7 +111,7 @@ impl<W: Write> TextWriter<W> {
             held_at: crate::time::SimTime::ZERO,
             held: Vec::new(),
             chapter: 0,
-            tally: Tally::default(),
+            model: Some(crate::runmodel::Builder::new(MODEL_ROWS)),
             followed: 0,
         }
     }
@@ -147,7 +139,12 @@ impl<W: Write> TextWriter<W> {
     pub fn finish(mut self) -> io::Result<W> {
         self.release();
         if self.options.summary {
-            let mut text = self.closing();
+            let model = self
+                .model
+                .take()
+                .map(crate::runmodel::Builder::finish)
+                .unwrap_or_default();
+            let mut text = closing(&model, &self.options);
             if let Some(width) = self.options.width {
                 text = wrap_prose(&text, width);
             }
@@ -211,19 +208,40 @@ impl<W: Write> TextWriter<W> {
     }
 
     /// Writes the held lines of the instant that is over.
+    /// Alike neighbours (the model's groups, [`group::split`], whose lines also read alike)
+    /// become one line per position of their pattern, naming every subject.
     fn release(&mut self) {
         let held = std::mem::take(&mut self.held);
-        for mut group in held {
-            if group.subjects.len() > 1 {
-                let joined = join_subjects(&group.subjects);
-                let last = group.subjects.last().map(String::as_str).unwrap_or("");
-                if group.told.who == last {
-                    group.told.who = joined;
-                } else if let Some(at) = group.told.what.find(last) {
-                    group.told.what.replace_range(at..at + last.len(), &joined);
+        let keys: Vec<&(group::Key, Option<String>)> = held.iter().map(|h| &h.key).collect();
+        let subjects: Vec<Option<&String>> = held
+            .iter()
+            .map(|h| h.key.1.as_ref().and(h.told.subject.as_ref()))
+            .collect();
+        for (start, len, period) in group::split(&keys, &subjects) {
+            for position in 0..period {
+                let members: Vec<&Held> = held[start + position..start + len]
+                    .iter()
+                    .step_by(period)
+                    .collect();
+                let Some(last) = members.last() else {
+                    continue;
+                };
+                let mut told = last.told.clone();
+                if members.len() > 1 {
+                    let names: Vec<String> = members
+                        .iter()
+                        .filter_map(|h| h.told.subject.clone())
+                        .collect();
+                    let joined = join_subjects(&names);
+                    let last = names.last().map(String::as_str).unwrap_or("");
+                    if told.who == last {
+                        told.who = joined;
+                    } else if let Some(at) = told.what.find(last) {
+                        told.what.replace_range(at..at + last.len(), &joined);
+                    }
                 }
+                self.put(self.held_at, &told);
             }
-            self.put(self.held_at, &group.told);
         }
     }
 
@@ -378,136 +396,6 @@ impl<W: Write> TextWriter<W> {
         true
     }
 
-    fn count(&mut self, event: &Event) {
-        let tally = &mut self.tally;
-        if event.kind.moves_the_end() {
-            tally.end = event.t;
-        }
-        match &event.kind {
-            EventKind::SessionStarted { cap, .. } => tally.cap = *cap,
-            EventKind::AgentStarted { running, .. } => {
-                tally.started += 1;
-                tally.peak = tally.peak.max(*running);
-            }
-            EventKind::AgentResumed { running, .. } => {
-                tally.resumed += 1;
-                tally.peak = tally.peak.max(*running);
-            }
-            EventKind::SpawnRejected { reason, .. } => {
-                *tally
-                    .rejected
-                    .entry((*reason, event.rule.unwrap_or("")))
-                    .or_default() += 1;
-            }
-            EventKind::PermissionAnswered { waited_us, .. } => {
-                tally.prompts += 1;
-                tally.waited_us += waited_us;
-            }
-            EventKind::ToolCalled { allowed: false, .. } => tally.denied += 1,
-            EventKind::Notification { .. } => tally.notifications += 1,
-            EventKind::SpawnRequested { .. }
-            | EventKind::ToolCalled { .. }
-            | EventKind::PermissionRequested { .. }
-            | EventKind::PermissionWithdrawn { .. }
-            | EventKind::AgentWaiting { .. }
-            | EventKind::AgentBackgrounded { .. }
-            | EventKind::AgentFinished { .. }
-            | EventKind::MessageDelivered { .. }
-            | EventKind::MessageRejected { .. }
-            | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared
-            | EventKind::DefinitionNoted { .. }
-            | EventKind::PanelChanged { .. }
-            | EventKind::HookFired { .. }
-            | EventKind::HookSkipped { .. }
-            | EventKind::ReportDelivered { .. }
-            | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. }
-            | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {}
-        }
-    }
-
-    /// The closing summary and the commands to try next.
-    fn closing(&self) -> String {
-        let tally = &self.tally;
-        let mut text = String::from("── Summary ──\n");
-        let took = match tally.end.as_micros() {
-            0 => "0s".to_string(),
-            micros => human_duration(micros),
-        };
-        let _ = write!(
-            text,
-            "In {took} of virtual time: {} {} started",
-            tally.started,
-            if tally.started == 1 { "run" } else { "runs" },
-        );
-        if tally.resumed > 0 {
-            let _ = write!(text, " and {} resumed", tally.resumed);
-        }
-        let _ = write!(text, "; at most {} running at once", tally.peak);
-        if let Some(cap) = tally.cap {
-            let _ = write!(text, " (the cap is {cap})");
-        }
-        text.push_str(".\n");
-        let rejected: u64 = tally.rejected.values().sum();
-        if rejected > 0 {
-            let parts: Vec<String> = tally
-                .rejected
-                .iter()
-                .map(|((reason, rule), count)| {
-                    format!("{} ×{count} ({rule})", reason.facts().words)
-                })
-                .collect();
-            let _ = writeln!(
-                text,
-                "{rejected} {} rejected: {}.",
-                if rejected == 1 { "spawn" } else { "spawns" },
-                parts.join(", ")
-            );
-        }
-        if tally.prompts > 0 {
-            let _ = writeln!(
-                text,
-                "{} permission {} answered, after {} of waiting in all.",
-                tally.prompts,
-                if tally.prompts == 1 {
-                    "prompt"
-                } else {
-                    "prompts"
-                },
-                human_duration(tally.waited_us)
-            );
-        }
-        if tally.denied > 0 {
-            let _ = writeln!(
-                text,
-                "{} tool {} refused.",
-                tally.denied,
-                if tally.denied == 1 { "call" } else { "calls" }
-            );
-        }
-        let _ = writeln!(
-            text,
-            "{} {} delivered.",
-            tally.notifications,
-            if tally.notifications == 1 {
-                "notification or result"
-            } else {
-                "notifications and results"
-            }
-        );
-        if !self.options.next.is_empty() {
-            text.push_str("Try next:\n");
-            for command in &self.options.next {
-                for line in next_lines(&visible(command), self.options.width) {
-                    let _ = writeln!(text, "{line}");
-                }
-            }
-        }
-        text
-    }
-
     /// Does `event` touch the followed agent?
     fn followed(&self, event: &Event) -> bool {
         let Some(name) = &self.options.follow else {
@@ -657,35 +545,88 @@ fn paint(out: &mut String, line: &[Word], color: bool, tone: Option<&str>) {
     }
 }
 
-/// Is `event` bookkeeping, shown with `--detail full` only?
-fn bookkeeping(event: &Event) -> bool {
-    match &event.kind {
-        EventKind::PanelChanged { .. } | EventKind::SpawnRequested { .. } => true,
-        EventKind::ReportDelivered { scan, review, .. } => scan.is_none() && review.is_none(),
-        EventKind::DefinitionNoted { outcome, .. } => *outcome == DefinitionOutcome::Loaded,
-        EventKind::SessionStarted { .. }
-        | EventKind::SpawnRejected { .. }
-        | EventKind::AgentStarted { .. }
-        | EventKind::ToolCalled { .. }
-        | EventKind::PermissionRequested { .. }
-        | EventKind::PermissionAnswered { .. }
-        | EventKind::PermissionWithdrawn { .. }
-        | EventKind::AgentWaiting { .. }
-        | EventKind::AgentBackgrounded { .. }
-        | EventKind::AgentFinished { .. }
-        | EventKind::Notification { .. }
-        | EventKind::AgentResumed { .. }
-        | EventKind::MessageDelivered { .. }
-        | EventKind::MessageRejected { .. }
-        | EventKind::StopRequested { .. }
-        | EventKind::ConversationCleared
-        | EventKind::HookFired { .. }
-        | EventKind::HookSkipped { .. }
-        | EventKind::ContinuationRequested { .. }
-        | EventKind::ModelSwitched { .. }
-        | EventKind::ActionIgnored { .. }
-        | EventKind::LimitReached { .. } => false,
+/// The closing summary and the commands to try next, from the run model.
+fn closing(model: &RunModel, options: &NarrationOptions) -> String {
+    let counts = &model.counts;
+    let mut text = String::from("── Summary ──\n");
+    let took = match model.end.at {
+        0 => "0s".to_string(),
+        micros => human_duration(micros),
+    };
+    let started = counts.all.started;
+    let _ = write!(
+        text,
+        "In {took} of virtual time: {started} {} started",
+        if started == 1 { "run" } else { "runs" },
+    );
+    if counts.all.resumed > 0 {
+        let _ = write!(text, " and {} resumed", counts.all.resumed);
     }
+    let _ = write!(text, "; at most {} running at once", counts.peak_running);
+    if let Some(cap) = model.cap {
+        let _ = write!(text, " (the cap is {cap})");
+    }
+    text.push_str(".\n");
+    let rejected = counts.all.rejected;
+    if rejected > 0 {
+        let parts: Vec<String> = counts
+            .rejected_by
+            .iter()
+            .map(|((reason, rule), count)| format!("{} ×{count} ({rule})", reason.facts().words))
+            .collect();
+        let _ = writeln!(
+            text,
+            "{rejected} {} rejected: {}.",
+            if rejected == 1 { "spawn" } else { "spawns" },
+            parts.join(", ")
+        );
+    }
+    if counts.prompts > 0 {
+        let _ = writeln!(
+            text,
+            "{} permission {} answered, after {} of waiting in all.",
+            counts.prompts,
+            if counts.prompts == 1 {
+                "prompt"
+            } else {
+                "prompts"
+            },
+            human_duration(counts.prompt_wait_us)
+        );
+    }
+    if counts.refused > 0 {
+        let _ = writeln!(
+            text,
+            "{} tool {} refused.",
+            counts.refused,
+            if counts.refused == 1 { "call" } else { "calls" }
+        );
+    }
+    let _ = writeln!(
+        text,
+        "{} {} delivered.",
+        counts.notifications,
+        if counts.notifications == 1 {
+            "notification or result"
+        } else {
+            "notifications and results"
+        }
+    );
+    let _ = writeln!(text, "{}", model.because_brief());
+    if !options.next.is_empty() {
+        text.push_str("Try next:\n");
+        for command in &options.next {
+            for line in next_lines(&visible(command), options.width) {
+                let _ = writeln!(text, "{line}");
+            }
+        }
+    }
+    text
+}
+
+/// Is `event` bookkeeping, shown with `--detail full` only (not a decision of the model)?
+fn bookkeeping(event: &Event) -> bool {
+    !crate::runmodel::decision(event)
 }
 
 /// `a`, `a and b`, or `a … z (n)`.
@@ -732,7 +673,9 @@ impl<W: Write> Sink for TextWriter<W> {
         if self.out.buffer().is_none() {
             return;
         }
-        self.count(event);
+        if let Some(model) = &mut self.model {
+            model.add(event);
+        }
         let followed = self.followed(event);
         let told = self.narrator.tell(event);
         if !followed {
@@ -753,41 +696,11 @@ impl<W: Write> Sink for TextWriter<W> {
             self.release();
             self.held_at = event.t;
         }
-        let key = shape(&told);
-        if let Some(key) = key {
-            let found = self.held.iter().position(|held| held.key == key);
-            // A line joins an earlier group unless something in between happened to its
-            // subject (a notification it received): then the order matters.
-            let joins = found.filter(|&at| {
-                let subject = told.subject.as_deref();
-                !self.held[at + 1..].iter().any(|between| {
-                    Some(between.told.who.as_str()) == subject
-                        && between.subjects.last().map(String::as_str) != subject
-                })
-            });
-            if let Some(at) = joins {
-                let group = &mut self.held[at];
-                if let Some(subject) = told.subject.clone() {
-                    group.subjects.push(subject);
-                }
-                group.told = told;
-                return;
-            }
-            let subjects = told.subject.iter().cloned().collect();
-            self.held.push(Held {
-                key,
-                told,
-                subjects,
-            });
-        } else {
-            // Lines without a subject are never grouped: a unique key keeps their place.
-            let key = format!("\u{2}{}", self.held.len());
-            self.held.push(Held {
-                key,
-                told,
-                subjects: Vec::new(),
-            });
-        }
+        // Grouped at the instant's end, neighbours only: never across another decision.
+        self.held.push(Held {
+            key: (group::key(event), shape(&told)),
+            told,
+        });
     }
 }
 

@@ -31,7 +31,7 @@ use crate::event::{
     id_string, AgentRef, Event, EventKind, Field, StopSource, ToolRefusal, WaitingFor,
 };
 use crate::sink::Sink;
-use crate::spec::{Answer, DefinitionOutcome};
+use crate::spec::Answer;
 use crate::time::human_duration;
 
 use super::Buffered;
