@@ -12,9 +12,8 @@
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
 //! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
 //! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
-//! stopped the run), `model` (the run model, `run --format model`'s JSON, keeping the
-//! first [`MODEL_ROWS`] runs: the page draws the end, the counts and the runs' stretches
-//! from it), `expect` (the scenario's `expect:` checked by `check`'s checker), both sent
+//! stopped the run), `model` (the run model, `run --format model`'s JSON: the page draws
+//! the end, the counts and the runs' stretches from it), `expect` (the scenario's `expect:` checked by `check`'s checker), both sent
 //! just before `end`, and with `"narration": true` in the body, `narration` (the brief
 //! narration's lines of each instant, as `subsim run` prints them). `"narration": N` (a
 //! whole number) stops the narration after the instant that reaches N lines, and says so
@@ -52,8 +51,9 @@ use super::Shared;
 const AHEAD: usize = 256;
 /// Frames the pacer may be ahead of the client.
 const UNREAD: usize = 16;
-/// Runs (main's included) the model sent to the page keeps; the page draws as many rows.
-const MODEL_ROWS: u64 = 401;
+/// Runs the model sent to the page keeps: as many as `run --format model` keeps, so that
+/// the end and what set it are the same (the page draws the first 400).
+const MODEL_ROWS: u64 = crate::budgets::VIEW_ROWS.limit;
 
 /// One thing to send, at virtual time `t_us`.
 struct Frame {
