@@ -13,6 +13,8 @@ mod hostile;
 mod hostile_pages;
 mod import;
 mod load;
+mod page_corpus;
+mod page_regressions;
 mod playground;
 mod runner;
 mod sources;

@@ -443,18 +443,29 @@ pub fn busy() -> Response {
     response
 }
 
-/// `POST /api/check`: 200 `{"ok": true}` (with any warnings), or 422 with the problems.
+/// `POST /api/check`: 200 `{"ok": true, "warnings", "name", "description"}`, or 422 with
+/// the problems.
 async fn check(State(shared): State<Arc<Shared>>, request: Request<Body>) -> Response {
     let posted = match read_body(&shared, request).await {
         Ok(posted) => posted,
         Err(response) => return response,
     };
     let checked = blocking(&shared, move |shared| {
-        load(shared, &posted).map(|loaded| warnings(&loaded))
+        load(shared, &posted).map(|loaded| {
+            let description = loaded.spec.description.clone().unwrap_or_default();
+            (warnings(&loaded), loaded.spec.name, description)
+        })
     })
     .await;
     match checked {
-        Ok(Ok(warnings)) => super::json::ok(&json!({ "ok": true, "warnings": warnings })),
+        // The scenario's own name and description, so the page's picker and description
+        // follow an edit or a shared link.
+        Ok(Ok((warnings, name, description))) => super::json::ok(&json!({
+            "ok": true,
+            "warnings": warnings,
+            "name": name,
+            "description": description.trim_end(),
+        })),
         Ok(Err(problems)) => diagnostics(&problems),
         Err(response) => response,
     }

@@ -6,6 +6,8 @@
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 const MAX_ROWS = 400;
+// Narration lines listed; a longer run says how many more there are.
+const MAX_LINES = 2000;
 
 const play = {
   events: [],      // every trace event received, parsed
@@ -20,8 +22,54 @@ const play = {
   controller: null,
   summary: null,
   limit: null,
+  expect: null,    // the `expect:` verdict (`event: expect`)
+  model: null,     // the run's derived model (`event: model`), when the server sends one
+  end: null,       // the session's end (µs): its last decision, once the run is done
+  stepping: false, // Step shows part of an instant: drawn from the events, not the model
   frame: 0,
 };
+
+// What the page knows of the scenario in the editor: the shipped scenario it was picked
+// from (and that scenario's text), and the name and description `/api/check` last read.
+const scenario = {
+  list: [],          // /api/scenarios
+  texts: new Map(),  // path → its text, once fetched
+  picked: null,      // path of the scenario picked (or matched), if any
+  name: '',          // the scenario's own `name:`, as last checked
+};
+
+// ---- never a blank page: a view that cannot draw says so -----------------------------------
+
+// Runs `draw`; when it throws, the view says so in words (and the console has the error,
+// for the tests), and the other views go on.
+function guarded(view, element, draw) {
+  try {
+    draw();
+  } catch (error) {
+    console.error(`the ${view} could not be drawn:`, error);
+    const message = `The ${view} cannot be drawn: ${error && error.message ? error.message : error}`;
+    if (element instanceof SVGElement) {
+      element.replaceChildren();
+      element.setAttribute('height', '24');
+      node('text', { x: 4, y: 15 }, element).textContent = message;
+    } else {
+      element.textContent = message;
+    }
+  }
+}
+
+window.addEventListener('error', (event) => {
+  setStatus('the page hit a problem: ' + event.message);
+});
+window.addEventListener('unhandledrejection', (event) => {
+  const reason = event.reason && event.reason.message ? event.reason.message : String(event.reason);
+  setStatus('the page hit a problem: ' + reason);
+});
+
+// A run's label: its name, or its id when the spawn gave it none.
+function label(id, name) {
+  return typeof name === 'string' && name !== '' ? name : String(id);
+}
 
 // ---- the editor: line numbers, problems -------------------------------------------------
 
@@ -125,6 +173,9 @@ async function check() {
     setStatus(`${(answer.diagnostics || []).length} problem(s) in the scenario`);
   } else if (status === 200) {
     showProblems([]);
+    scenario.name = typeof answer.name === 'string' ? answer.name : '';
+    describe(answer.description);
+    await syncPicker();
   } else {
     setStatus(answer.error || `check answered ${status}`);
   }
@@ -135,6 +186,7 @@ async function check() {
 async function loadPicker() {
   const response = await fetch('/api/scenarios');
   const list = await response.json();
+  scenario.list = list;
   const picker = $('picker');
   const groups = new Map();
   for (const item of list) {
@@ -152,15 +204,80 @@ async function loadPicker() {
     option.dataset.description = item.description;
     group.appendChild(option);
   }
+  // The scenario in the editor when it is no shipped one as written: edited or shared.
+  const own = document.createElement('option');
+  own.id = 'picker-own';
+  own.value = '';
+  own.hidden = true;
+  picker.appendChild(own);
 }
 
+// A shipped scenario's text (fetched once).
+async function shippedText(path) {
+  if (!scenario.texts.has(path)) {
+    const response = await fetch('/api/scenario/' + path);
+    if (!response.ok) return null;
+    scenario.texts.set(path, await response.text());
+  }
+  return scenario.texts.get(path);
+}
+
+// Loads a shipped scenario into the editor and draws it (instantly).
 async function pick(path) {
-  const response = await fetch('/api/scenario/' + path);
-  if (!response.ok) return;
-  setSource(await response.text());
-  const option = [...$('picker').options].find((o) => o.value === path);
-  $('picker').value = path;
-  $('description').textContent = option ? option.dataset.description : '';
+  // The run on screen stops now: what it would still draw belongs to another scenario.
+  if (play.controller) play.controller.abort();
+  setState('loading');
+  if (await load(path)) await run({ instant: true });
+}
+
+// Loads a shipped scenario into the editor; false when there is no such scenario.
+async function load(path) {
+  const text = await shippedText(path);
+  if (text === null) return false;
+  scenario.picked = path;
+  const entry = scenario.list.find((item) => item.path === path);
+  scenario.name = entry ? entry.name : '';
+  setSource(text);
+  markPicker();
+  describe(entry ? entry.description : '');
+  return true;
+}
+
+function describe(description) {
+  $('description').textContent = description && description.trim() !== ''
+    ? description : '(this scenario has no description)';
+}
+
+// The picker shows the shipped scenario the editor holds as written, or, once edited (or
+// from a shared link), the scenario's own name marked as such.
+function markPicker() {
+  const own = $('picker-own');
+  const text = $('source').value;
+  const picked = scenario.picked;
+  if (picked && scenario.texts.get(picked) === text) {
+    own.hidden = true;
+    $('picker').value = picked;
+    return;
+  }
+  const name = scenario.name || 'a scenario';
+  own.textContent = picked ? `${name} (edited)` : `${name} (shared)`;
+  own.hidden = false;
+  $('picker').value = '';
+}
+
+// After a check: a scenario that is a shipped one as written is shown as that one (a shared
+// link of the demo is the demo).
+async function syncPicker() {
+  const text = $('source').value;
+  if (!(scenario.picked && scenario.texts.get(scenario.picked) === text)) {
+    for (const entry of scenario.list.filter((item) => item.name === scenario.name)) {
+      if (await shippedText(entry.path) === text) {
+        scenario.picked = entry.path;
+        break;
+      }
+    }
+  }
+  if ($('source').value === text) markPicker();
 }
 
 function setSource(text) {
@@ -197,8 +314,11 @@ function fromFragment() {
       const value = shared.set && shared.set[input.dataset.path];
       input.value = typeof value === 'string' ? value : '';
     }
+    scenario.picked = null;
+    scenario.name = '';
     setSource(String(shared.scenario || ''));
-    $('description').textContent = 'A shared scenario.';
+    markPicker();
+    $('description').textContent = 'A shared scenario (its description appears once it is read).';
     return true;
   } catch (_) {
     setStatus('the link\'s scenario could not be read');
@@ -210,6 +330,12 @@ function fromFragment() {
 
 function setStatus(text) {
   $('status').textContent = text;
+}
+
+// Where the run stands, for scripts and tests: running, done, problems (the scenario has
+// problems) or stopped (the run ended without its end).
+function setState(state) {
+  $('status').dataset.state = state;
 }
 
 function parseBlock(block) {
@@ -253,15 +379,23 @@ async function stream(extra, on, signal) {
   return { status: response.status, answer: null };
 }
 
-async function run() {
+// Runs the editor's scenario: at the chosen speed, or instantly (`{instant: true}`: the
+// page draws a scenario as soon as it is loaded or picked).
+async function run(options) {
   if (play.controller) play.controller.abort();
   Object.assign(play, {
     events: [], narration: [], shown: 0, now: 0, paused: false, streaming: true, done: false,
-    summary: null, limit: null, controller: new AbortController(), started: performance.now(),
+    summary: null, limit: null, expect: null, model: null, end: null, stepping: false,
+    narrationCut: false,
+    controller: new AbortController(), started: performance.now(),
   });
-  const speed = $('speed').value;
+  const speed = options && options.instant ? 'instant' : $('speed').value;
   play.speed = speed === 'instant' ? null : Number(speed);
   $('narration').replaceChildren();
+  $('narration-more').textContent = '';
+  $('why-end').textContent = '';
+  setState('running');
+  showExpect();
   $('scrubber').disabled = true;
   $('pause').disabled = false;
   $('pause').textContent = 'Pause';
@@ -270,11 +404,12 @@ async function run() {
   tick();
   let result;
   try {
-    result = await stream({ speed: play.speed === null ? 'instant' : play.speed, narration: true },
+    result = await stream({ speed: play.speed === null ? 'instant' : play.speed, narration: MAX_LINES },
       receive, play.controller.signal);
   } catch (error) {
     if (error.name === 'AbortError') return;
     setStatus('the run stopped: ' + error.message);
+    setState('stopped');
     play.streaming = false;
     return;
   }
@@ -284,8 +419,17 @@ async function run() {
   if (result.status === 422) {
     showProblems(result.answer.diagnostics || []);
     setStatus('the scenario has problems: see below the editor');
+    setState('problems');
   } else if (result.status !== 200) {
     setStatus(result.answer.error || `the server answered ${result.status}`);
+    setState('stopped');
+  } else if (!play.done) {
+    setStatus('the run stopped before its end (the server closed the stream)');
+    setState('stopped');
+  }
+  if (!play.done) {
+    $('pause').disabled = true;
+    $('step').disabled = true;
   }
 }
 
@@ -295,20 +439,34 @@ function receive(event, data) {
     if (!play.paused) play.shown = play.events.length;
   } else if (event === 'narration') {
     const told = JSON.parse(data);
+    if (told.cut) play.narrationCut = true;
     for (const line of told.text.split('\n')) {
       if (line.trim() !== '') play.narration.push({ t: told.t_us, text: line });
     }
   } else if (event === 'limit') {
     play.limit = JSON.parse(data).message;
+  } else if (event === 'expect') {
+    play.expect = JSON.parse(data);
+  } else if (event === 'model') {
+    play.model = JSON.parse(data);
   } else if (event === 'end') {
     play.summary = JSON.parse(data);
     finish();
   }
 }
 
+// The session's end: its last decision (the panel's bookkeeping after it, a finished row
+// leaving 30 s later, is not part of it), as `subsim run` and the report say it.
+function sessionEnd() {
+  if (play.model && play.model.end && typeof play.model.end.t_us === 'number') return play.model.end.t_us;
+  if (play.summary && typeof play.summary.makespan_us === 'number') return play.summary.makespan_us;
+  return play.events.length ? play.events[play.events.length - 1].t_us : 0;
+}
+
 function finish() {
   play.done = true;
-  const end = play.events.length ? play.events[play.events.length - 1].t_us : 0;
+  const end = sessionEnd();
+  play.end = end;
   const scrubber = $('scrubber');
   scrubber.max = String(end);
   scrubber.step = String(Math.max(1, Math.floor(end / 1000)));
@@ -319,20 +477,78 @@ function finish() {
     scrubber.value = String(end);
   }
   $('step').disabled = play.shown >= play.events.length;
-  const s = play.summary;
-  let text = `done: ${s.events} events, ${s.spawns.started} run${s.spawns.started === 1 ? '' : 's'} started, ` +
-    `${s.spawns.rejected} rejected (${s.spawns.rejected_by_reason.concurrent_limit} at the cap), ` +
-    `peak ${s.running.peak} running`;
-  if (play.limit) text += ' — ' + play.limit;
-  setStatus(text);
+  setStatus(doneText(play.summary, end));
+  showExpect();
+  $('why-end').textContent = play.model && play.model.end && play.model.end.because
+    ? play.model.end.because : '';
   render();
+  setState('done');
   fetchPanel();
+}
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + 's')}`;
+
+function doneText(s, end) {
+  let text = `done: the session ended at ${clock(end)}`;
+  try {
+    const rejected = s.spawns.rejected;
+    const atCap = s.spawns.rejected_by_reason.concurrent_limit;
+    text += ` · ${plural(s.events, 'event')}, ${plural(s.spawns.started, 'run')} started, ` +
+      `${rejected} rejected` + (rejected ? ` (${atCap} at the cap)` : '') +
+      `, at most ${s.running.peak} running at once`;
+  } catch (_) {
+    text += ' (the summary could not be read)';
+  }
+  if (play.limit) text += ' — ' + play.limit;
+  return text;
+}
+
+// The scenario's `expect:` after a run, as `subsim check` judges it.
+function showExpect() {
+  const box = $('expect');
+  box.replaceChildren();
+  box.className = '';
+  const verdict = play.expect;
+  if (!verdict) return;
+  const head = document.createElement('strong');
+  if (verdict.expectations === 0 && !verdict.limit) {
+    box.className = 'none';
+    head.textContent = 'expect: (none: this scenario states no expectations)';
+    box.appendChild(head);
+    return;
+  }
+  const failed = verdict.failures.length;
+  box.className = verdict.passed ? 'passed' : 'failed';
+  head.textContent = verdict.passed
+    ? `expect: passed (${plural(verdict.expectations, 'assertion')}, as subsim check says)`
+    : `expect: FAILED (${failed} of ${plural(verdict.expectations, 'assertion')}` +
+      (verdict.limit ? ', and the run was cut short' : '') + ')';
+  box.appendChild(head);
+  const list = document.createElement('ul');
+  if (verdict.limit) {
+    const li = document.createElement('li');
+    li.textContent = verdict.limit;
+    list.appendChild(li);
+  }
+  for (const failure of verdict.failures) {
+    const li = document.createElement('li');
+    const where = failure.location ? ` (${failure.location.replace(/^.*?:(\d+):\d+$/, 'line $1')})` : '';
+    li.textContent = `#${failure.expect}${where}: expected ${failure.expected}; got ${failure.got}`;
+    for (const hint of failure.hints || []) {
+      const span = document.createElement('span');
+      span.className = 'help';
+      span.textContent = hint;
+      li.appendChild(span);
+    }
+    list.appendChild(li);
+  }
+  if (list.children.length) box.appendChild(list);
 }
 
 function tick() {
   cancelAnimationFrame(play.frame);
   const step = () => {
-    if (!play.paused && play.streaming) {
+    if (!play.paused && play.streaming && !play.done) {
       const last = play.shown ? play.events[play.shown - 1].t_us : 0;
       const live = play.speed === null ? last
         : (performance.now() - play.started) / 1000 * play.speed * 1e6;
@@ -349,8 +565,9 @@ function pause() {
   play.paused = !play.paused;
   $('pause').textContent = play.paused ? 'Resume' : 'Pause';
   if (!play.paused) {
+    play.stepping = false;
     play.shown = play.events.length;
-    if (play.done) play.now = play.events.length ? play.events[play.events.length - 1].t_us : 0;
+    if (play.done) play.now = play.end;
     tick();
   }
   render();
@@ -360,19 +577,24 @@ function pause() {
 // Shows events up to and including the next decision (an event that cites a rule).
 function stepOnce() {
   if (!play.paused) pause();
+  play.stepping = true;
   let next = play.shown;
   while (next < play.events.length && !play.events[next].rule) next++;
   play.shown = Math.min(play.events.length, next + 1);
   play.now = play.shown ? play.events[play.shown - 1].t_us : 0;
-  if (play.done) $('scrubber').value = String(play.now);
+  if (play.done) {
+    play.now = Math.min(play.now, play.end);
+    $('scrubber').value = String(play.now);
+  }
   $('step').disabled = play.done && play.shown >= play.events.length;
   render();
   fetchPanel();
   const current = document.querySelector('#narration li.current');
-  if (current) current.scrollIntoView({ block: 'nearest' });
+  if (current) showInList($('narration'), current);
 }
 
 function scrub() {
+  play.stepping = false;
   play.paused = true;
   $('pause').textContent = 'Resume';
   play.now = Number($('scrubber').value);
@@ -386,29 +608,75 @@ function scrub() {
 
 // ---- drawing --------------------------------------------------------------------------------
 
+// The picture of the first `count` events: one row per run, the rejections, the running
+// count. Kept per events list and carried forward as events arrive (a long run is read
+// once, not once a frame); going back (Step, the scrubber) reads it again from the start.
+const pictures = new WeakMap();
+
 function model(events, count) {
-  const rows = new Map();
-  const rejects = [];
-  const counts = [[0, 0]];
-  let cap = null;
-  for (let index = 0; index < count; index++) {
+  let m = pictures.get(events);
+  if (!m || m.upTo > count) {
+    m = { upTo: 0, rows: [], byId: new Map(), rejects: [], counts: [[0, 0]], cap: null, finished: 0, peak: 0 };
+    pictures.set(events, m);
+  }
+  for (let index = m.upTo; index < count; index++) {
     const e = events[index];
-    if (e.kind === 'session_started') cap = e.cap;
+    if (e.kind === 'session_started') m.cap = e.cap;
     if (e.kind === 'agent_started') {
-      rows.set(e.agent, { id: e.agent, name: e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] });
+      const row = { id: e.agent, name: label(e.agent, e.name), named: !!e.name, segments: [{ from: e.t_us, to: null, mode: e.mode }] };
+      m.byId.set(e.agent, row);
+      m.rows.push(row);
     } else if (e.kind === 'agent_resumed') {
-      const row = rows.get(e.agent);
+      const row = m.byId.get(e.agent);
       if (row) row.segments.push({ from: e.t_us, to: null, mode: e.mode });
     } else if (e.kind === 'agent_finished') {
-      const row = rows.get(e.agent);
+      m.finished++;
+      const row = m.byId.get(e.agent);
       const last = row && row.segments[row.segments.length - 1];
       if (last && last.to === null) last.to = e.t_us;
     } else if (e.kind === 'spawn_rejected') {
-      rejects.push({ t: e.t_us, reason: e.reason, name: e.name || e.agent_type, caller: e.caller, rule: e.rule });
+      m.rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
     }
-    if (typeof e.running === 'number') counts.push([e.t_us, e.running]);
+    if (typeof e.running === 'number') {
+      m.peak = Math.max(m.peak, e.running);
+      // One point per change: a long run draws as many points as the count changes.
+      const previous = m.counts[m.counts.length - 1];
+      if (previous[0] === e.t_us) previous[1] = e.running;
+      else if (previous[1] !== e.running) m.counts.push([e.t_us, e.running]);
+    }
   }
-  return { rows: [...rows.values()], rejects, counts, cap };
+  m.upTo = count;
+  return m;
+}
+
+// What the server's run model (`event: model`) says, as the drawing wants it, at `now`:
+// each run's stretches up to then (a stretch still going then is drawn open), the
+// rejections (from the trace: the model counts them, the trace has their reasons) and the
+// running count.
+function fromModel(md, now, events) {
+  const rows = [];
+  for (const run of md.runs) {
+    if (run.id === 'main') continue;
+    const segments = [];
+    for (const span of run.spans) {
+      if (span.from_us > now) continue;
+      segments.push({ from: span.from_us, to: span.to_us <= now ? span.to_us : null, mode: run.mode, state: span.state });
+    }
+    if (segments.length) rows.push({ id: run.id, name: label(run.id, run.label), named: run.label !== run.id, segments });
+  }
+  const rejects = [];
+  for (const e of events) {
+    if (e.kind === 'spawn_rejected' && e.t_us <= now) {
+      rejects.push({ t: e.t_us, reason: e.reason, name: label(e.agent_type || 'a spawn', e.name), caller: e.caller, rule: e.rule });
+    }
+  }
+  const counts = md.running.filter(([t]) => t <= now);
+  if (!counts.length) counts.push([0, 0]);
+  const c = md.counts;
+  return {
+    rows, rejects, counts, cap: md.cap, more: md.more_runs,
+    runs: c.started, rejected: c.rejected, finished: c.finished, peak: c.peak_running,
+  };
 }
 
 function node(name, attributes, parent) {
@@ -438,19 +706,22 @@ function drawTimeline(svg, m, now, total, onBar) {
     const group = node('g', { 'data-agent': row.id }, svg);
     const text = node('text', { x: 4, y: y + 9 }, group);
     text.textContent = row.name.length > 16 ? row.name.slice(0, 15) + '…' : row.name;
+    if (!row.named) text.setAttribute('class', 'unnamed');
     for (const segment of row.segments) {
       const end = segment.to === null ? Math.max(segment.from, now) : segment.to;
       const x = scale(segment.from);
-      const classes = ['bar', segment.mode === 'foreground' ? 'foreground' : '', segment.to === null ? 'open' : ''];
+      const classes = ['bar', segment.mode === 'foreground' ? 'foreground' : '',
+        segment.state ? 'state-' + segment.state : '', segment.to === null ? 'open' : ''];
       node('rect', { class: classes.join(' ').trim(), x, y: y + 1, width: Math.max(1.5, scale(end) - x), height: 9 }, group);
     }
     const title = node('title', {}, group);
-    title.textContent = `${row.name} (${row.id})`;
+    title.textContent = row.named ? `${row.name} (${row.id})` : `${row.id} (no name given)`;
     if (onBar) group.addEventListener('click', () => onBar(row.id));
   });
-  if (m.rows.length > MAX_ROWS) {
-    const more = node('text', { x: 4, y: height - 2 }, svg);
-    more.textContent = `… and ${m.rows.length - MAX_ROWS} more runs`;
+  const more = Math.max(0, m.rows.length - MAX_ROWS) + (m.more || 0);
+  if (more > 0) {
+    const text = node('text', { x: 4, y: height - 2 }, svg);
+    text.textContent = `… and ${plural(more, 'more run')}, not drawn (the first ${MAX_ROWS} are)`;
   }
   node('line', { class: 'now', x1: scale(now), x2: scale(now), y1: 0, y2: height }, svg);
 }
@@ -460,20 +731,42 @@ function drawRunning(svg, m, now, total) {
   const width = svg.clientWidth || 800;
   const left = 120;
   const height = 90;
-  const peak = Math.max(1, m.cap || 0, ...m.counts.map((c) => c[1]));
+  const peak = Math.max(1, m.cap || 0, m.peak);
   const x = (t) => left + (total > 0 ? t / total : 0) * (width - left - 10);
   const y = (n) => height - 8 - (n / peak) * (height - 20);
-  let path = '';
+  // At most three points a pixel column (its highest, lowest and last count): a run of a
+  // million changes draws as fast as one of a hundred.
+  const parts = [];
   let last = 0;
+  let column = null;
+  let low = 0;
+  let high = 0;
+  const flush = () => {
+    if (column === null) return;
+    parts.push(parts.length ? `H${column}` : `M${column},${y(last)}`);
+    if (high !== low) parts.push(`V${y(high)}V${y(low)}`);
+    parts.push(`V${y(last)}`);
+  };
   for (const [t, n] of m.counts) {
-    path += path ? `H${x(t)}V${y(n)}` : `M${x(t)},${y(n)}`;
+    const at = Math.round(x(t));
+    if (at !== column) {
+      flush();
+      column = at;
+      low = n;
+      high = n;
+    }
+    low = Math.min(low, n);
+    high = Math.max(high, n);
     last = n;
   }
-  path += `H${x(now)}`;
+  flush();
+  const path = parts.join('') + `H${x(now)}`;
   node('path', { class: 'count', d: path }, svg);
   if (m.cap) node('line', { class: 'cap-line', x1: left, x2: width - 10, y1: y(m.cap), y2: y(m.cap) }, svg);
   const label = node('text', { x: 4, y: 14 }, svg);
   label.textContent = `running ${last}` + (m.cap ? ` / cap ${m.cap}` : '');
+  const most = node('text', { x: 4, y: 28 }, svg);
+  most.textContent = `at most ${m.peak}`;
   node('line', { class: 'now', x1: x(now), x2: x(now), y1: 0, y2: height }, svg);
 }
 
@@ -485,20 +778,46 @@ function clock(us) {
 }
 
 function render() {
-  const m = model(play.events, play.shown);
+  let m = { rows: [], rejects: [], counts: [[0, 0]], cap: null, finished: 0, peak: 0 };
+  guarded('run model', $('timeline'), () => {
+    m = play.model && play.done && !play.stepping
+      ? fromModel(play.model, play.now, play.events) : model(play.events, play.shown);
+  });
   const last = play.events.length ? play.events[play.events.length - 1].t_us : 0;
-  const total = Math.max(play.done ? last : Math.max(last, play.now), 1);
-  drawTimeline($('timeline'), m, play.now, total, showAgent);
-  drawRunning($('running'), m, play.now, total);
-  $('clock').textContent = `${clock(play.now)}  ·  ${play.shown} of ${play.events.length} events shown` +
+  const total = Math.max(play.done ? play.end : Math.max(last, play.now), 1);
+  guarded('timeline', $('timeline'), () => drawTimeline($('timeline'), m, play.now, total, showAgent));
+  guarded('running count', $('running'), () => drawRunning($('running'), m, play.now, total));
+  // What was drawn, for the tests that compare the page with the command line.
+  Object.assign($('timeline').dataset, {
+    runs: String(m.runs === undefined ? m.rows.length : m.runs),
+    rejected: String(m.rejected === undefined ? m.rejects.length : m.rejected),
+    finished: String(m.finished), peak: String(m.peak),
+    end: play.done ? String(play.end) : '',
+  });
+  $('clock').textContent = `${clock(play.now)}` + (play.done ? ` of ${clock(play.end)}` : '') +
+    `  ·  ${play.shown} of ${plural(play.events.length, 'event')} shown` +
     (play.paused ? '  ·  paused' : '');
-  renderNarration();
+  guarded('narration', $('narration'), renderNarration);
+}
+
+// Scrolls `list` (only it: the page stays where the reader has it) so that `item` shows.
+function showInList(list, item) {
+  const top = item.offsetTop - list.offsetTop;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (top + item.offsetHeight > list.scrollTop + list.clientHeight) {
+    list.scrollTop = top + item.offsetHeight - list.clientHeight;
+  }
 }
 
 function renderNarration() {
   const list = $('narration');
-  const visible = play.narration.filter((item) => item.t <= play.now || (play.done && !play.paused));
-  while (list.children.length < play.narration.length) {
+  const visible = play.narration.slice(0, MAX_LINES).filter((item) => item.t <= play.now || (play.done && !play.paused));
+  const listed = Math.min(play.narration.length, MAX_LINES);
+  if ((play.narration.length > MAX_LINES || play.narrationCut) && play.done) {
+    $('narration-more').textContent = `The narration is listed here up to ${MAX_LINES} lines; ` +
+      '`subsim run FILE` prints all of it.';
+  }
+  while (list.children.length < listed) {
     const item = play.narration[list.children.length];
     const li = document.createElement('li');
     li.textContent = item.text;
@@ -516,7 +835,7 @@ function renderNarration() {
     if (shown) current = li;
   });
   if (current) current.classList.add('current');
-  if (!play.paused && current && play.streaming) current.scrollIntoView({ block: 'nearest' });
+  if (!play.paused && current && play.streaming) showInList(list, current);
 }
 
 // ---- the panel at the instant, and what a click explains ----------------------------------
@@ -582,7 +901,8 @@ function showAgent(id) {
   const mine = play.events.filter((e) => e.agent === id);
   const started = mine.find((e) => e.kind === 'agent_started');
   const head = document.createElement('p');
-  head.textContent = started ? `${started.name} (${id}): ${mine.length} events` : id;
+  head.textContent = started && started.name ? `${started.name} (${id}): ${plural(mine.length, 'event')}`
+    : `${id}: ${plural(mine.length, 'event')}`;
   detail.appendChild(head);
   if (started) {
     const pre = document.createElement('pre');
@@ -618,8 +938,10 @@ async function compare() {
       const { event, data } = parseBlock(block);
       if (event === 'message' && data) events.push(JSON.parse(data));
     }
-    const end = events.length ? events[events.length - 1].t_us : 1;
-    drawTimeline($('timeline-' + side), model(events, events.length), end, end, null);
+    let end = 1;
+    for (const e of events) if (e.kind !== 'panel_changed') end = Math.max(end, e.t_us);
+    guarded('timeline', $('timeline-' + side),
+      () => drawTimeline($('timeline-' + side), model(events, events.length), end, end, null));
   }
   $('comparison').dataset.done = 'true';
   $('comparison').scrollIntoView({ block: 'nearest' });
@@ -628,23 +950,25 @@ async function compare() {
 // ---- wiring ----------------------------------------------------------------------------------
 
 async function start() {
-  $('source').addEventListener('input', () => { drawGutter(null); scheduleCheck(); });
+  $('source').addEventListener('input', () => { drawGutter(null); markPicker(); scheduleCheck(); });
   $('source').addEventListener('scroll', () => { $('gutter').scrollTop = $('source').scrollTop; });
   for (const input of document.querySelectorAll('#controls [data-path]')) {
     input.addEventListener('change', () => { showSets(); scheduleCheck(); });
     input.addEventListener('input', showSets);
   }
-  $('picker').addEventListener('change', () => pick($('picker').value));
+  $('picker').addEventListener('change', () => { if ($('picker').value) pick($('picker').value); });
   $('share-button').addEventListener('click', share);
-  $('run').addEventListener('click', run);
+  $('run').addEventListener('click', () => run());
   $('pause').addEventListener('click', pause);
   $('step').addEventListener('click', stepOnce);
   $('compare').addEventListener('click', compare);
   $('scrubber').addEventListener('input', scrub);
   showSets();
   await loadPicker();
-  if (!fromFragment()) await pick('scenarios/demo.yaml');
+  if (!fromFragment()) await load('scenarios/demo.yaml');
   document.body.dataset.ready = 'true';
+  // Drawn on load, without waiting for Run: the demo, or the shared scenario.
+  await run({ instant: true });
 }
 
 start();

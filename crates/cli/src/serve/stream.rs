@@ -16,11 +16,19 @@
 //! with `end`, `limit` or `error` (`stopped_early`).
 //!
 //! Every unnamed event's `data:` is one line `subsim run --format jsonl` writes (the same
-//! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: model` carries the
-//! run model (`run --format model`: the end and what set it, the counts, the runs) and
-//! `event: end` the `--format json` summary. Named events the page uses besides: `limit` (a safety limit
-//! stopped the run), and with `"narration": true` in the body, `narration` (the brief
-//! narration's lines of each instant, as `subsim run` prints them).
+//! [`crate::run::jsonl_writer`], fed the same run), in order; then `event: end` carries the
+//! `--format json` summary. Named events the page uses besides: `limit` (a safety limit
+//! stopped the run), `model` (the run model, `run --format model`'s JSON: the page draws
+//! the end, the counts and the runs' stretches from it), `expect` (the scenario's `expect:` checked by `check`'s checker), both sent
+//! just before `end`, and with `"narration": true` in the body, `narration` (the brief
+//! narration's lines of each instant, as `subsim run` prints them). `"narration": N` (a
+//! whole number) stops the narration after the instant that reaches N lines, and says so
+//! with a last `narration` whose `cut` is true: the page lists 2,000 lines, and a long run
+//! is not narrated past them for nothing.
+//!
+//! The panel's bookkeeping after the last decision (a finished row leaving 30 s later;
+//! `EventKind::moves_the_end`) is held back and sent with the end, without waiting for it,
+//! as `run --realtime` does: at ×N the stream ends at the session's end, not 30 s later.
 
 use std::cell::RefCell;
 use std::convert::Infallible;
@@ -35,7 +43,9 @@ use axum::http::{Request, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
+use subsim_engine::expect::{Checker, Failure};
 use subsim_engine::render::{Detail, JsonlWriter, NarrationOptions, TextWriter};
+use subsim_engine::runmodel;
 use subsim_engine::summary::Summary;
 use subsim_engine::{Event, SimTime, Sink};
 use tokio::sync::{mpsc, oneshot};
@@ -48,6 +58,9 @@ use super::Shared;
 const AHEAD: usize = 256;
 /// Frames the pacer may be ahead of the client.
 const UNREAD: usize = 16;
+/// Runs the model sent to the page keeps: as many as `run --format model` keeps, so that
+/// the end and what set it are the same (the page draws the first 400).
+const MODEL_ROWS: u64 = crate::budgets::VIEW_ROWS.limit;
 
 /// One thing to send, at virtual time `t_us`.
 struct Frame {
@@ -58,14 +71,19 @@ struct Frame {
 enum FrameKind {
     /// A JSONL trace line (no newline).
     Line(String),
-    /// The narration's lines of the instant `t_us`.
-    Narration(String),
+    /// The narration's lines of an instant (its time in µs: the frame's own `t_us` is
+    /// when it is due, which differs for what is held back to the end).
+    Narration(u64, String),
+    /// The narration stops here (its line budget is spent).
+    NarrationCut(u64),
+    /// The `expect:` verdict, as JSON.
+    Expect(String),
+    /// The run model, as JSON.
+    Model(String),
     /// A safety limit stopped the run.
     Limit(String),
     /// The `--format json` summary.
     End(String),
-    /// The run model (`run --format model`), sent just before `End`.
-    Model(String),
 }
 
 /// The client went away: the run is abandoned (unwound out of the engine, quietly).
@@ -114,7 +132,12 @@ pub async fn run(State(shared): State<Arc<Shared>>, request: Request<Body>) -> R
         Ok(speed) => speed,
         Err(message) => return api::error(StatusCode::BAD_REQUEST, &message),
     };
-    let narration = posted.fields.get("narration") == Some(&Value::Bool(true));
+    // At most this many narration lines (`true`: all of them; anything else: none).
+    let narration = match posted.fields.get("narration") {
+        Some(Value::Bool(true)) => Some(u64::MAX),
+        Some(value) => value.as_u64().filter(|lines| *lines > 0),
+        None => None,
+    };
     // Held by the simulation and by the pacer: the run's slot is free once both are done.
     let permit = match api::admit(&shared).await {
         Ok(permit) => permit,
@@ -366,18 +389,27 @@ async fn pace(
 }
 
 fn sse(frame: Frame) -> SseEvent {
-    let t_us = frame.t_us;
     match frame.kind {
         // A JSONL line never holds a raw CR or LF (JSON escapes them), which SSE could
         // not carry; say so loudly rather than send a broken frame.
         FrameKind::Line(line) => SseEvent::default().data(line.replace(['\r', '\n'], " ")),
-        FrameKind::Narration(text) => SseEvent::default()
+        FrameKind::Narration(instant, text) => SseEvent::default()
             .event("narration")
-            .data(super::json::text(&json!({ "t_us": t_us, "text": text }))),
+            .data(super::json::text(&json!({ "t_us": instant, "text": text }))),
+        FrameKind::NarrationCut(instant) => {
+            SseEvent::default()
+                .event("narration")
+                .data(super::json::text(
+                    &json!({ "t_us": instant, "text": "", "cut": true }),
+                ))
+        }
+        FrameKind::Expect(verdict) => SseEvent::default().event("expect").data(verdict),
+        FrameKind::Model(model) => SseEvent::default()
+            .event("model")
+            .data(model.replace(['\r', '\n'], " ")),
         FrameKind::Limit(text) => SseEvent::default()
             .event("limit")
             .data(super::json::text(&json!({ "message": text }))),
-        FrameKind::Model(model) => SseEvent::default().event("model").data(model.trim_end()),
         FrameKind::End(summary) => SseEvent::default()
             .event("end")
             .data(summary.trim_end().replace('\r', " ")),
@@ -411,18 +443,44 @@ struct Streamed<'a> {
     jsonl: JsonlWriter<Box<dyn Write>>,
     lines: Written,
     narration: Option<(TextWriter<Written>, Written)>,
+    /// Narration lines still to send; the narration stops once they are spent.
+    narration_left: u64,
     /// The instant of the latest event: narration is flushed when the instant ends.
     instant: Option<SimTime>,
     summary: Summary,
-    /// The run model, sent as `event: model` before `end`.
-    model: subsim_engine::runmodel::Builder,
+    /// `check`'s checker of the scenario's `expect:`.
+    checker: Checker,
+    /// The run model the page draws.
+    model: runmodel::Builder,
+    /// The time of the last event that moves the end (`EventKind::moves_the_end`).
+    end_us: u64,
+    /// Frames past `end_us`: sent when an event moves the end, or with the end.
+    held: Vec<Frame>,
     frames: &'a mpsc::Sender<Frame>,
 }
 
 impl Streamed<'_> {
-    fn send(&self, frame: Frame) {
+    /// Sends `frame`, or holds it while it lies past the session's end so far.
+    fn send(&mut self, frame: Frame) {
+        if frame.t_us > self.end_us {
+            self.held.push(frame);
+        } else {
+            self.deliver(frame);
+        }
+    }
+
+    fn deliver(&self, frame: Frame) {
         if self.frames.blocking_send(frame).is_err() {
             std::panic::resume_unwind(Box::new(Cancelled));
+        }
+    }
+
+    /// Sends what was held: due at its own time when the end has moved past it, else
+    /// now (the run ended first).
+    fn release(&mut self) {
+        for mut frame in std::mem::take(&mut self.held) {
+            frame.t_us = frame.t_us.min(self.end_us);
+            self.deliver(frame);
         }
     }
 
@@ -434,10 +492,22 @@ impl Streamed<'_> {
         let _ = writer.flush();
         let told = text.take();
         if !told.is_empty() {
+            let lines = told.iter().filter(|byte| **byte == b'\n').count() as u64;
             self.send(Frame {
                 t_us: instant.as_micros(),
-                kind: FrameKind::Narration(String::from_utf8_lossy(&told).into_owned()),
+                kind: FrameKind::Narration(
+                    instant.as_micros(),
+                    String::from_utf8_lossy(&told).into_owned(),
+                ),
             });
+            self.narration_left = self.narration_left.saturating_sub(lines.max(1));
+            if self.narration_left == 0 {
+                self.narration = None;
+                self.send(Frame {
+                    t_us: instant.as_micros(),
+                    kind: FrameKind::NarrationCut(instant.as_micros()),
+                });
+            }
         }
     }
 
@@ -447,6 +517,10 @@ impl Streamed<'_> {
             self.tell();
         }
         self.instant = Some(event.t);
+        if event.kind.moves_the_end() {
+            self.end_us = self.end_us.max(event.t.as_micros());
+            self.release();
+        }
         if let Some((writer, _)) = &mut self.narration {
             writer.event(event);
         }
@@ -469,7 +543,8 @@ impl Sink for Streamed<'_> {
     fn event(&mut self, event: &Event) {
         self.write(event);
         self.summary.event(event);
-        self.model.add(event);
+        self.checker.event(event);
+        self.model.event(event);
     }
 }
 
@@ -477,12 +552,13 @@ impl Sink for Streamed<'_> {
 fn simulate(
     loaded: subsim_scenario::Loaded,
     seed: Option<u64>,
-    narration: bool,
+    narration: Option<u64>,
     frames: &mpsc::Sender<Frame>,
     server: &subsim_engine::spec::Limits,
 ) {
     let lines = Written::default();
-    let narration = narration.then(|| {
+    let narration_left = narration.unwrap_or(0);
+    let narration = narration.map(|_| {
         let text = Written::default();
         let options = NarrationOptions {
             detail: Detail::Brief,
@@ -492,18 +568,25 @@ fn simulate(
         };
         (TextWriter::with_options(text.clone(), options), text)
     });
+    let limit_expected = crate::load::expects_limit(&loaded.expect);
+    let expectations = loaded.expect.len();
     let mut sink = Streamed {
         jsonl: crate::run::jsonl_writer(Box::new(lines.clone()), false),
         lines,
         narration,
+        narration_left,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
-        model: subsim_engine::runmodel::Builder::new(5_000),
+        checker: Checker::new(loaded.expect),
+        model: runmodel::Builder::new(MODEL_ROWS),
+        end_us: 0,
+        held: Vec::new(),
         frames,
     };
     let report = crate::run::simulation(loaded.spec, seed).run(&mut sink);
     sink.tell();
-    let end = report.end.as_micros();
+    sink.release();
+    let end = sink.end_us;
     if let Some(limit) = &report.limit {
         let message = format!(
             "{}. This server runs at most {} events, {} agents and {} steps per run \
@@ -518,14 +601,137 @@ fn simulate(
             kind: FrameKind::Limit(message),
         });
     }
-    let model = std::mem::replace(&mut sink.model, subsim_engine::runmodel::Builder::new(1));
+    let model = std::mem::replace(&mut sink.model, runmodel::Builder::new(1)).finish();
     sink.send(Frame {
         t_us: end,
-        kind: FrameKind::Model(model.finish().to_json()),
+        kind: FrameKind::Model(model.to_json()),
+    });
+    let failures = std::mem::replace(&mut sink.checker, Checker::new(Vec::new())).finish();
+    let unexpected_limit = report
+        .limit
+        .as_ref()
+        .filter(|_| !limit_expected)
+        .map(|limit| crate::output::limit_message(limit, report.end));
+    let verdict = expect_verdict(expectations, &failures, unexpected_limit);
+    sink.send(Frame {
+        t_us: end,
+        kind: FrameKind::Expect(verdict),
     });
     let summary = sink.summary.render_json();
     sink.send(Frame {
         t_us: end,
         kind: FrameKind::End(summary),
     });
+}
+
+/// `event: expect`'s data: what `subsim check` decides of one run, as JSON: `passed`
+/// (every assertion held and no safety limit cut the run short unless one was expected),
+/// the count of assertions, the unexpected limit's message, and each failure with its
+/// location, what was expected and what happened (`check --format json`'s fields).
+fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<String>) -> String {
+    let failures: Vec<Value> = failures
+        .iter()
+        .map(|failure| {
+            json!({
+                "expect": failure.index + 1,
+                "location": failure.location,
+                "expected": failure.expected,
+                "got": failure.got,
+                "events": failure.events,
+                "hints": failure.hints,
+            })
+        })
+        .collect();
+    super::json::text(&json!({
+        "expectations": expectations,
+        "passed": failures.is_empty() && limit.is_none(),
+        "limit": limit,
+        "failures": failures,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frames of the demo's stream, as the pacer would get them.
+    fn demo_frames() -> Vec<Frame> {
+        let path = "scenarios/demo.yaml";
+        let source = crate::catalog::scenario(path).expect("the demo");
+        let loaded =
+            subsim_scenario::parse_scenario(source, path, &crate::catalog::scenario_base_dir(path))
+                .expect("the demo loads");
+        let (frames, mut received) = mpsc::channel(100_000);
+        simulate(
+            loaded,
+            None,
+            Some(2000),
+            &frames,
+            &subsim_engine::spec::Limits::default(),
+        );
+        drop(frames);
+        let mut all = Vec::new();
+        while let Ok(frame) = received.try_recv() {
+            all.push(frame);
+        }
+        all
+    }
+
+    /// Was: at ×10 the page sat idle 3 s after the demo's last decision (56 s), because the
+    /// panel's bookkeeping 30 s later (86 s) was paced like a decision.
+    #[test]
+    fn at_times_n_the_stream_ends_at_the_last_decision_not_30_s_later() {
+        let frames = demo_frames();
+        let lines: Vec<&str> = frames
+            .iter()
+            .filter_map(|frame| match &frame.kind {
+                FrameKind::Line(line) => Some(line.as_str()),
+                _ => None,
+            })
+            .collect();
+        // The trace keeps the late bookkeeping …
+        assert!(
+            lines
+                .last()
+                .is_some_and(|line| line.starts_with("{\"t_us\":86000000,")),
+            "{:?}",
+            lines.last()
+        );
+        // … but nothing is due after the end, and what is due is in order.
+        let due: Vec<u64> = frames.iter().map(|frame| frame.t_us).collect();
+        assert_eq!(due.iter().max(), Some(&56_000_000));
+        assert!(due.windows(2).all(|pair| pair[0] <= pair[1]), "{due:?}");
+        // The last three frames: the model, the expect verdict, the end.
+        let tail: Vec<&str> = frames[frames.len() - 3..]
+            .iter()
+            .map(|frame| match &frame.kind {
+                FrameKind::Model(_) => "model",
+                FrameKind::Expect(_) => "expect",
+                FrameKind::End(_) => "end",
+                FrameKind::Line(_)
+                | FrameKind::Narration(..)
+                | FrameKind::NarrationCut(_)
+                | FrameKind::Limit(_) => "other",
+            })
+            .collect();
+        assert_eq!(tail, ["model", "expect", "end"]);
+    }
+
+    /// `event: expect` says what `subsim check` says of the demo: its 9 assertions hold.
+    #[test]
+    fn the_expect_event_is_check_s_verdict() {
+        let frames = demo_frames();
+        let verdict = frames
+            .iter()
+            .find_map(|frame| match &frame.kind {
+                FrameKind::Expect(verdict) => Some(verdict.clone()),
+                _ => None,
+            })
+            .expect("an expect frame");
+        let verdict: Value = serde_json::from_str(&verdict).expect("JSON");
+        assert_eq!(
+            verdict,
+            json!({"expectations": 9, "passed": true, "limit": null, "failures": []})
+        );
+    }
 }
