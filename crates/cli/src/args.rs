@@ -214,6 +214,9 @@ pub struct SweepArgs {
     /// The most runs (points × --seeds) the sweep may make: the sweep runs budget.
     #[arg(long, value_name = "N", default_value_t = crate::budgets::SWEEP_RUNS.limit)]
     pub max_runs: u64,
+    /// No progress bar (it is drawn on stderr only when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
     #[command(flatten)]
     pub access: Access,
@@ -470,6 +473,9 @@ pub struct CheckArgs {
     /// Start no new file after the first failure (files already started are reported).
     #[arg(long)]
     pub fail_fast: bool,
+    /// No progress bar (drawn on stderr over many files, only when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Also write a JUnit XML report to FILE (one test case per scenario file).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
