@@ -878,6 +878,11 @@ impl Model {
         }
     }
 
+    /// The offered load (Erlangs), when arrivals are Poisson and runs one `work` step.
+    pub(crate) fn offered_load(&self) -> Option<f64> {
+        self.load
+    }
+
     /// The offered load (Erlangs) where one of the Erlang columns applies: the chart draws
     /// the analytic curve at every cap from it.
     pub(crate) fn offered(&self, cap: Option<u32>) -> Cell {
