@@ -21,7 +21,7 @@ pub fn erlang(args: ErlangArgs) -> anyhow::Result<Status> {
             }
             (
                 rate * mean,
-                Some(format!("{} /s × {} s", short(rate), short(mean))),
+                Some(format!("{}/s × {} s", short(rate), short(mean))),
             )
         }
         _ => anyhow::bail!("give --load A, or --rate RATE and --mean DURATION"),

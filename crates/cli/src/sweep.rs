@@ -743,13 +743,22 @@ pub(crate) fn default_jobs() -> u32 {
 
 /// A progress bar on stderr, only when it is a terminal and `--quiet` is not given.
 pub(crate) fn progress_bar(total: u64, quiet: bool) -> Option<indicatif::ProgressBar> {
+    progress_bar_of(total, quiet, "runs")
+}
+
+/// [`progress_bar`] counting `what` (`runs`, `files`).
+pub(crate) fn progress_bar_of(
+    total: u64,
+    quiet: bool,
+    what: &str,
+) -> Option<indicatif::ProgressBar> {
     if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
-    {
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}} (eta {{eta}})"
+    )) {
         bar.set_style(style);
     }
     Some(bar)
