@@ -149,6 +149,34 @@ With 10 × 100,000 arrivals per cap the intervals are narrow: most bars are hidd
 their dots. Larger sweeps split over machines with `--shard I/N` and `subsim merge` (see
 [distributed.md](distributed.md)).
 """)
+parts.append("""
+## How `capacity` decides
+
+`subsim capacity FILE --target 'blocking<0.01' --values 36..46` answers the question of
+section 5 without choosing a number of seeds: it adds seeds only where they change the
+answer, until the pick is **settled**: the chosen value's interval lies wholly under the
+bound and the next smaller value's wholly at or above it.
+
+- **Which interval.** Each value's figure (e.g. blocking) is measured once per seed, as
+  `sweep` measures a replica (the same runs: value *i*'s replica *r* has the seed `sweep`
+  gives point *i*'s replica *r*). The interval is Student's t over those per-seed values:
+  mean ± t · s/√n with n − 1 degrees of freedom.
+- **What confidence.** Every value first runs 4 seeds; a value in doubt that decides the
+  pick then doubles its seeds (8, 16, …) up to `--max-seeds` (default 128). Each round is a
+  *look*; with L looks possible (6 for 128 seeds), each interval is two-sided at
+  1 − 0.05/L (99.17 %), so by Bonferroni's inequality the chance that any look misjudges a
+  value is at most 5 %.
+- **Budgets.** `--max-runs` (default 2,000) and `--max-time`: a look that would pass them
+  is not started, and the answer says it is not settled, which values are in doubt and
+  about how many more seeds each would take (n · (half-width / distance to the bound)²).
+  Only `--max-time` makes the answer depend on the machine; the output is otherwise the
+  same for any `--jobs`. Exit 0 when settled, 1 when not.
+- **Wait percentiles** (`wait_p50`, `wait_p95`, `wait_p99`) get their interval the same way,
+  across replications (each replication's percentile is one independent estimate):
+  `sweep`'s `wait_p95_lo`/`wait_p95_hi` columns, appended after the older ones. A
+  replica's own row has none, and neither has a percentile that is 0 in every replica
+  (nothing waited); `sweep --target` then says so in words.
+""")
 sh(f"subsim sweep {F} --set {CAP}=20..30 --seeds 10 --format svg --out docs/images/load-testing-sweep.svg")
 open(os.path.join(root, "docs/load-testing.md"), "w").write("".join(parts))
 print("written")

@@ -130,6 +130,17 @@ pub enum Command {
     /// `--shard I/N` runs every N-th point (points I, I+N, …) into a shard file that
     /// `subsim merge` joins.
     Sweep(SweepArgs),
+    /// The smallest cap (or other value) whose figure meets a target, with seeds added only
+    /// where they are needed until the pick is settled.
+    ///
+    /// Every value of --values runs 4 seeds; after each round every value's figure gets a
+    /// Student-t interval over its seeds (95 % shared by the rounds the --max-seeds
+    /// schedule allows, Bonferroni), and only the values in doubt that decide the pick get
+    /// more seeds (4, 8, 16, …). Settled: the pick's interval lies under the bound and the
+    /// next smaller value's at or above it. Prints one sentence and a table (or JSON, or a
+    /// chart); the same for any --jobs. Exit 0 when settled, 1 when not (or when no value
+    /// meets the target), 2 on bad input, 3 when a run hit a safety limit.
+    Capacity(CapacityArgs),
     /// Join the shard files of `subsim sweep --shard I/N` into exactly the output of the
     /// same sweep on one machine.
     Merge(MergeArgs),
@@ -241,9 +252,68 @@ pub struct SweepArgs {
     /// The most runs (points × --seeds) the sweep may make: the sweep runs budget.
     #[arg(long, value_name = "N", default_value_t = crate::budgets::SWEEP_RUNS.limit)]
     pub max_runs: u64,
+    /// No progress bar (it is drawn on stderr only when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Folders outside the scenario's own that its `file:` and `agent_dirs` may read.
     #[command(flatten)]
     pub access: Access,
+}
+
+/// `subsim capacity`.
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario file (with a `load` block).
+    pub file: PathBuf,
+    /// The figure and its bound, e.g. 'blocking<0.01' or 'wait_p95<30' (seconds).
+    #[arg(long, value_name = "FIGURE<BOUND")]
+    pub target: String,
+    /// The path to vary: `cap` (the concurrency cap) or any scenario path.
+    #[arg(long, value_name = "PATH", default_value = "cap")]
+    pub vary: String,
+    /// The values to try, `V1,V2,…` or `A..B[:STEP]` (default, for a blocking target on
+    /// the cap of Poisson arrivals with one `work` step: Erlang B's answer ± 5).
+    #[arg(long, value_name = "VALUES")]
+    pub values: Option<String>,
+    /// The most runs in all (a look that would pass it is not started).
+    #[arg(long, value_name = "N", default_value_t = 2_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+    /// The most wall time (`30s`, `5m`): no look starts after it. The answer then depends
+    /// on the machine's speed (the sentence says how many seeds it had).
+    #[arg(long, value_name = "DURATION", value_parser = crate::capacity::parse_budget_time)]
+    pub max_time: Option<std::time::Duration>,
+    /// The most seeds of one value: the last look (the looks are 4, 8, 16, … seeds).
+    #[arg(long, value_name = "N", default_value_t = 128,
+          value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    pub max_seeds: u64,
+    /// Runs in parallel (default: the number of CPUs); the answer is the same for any.
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..1025))]
+    pub jobs: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CapacityFormat::Text)]
+    pub format: CapacityFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// No progress bar (it is drawn on stderr only when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// How the scenario is read: `--set` (fixed values), `--seed` (the base seed),
+    /// `--allow-path`; `--cap` only when another path is varied.
+    #[command(flatten)]
+    pub source: Source,
+}
+
+/// Output formats of `subsim capacity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CapacityFormat {
+    /// One sentence and a table.
+    Text,
+    /// One JSON object: the pick, whether it is settled, every value's interval.
+    Json,
+    /// The chart of the values tried, the target and the pick.
+    Svg,
 }
 
 /// `subsim merge`.
@@ -280,21 +350,47 @@ pub enum SweepFormat {
 
 /// `subsim erlang`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["cap", "target"])))]
+#[command(group(ArgGroup::new("what").required(true).args(["cap", "target", "target_wait"])))]
+#[command(group(ArgGroup::new("offered").required(true).args(["load", "rate"])))]
 pub struct ErlangArgs {
     /// Number of slots.
     #[arg(long, value_name = "C")]
     pub cap: Option<u32>,
-    /// Offered load in Erlangs.
-    #[arg(long, value_name = "A")]
-    pub load: f64,
+    /// Offered load in Erlangs (arrival rate × mean run time); or give --rate and --mean.
+    #[arg(long, value_name = "A", conflicts_with = "rate")]
+    pub load: Option<f64>,
+    /// Arrival rate: `3/s`, `180/m`, `5/h` (with --mean; the load is rate × mean).
+    #[arg(long, value_name = "RATE", requires = "mean", value_parser = crate::erlang_cmd::parse_rate)]
+    pub rate: Option<f64>,
+    /// Mean run time: `10s`, `1m30s`, `250ms` (with --rate, or with --load to give waits in
+    /// seconds).
+    #[arg(long, value_name = "DURATION", value_parser = parse_at)]
+    pub mean: Option<SimTime>,
     /// Instead of --cap: print the smallest cap whose Erlang B blocking is at most B.
     #[arg(long, value_name = "B")]
     pub target: Option<f64>,
-    /// `text`, or `json` with the keys cap, load, erlang_b, erlang_c and
-    /// mean_wait_holding_times (null when the queue is unstable).
+    /// Instead of --cap: print the smallest cap whose Erlang C wait (--wait-figure: the mean
+    /// or the p95 over all arrivals) is under this bound: a duration (`2s`) with --mean, or
+    /// a bare number of mean run times.
+    #[arg(long, value_name = "WAIT")]
+    pub target_wait: Option<String>,
+    /// Which wait --target-wait bounds.
+    #[arg(long, value_enum, default_value_t = WaitFigure::Mean, requires = "target_wait")]
+    pub wait_figure: WaitFigure,
+    /// `text`, or `json` with the keys cap, load, erlang_b, erlang_c,
+    /// mean_wait_holding_times and wait_p95_holding_times (null when the queue is unstable),
+    /// and with --mean also mean_run_s, mean_wait_s and wait_p95_s.
     #[arg(long, value_enum, default_value_t = ErlangFormat::Text)]
     pub format: ErlangFormat,
+}
+
+/// The wait `erlang --target-wait` bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WaitFigure {
+    /// The mean wait of all arrivals.
+    Mean,
+    /// The 95th percentile of the wait of all arrivals.
+    P95,
 }
 
 /// Output formats of `subsim erlang`.
@@ -500,6 +596,9 @@ pub struct CheckArgs {
     /// Start no new file after the first failure (files already started are reported).
     #[arg(long)]
     pub fail_fast: bool,
+    /// No progress bar (drawn on stderr over many files, only when stderr is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Also write a JUnit XML report to FILE (one test case per scenario file).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,

@@ -6,16 +6,32 @@
 //! on it, so where they agree both stay visible; a swept value of whole numbers (a cap) is
 //! labelled as whole numbers.
 //!
+//! On a cap axis, with the offered load known (the `offered_load` column), the analytic
+//! curve is drawn at every whole cap across the axis, not only through the swept points. A
+//! chart of waits also draws p95 and p99 with their intervals across replicas, and the
+//! pick of `--target` (or `subsim capacity`) is marked, settled or not.
+//!
 //! Text is written as SVG `<text>` elements, laid out with plotters' built-in estimate, so
 //! no font files or system font libraries are needed.
 
 use plotters::prelude::*;
+use subsim_engine::erlang;
 
 /// Chart size, px.
 const SIZE: (u32, u32) = (800, 500);
 
-/// One line of the chart: its label and its points `(x, mean, lo, hi, theory)`.
-type Series = (String, Vec<(f64, f64, f64, f64, Option<f64>)>);
+/// One simulated point: `(x, mean, lo, hi, theory)`.
+type Point = (f64, f64, f64, f64, Option<f64>);
+
+/// One line of the chart: its label, its points, the p95 and p99 points of waits, and the
+/// offered load and mean run time (s) that the analytic curve is drawn from.
+struct Series {
+    key: String,
+    points: Vec<Point>,
+    tails: [Vec<Point>; 2],
+    load: Option<f64>,
+    mean_run: Option<f64>,
+}
 
 /// The axis title of a swept path: the cap's environment variable in words.
 fn axis_title(path: &str) -> String {
@@ -54,6 +70,7 @@ pub fn render(
     header: &[String],
     rows: &[Vec<String>],
     target: Option<(&str, f64)>,
+    pick: Option<(f64, bool)>,
 ) -> anyhow::Result<String> {
     let column = |name: &str| header.iter().position(|known| known == name);
     let replica = column("replica").ok_or_else(|| anyhow::anyhow!("not a sweep table"))?;
@@ -75,6 +92,19 @@ pub fn render(
         theory.and_then(column),
     );
     let mut series: Vec<Series> = Vec::new();
+    let wait_chart = metric == "wait_mean";
+    let point_of = |row: &Vec<String>, x: f64, name: &str, theory: Option<f64>| {
+        let y = number(row, column(name));
+        y.map(|y| {
+            (
+                x,
+                y,
+                number(row, column(&format!("{name}_lo"))).unwrap_or(y),
+                number(row, column(&format!("{name}_hi"))).unwrap_or(y),
+                theory,
+            )
+        })
+    };
     for row in &aggregated {
         let Some(x) = number(row, Some(0)) else {
             anyhow::bail!(
@@ -96,18 +126,51 @@ pub fn render(
             number(row, hi).unwrap_or(y),
             number(row, analytic),
         );
-        match series.iter_mut().find(|(known, _)| *known == key) {
-            Some((_, points)) => points.push(point),
-            None => series.push((key, vec![point])),
+        let index = match series.iter().position(|known| known.key == key) {
+            Some(index) => index,
+            None => {
+                series.push(Series {
+                    key,
+                    points: Vec::new(),
+                    tails: [Vec::new(), Vec::new()],
+                    load: None,
+                    mean_run: None,
+                });
+                series.len() - 1
+            }
+        };
+        let line = &mut series[index];
+        line.points.push(point);
+        if wait_chart {
+            for (tail, name) in line.tails.iter_mut().zip(["wait_p95", "wait_p99"]) {
+                tail.extend(point_of(row, x, name, None));
+            }
+        }
+        let load = number(row, column("offered_load"));
+        line.load = line.load.or(load);
+        // The mean run time, back from the Erlang C mean wait: W = C(c, A) / (c − A) · run.
+        if let (Some(load), Some(wait), Some(c)) = (
+            load,
+            number(row, column("erlang_wait")),
+            number(row, column("erlang_c")),
+        ) {
+            if c > 0.0 && x > load {
+                line.mean_run = line.mean_run.or(Some(wait * (x - load) / c));
+            }
         }
     }
     if series.is_empty() {
         anyhow::bail!("the sweep has no points to draw");
     }
-    for (_, points) in &mut series {
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for line in &mut series {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for tail in &mut line.tails {
+            tail.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
     }
-    let all = series.iter().flat_map(|(_, points)| points.iter());
+    let all = series
+        .iter()
+        .flat_map(|line| line.points.iter().chain(line.tails.iter().flatten()));
     let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for &(x, y, _, hi, theory) in all {
         x_min = x_min.min(x);
@@ -118,7 +181,7 @@ pub fn render(
     // of the range) either side, not on the frame.
     let whole = series
         .iter()
-        .flat_map(|(_, points)| points.iter())
+        .flat_map(|line| line.points.iter())
         .all(|&(x, ..)| x.fract() == 0.0);
     let steps = (x_max - x_min).round() as usize + 1;
     let pad = if x_min == x_max {
@@ -128,6 +191,48 @@ pub fn render(
     } else {
         (x_max - x_min) * 0.04
     };
+    // On a cap axis the curve is drawn at every whole cap from the first swept one to the
+    // last (at most 10,000 of them), from the offered load.
+    let cap_axis = header[0] == subsim_scenario::CAP_PATH && whole;
+    let curves: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|line| {
+            let every_cap = match (cap_axis, line.load, theory) {
+                (true, Some(load), Some("erlang_b")) if x_max - x_min <= 10_000.0 => Some(
+                    whole_caps(x_min, x_max)
+                        .map(|cap| (f64::from(cap), erlang::erlang_b(cap, load)))
+                        .collect(),
+                ),
+                (true, Some(load), Some("erlang_wait")) if x_max - x_min <= 10_000.0 => {
+                    line.mean_run.map(|run| {
+                        whole_caps(x_min, x_max)
+                            .filter(|cap| f64::from(*cap) > load)
+                            .map(|cap| {
+                                (
+                                    f64::from(cap),
+                                    erlang::mean_wait_holding_times(cap, load) * run,
+                                )
+                            })
+                            .collect()
+                    })
+                }
+                _ => None,
+            };
+            every_cap.unwrap_or_else(|| {
+                line.points
+                    .iter()
+                    .filter_map(|&(x, _, _, _, theory)| Some((x, theory?)))
+                    .collect()
+            })
+        })
+        .collect();
+    for curve in &curves {
+        for &(_, y) in curve {
+            if y.is_finite() {
+                y_max = y_max.max(y);
+            }
+        }
+    }
     let (x_min, x_max) = (x_min - pad, x_max + pad);
     if let Some((_, bound)) = target {
         y_max = y_max.max(bound);
@@ -175,16 +280,38 @@ pub fn render(
                     PathElement::new(vec![(x, y), (x + 20, y)], line.stroke_width(2))
                 });
         }
-        for (index, (key, points)) in series.iter().enumerate() {
+        if let Some((x, settled)) = pick {
+            let line = BLUE.mix(0.7);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x, 0.0), (x, y_max)],
+                    4,
+                    4,
+                    line.stroke_width(2),
+                ))
+                .map_err(draw_error)?
+                .label(format!(
+                    "{} {}",
+                    if settled {
+                        "settled pick:"
+                    } else {
+                        "pick, not settled:"
+                    },
+                    short_number(x)
+                ))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], line.stroke_width(2))
+                });
+        }
+        for (index, (line, curve)) in series.iter().zip(curves).enumerate() {
             let color = Palette99::pick(index).to_rgba();
-            let theory: Vec<(f64, f64)> = points
-                .iter()
-                .filter_map(|&(x, _, _, _, theory)| Some((x, theory?)))
-                .collect();
-            if !theory.is_empty() {
-                let curve = BLACK.mix(0.45);
+            if !curve.is_empty() {
+                let pen = BLACK.mix(0.45);
                 chart
-                    .draw_series(LineSeries::new(theory, curve.stroke_width(3)))
+                    .draw_series(LineSeries::new(
+                        curve.into_iter().filter(|(_, y)| y.is_finite()),
+                        pen.stroke_width(3),
+                    ))
                     .map_err(draw_error)?
                     .label(if waits {
                         "Erlang C mean wait"
@@ -192,28 +319,62 @@ pub fn render(
                         "Erlang B"
                     })
                     .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], curve.stroke_width(3))
+                        PathElement::new(vec![(x, y), (x + 20, y)], pen.stroke_width(3))
                     });
             }
-            let name = if key.is_empty() {
-                "simulated, 95 % interval".to_string()
+            let name = if line.key.is_empty() {
+                format!("simulated {title}, 95 % interval")
             } else {
-                format!("simulated ({key})")
+                format!("simulated {title} ({})", line.key)
             };
             chart
-                .draw_series(points.iter().map(|&(x, y, lo, hi, _)| {
+                .draw_series(line.points.iter().map(|&(x, y, lo, hi, _)| {
                     ErrorBar::new_vertical(x, lo, y, hi, color.stroke_width(2), 10)
                 }))
                 .map_err(draw_error)?;
             chart
                 .draw_series(
-                    points
+                    line.points
                         .iter()
                         .map(|&(x, y, ..)| Circle::new((x, y), 4, color.filled())),
                 )
                 .map_err(draw_error)?
                 .label(name)
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+            for (tail, (label, shade)) in line
+                .tails
+                .iter()
+                .zip([("wait p95", 0.75), ("wait p99", 0.5)])
+            {
+                if tail.is_empty() {
+                    continue;
+                }
+                let tint = color.mix(shade);
+                chart
+                    .draw_series(tail.iter().map(|&(x, y, lo, hi, _)| {
+                        ErrorBar::new_vertical(x, lo, y, hi, tint.stroke_width(1), 8)
+                    }))
+                    .map_err(draw_error)?;
+                chart
+                    .draw_series(LineSeries::new(
+                        tail.iter().map(|&(x, y, ..)| (x, y)),
+                        tint.stroke_width(1),
+                    ))
+                    .map_err(draw_error)?;
+                let key = if line.key.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", line.key)
+                };
+                chart
+                    .draw_series(
+                        tail.iter()
+                            .map(|&(x, y, ..)| TriangleMarker::new((x, y), 5, tint.filled())),
+                    )
+                    .map_err(draw_error)?
+                    .label(format!("simulated {label}{key}, 95 % interval"))
+                    .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 5, tint.filled()));
+            }
         }
         chart
             .configure_series_labels()
@@ -225,6 +386,22 @@ pub fn render(
     }
     svg.push('\n');
     Ok(svg)
+}
+
+/// The whole caps (at least 1) from `from` to `to`.
+fn whole_caps(from: f64, to: f64) -> impl Iterator<Item = u32> {
+    let first = from.ceil().max(1.0) as u32;
+    let last = to.floor().max(0.0) as u32;
+    first..=last
+}
+
+/// A number for a label: whole numbers without decimals.
+fn short_number(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
+    }
 }
 
 fn draw_error<E: std::fmt::Debug>(error: E) -> anyhow::Error {

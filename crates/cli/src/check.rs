@@ -90,18 +90,32 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
             worker(sender.clone())();
         }
         drop(sender);
+        // Over many files, a progress bar on stderr when it is a terminal (as `sweep`
+        // draws); the report lines are printed above it.
+        let progress = (files.len() > 1)
+            .then(|| crate::sweep::progress_bar_of(files.len() as u64, args.quiet, "files"))
+            .flatten();
         // Print in file order as results come in.
-        let mut stdout = io::stdout().lock();
         let mut printed = 0;
         for (index, result) in receiver {
+            if let Some(bar) = &progress {
+                bar.inc(1);
+            }
             results[index] = Some(result);
             while let Some(Some(result)) = results.get(printed) {
                 if let (Some(result), true, false) = (result, text_format, stdout_gone) {
                     let text = crate::words::fit(&render_text(result, color, args.seeds));
-                    if let Err(error) = stdout
-                        .write_all(text.as_bytes())
-                        .and_then(|()| stdout.flush())
-                    {
+                    let write = || {
+                        let mut stdout = io::stdout().lock();
+                        stdout
+                            .write_all(text.as_bytes())
+                            .and_then(|()| stdout.flush())
+                    };
+                    let written = match &progress {
+                        Some(bar) => bar.suspend(write),
+                        None => write(),
+                    };
+                    if let Err(error) = written {
                         // Nobody reads the rest (`| head`): stop, the exit code still tells.
                         stdout_gone = true;
                         stop.store(true, Ordering::SeqCst);
@@ -112,6 +126,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<Status> {
                 }
                 printed += 1;
             }
+        }
+        if let Some(bar) = progress {
+            bar.finish_and_clear();
         }
     });
     if let Some(error) = write_error {

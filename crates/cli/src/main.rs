@@ -7,6 +7,7 @@
 
 mod args;
 mod budgets;
+mod capacity;
 mod catalog;
 mod chart;
 mod check;
@@ -125,6 +126,7 @@ fn run() -> anyhow::Result<Status> {
         Command::Import(args) => import::import(args),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::Capacity(args) => capacity::capacity(args),
         Command::Serve(args) => serve::serve(args),
     }
 }

@@ -26,7 +26,9 @@ use crate::args::{MergeArgs, SweepArgs, SweepFormat};
 use crate::{budgets, output, run, Status};
 
 /// The statistics columns, after the `--set` paths, `replica` and `seed`.
-pub const STAT_COLUMNS: [&str; 27] = [
+/// Appended columns never rename earlier ones: `wait_p50_lo` … `wait_p99_hi` (issue #33) are
+/// the percentiles' intervals across replicas, empty on a replica's own row.
+pub const STAT_COLUMNS: [&str; 34] = [
     "arrivals",
     "attempts",
     "blocking",
@@ -54,6 +56,13 @@ pub const STAT_COLUMNS: [&str; 27] = [
     "erlang_b",
     "erlang_c",
     "erlang_wait",
+    "wait_p50_lo",
+    "wait_p50_hi",
+    "wait_p95_lo",
+    "wait_p95_hi",
+    "wait_p99_lo",
+    "wait_p99_hi",
+    "offered_load",
 ];
 
 /// First line of a shard file: `# subsim sweep shard I/N points P rows-per-point R
@@ -62,18 +71,18 @@ const SHARD_MARK: &str = "# subsim sweep shard ";
 
 /// The values of one `--set PATH=VALUES`.
 #[derive(Clone, Debug)]
-struct Axis {
-    path: String,
-    values: Vec<String>,
+pub(crate) struct Axis {
+    pub(crate) path: String,
+    pub(crate) values: Vec<String>,
 }
 
 /// One statistic of one row: a number, or nothing (`erlang_b` where it does not apply).
-type Cell = Option<f64>;
+pub(crate) type Cell = Option<f64>;
 
 /// The sweep's table: header and rows of text cells (numbers already formatted).
-struct Table {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
+pub(crate) struct Table {
+    pub(crate) header: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
 }
 
 pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
@@ -124,6 +133,13 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
             subsim_scenario::CAP_PATH
         );
     }
+    // A chart's x axis is the first swept path: refused now if it cannot be drawn, not
+    // after the whole sweep has run.
+    if args.format == SweepFormat::Svg {
+        if let Some(axis) = axes.first() {
+            check_chart_axis(axis)?;
+        }
+    }
     let options = args.access.options();
     let source = run::read(&args.file, &options)?;
     let file_name = args.file.display().to_string();
@@ -138,6 +154,11 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
             &source, &file_name, &base_dir, point, &options,
         ))?;
         base_seed.get_or_insert(args.seed.unwrap_or(loaded.spec.session.seed));
+        if let Some((metric, _)) = &target {
+            if let Err(why) = target_possible(metric, &loaded.spec) {
+                anyhow::bail!("--target at {}: {why}", describe_point(point));
+            }
+        }
         inputs.extend(loaded.read_files);
     }
     // Refused before the sweep runs, not after.
@@ -153,7 +174,7 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
         .iter()
         .flat_map(|point| (0..seeds).map(move |replica| (*point, replica)))
         .collect();
-    let progress = progress_bar(tasks.len() as u64);
+    let progress = progress_bar(tasks.len() as u64, args.quiet);
     // Under an address-space limit, as many workers as it leaves room for (at least one).
     // (`--jobs` is at most 1,024.)
     let wanted = args
@@ -227,10 +248,15 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
     }
     let table = Table { header, rows };
     let mut target_met = true;
+    let mut pick = None;
     if let (Some((metric, bound)), Some(vary)) = (&target, &args.vary) {
-        let (text, met) = find_target(&table, &axes, vary, metric, *bound);
-        eprint!("{text}");
-        target_met = met;
+        let found = find_target(&table, &axes, vary, metric, *bound, seeds);
+        eprint!("{}", found.text);
+        target_met = found.met;
+        // The chart marks the pick along its x axis (the first swept path).
+        if axes.first().is_some_and(|axis| &axis.path == vary) {
+            pick = found.pick;
+        }
     }
     let text = match shard {
         Some((index, of)) => {
@@ -242,7 +268,7 @@ pub fn sweep(mut args: SweepArgs) -> anyhow::Result<Status> {
                 render_csv(&table)
             )
         }
-        None => render(&table, args.format, target.as_ref())?,
+        None => render(&table, args.format, target.as_ref(), pick)?,
     };
     write_out(args.out.as_deref(), &inputs, &text)?;
     if limited > 0 {
@@ -283,7 +309,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<Status> {
     write_out(
         args.out.as_deref(),
         &args.shards,
-        &render(&table, args.format, None)?,
+        &render(&table, args.format, None, None)?,
     )?;
     Ok(Status::Ok)
 }
@@ -475,7 +501,7 @@ fn read_shard<'t>(name: &'t str, text: &'t str, runs: &Budget) -> anyhow::Result
 }
 
 /// `PATH=V1,V2,…` or `PATH=A..B[:STEP]`; a range has at most `runs` values.
-fn parse_axis(text: &str, runs: &Budget) -> anyhow::Result<Axis> {
+pub(crate) fn parse_axis(text: &str, runs: &Budget) -> anyhow::Result<Axis> {
     let set = Override::parse(text).map_err(anyhow::Error::msg)?;
     let value = set.value.trim();
     let values = if let Some((from, rest)) = value.split_once("..") {
@@ -611,56 +637,95 @@ fn parse_shard(text: &str) -> anyhow::Result<(usize, usize)> {
     }
 }
 
-/// `METRIC<BOUND` (also `<=`).
-fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
-    // `NaN` and `inf` parse as numbers but no statistic is ever under them (`blocking<NaN`
-    // exited 0 advising to widen the range).
-    if let Some((metric, bound)) = text.split_once('<') {
-        let bound = bound.strip_prefix('=').unwrap_or(bound).trim();
-        if bound.parse::<f64>().is_ok_and(|value| !value.is_finite()) {
-            anyhow::bail!(
-                "--target {text}: the bound `{bound}` (after `{}<`) is not a finite number; \
-                 give METRIC<BOUND with a number, e.g. --target 'blocking<0.01'",
-                metric.trim()
-            );
-        }
+/// The figures a target can name: the statistics columns without the interval ends and
+/// the theory (a target is on what was measured).
+pub(crate) fn target_figures() -> Vec<&'static str> {
+    STAT_COLUMNS
+        .iter()
+        .copied()
+        .filter(|name| {
+            !name.ends_with("_lo")
+                && !name.ends_with("_hi")
+                && !name.starts_with("erlang_")
+                && *name != "offered_load"
+        })
+        .collect()
+}
+
+/// `METRIC<BOUND` (also `<=`). What is wrong is located in the text (the figure, the
+/// comparison or the bound) with a fix, and a misspelt figure gets a did-you-mean.
+pub(crate) fn parse_target(text: &str) -> anyhow::Result<(String, f64)> {
+    let example = "e.g. --target 'blocking<0.01' or --target 'wait_p95<30'";
+    let Some((metric, rest)) = text.split_once('<') else {
+        let why = if text.contains('>') {
+            "a target is an upper bound: write METRIC<BOUND (`>` is not supported)"
+        } else {
+            "there is no `<`: write METRIC<BOUND"
+        };
+        anyhow::bail!("--target '{text}': {why}, {example}");
+    };
+    let metric = metric.trim();
+    let bound_text = rest.strip_prefix('=').unwrap_or(rest).trim();
+    let figures = target_figures();
+    if !figures.contains(&metric) {
+        let hint = match subsim_scenario::suggest(metric, &figures) {
+            Some(known) if known != metric => format!(" (did you mean `{known}`?)"),
+            _ => String::new(),
+        };
+        let what = if STAT_COLUMNS.contains(&metric) {
+            "is not a figure a target can bound (interval ends and theory columns are not)"
+        } else {
+            "is not a figure"
+        };
+        anyhow::bail!(
+            "--target '{text}': before the `<`, `{metric}` {what}{hint}; the figures are {};              {example}",
+            figures.join(", ")
+        );
     }
-    let parsed = text
-        .split_once("<=")
-        .or_else(|| text.split_once('<'))
-        .and_then(|(metric, bound)| Some((metric.trim(), bound.trim().parse::<f64>().ok()?)));
-    match parsed {
-        Some((metric, bound)) if STAT_COLUMNS.contains(&metric) && !metric.ends_with("_lo") => {
-            Ok((metric.to_string(), bound))
-        }
-        _ => anyhow::bail!(
-            "--target {text}: give METRIC<BOUND with a statistics column{}, e.g. \
-             --target 'blocking<0.01' or --target 'wait_p95<30'",
-            target_hint(text)
+    match bound_text.parse::<f64>() {
+        Ok(bound) if bound.is_finite() => Ok((metric.to_string(), bound)),
+        // `NaN` and `inf` parse as numbers but no statistic is ever under them (`blocking<NaN`
+        // exited 0 advising to widen the range).
+        Ok(_) => anyhow::bail!(
+            "--target '{text}': after `{metric}<`, the bound `{bound_text}` is not a finite \
+             number; {example}"
+        ),
+        Err(_) => anyhow::bail!(
+            "--target '{text}': after `{metric}<`, the bound `{bound_text}` is not a number; \
+             {example}"
         ),
     }
 }
 
-/// `, did you mean `blocking`?` for a misspelt `--target` column (`blockng<0.01`).
-fn target_hint(text: &str) -> String {
-    let metric = text
-        .split(['<', '>', '='])
-        .next()
-        .unwrap_or_default()
-        .trim();
-    let columns: Vec<&str> = STAT_COLUMNS
+/// Whether `spec` can produce the figure `metric` at all: waits need a retry policy that
+/// waits (under `retry: none` a spawn that finds the cap full is refused, never queued,
+/// so every wait is 0). Checked before anything runs; the error is the sentence why.
+pub(crate) fn target_possible(metric: &str, spec: &SimSpec) -> Result<(), String> {
+    let Some(load) = &spec.load else {
+        return Err(
+            "the scenario has no `load` block, so it has no load figures to \
+                    bound; add one (docs/load-testing.md)"
+                .to_string(),
+        );
+    };
+    let waits = metric == "delayed" || metric.starts_with("wait_");
+    let never_waits = load
+        .streams
         .iter()
-        .copied()
-        .filter(|column| !column.ends_with("_lo"))
-        .collect();
-    match subsim_scenario::suggest(metric, &columns) {
-        Some(column) if column != metric => format!(" (did you mean `{column}`?)"),
-        _ => String::new(),
+        .all(|stream| matches!(stream.retry, Retry::None));
+    if waits && never_waits {
+        return Err(format!(
+            "`{metric}` is a wait, and under `retry: none` (CAP-2) a spawn that finds the \
+             cap full is refused, never queued: nothing waits, so every value would meet \
+             the target without telling anything; bound `blocking` instead, or make spawns \
+             wait with --set load.retry=queue"
+        ));
     }
+    Ok(())
 }
 
 /// The seed of one run: SplitMix64 over the base seed, the point and the replica.
-fn derive_seed(base: u64, point: u64, replica: u64) -> u64 {
+pub(crate) fn derive_seed(base: u64, point: u64, replica: u64) -> u64 {
     let mix = |mut z: u64| {
         z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -670,21 +735,30 @@ fn derive_seed(base: u64, point: u64, replica: u64) -> u64 {
     mix(mix(mix(base) ^ point) ^ replica)
 }
 
-fn default_jobs() -> u32 {
+pub(crate) fn default_jobs() -> u32 {
     std::thread::available_parallelism().map_or(1, |cores| {
         u32::try_from(usize::from(cores)).unwrap_or(u32::MAX)
     })
 }
 
-/// A progress bar on stderr, only when it is a terminal.
-fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
+/// A progress bar on stderr, only when it is a terminal and `--quiet` is not given.
+pub(crate) fn progress_bar(total: u64, quiet: bool) -> Option<indicatif::ProgressBar> {
+    progress_bar_of(total, quiet, "runs")
+}
+
+/// [`progress_bar`] counting `what` (`runs`, `files`).
+pub(crate) fn progress_bar_of(
+    total: u64,
+    quiet: bool,
+    what: &str,
+) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} (eta {eta})")
-    {
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}} (eta {{eta}})"
+    )) {
         bar.set_style(style);
     }
     Some(bar)
@@ -692,7 +766,7 @@ fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
 
 /// Runs one point once; its statistics in [`STAT_COLUMNS`] order, or the message of the
 /// safety limit that stopped it.
-fn run_point(
+pub(crate) fn run_point(
     source: &str,
     file_name: &str,
     base_dir: &Path,
@@ -735,12 +809,16 @@ fn run_point(
     cells.push(Some(load.throughput));
     cells.push(Some(summary.makespan().as_micros() as f64 / 1e6));
     cells.extend(model.theory(summary.cap()));
+    // A percentile of one run has no interval of its own: its interval is across
+    // replicas (the `all` row, [`aggregate`]).
+    cells.extend([None; 6]);
+    cells.push(model.offered(summary.cap()));
     debug_assert_eq!(cells.len(), STAT_COLUMNS.len());
     Ok(Ok(cells))
 }
 
 /// What queueing theory knows about a load: Poisson arrivals, one `work: DIST` step.
-struct Model {
+pub(crate) struct Model {
     /// Offered load, Erlangs, when arrivals are Poisson and runs one `work` step.
     load: Option<f64>,
     /// Whether run times are exponential (Erlang C needs it; Erlang B does not).
@@ -755,7 +833,7 @@ impl Model {
     /// stream is Poisson with one `work` step and all share one retry policy (Poisson
     /// streams together are Poisson; the offered loads add up). Erlang C also needs every
     /// run exponential with one mean.
-    fn of(spec: &SimSpec) -> Model {
+    pub(crate) fn of(spec: &SimSpec) -> Model {
         let none = Model {
             load: None,
             exponential: false,
@@ -809,8 +887,23 @@ impl Model {
         }
     }
 
+    /// The offered load (Erlangs), when arrivals are Poisson and runs one `work` step.
+    pub(crate) fn offered_load(&self) -> Option<f64> {
+        self.load
+    }
+
+    /// The offered load (Erlangs) where one of the Erlang columns applies: the chart draws
+    /// the analytic curve at every cap from it.
+    pub(crate) fn offered(&self, cap: Option<u32>) -> Cell {
+        self.theory(cap)
+            .iter()
+            .any(Option::is_some)
+            .then_some(self.load)
+            .flatten()
+    }
+
     /// `erlang_b`, `erlang_c`, `erlang_wait` (s) where they apply.
-    fn theory(&self, cap: Option<u32>) -> [Cell; 3] {
+    pub(crate) fn theory(&self, cap: Option<u32>) -> [Cell; 3] {
         let (Some(load), Some(cap)) = (self.load, cap) else {
             return [None, None, None];
         };
@@ -828,7 +921,7 @@ impl Model {
 
 /// The `replica = all` row: means over replicas; with two or more replicas the interval
 /// is Student's t over the replica means, with one it is the replica's own.
-fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
+pub(crate) fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
     let count = replicas.len();
     let column =
         |index: usize| -> Vec<f64> { replicas.iter().filter_map(|row| row[index]).collect() };
@@ -845,7 +938,13 @@ fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
                 .position(|known| *known == base)
                 .expect("every _lo/_hi column follows its mean");
             let means = column(base_index);
-            if count >= 2 && means.len() == count {
+            // A wait percentile that is 0 in every replica: nothing (or too little)
+            // waited, and there is nothing to give an interval to.
+            let nothing_waited =
+                base.starts_with("wait_p") && means.iter().all(|value| *value == 0.0);
+            if nothing_waited {
+                None
+            } else if count >= 2 && means.len() == count {
                 let centre = mean(&means).unwrap_or(0.0);
                 let variance = means
                     .iter()
@@ -854,7 +953,13 @@ fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
                     / (count - 1) as f64;
                 let half = t_975(count - 1) * (variance / count as f64).sqrt();
                 Some(if name.ends_with("_lo") {
-                    centre - half
+                    // A wait is never below 0 (an interval of another figure is kept as
+                    // it always was).
+                    if base.starts_with("wait_p") {
+                        (centre - half).max(0.0)
+                    } else {
+                        centre - half
+                    }
                 } else {
                     centre + half
                 })
@@ -874,7 +979,7 @@ fn aggregate(replicas: &[Vec<Cell>]) -> Vec<Cell> {
 }
 
 /// A number cell: whole numbers as integers, others with up to six decimals.
-fn number(cell: Cell) -> String {
+pub(crate) fn number(cell: Cell) -> String {
     match cell {
         None => String::new(),
         Some(value) if !value.is_finite() => String::new(),
@@ -895,7 +1000,7 @@ fn trim(text: String) -> String {
     }
 }
 
-fn format_name(format: SweepFormat) -> &'static str {
+pub(crate) fn format_name(format: SweepFormat) -> &'static str {
     match format {
         SweepFormat::Csv => "csv",
         SweepFormat::Json => "json",
@@ -904,10 +1009,11 @@ fn format_name(format: SweepFormat) -> &'static str {
 }
 
 /// The table in `format`; a chart draws the `--target` statistic and its bound, if given.
-fn render(
+pub(crate) fn render(
     table: &Table,
     format: SweepFormat,
     target: Option<&(String, f64)>,
+    pick: Option<(f64, bool)>,
 ) -> anyhow::Result<String> {
     match format {
         SweepFormat::Csv => Ok(render_csv(table)),
@@ -916,6 +1022,7 @@ fn render(
             &table.header,
             &table.rows,
             target.map(|(metric, bound)| (metric.as_str(), *bound)),
+            pick,
         ),
     }
 }
@@ -1010,7 +1117,7 @@ fn json_value(cell: &str) -> String {
     }
 }
 
-fn json_string(text: &str) -> String {
+pub(crate) fn json_string(text: &str) -> String {
     subsim_escape::json::string(text)
 }
 
@@ -1037,21 +1144,34 @@ fn fingerprint(source: &str, axes: &[Axis], seeds: u64, base_seed: u64) -> u64 {
     hash
 }
 
+/// What `--target` found: the lines for stderr, whether every combination met the
+/// target, and (with one combination) the pick along the varied path and whether it is
+/// settled.
+pub(crate) struct Found {
+    pub(crate) text: String,
+    pub(crate) met: bool,
+    pub(crate) pick: Option<(f64, bool)>,
+}
+
 /// `--target METRIC<BOUND --vary PATH`: per combination of the other paths, the smallest
-/// value of PATH whose aggregated interval lies wholly under the bound (a column without an
-/// interval, such as `wait_p95`: whose mean over the replicas does, and the text says so);
-/// with whether every combination met it.
+/// value of PATH whose aggregated 95 % interval lies wholly under the bound, and whether
+/// that pick is settled: the next smaller value's interval lies wholly at or above the
+/// bound (the rule of `subsim capacity`, with one look). When it is not, the line says
+/// which value is in doubt and about how many seeds would settle it. A figure without an
+/// interval (one replica, or nothing waited) is compared by its mean, and the line says so.
 fn find_target(
     table: &Table,
     axes: &[Axis],
     vary: &str,
     metric: &str,
     bound: f64,
-) -> (String, bool) {
+    seeds: u64,
+) -> Found {
     let column = |name: &str| table.header.iter().position(|known| known == name);
     let vary_index = column(vary).expect("--vary is a --set path");
     let replica = column("replica").expect("the table has replicas");
     let mean = column(metric).expect("the target is a column");
+    let lo = column(&format!("{metric}_lo"));
     let hi = column(&format!("{metric}_hi"));
     let others: Vec<usize> = axes
         .iter()
@@ -1066,8 +1186,15 @@ fn find_target(
             None => groups.push((key, vec![row])),
         }
     }
-    let mut text = String::new();
-    let mut met = true;
+    let single = groups.len() == 1;
+    let mut found = Found {
+        text: String::new(),
+        met: true,
+        pick: None,
+    };
+    let cell = |row: &Vec<String>, index: Option<usize>| {
+        index.and_then(|index| row[index].parse::<f64>().ok())
+    };
     for (key, mut rows) in groups {
         rows.sort_by(|a, b| {
             let value = |row: &Vec<String>| row[vary_index].parse::<f64>().unwrap_or(f64::NAN);
@@ -1083,43 +1210,119 @@ fn find_target(
                 .collect();
             format!(" (with {})", parts.join(", "))
         };
-        let upper = |row: &Vec<String>| {
-            hi.and_then(|hi| row[hi].parse::<f64>().ok())
-                .or_else(|| row[mean].parse::<f64>().ok())
+        // (mean, lo, hi) with an interval, or (mean, mean, mean) without one.
+        let interval = |row: &Vec<String>| -> Option<(f64, f64, f64, bool)> {
+            let centre = cell(row, Some(mean))?;
+            match (cell(row, lo), cell(row, hi)) {
+                (Some(lo), Some(hi)) if seeds >= 2 => Some((centre, lo, hi, true)),
+                _ => Some((centre, centre, centre, false)),
+            }
         };
-        let found = rows
+        let position = rows
             .iter()
-            .find(|row| upper(row).is_some_and(|value| value < bound));
-        match found {
-            Some(row) => {
-                let why = match hi {
-                    Some(hi) => format!(
-                        " [{}, {}], 95 % interval wholly under {bound}",
-                        row[column(&format!("{metric}_lo")).unwrap_or(hi)],
-                        row[hi]
+            .position(|row| interval(row).is_some_and(|(_, _, hi, _)| hi < bound));
+        let Some(position) = position else {
+            found.met = false;
+            found.text.push_str(&format!(
+                "target {metric}<{bound}{context}: not met: no swept value of {vary} meets it (widen the range)\n"
+            ));
+            continue;
+        };
+        let row = rows[position];
+        let (centre, low, high, has) = interval(row).expect("found by its interval");
+        let why = if has {
+            format!(" [{low}, {high}], 95 % interval wholly under {bound}")
+        } else {
+            let reason = if seeds < 2 {
+                "with one replica there is no interval across replicas"
+            } else {
+                "nothing waited, so it has no interval"
+            };
+            format!(
+                ", the mean over the replicas; {metric} has no interval here ({reason}), so \
+                 it is under {bound} without a margin"
+            )
+        };
+        let value = &row[vary_index];
+        // The settled rule: the next smaller value's interval lies at or above the bound.
+        let (settled, verdict) = match position.checked_sub(1).map(|below| rows[below]) {
+            None => (
+                false,
+                format!(
+                    "not settled: {value} is the smallest swept value, so a smaller one may \
+                     meet it too (widen the range downward)"
+                ),
+            ),
+            Some(below) => {
+                let below_value = &below[vary_index];
+                match interval(below) {
+                    Some((_, low, _, true)) if low >= bound => (
+                        true,
+                        format!("settled: {vary} = {below_value} misses (interval from {low})"),
                     ),
-                    None => format!(
-                        ", the mean over the replicas; {metric} has no interval, so it is \
-                         under {bound} without a margin"
+                    Some((centre, low, high, true)) => {
+                        let more = more_seeds(seeds, centre, high - centre, bound);
+                        (
+                            false,
+                            format!(
+                                "not settled: {vary} = {below_value} is in doubt ([{low}, \
+                                 {high}] holds {bound}){}",
+                                more.map_or(String::new(), |more| format!(
+                                    "; about {more} more seeds would probably settle it"
+                                ))
+                            ),
+                        )
+                    }
+                    _ => (
+                        false,
+                        format!(
+                            "not settled: {vary} = {below_value} has no interval (give \
+                             --seeds 2 or more)"
+                        ),
                     ),
-                };
-                text.push_str(&format!(
-                    "target {metric}<{bound}{context}: smallest {vary} = {} ({metric} {}{why})\n",
-                    row[vary_index], row[mean]
-                ));
+                }
             }
-            None => {
-                met = false;
-                text.push_str(&format!(
-                    "target {metric}<{bound}{context}: not met: no swept value of {vary} meets it (widen the range)\n"
-                ));
-            }
+        };
+        found.text.push_str(&format!(
+            "target {metric}<{bound}{context}: smallest {vary} = {value} ({metric} {}{why}); {verdict}\n",
+            number(Some(centre))
+        ));
+        if single {
+            found.pick = value.parse::<f64>().ok().map(|value| (value, settled));
         }
     }
-    (text, met)
+    found
 }
 
-fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
+/// About how many more seeds (beyond `seeds`) would shrink an interval of half-width
+/// `half` around `centre` until it no longer holds `bound` (the half-width falls as
+/// 1/√n); `None` when the mean is the bound itself (no number of seeds separates them).
+pub(crate) fn more_seeds(seeds: u64, centre: f64, half: f64, bound: f64) -> Option<u64> {
+    let gap = (centre - bound).abs();
+    if gap == 0.0 || !half.is_finite() {
+        return None;
+    }
+    let needed = (seeds as f64 * (half / gap).powi(2)).ceil();
+    (needed.is_finite() && needed < 1e12).then(|| (needed as u64).saturating_sub(seeds).max(1))
+}
+
+/// Refuses a chart x axis that is not numbers, before anything runs.
+fn check_chart_axis(axis: &Axis) -> anyhow::Result<()> {
+    if let Some(value) = axis
+        .values
+        .iter()
+        .find(|value| value.trim().parse::<f64>().map_or(true, |x| !x.is_finite()))
+    {
+        anyhow::bail!(
+            "--format svg draws the first swept path ({}) along the x axis, and its value \
+             `{value}` is not a number; put a numeric --set (or --cap) first",
+            axis.path
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn write_out(path: Option<&Path>, inputs: &[PathBuf], text: &str) -> anyhow::Result<()> {
     match path {
         Some(path) => output::write_file(path, inputs, text.as_bytes()),
         None => output::print(text),
@@ -1186,7 +1389,22 @@ mod tests {
             parse_target("blocking<0.01").unwrap(),
             ("blocking".to_string(), 0.01)
         );
-        assert!(parse_target("blockng<0.01").is_err());
+        let error = parse_target("blockng<0.01").unwrap_err().to_string();
+        assert!(error.contains("did you mean `blocking`"), "{error}");
+        assert!(parse_target("blocking>0.01")
+            .unwrap_err()
+            .to_string()
+            .contains("upper bound"));
+        assert!(parse_target("blocking<abc")
+            .unwrap_err()
+            .to_string()
+            .contains("`abc`"));
+        assert!(parse_target("blocking_lo<0.1").is_err());
+        assert!(parse_target("erlang_b<0.1").is_err());
+        assert_eq!(
+            parse_target("wait_p95<=30").unwrap(),
+            ("wait_p95".to_string(), 30.0)
+        );
     }
 
     #[test]

@@ -330,7 +330,7 @@ fn bad_sweeps_are_exit_2_with_the_fix() {
                 "--vary",
                 "load.count",
             ],
-            "statistics column",
+            "did you mean `blocking`?",
         ),
     ] {
         let mut all = vec!["sweep", file.as_str()];

@@ -8,6 +8,7 @@ mod support;
 
 mod browser;
 mod budgets;
+mod capacity;
 mod cli;
 mod hostile;
 mod hostile_pages;

@@ -71,8 +71,54 @@ pub fn smallest_cap(load: f64, target: f64, max_cap: u32) -> Option<u32> {
     None
 }
 
+/// The `p` quantile (0 < p < 1) of the wait of all arrivals in the M/M/c queue, in mean
+/// run times: P(W > t) = C(c, A)·e^{−(c − A)t}, so 0 when C(c, A) ≤ 1 − p and otherwise
+/// ln(C / (1 − p)) / (c − A); infinite when the queue is unstable.
+///
+/// ```
+/// // M/M/1 at ρ = 0.5: P(W > t) = 0.5·e^{−0.5t}; the p95 is 2 ln 10.
+/// let q = subsim_engine::erlang::wait_quantile_holding_times(1, 0.5, 0.95);
+/// assert!((q - 2.0 * 10f64.ln()).abs() < 1e-12);
+/// ```
+pub fn wait_quantile_holding_times(cap: u32, load: f64, p: f64) -> f64 {
+    let c = f64::from(cap);
+    if load >= c {
+        return f64::INFINITY;
+    }
+    let waiting = erlang_c(cap, load);
+    if waiting <= 1.0 - p {
+        return 0.0;
+    }
+    (waiting / (1.0 - p)).ln() / (c - load)
+}
+
+/// The smallest cap above the load whose wait (in mean run times) by `wait` is under
+/// `bound`, searching up to `max_cap`.
+pub fn smallest_cap_for_wait(
+    load: f64,
+    bound: f64,
+    max_cap: u32,
+    wait: impl Fn(u32, f64) -> f64,
+) -> Option<u32> {
+    let first = (load.floor() as u64 + 1).min(u64::from(u32::MAX)) as u32;
+    (first.max(1)..=max_cap).find(|cap| wait(*cap, load) < bound)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wait_quantiles_and_the_smallest_cap_for_a_wait() {
+        // At a cap far above the load almost nothing waits: the p95 wait is 0.
+        assert_eq!(wait_quantile_holding_times(60, 30.0, 0.95), 0.0);
+        assert!(wait_quantile_holding_times(30, 30.0, 0.95).is_infinite());
+        let cap = smallest_cap_for_wait(30.0, 0.01, 1_000, mean_wait_holding_times).unwrap();
+        assert!(mean_wait_holding_times(cap, 30.0) < 0.01);
+        assert!(mean_wait_holding_times(cap - 1, 30.0) >= 0.01);
+        let p95 = |cap, load| wait_quantile_holding_times(cap, load, 0.95);
+        let cap = smallest_cap_for_wait(30.0, 0.1, 1_000, p95).unwrap();
+        assert!(p95(cap, 30.0) < 0.1 && p95(cap - 1, 30.0) >= 0.1);
+    }
+
     use super::*;
 
     #[test]
