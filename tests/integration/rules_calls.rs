@@ -40,8 +40,8 @@ use subsim_tests::repo_root;
 const OWNERS: [(&str, &[&str], &str); 13] = [
     (
         "crates/engine/src/sim/actions.rs",
-        &["panel", "plan", "resume", "session"],
-        "the person's timed actions: whether the session lets the person act (FGBG-5, RESUME-10), the panel's x (PANEL-1/3/7), /subtask (FORK-9), typing into a transcript (RESUME-3/11)",
+        &["panel", "plan", "resume", "scope", "session"],
+        "the person's timed actions: whether the session lets the person act (FGBG-5, RESUME-10), the panel's x (PANEL-1/3/7), /subtask (FORK-9), typing into a transcript (RESUME-3/11), a definition edited on disk (DEF-9)",
     ),
     (
         "crates/engine/src/sim/agents.rs",

@@ -65,6 +65,9 @@ subsim_rules::vocabulary! {
         Shadowed => "shadowed",
         /// A warning that does not stop loading (e.g. SPAWN-15's description budget).
         Warning => "warning",
+        /// Edited during the session and picked up by the watcher (DEF-9): the next
+        /// delegation uses the new definition; a resumed run keeps its own (RESUME-7).
+        Edited => "edited",
     }
 }
 
@@ -615,6 +618,13 @@ pub enum ActionKind {
     Clear,
     /// `x` on a finished row in the panel: dismiss it before its 30 s are up (PANEL-3).
     Dismiss(String),
+    /// A definition file edited on disk during the session (DEF-9's watcher).
+    Edit {
+        /// The definition's name.
+        agent: String,
+        /// Its new `model`.
+        model: String,
+    },
     /// Typing into an agent's transcript.
     TypeTo {
         /// Agent id or name.

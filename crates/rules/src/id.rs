@@ -27,6 +27,7 @@ rule_ids! {
     DEF_1 = "DEF-1",
     DEF_4 = "DEF-4",
     DEF_6 = "DEF-6",
+    DEF_9 = "DEF-9",
     DEF_10 = "DEF-10",
     DEF_11 = "DEF-11",
     DEPTH_4 = "DEPTH-4",

@@ -24,6 +24,17 @@ pub enum Scope {
     BuiltIn,
 }
 
+/// DEF-9: whether an edit of a definition of `scope` on disk is picked up during the
+/// session. Claude Code watches `~/.claude/agents/` and `.claude/agents/` (the user and
+/// project scopes); a change anywhere else needs a restart.
+pub fn watched(scope: Scope) -> (bool, crate::RuleId) {
+    let watched = match scope {
+        Scope::Project | Scope::User => true,
+        Scope::Managed | Scope::Cli | Scope::Plugin | Scope::BuiltIn => false,
+    };
+    (watched, crate::id::DEF_9)
+}
+
 impl Scope {
     /// The scopes a definition file or name comes from (`definition_noted.scope`): every
     /// scope but the built-in types'.
@@ -251,6 +262,16 @@ pub const CLI_IGNORED_RULE: crate::RuleId = "DEF-7";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn def_9_only_the_project_and_user_agents_directories_are_watched() {
+        for scope in [Scope::Project, Scope::User] {
+            assert_eq!(watched(scope), (true, "DEF-9"));
+        }
+        for scope in [Scope::Managed, Scope::Cli, Scope::Plugin, Scope::BuiltIn] {
+            assert_eq!(watched(scope), (false, "DEF-9"));
+        }
+    }
 
     #[test]
     fn def_1_to_4_which_same_named_definition_wins_and_why() {

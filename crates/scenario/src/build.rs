@@ -37,10 +37,13 @@ const ANSWER_RULE_KEYS: [&str; 4] = ["agent", "tool", "prompt", "answer"];
 const NARRATION_KEYS: [&str; 2] = ["chapters", "next"];
 const CHAPTER_KEYS: [&str; 2] = ["at", "title"];
 const ANSWERS: [&str; 3] = ["approve", "deny", "approve_session"];
-const ACTION_KINDS: [&str; 6] = ["stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss"];
-const ACTION_KEYS: [&str; 9] = [
-    "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "message", "behavior",
+const ACTION_KINDS: [&str; 7] = [
+    "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "edit",
 ];
+const ACTION_KEYS: [&str; 10] = [
+    "at", "stop", "subtask", "ctrl_b", "clear", "type_to", "dismiss", "edit", "message", "behavior",
+];
+const EDIT_KEYS: [&str; 2] = ["agent", "model"];
 const SUBTASK_KEYS: [&str; 3] = ["task", "name", "behavior"];
 
 /// Parses and validates a whole scenario.
@@ -466,6 +469,18 @@ fn action(ctx: &mut Ctx<'_>, node: &Node) -> Option<UserAction> {
                 ActionKind::Clear
             } else {
                 ActionKind::CtrlB
+            }
+        }
+        "edit" => {
+            let inner = ctx.fields(value, "`edit`", &EDIT_KEYS)?;
+            let example = "`edit: {agent: reviewer, model: opus}`";
+            let agent = require(ctx, &inner, "`edit`", "agent", example)
+                .and_then(|agent| ctx.name(agent, "`agent`"));
+            let model = require(ctx, &inner, "`edit`", "model", example)
+                .and_then(|model| ctx.name(model, "`model`"));
+            ActionKind::Edit {
+                agent: agent?,
+                model: model?,
             }
         }
         "subtask" => match &value.value {

@@ -8,7 +8,7 @@ use subsim_rules::session::PersonAction;
 use subsim_rules::Mode;
 
 use crate::event::{AgentId, AgentRef, EventKind, IgnoredAction, MAIN};
-use crate::spec::{ActionKind, Program};
+use crate::spec::{ActionKind, DefinitionOutcome, Program};
 
 use super::agents::{Block, Status};
 use super::Kernel;
@@ -25,7 +25,10 @@ impl Kernel<'_> {
             ActionKind::CtrlB => Some((PersonAction::CtrlB, IgnoredAction::CtrlB)),
             ActionKind::Subtask { .. } => Some((PersonAction::Subtask, IgnoredAction::Subtask)),
             ActionKind::Stop(_) => Some((PersonAction::Stop, IgnoredAction::UserStop)),
-            _ => None,
+            ActionKind::Clear
+            | ActionKind::Dismiss(_)
+            | ActionKind::Edit { .. }
+            | ActionKind::TypeTo { .. } => None,
         };
         if let Some((person, ignored)) = asked {
             // FGBG-5 / FORK-9 / RESUME-10: Ctrl+B and `/subtask` need the terminal, a stop
@@ -62,7 +65,65 @@ impl Kernel<'_> {
                 message: _,
                 behavior,
             } => self.type_to(&to, behavior),
+            ActionKind::Edit { agent, model } => self.edit_definition(&agent, &model),
         }
+    }
+
+    /// DEF-9: a definition file edited on disk. Picked up at once (the watcher's "within a
+    /// few seconds" is not modelled, docs/decisions.md) when its directory is watched: the
+    /// next delegation uses the new definition, a resumed run keeps the one it started with
+    /// (RESUME-7). Elsewhere the change waits for a restart, which a scenario never has.
+    fn edit_definition(&mut self, agent: &str, model: &str) {
+        let index = self.session.type_index.get(agent).copied();
+        let scope = index.map_or(subsim_rules::scope::Scope::BuiltIn, |index| {
+            self.session.types[index].def.scope
+        });
+        let (watched, rule) = subsim_rules::scope::watched(scope);
+        let (outcome, reason, path) = match index {
+            Some(index) if watched => {
+                let types = &mut self.session.types;
+                types[index].def.model = Some(model.to_string());
+                let choice = self.session.models.choose(
+                    &self.session.config,
+                    &types[index].def,
+                    None,
+                    false,
+                    false,
+                );
+                types[index].model = Rc::from(choice.model.as_str());
+                types[index].model_rule = choice.rule;
+                // Every kept answer may have read the old definition.
+                self.memos = super::decide::Memos::default();
+                (
+                    DefinitionOutcome::Edited,
+                    format!("`model: {model}`; the next delegation uses it"),
+                    types[index].def.source.clone(),
+                )
+            }
+            Some(index) => (
+                DefinitionOutcome::Skipped,
+                format!(
+                    "the {} scope's definitions are not watched; a restart loads the edit",
+                    scope.as_str()
+                ),
+                self.session.types[index].def.source.clone(),
+            ),
+            None => (
+                DefinitionOutcome::Skipped,
+                format!("no definition named {agent}"),
+                None,
+            ),
+        };
+        self.emit(
+            Some(rule),
+            EventKind::DefinitionNoted {
+                name: Some(Rc::from(agent)),
+                path: Rc::from(path.as_deref().unwrap_or(".")),
+                scope,
+                outcome,
+                reason: Some(Rc::from(reason.as_str())),
+            },
+        );
     }
 
     /// PANEL-3 / PANEL-7: `x` on a finished row clears it before its 30 seconds are up.
