@@ -1,5 +1,6 @@
 //! The integration tests, one binary with a module per topic.
 
+mod agreement;
 mod architecture;
 mod budgets;
 mod compact;

@@ -103,7 +103,7 @@ fn action() -> impl Strategy<Value = UserAction> {
     })
 }
 
-fn scenario() -> impl Strategy<Value = SimSpec> {
+pub(crate) fn scenario() -> impl Strategy<Value = SimSpec> {
     (
         program(),
         prop::collection::vec(action(), 0..6),

@@ -501,4 +501,107 @@ mod tests {
         assert_eq!(json_string("a\"b\\c\n"), r#""a\"b\\c\n""#);
         assert_eq!(json_string("<script>"), r#""\u003cscript\u003e""#);
     }
+
+    /// Every shipped scenario under this many events is drawn here (the three load
+    /// scenarios of tens of thousands of arrivals are not: `tests/integration/agreement.rs`
+    /// lists them).
+    const TOO_BIG: u64 = 50_000;
+
+    /// Each shipped scenario's path and its model, built as `run --format gantt` builds it.
+    fn shipped() -> Vec<(std::path::PathBuf, RunModel)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut files = Vec::new();
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("scenarios/").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|ext| ext == "yaml") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+            .into_iter()
+            .filter_map(|path| {
+                let loaded = subsim_scenario::load_scenario(&path).expect("every scenario loads");
+                let mut builder = runmodel::Builder::new(1_000_000);
+                subsim_engine::Simulation::new(loaded.spec).run(&mut builder);
+                let model = builder.finish();
+                (model.counts.events <= TOO_BIG).then_some((path, model))
+            })
+            .collect()
+    }
+
+    /// Gantt and Chrome say what the model says (which `tests/integration/agreement.rs`
+    /// holds to the trace) on every shipped scenario: the end, the runs, the rejections,
+    /// the peak running count.
+    #[test]
+    fn every_shipped_scenario_s_gantt_and_chrome_agree_with_the_model() {
+        let scenarios = shipped();
+        assert!(scenarios.len() >= 300, "{}", scenarios.len());
+        let mut problems = Vec::new();
+        for (path, model) in &scenarios {
+            let timeline = Timeline::of(model);
+            let name = path.display();
+            let end = subsim_engine::time::human_duration(model.end.at);
+            let runs = 1 + usize::try_from(model.counts.all.started).expect("usize");
+            // Gantt: the axis ends at the end, one row per run, the peak in the legend.
+            let text = gantt(&timeline, 100);
+            if !text.lines().next().is_some_and(|axis| axis.ends_with(&end)) {
+                problems.push(format!("{name}: gantt axis does not end at {end}"));
+            }
+            let peak = format!("peak {} running", model.counts.peak_running);
+            if !text.contains(&peak) {
+                problems.push(format!("{name}: gantt lacks {peak:?}"));
+            }
+            let rows = text
+                .lines()
+                .skip(1)
+                .take_while(|line| !line.starts_with("running "))
+                .count();
+            let more = runs.saturating_sub(MAX_ROWS);
+            if rows != runs.min(MAX_ROWS) + usize::from(more > 0) {
+                problems.push(format!("{name}: gantt draws {rows} rows for {runs} runs"));
+            }
+            // Chrome: a track per run, the running counter's peak, the rejections, the end.
+            let json: serde_json::Value =
+                serde_json::from_str(&chrome(&timeline, 0, "test")).expect("chrome is JSON");
+            let items = json["traceEvents"].as_array().expect("traceEvents");
+            let threads = items
+                .iter()
+                .filter(|item| item["name"] == "thread_name")
+                .count();
+            let peak = items
+                .iter()
+                .filter_map(|item| item["args"]["running"].as_u64())
+                .max()
+                .unwrap_or(0);
+            let rejected = items
+                .iter()
+                .filter(|item| item["cat"] == "rejected")
+                .count() as u64;
+            let last = items
+                .iter()
+                .filter(|item| item["ph"] == "X")
+                .filter_map(|item| Some(item["ts"].as_u64()? + item["dur"].as_u64()?))
+                .max()
+                .unwrap_or(0);
+            let want = (
+                runs,
+                u64::from(model.counts.peak_running),
+                model.counts.all.rejected,
+                model.end.at,
+            );
+            if (threads, peak, rejected, last) != want {
+                problems.push(format!(
+                    "{name}: chrome (tracks, peak, rejected, end) {:?}, model {want:?}",
+                    (threads, peak, rejected, last)
+                ));
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

@@ -165,3 +165,26 @@ fn the_report_header_counts_the_runs_the_cli_counts_and_has_a_legend_and_the_end
     assert!(!page.contains("flex: none; width: 920px"));
     assert!(!page.contains("width: 760px"));
 }
+
+#[test]
+fn detail_full_says_where_the_demo_s_4_491s_think_time_came_from() {
+    let file = scenario("scenarios/demo.yaml");
+    let full = crate::support::flat(&stdout(&subsim(&["run", &file, "--detail", "full"])));
+    assert!(
+        full.contains(
+            "approved planner's Bash after 4.491s (prompt #1); think 4.491s, drawn from \
+             uniform(2s, 5s), the person's stream"
+        ),
+        "{full}"
+    );
+    let output = subsim(&["run", &file, "--format", "jsonl"]);
+    let answered = stdout(&output)
+        .lines()
+        .find(|line| line.contains("\"permission_answered\""))
+        .expect("the demo answers a prompt")
+        .to_string();
+    assert!(
+        answered.contains(r#""think_us":4491238,"think_from":"uniform(2s, 5s)""#),
+        "{answered}"
+    );
+}

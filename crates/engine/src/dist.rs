@@ -44,6 +44,18 @@ impl Dist {
         Dist::Const(micros)
     }
 
+    /// The distribution as a scenario writes it: `exp(3s)`, `uniform(1s, 5s)`.
+    pub fn spelled(&self) -> String {
+        let d = |micros: f64| crate::time::human_duration(quantise(micros));
+        match self {
+            Dist::Const(micros) => format!("const({})", crate::time::human_duration(*micros)),
+            Dist::Exp { mean } => format!("exp({})", d(*mean)),
+            Dist::Uniform { low, high } => format!("uniform({}, {})", d(*low), d(*high)),
+            Dist::Normal { mean, std_dev } => format!("normal({}, {})", d(*mean), d(*std_dev)),
+            Dist::LogNormal { median, sigma } => format!("lognormal({}, {sigma})", d(*median)),
+        }
+    }
+
     /// True if sampling never draws from the generator.
     pub fn is_fixed(&self) -> bool {
         matches!(self, Dist::Const(_))

@@ -494,6 +494,11 @@ pub enum EventKind {
         waited_us: u64,
         /// Prompt number.
         prompt: u64,
+        /// The person's think time for this answer, µs, as drawn from `user.think` on the
+        /// person's stream (the wait is longer when other prompts were answered first).
+        think_us: Option<u64>,
+        /// The distribution `think_us` was drawn from, spelt as a scenario writes it.
+        think_from: Option<Rc<str>>,
     },
     /// A pending prompt was withdrawn because its run ended.
     PermissionWithdrawn {
@@ -1013,7 +1018,16 @@ pub const KINDS: [(&str, &[&str]); 26] = [
     ),
     (
         "permission_answered",
-        &["agent", "name", "tool", "answer", "waited_us", "prompt"],
+        &[
+            "agent",
+            "name",
+            "tool",
+            "answer",
+            "waited_us",
+            "prompt",
+            "think_us",
+            "think_from",
+        ],
     ),
     ("permission_withdrawn", &["agent", "name", "tool", "prompt"]),
     ("agent_waiting", &["agent", "name", "waiting_for", "count"]),
@@ -1279,12 +1293,20 @@ impl Event {
                 answer,
                 waited_us,
                 prompt,
+                think_us,
+                think_from,
             } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
                 visit("answer", Field::Str(answer.as_str()));
                 visit("waited_us", Field::U64(*waited_us));
                 visit("prompt", Field::U64(*prompt));
+                if let Some(think_us) = think_us {
+                    visit("think_us", Field::U64(*think_us));
+                }
+                if let Some(think_from) = think_from {
+                    visit("think_from", Field::Str(think_from));
+                }
             }
             EventKind::PermissionWithdrawn {
                 agent,
@@ -1573,6 +1595,8 @@ mod table_tests {
                 answer: Answer::Approve,
                 waited_us: 1,
                 prompt: 1,
+                think_us: full.then_some(1),
+                think_from: full.then(|| text("exp(3s)")),
             },
             EventKind::PermissionWithdrawn {
                 agent: agent.clone(),

@@ -910,6 +910,8 @@ mod tests {
                 answer: Answer::Approve,
                 waited_us: 0,
                 prompt,
+                think_us: None,
+                think_from: None,
             },
         )
     }

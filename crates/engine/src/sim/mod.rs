@@ -469,6 +469,10 @@ struct Person {
     prompts: crate::ids::Window<PendingPrompt>,
     /// The prompt the person is thinking about.
     busy: Option<u64>,
+    /// The think time drawn for `busy`, µs (`permission_answered`'s `think_us`).
+    thought: u64,
+    /// `think` spelt as a scenario writes it (`permission_answered`'s `think_from`).
+    think_from: Rc<str>,
     next_prompt: u64,
     /// Tools allowed for the rest of the session by an answer.
     grants: Vec<String>,
@@ -671,6 +675,8 @@ impl<'s> Kernel<'s> {
                 answer: spec.user.answer,
                 answers: spec.user.answers.clone(),
                 think: spec.user.think,
+                think_from: Rc::from(spec.user.think.spelled()),
+                thought: 0,
                 think_exp: crate::dist::ExpCache::default(),
                 actions: spec.user.actions.clone(),
                 prompts: crate::ids::Window::default(),

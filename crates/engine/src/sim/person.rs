@@ -22,6 +22,7 @@ impl Kernel<'_> {
             let person = &mut self.person;
             let think = person.think_exp.sample(&person.think, &mut person.rng);
             self.person.busy = Some(number);
+            self.person.thought = think;
             let at = self.clock.now.plus(think);
             self.clock.schedule(at, Wake::Answer(number));
             self.load_answer_ahead(number);
@@ -33,7 +34,9 @@ impl Kernel<'_> {
     /// run loop.
     #[inline(never)]
     pub(super) fn answer(&mut self, number: u64) {
-        if self.person.busy == Some(number) {
+        // The draw behind this answer: the think time of the prompt the person was on.
+        let thought = self.person.busy == Some(number);
+        if thought {
             self.person.busy = None;
         }
         let Some(pending) = self.person.prompts.remove(number) else {
@@ -67,6 +70,7 @@ impl Kernel<'_> {
             answer,
             waited,
             number,
+            thought.then_some((self.person.thought, &self.person.think_from)),
         );
         if answered.grants_session && !self.person.grants.iter().any(|t| **t == *call.name) {
             // PERM-6: the grant applies session-wide, main included.

@@ -597,6 +597,7 @@ impl<'s> Trace<'s> {
         answer: Answer,
         waited_us: u64,
         prompt: u64,
+        think: Option<(u64, &Rc<str>)>,
     ) {
         if self.limit.is_some() {
             return;
@@ -613,6 +614,8 @@ impl<'s> Trace<'s> {
             answer: kept_answer,
             waited_us: kept_waited,
             prompt: kept_prompt,
+            think_us: kept_think,
+            think_from: kept_from,
         } = &mut self.kept.prompt.answered.kind
         else {
             unreachable!("the kept permission_answered is one (`Kept::new`)")
@@ -623,6 +626,12 @@ impl<'s> Trace<'s> {
         *kept_answer = answer;
         *kept_waited = waited_us;
         *kept_prompt = prompt;
+        *kept_think = think.map(|(us, _)| us);
+        match (think, kept_from.as_mut()) {
+            (Some((_, from)), Some(kept)) => keep(kept, from),
+            (Some((_, from)), None) => *kept_from = Some(from.clone()),
+            (None, _) => *kept_from = None,
+        }
         self.send_kept(now, Some(rule), Hot::Answered);
     }
 
@@ -802,6 +811,8 @@ impl Kept {
                     answer: Answer::Approve,
                     waited_us: 0,
                     prompt: 0,
+                    think_us: None,
+                    think_from: None,
                 }),
                 tool_called: event(EventKind::ToolCalled {
                     agent: nobody(),
@@ -892,7 +903,7 @@ mod tests {
                 prompt: running.into(),
             };
             trace.permission_requested(t, "PERM-1", shown);
-            trace.permission_answered(t, "PERM-3", &a1, &bash, Answer::Approve, 5, 1);
+            trace.permission_answered(t, "PERM-3", &a1, &bash, Answer::Approve, 5, 1, None);
             trace.tool_called_answered(t, "PERM-3", a1.clone(), &bash, &None, true, None);
         }
         drop(trace);

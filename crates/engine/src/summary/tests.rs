@@ -313,6 +313,8 @@ fn prompt_types_found_by_pointer_or_by_name_agree() {
                 answer: Answer::Approve,
                 waited_us: 40_000_000,
                 prompt,
+                think_us: None,
+                think_from: None,
             },
         ));
     }
@@ -379,6 +381,8 @@ fn prompt_waits_mean_and_p95() {
                 answer: Answer::Approve,
                 waited_us: prompt * 1_000_000,
                 prompt,
+                think_us: None,
+                think_from: None,
             },
         ));
     }
@@ -390,6 +394,8 @@ fn prompt_waits_mean_and_p95() {
             answer: Answer::Deny,
             waited_us: 7_000_000,
             prompt: 21,
+            think_us: None,
+            think_from: None,
         },
     ));
     let summary = summarize(&events);
@@ -445,6 +451,8 @@ fn prompt_answer(millis: u64, prompt: u64, waited_ms: u64) -> Event {
             answer: Answer::Approve,
             waited_us: waited_ms * 1_000,
             prompt,
+            think_us: None,
+            think_from: None,
         },
     )
 }

@@ -431,6 +431,8 @@ impl Narrator {
                 answer,
                 waited_us,
                 prompt,
+                think_us,
+                think_from,
             } => {
                 let asker = self.label(agent);
                 let waited = human_duration(*waited_us);
@@ -445,6 +447,14 @@ impl Narrator {
                     }
                 };
                 let _ = write!(what, " (prompt #{prompt})");
+                // Where the number came from (issue #32): the draw, with the full detail.
+                if let (false, Some(think), Some(from)) = (self.brief, think_us, think_from) {
+                    let _ = write!(
+                        what,
+                        "; think {}, drawn from {from}, the person's stream",
+                        human_duration(*think)
+                    );
+                }
                 "person".to_string()
             }
             EventKind::PermissionWithdrawn {
