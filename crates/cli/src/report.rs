@@ -14,6 +14,7 @@ use subsim_engine::expect::{Checker, EventFilter, Expectation, Failure, FilterVa
 use subsim_engine::render::{Detail, NarrationOptions, TextWriter};
 use subsim_engine::sink::{Discard, Tee};
 use subsim_engine::{Event, SimTime, Simulation};
+use subsim_rules::observed::{self, Observed};
 use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::ReportArgs;
@@ -236,9 +237,8 @@ fn departures(failures: &[Failure], expect: &[Located], events: &[Event]) -> Vec
             }
             // An event without its rule: a placement is FGBG-1's.
             let rule = found.and_then(|event| {
-                event
-                    .rule
-                    .or((event.kind.name() == "agent_started").then_some("FGBG-1"))
+                event.rule.or((event.kind.name() == "agent_started")
+                    .then_some(observed::rule(Observed::Placement)))
             });
             Departure {
                 at: found.map(|event| event.t.0),

@@ -37,6 +37,7 @@ pub mod id;
 pub mod messages;
 pub mod model;
 pub mod notify;
+pub mod observed;
 pub mod panel;
 pub mod placement;
 pub mod plan;

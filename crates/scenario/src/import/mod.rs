@@ -428,7 +428,9 @@ fn departure(
     let (expected, rule, when) = if let Some(rejected) = kind("spawn_rejected") {
         (
             format!("the call refused: {}", field(rejected, "reason")),
-            rejected.rule.unwrap_or("SPAWN-14"),
+            rejected.rule.unwrap_or(subsim_rules::observed::rule(
+                subsim_rules::observed::Observed::Refused,
+            )),
             rejected.t.to_string(),
         )
     } else if let (true, Some(started)) = (

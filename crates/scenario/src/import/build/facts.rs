@@ -3,6 +3,7 @@
 
 use super::steps::{total_ms, unfinished};
 use super::*;
+use subsim_rules::observed::{rule, Observed};
 
 pub(super) fn outcome(result: Option<&ToolResult>) -> Outcome {
     let Some(result) = result else {
@@ -75,7 +76,7 @@ impl Builder {
                         quote(name)
                     ),
                     at(
-                        "SPAWN-14",
+                        rule(Observed::Refused),
                         "the call refused: no such agent type",
                         result_line,
                     ),
@@ -86,7 +87,7 @@ impl Builder {
                 self.fact_from(
                     format!("{who} was refused: {shown}"),
                     format!("event: {{kind: spawn_rejected, name: {}}}", quote(name)),
-                    at("SPAWN-14", "the call refused", result_line),
+                    at(rule(Observed::Refused), "the call refused", result_line),
                 );
             }
             Outcome::Completed(_) => {
@@ -96,12 +97,20 @@ impl Builder {
                         "event: {{kind: agent_started, name: {}, mode: foreground}}",
                         quote(name)
                     ),
-                    at("FGBG-1", "it ran in the foreground", result_line),
+                    at(
+                        rule(Observed::Placement),
+                        "it ran in the foreground",
+                        result_line,
+                    ),
                 );
                 self.fact_from(
                     format!("{who} completed"),
                     final_is("completed"),
-                    at("NOTIFY-2", "its result came back: completed", result_line),
+                    at(
+                        rule(Observed::ResultReturned),
+                        "its result came back: completed",
+                        result_line,
+                    ),
                 );
             }
             Outcome::Interrupted => {
@@ -114,7 +123,11 @@ impl Builder {
                 self.fact_from(
                     format!("{who} was interrupted by the person"),
                     final_is("cancelled"),
-                    at("RESUME-10", "the person interrupted it", result_line),
+                    at(
+                        rule(Observed::Stopped),
+                        "the person interrupted it",
+                        result_line,
+                    ),
                 );
             }
             Outcome::Launched => {
@@ -124,7 +137,11 @@ impl Builder {
                         "event: {{kind: agent_started, name: {}, mode: background}}",
                         quote(name)
                     ),
-                    at("FGBG-1", "it was launched in the background", result_line),
+                    at(
+                        rule(Observed::Placement),
+                        "it was launched in the background",
+                        result_line,
+                    ),
                 );
                 let notice_at = |rule: &'static str, shown: &str| FactSource {
                     lines: notice.map_or((result_line, result_line), |n| (n.line, n.line)),
@@ -137,14 +154,14 @@ impl Builder {
                     Some("completed") => self.fact_from(
                         format!("{who} completed in the background"),
                         final_is("completed"),
-                        notice_at("NOTIFY-3", "its notification said completed"),
+                        notice_at(rule(Observed::Notified), "its notification said completed"),
                     ),
                     Some("failed") => {
                         behavior.push(Out::Fail);
                         self.fact_from(
                             format!("{who} failed in the background"),
                             final_is("failed"),
-                            notice_at("ERR-4", "its notification said failed"),
+                            notice_at(rule(Observed::FailedNotice), "its notification said failed"),
                         );
                     }
                     Some("killed" | "stopped" | "cancelled") => {
@@ -154,7 +171,10 @@ impl Builder {
                         self.fact_from(
                             format!("{who} was stopped"),
                             final_is("cancelled"),
-                            notice_at("RESUME-10", "its notification said it was stopped"),
+                            notice_at(
+                                rule(Observed::Stopped),
+                                "its notification said it was stopped",
+                            ),
                         );
                     }
                     _ => {}
@@ -197,9 +217,9 @@ impl Builder {
             | Outcome::Refused(_) => return,
         };
         let (what, rule) = if background {
-            ("its completion notification", "NOTIFY-3")
+            ("its completion notification", rule(Observed::Notified))
         } else {
-            ("its result", "NOTIFY-2")
+            ("its result", rule(Observed::ResultReturned))
         };
         let (from, shown) = match (stray, notice, outcome) {
             // Reached another agent: expected at the launcher from the notification's time.
