@@ -262,7 +262,10 @@ fn the_sweep_chart_is_readable_in_a_real_browser() {
         .filter_map(Value::as_str)
         .collect();
     assert!(texts.contains(&"Erlang B"), "{texts:?}");
-    assert!(texts.contains(&"simulated (load.count=3000)"), "{texts:?}");
+    assert!(
+        texts.contains(&"simulated blocking (load.count=3000)"),
+        "{texts:?}"
+    );
     // The x axis of a swept cap reads 15, 16, …, 25.
     for cap in 15..=25 {
         assert!(

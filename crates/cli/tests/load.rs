@@ -338,7 +338,7 @@ fn bad_sweeps_are_exit_2_with_the_fix() {
         let output = subsim(&all);
         assert_eq!(code(&output), 2, "{args:?}");
         assert!(
-            stderr(&output).contains(expected),
+            flat(&stderr(&output)).contains(expected),
             "{args:?}: {}",
             stderr(&output)
         );
