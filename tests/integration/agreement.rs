@@ -336,8 +336,12 @@ fn every_view_agrees_with_the_trace_on_every_shipped_scenario() {
         "only {} scenarios ran",
         scenarios.len()
     );
-    // The three load scenarios of tens of thousands of arrivals, and nothing else.
-    assert!(left_out.len() <= 3, "left out: {left_out:#?}");
+    // Only load scenarios of tens of thousands of arrivals are left out (by size), never
+    // one that does not load alone.
+    assert!(
+        left_out.iter().all(|why| why.contains("events (over")),
+        "left out: {left_out:#?}"
+    );
     eprintln!(
         "agreement: {} scenarios through every view; left out: {left_out:#?}",
         scenarios.len()
