@@ -53,6 +53,7 @@ use tracing::Instrument as _;
 
 use super::api::{self, Posted};
 use super::Shared;
+use crate::timeline::{Departure, Placer};
 
 /// Frames the simulation may be ahead of the pacer.
 const AHEAD: usize = 256;
@@ -450,6 +451,8 @@ struct Streamed<'a> {
     summary: Summary,
     /// `check`'s checker of the scenario's `expect:`.
     checker: Checker,
+    /// Where each failure is marked (the report's own placement).
+    placer: Placer,
     /// The run model the page draws.
     model: runmodel::Builder,
     /// The time of the last event that moves the end (`EventKind::moves_the_end`).
@@ -544,6 +547,7 @@ impl Sink for Streamed<'_> {
         self.write(event);
         self.summary.event(event);
         self.checker.event(event);
+        self.placer.event(event);
         self.model.event(event);
     }
 }
@@ -577,6 +581,7 @@ fn simulate(
         narration_left,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
+        placer: Placer::new(&loaded.expect),
         checker: Checker::new(loaded.expect),
         model: runmodel::Builder::new(MODEL_ROWS),
         end_us: 0,
@@ -607,12 +612,13 @@ fn simulate(
         kind: FrameKind::Model(model.to_json()),
     });
     let failures = std::mem::replace(&mut sink.checker, Checker::new(Vec::new())).finish();
+    let departures = sink.placer.departures(&failures);
     let unexpected_limit = report
         .limit
         .as_ref()
         .filter(|_| !limit_expected)
         .map(|limit| crate::output::limit_message(limit, report.end));
-    let verdict = expect_verdict(expectations, &failures, unexpected_limit);
+    let verdict = expect_verdict(expectations, &failures, &departures, unexpected_limit);
     sink.send(Frame {
         t_us: end,
         kind: FrameKind::Expect(verdict),
@@ -627,11 +633,19 @@ fn simulate(
 /// `event: expect`'s data: what `subsim check` decides of one run, as JSON: `passed`
 /// (every assertion held and no safety limit cut the run short unless one was expected),
 /// the count of assertions, the unexpected limit's message, and each failure with its
-/// location, what was expected and what happened (`check --format json`'s fields).
-fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<String>) -> String {
+/// location, what was expected and what happened (`check --format json`'s fields), and
+/// where the timeline marks it ([`Placer`], as the report does): `at_us` (null: nothing in
+/// the run shows it), `agent` (the run's trace id, or null) and `rule` (or null).
+fn expect_verdict(
+    expectations: usize,
+    failures: &[Failure],
+    departures: &[Departure],
+    limit: Option<String>,
+) -> String {
     let failures: Vec<Value> = failures
         .iter()
-        .map(|failure| {
+        .zip(departures)
+        .map(|(failure, departure)| {
             json!({
                 "expect": failure.index + 1,
                 "location": failure.location,
@@ -639,6 +653,9 @@ fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<Strin
                 "got": failure.got,
                 "events": failure.events,
                 "hints": failure.hints,
+                "at_us": departure.at,
+                "agent": departure.agent,
+                "rule": departure.rule,
             })
         })
         .collect();
