@@ -678,6 +678,11 @@ mod tests {
         let loaded =
             subsim_scenario::parse_scenario(source, path, &crate::catalog::scenario_base_dir(path))
                 .expect("the demo loads");
+        frames_of(loaded)
+    }
+
+    /// The frames of `loaded`'s stream, as the pacer would get them.
+    fn frames_of(loaded: subsim_scenario::Loaded) -> Vec<Frame> {
         let (frames, mut received) = mpsc::channel(100_000);
         simulate(
             loaded,
@@ -749,6 +754,56 @@ mod tests {
         assert_eq!(
             verdict,
             json!({"expectations": 9, "passed": true, "limit": null, "failures": []})
+        );
+    }
+
+    /// Issue #34 item 4: each failure says where the timeline marks it (`at_us`, `agent`,
+    /// `rule`: the report's own placement, `timeline::Placer`), null when the run shows
+    /// nothing of it.
+    #[test]
+    fn the_expect_event_places_each_failure() {
+        let yaml = "name: placed\n\
+            session: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1\"}}\n\
+            main:\n\
+            \x20 - spawn: {agent: general-purpose, name: first, background: true, behavior: [{work: 10s}]}\n\
+            \x20 - wait: 2s\n\
+            \x20 - spawn: {agent: general-purpose, name: second, background: true, behavior: [{work: 5s}]}\n\
+            expect:\n\
+            \x20 - none: {kind: spawn_rejected}\n\
+            \x20 - final: {agent: first, outcome: failed}\n\
+            \x20 - max_running: 0\n";
+        let loaded =
+            subsim_scenario::parse_scenario(yaml, "placed.yaml", std::path::Path::new("."))
+                .expect("the scenario loads");
+        let verdict = frames_of(loaded)
+            .into_iter()
+            .find_map(|frame| match frame.kind {
+                FrameKind::Expect(verdict) => Some(verdict),
+                _ => None,
+            })
+            .expect("an expect frame");
+        let verdict: Value = serde_json::from_str(&verdict).expect("JSON");
+        let placed: Vec<Value> = verdict["failures"]
+            .as_array()
+            .expect("failures")
+            .iter()
+            .map(|failure| {
+                json!([
+                    failure["expect"],
+                    failure["at_us"],
+                    failure["agent"],
+                    failure["rule"]
+                ])
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                json!([1, 2_000_000, null, "CAP-1"]),
+                json!([2, 10_000_000, "a1", verdict["failures"][1]["rule"]]),
+                json!([3, null, null, null]),
+            ],
+            "{verdict}"
         );
     }
 }
