@@ -10,15 +10,14 @@
 //! JSON — and the page's script only ever sets `textContent`.
 
 use std::fmt::Write as _;
-use subsim_engine::expect::{Checker, EventFilter, Expectation, Failure, FilterValue, Located};
+use subsim_engine::expect::Checker;
 use subsim_engine::render::{Detail, NarrationOptions, TextWriter};
 use subsim_engine::sink::{Discard, Tee};
 use subsim_engine::{Event, SimTime, Simulation};
-use subsim_rules::observed::{self, Observed};
 use subsim_rules::panel::{render_panel, render_tasks};
 
 use crate::args::ReportArgs;
-use crate::timeline::{json_string, Builder, Departure, State, Timeline};
+use crate::timeline::{json_string, Builder, Placer, State, Timeline};
 use crate::{output, Status};
 
 /// Most scrubber positions: each is one run of the scenario up to that instant.
@@ -64,16 +63,20 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
     // The `expect:` block, checked on the same run: each failed entry is marked where it
     // happened (an imported session's departures from the documented behaviour).
     let mut checker = Checker::new(loaded.expect.clone());
+    let mut placer = Placer::new(&loaded.expect);
     let report = simulation(spec.clone()).run(&mut Tee {
         first: &mut builder,
         second: &mut Tee {
             first: &mut kept,
-            second: &mut checker,
+            second: &mut Tee {
+                first: &mut checker,
+                second: &mut placer,
+            },
         },
     });
     let mut timeline = builder.finish();
     let events = std::mem::take(&mut kept.events);
-    timeline.departures = departures(&checker.finish(), &loaded.expect, &events);
+    timeline.departures = placer.departures(&checker.finish());
     if args.out.extension().is_some_and(|ext| ext == "svg") {
         // Only the picture: the timeline and the running strip, for docs and issues.
         let path = &args.out;
@@ -166,88 +169,6 @@ pub fn report(args: ReportArgs) -> anyhow::Result<Status> {
         return Ok(Status::LimitHit);
     }
     Ok(Status::Ok)
-}
-
-/// Where each failed `expect:` entry happened in the run: the event that broke a `none:`
-/// entry, else the first event about the entry's run (its rejection, start or end); with
-/// the rule that decided it. An entry about nothing the run shows is marked at its end.
-fn departures(failures: &[Failure], expect: &[Located], events: &[Event]) -> Vec<Departure> {
-    let subject = |filter: &EventFilter| {
-        filter.fields.iter().find_map(|(name, value)| match value {
-            FilterValue::Str(text) if name == "agent" || name == "name" || name == "from" => {
-                Some(text.clone())
-            }
-            _ => None,
-        })
-    };
-    let about = |event: &Event, who: &str| {
-        let mut found = false;
-        event.visit_fields(&mut |name, value| {
-            if matches!(name, "agent" | "name" | "from") {
-                found |= match value {
-                    subsim_engine::event::Field::Str(text) => text == who,
-                    subsim_engine::event::Field::Agent(agent) => {
-                        agent.id.to_string() == who || agent.name.as_deref() == Some(who)
-                    }
-                    _ => false,
-                };
-            }
-        });
-        found
-    };
-    failures
-        .iter()
-        .map(|failure| {
-            let expectation = expect
-                .get(failure.index)
-                .map(|located| &located.expectation);
-            let found = match expectation {
-                Some(Expectation::NoEvent(filter)) => {
-                    events.iter().find(|event| filter.matches(event))
-                }
-                Some(Expectation::Final { agent, .. }) => events.iter().find(|event| {
-                    matches!(event.kind.name(), "spawn_rejected" | "agent_finished")
-                        && about(event, agent)
-                }),
-                Some(other) => other.filters().first().and_then(|filter| {
-                    let who = subject(filter)?;
-                    events.iter().find(|event| {
-                        matches!(event.kind.name(), "spawn_rejected" | "agent_started")
-                            && about(event, &who)
-                    })
-                }),
-                None => None,
-            };
-            let mut agent = None;
-            if let Some(event) = found {
-                event.visit_fields(&mut |name, value| {
-                    let id = match (name, value) {
-                        ("agent" | "from", subsim_engine::event::Field::Agent(who)) => {
-                            Some(who.id.to_string())
-                        }
-                        ("agent" | "from", subsim_engine::event::Field::Str(id)) => {
-                            Some(id.to_string())
-                        }
-                        _ => None,
-                    };
-                    if let Some(id) = id {
-                        agent.get_or_insert(id);
-                    }
-                });
-            }
-            // An event without its rule: a placement is FGBG-1's.
-            let rule = found.and_then(|event| {
-                event.rule.or((event.kind.name() == "agent_started")
-                    .then_some(observed::rule(Observed::Placement)))
-            });
-            Departure {
-                at: found.map(|event| event.t.0),
-                agent,
-                rule,
-                text: format!("expected {}; got {}", failure.expected, failure.got),
-            }
-        })
-        .collect()
 }
 
 /// The instants the scrubber offers: every instant something happened among the kept

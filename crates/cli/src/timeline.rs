@@ -224,6 +224,153 @@ impl Sink for Builder {
     }
 }
 
+/// Where each failed `expect:` entry is marked, for the report's timeline and the
+/// playground's `event: expect` alike: the event that broke a `none:` entry, else the
+/// first event about the entry's run (its rejection, start or end; its rejection or end for
+/// `final:`), with the rule that decided it. A [`Sink`] fed the run's events as they come:
+/// it keeps one placement per entry, so a run of millions of events is placed in bounded
+/// memory. An entry about nothing the run shows has no time.
+pub struct Placer {
+    targets: Vec<Target>,
+    found: Vec<Option<Departure>>,
+}
+
+/// What places one entry.
+enum Target {
+    /// `none:`: the first event its filter matches.
+    Breaking(subsim_engine::expect::EventFilter),
+    /// `final:`: the run's rejection or end.
+    Ended(String),
+    /// Any other entry about a run (named by its filter's `agent`, `name` or `from`): the
+    /// run's rejection or start.
+    Started(String),
+    /// An entry about no run: nothing places it.
+    Nowhere,
+}
+
+impl Placer {
+    /// A placer of the entries of `expect`, in their order.
+    pub fn new(expect: &[subsim_engine::expect::Located]) -> Placer {
+        use subsim_engine::expect::{Expectation, FilterValue};
+        let targets: Vec<Target> = expect
+            .iter()
+            .map(|located| match &located.expectation {
+                Expectation::NoEvent(filter) => Target::Breaking(filter.clone()),
+                Expectation::Final { agent, .. } => Target::Ended(agent.clone()),
+                other => other
+                    .filters()
+                    .first()
+                    .and_then(|filter| {
+                        filter.fields.iter().find_map(|(name, value)| match value {
+                            FilterValue::Str(text)
+                                if name == "agent" || name == "name" || name == "from" =>
+                            {
+                                Some(Target::Started(text.clone()))
+                            }
+                            _ => None,
+                        })
+                    })
+                    .unwrap_or(Target::Nowhere),
+            })
+            .collect();
+        Placer {
+            found: vec![None; targets.len()],
+            targets,
+        }
+    }
+
+    /// The failures, each placed: `text` is "expected …; got …"; `at`, `agent` and `rule`
+    /// come from the event that places its entry (none: `at` is `None`).
+    pub fn departures(&self, failures: &[subsim_engine::expect::Failure]) -> Vec<Departure> {
+        failures
+            .iter()
+            .map(|failure| {
+                let placed = self.found.get(failure.index).cloned().flatten();
+                Departure {
+                    text: format!("expected {}; got {}", failure.expected, failure.got),
+                    ..placed.unwrap_or_default()
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether `event` is about the run `who` (its id or name) by its `agent`, `name` or
+/// `from` field.
+fn about(event: &Event, who: &str) -> bool {
+    let mut found = false;
+    event.visit_fields(&mut |name, value| {
+        if matches!(name, "agent" | "name" | "from") {
+            found |= match value {
+                subsim_engine::event::Field::Str(text) => text == who,
+                subsim_engine::event::Field::Agent(agent) => {
+                    subsim_engine::event::id_matches(agent.id, who)
+                        || agent.name.as_deref() == Some(who)
+                }
+                subsim_engine::event::Field::U64(_)
+                | subsim_engine::event::Field::Bool(_)
+                | subsim_engine::event::Field::List(_) => false,
+            };
+        }
+    });
+    found
+}
+
+/// `event` as a mark: its time, the first run it names (`agent` or `from`) by its trace id
+/// (`a1`, the timeline's row id: it was the bare number, and every mark fell on main's
+/// row), its rule (a start without one is a placement: FGBG-1's).
+fn placed(event: &Event) -> Departure {
+    let mut agent = None;
+    event.visit_fields(&mut |name, value| {
+        let id = match (name, value) {
+            ("agent" | "from", subsim_engine::event::Field::Agent(who)) => Some(who.id_string()),
+            ("agent" | "from", subsim_engine::event::Field::Str(id)) => Some(id.to_string()),
+            _ => None,
+        };
+        if let Some(id) = id {
+            agent.get_or_insert(id);
+        }
+    });
+    let rule = event
+        .rule
+        .or(
+            (event.kind.name() == "agent_started").then_some(subsim_rules::observed::rule(
+                subsim_rules::observed::Observed::Placement,
+            )),
+        );
+    Departure {
+        at: Some(event.t.0),
+        agent,
+        rule,
+        text: String::new(),
+    }
+}
+
+impl Sink for Placer {
+    fn event(&mut self, event: &Event) {
+        for (target, found) in self.targets.iter().zip(self.found.iter_mut()) {
+            if found.is_some() {
+                continue;
+            }
+            let places = match target {
+                Target::Breaking(filter) => filter.matches(event),
+                Target::Ended(who) => {
+                    matches!(event.kind.name(), "spawn_rejected" | "agent_finished")
+                        && about(event, who)
+                }
+                Target::Started(who) => {
+                    matches!(event.kind.name(), "spawn_rejected" | "agent_started")
+                        && about(event, who)
+                }
+                Target::Nowhere => false,
+            };
+            if places {
+                *found = Some(placed(event));
+            }
+        }
+    }
+}
+
 /// Most rows a text Gantt shows; the rest are counted.
 pub const MAX_ROWS: usize = 60;
 
@@ -495,6 +642,65 @@ pub fn chrome(timeline: &Timeline, seed: u64, subsim_version: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue #34 item 4: each failed entry is placed where the run shows it, with its rule
+    /// and run (the report and the playground both ask [`Placer`]); an entry about nothing
+    /// the run shows has no time; a held entry is no departure.
+    #[test]
+    fn the_placer_marks_each_failure_where_the_run_shows_it() {
+        let yaml = "name: placed\n\
+            session: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1\"}}\n\
+            main:\n\
+            \x20 - spawn: {agent: general-purpose, name: first, background: true, behavior: [{work: 10s}]}\n\
+            \x20 - wait: 2s\n\
+            \x20 - spawn: {agent: general-purpose, name: second, background: true, behavior: [{work: 5s}]}\n\
+            expect:\n\
+            \x20 - none: {kind: spawn_rejected}\n\
+            \x20 - max_running: 1\n\
+            \x20 - final: {agent: a1, outcome: failed}\n\
+            \x20 - max_running: 0\n\
+            \x20 - event: {kind: agent_started, name: second}\n";
+        let loaded =
+            subsim_scenario::parse_scenario(yaml, "placed.yaml", std::path::Path::new("."))
+                .expect("the scenario loads");
+        let mut checker = subsim_engine::expect::Checker::new(loaded.expect.clone());
+        let mut placer = Placer::new(&loaded.expect);
+        subsim_engine::Simulation::new(loaded.spec).run(&mut subsim_engine::sink::Tee {
+            first: &mut checker,
+            second: &mut placer,
+        });
+        let failures = checker.finish();
+        let indexes: Vec<usize> = failures.iter().map(|failure| failure.index).collect();
+        assert_eq!(indexes, [0, 2, 3, 4], "{failures:?}");
+        let departures = placer.departures(&failures);
+        let placed: Vec<(Option<u64>, Option<&str>, Option<&str>)> = departures
+            .iter()
+            .map(|d| (d.at, d.agent.as_deref(), d.rule))
+            .collect();
+        assert_eq!(
+            placed[0],
+            (Some(2_000_000), None, Some("CAP-1")),
+            "the rejection that broke `none:`"
+        );
+        assert_eq!(
+            placed[1].0,
+            Some(10_000_000),
+            "a1's end (named by its id): {placed:?}"
+        );
+        assert_eq!(placed[1].1, Some("a1"), "first's row: {placed:?}");
+        assert_eq!(placed[2], (None, None, None), "max_running is about no run");
+        assert_eq!(
+            placed[3],
+            (Some(2_000_000), None, Some("CAP-1")),
+            "second never started: its rejection places it"
+        );
+        for (departure, failure) in departures.iter().zip(&failures) {
+            assert_eq!(
+                departure.text,
+                format!("expected {}; got {}", failure.expected, failure.got)
+            );
+        }
+    }
 
     #[test]
     fn json_strings_escape_what_json_and_html_need() {

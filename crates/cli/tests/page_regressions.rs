@@ -251,3 +251,75 @@ fn the_picker_and_description_follow_an_edit_and_a_shared_link() {
         page.close().await;
     });
 }
+
+/// Issue #34 item 4. Was: the playground listed an imported session's departure under
+/// expect: but drew nothing where it happened. Now the timeline marks it on its run's row
+/// with its rule, as the report does (the server places it: `event: expect`'s `at_us`,
+/// `agent`, `rule`).
+#[test]
+fn an_imported_session_s_departure_is_marked_on_its_row_with_its_rule() {
+    if !browser_available() {
+        return;
+    }
+    let session = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../tests/fixtures/import/departed/notification-removed/\
+         b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
+    );
+    let scenario =
+        std::env::temp_dir().join(format!("subsim-page-departure-{}.yaml", std::process::id()));
+    let imported = crate::support::subsim(&[
+        "import",
+        session.to_str().unwrap(),
+        "--out",
+        scenario.to_str().unwrap(),
+    ]);
+    let yaml = std::fs::read_to_string(&scenario).unwrap_or_default();
+    let _ = std::fs::remove_file(&scenario);
+    assert_eq!(imported.status.code(), Some(0), "{imported:?}");
+    let server = Server::start(&[]);
+    block_on(async {
+        let page = Browser::start("departure", 1400, 1000).await;
+        opened(&page, &server).await;
+        // The demo passes its expect: nothing is marked.
+        let before = page
+            .script("return document.querySelectorAll('#timeline .departure').length")
+            .await;
+        assert_eq!(before, 0, "the demo departs nowhere");
+        typed_and_run(&page, &yaml).await;
+        let seen = page
+            .script(
+                "const row = (g) => g.getAttribute('data-agent-row'); \
+                 return {state: document.getElementById('status').dataset.state, \
+                 expect: document.getElementById('expect').textContent, \
+                 marks: [...document.querySelectorAll('#timeline g.departure')].map(g => \
+                   ({rule: g.dataset.rule, row: row(g), flag: g.querySelector('text').textContent, \
+                     title: g.querySelector('title').textContent})), \
+                 rows: [...document.querySelectorAll('#timeline [data-agent]')].map(g => g.dataset.agent)}",
+            )
+            .await;
+        page.screenshot("departure").await;
+        assert_eq!(seen["state"], "done", "{seen}");
+        assert!(text(&seen["expect"]).contains("(NOTIFY-3)"), "{seen}");
+        let marks = seen["marks"].as_array().cloned().unwrap_or_default();
+        assert_eq!(marks.len(), 1, "one departure, one mark: {seen}");
+        let mark = &marks[0];
+        assert_eq!(mark["rule"], "NOTIFY-3", "{seen}");
+        assert_eq!(mark["flag"], "⚑ NOTIFY-3", "{seen}");
+        // On the row of the run whose completion notification was removed.
+        assert_eq!(mark["row"], "a3", "{seen}");
+        assert!(
+            seen["rows"]
+                .as_array()
+                .is_some_and(|rows| rows.contains(&json!("a3"))),
+            "{seen}"
+        );
+        assert!(
+            text(&mark["title"]).starts_with(
+                "departed from the documented behaviour at 00:01:21.500 (NOTIFY-3): expected no event matching"
+            ),
+            "{seen}"
+        );
+        no_script_errors(&page).await;
+        page.close().await;
+    });
+}

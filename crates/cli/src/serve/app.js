@@ -533,7 +533,9 @@ function showExpect() {
   for (const failure of verdict.failures) {
     const li = document.createElement('li');
     const where = failure.location ? ` (${failure.location.replace(/^.*?:(\d+):\d+$/, 'line $1')})` : '';
-    li.textContent = `#${failure.expect}${where}: expected ${failure.expected}; got ${failure.got}`;
+    const marked = typeof failure.at_us === 'number'
+      ? ` — marked on the timeline at ${clock(failure.at_us)}` + (failure.rule ? ` (${failure.rule})` : '') : '';
+    li.textContent = `#${failure.expect}${where}: expected ${failure.expected}; got ${failure.got}${marked}`;
     for (const hint of failure.hints || []) {
       const span = document.createElement('span');
       span.className = 'help';
@@ -686,7 +688,7 @@ function node(name, attributes, parent) {
   return element;
 }
 
-function drawTimeline(svg, m, now, total, onBar) {
+function drawTimeline(svg, m, now, total, onBar, departures) {
   svg.replaceChildren();
   const width = svg.clientWidth || 800;
   const left = 120;
@@ -718,12 +720,36 @@ function drawTimeline(svg, m, now, total, onBar) {
     title.textContent = row.named ? `${row.name} (${row.id})` : `${row.id} (no name given)`;
     if (onBar) group.addEventListener('click', () => onBar(row.id));
   });
+  drawDepartures(svg, rows, scale, width, departures || []);
   const more = Math.max(0, m.rows.length - MAX_ROWS) + (m.more || 0);
   if (more > 0) {
     const text = node('text', { x: 4, y: height - 2 }, svg);
     text.textContent = `… and ${plural(more, 'more run')}, not drawn (the first ${MAX_ROWS} are)`;
   }
   node('line', { class: 'now', x1: scale(now), x2: scale(now), y1: 0, y2: height }, svg);
+}
+
+// Each failed `expect:` entry the run shows (an imported session's departures from the
+// documented behaviour), as the report marks it: a flag on its run's row (the rejection
+// strip when it names no run drawn) with its rule, the text in its tooltip. The server
+// places it (`event: expect`'s `at_us`, `agent`, `rule`); one without a time is not drawn.
+function drawDepartures(svg, rows, scale, width, failures) {
+  for (const failure of failures) {
+    if (!failure || typeof failure.at_us !== 'number') continue;
+    const index = typeof failure.agent === 'string' ? rows.findIndex((row) => row.id === failure.agent) : -1;
+    const y = index >= 0 ? 22 + index * 12 : 3;
+    const rule = typeof failure.rule === 'string' ? failure.rule : '';
+    const x = scale(failure.at_us);
+    const group = node('g', { class: 'departure', 'data-rule': rule, 'data-agent-row': index >= 0 ? failure.agent : '' }, svg);
+    node('line', { x1: x, x2: x, y1: y, y2: y + 12 }, group);
+    // Near the right edge (a departure at the session's end) the flag reads leftwards.
+    const leftwards = x + 70 > width;
+    const flag = node('text', { x: leftwards ? x - 3 : x + 2, y: y + 9, 'text-anchor': leftwards ? 'end' : 'start' }, group);
+    flag.textContent = '⚑ ' + rule;
+    const title = node('title', {}, group);
+    title.textContent = `departed from the documented behaviour at ${clock(failure.at_us)}` +
+      (rule ? ` (${rule})` : '') + `: expected ${failure.expected}; got ${failure.got}`;
+  }
 }
 
 function drawRunning(svg, m, now, total) {
@@ -785,7 +811,9 @@ function render() {
   });
   const last = play.events.length ? play.events[play.events.length - 1].t_us : 0;
   const total = Math.max(play.done ? play.end : Math.max(last, play.now), 1);
-  guarded('timeline', $('timeline'), () => drawTimeline($('timeline'), m, play.now, total, showAgent));
+  // After a run, its `expect:` failures where they happened.
+  const departures = play.done && play.expect && Array.isArray(play.expect.failures) ? play.expect.failures : [];
+  guarded('timeline', $('timeline'), () => drawTimeline($('timeline'), m, play.now, total, showAgent, departures));
   guarded('running count', $('running'), () => drawRunning($('running'), m, play.now, total));
   // What was drawn, for the tests that compare the page with the command line.
   Object.assign($('timeline').dataset, {

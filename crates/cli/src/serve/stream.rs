@@ -53,6 +53,7 @@ use tracing::Instrument as _;
 
 use super::api::{self, Posted};
 use super::Shared;
+use crate::timeline::{Departure, Placer};
 
 /// Frames the simulation may be ahead of the pacer.
 const AHEAD: usize = 256;
@@ -450,6 +451,8 @@ struct Streamed<'a> {
     summary: Summary,
     /// `check`'s checker of the scenario's `expect:`.
     checker: Checker,
+    /// Where each failure is marked (the report's own placement).
+    placer: Placer,
     /// The run model the page draws.
     model: runmodel::Builder,
     /// The time of the last event that moves the end (`EventKind::moves_the_end`).
@@ -544,6 +547,7 @@ impl Sink for Streamed<'_> {
         self.write(event);
         self.summary.event(event);
         self.checker.event(event);
+        self.placer.event(event);
         self.model.event(event);
     }
 }
@@ -577,6 +581,7 @@ fn simulate(
         narration_left,
         instant: None,
         summary: Summary::for_spec(&loaded.spec),
+        placer: Placer::new(&loaded.expect),
         checker: Checker::new(loaded.expect),
         model: runmodel::Builder::new(MODEL_ROWS),
         end_us: 0,
@@ -607,12 +612,13 @@ fn simulate(
         kind: FrameKind::Model(model.to_json()),
     });
     let failures = std::mem::replace(&mut sink.checker, Checker::new(Vec::new())).finish();
+    let departures = sink.placer.departures(&failures);
     let unexpected_limit = report
         .limit
         .as_ref()
         .filter(|_| !limit_expected)
         .map(|limit| crate::output::limit_message(limit, report.end));
-    let verdict = expect_verdict(expectations, &failures, unexpected_limit);
+    let verdict = expect_verdict(expectations, &failures, &departures, unexpected_limit);
     sink.send(Frame {
         t_us: end,
         kind: FrameKind::Expect(verdict),
@@ -627,11 +633,19 @@ fn simulate(
 /// `event: expect`'s data: what `subsim check` decides of one run, as JSON: `passed`
 /// (every assertion held and no safety limit cut the run short unless one was expected),
 /// the count of assertions, the unexpected limit's message, and each failure with its
-/// location, what was expected and what happened (`check --format json`'s fields).
-fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<String>) -> String {
+/// location, what was expected and what happened (`check --format json`'s fields), and
+/// where the timeline marks it ([`Placer`], as the report does): `at_us` (null: nothing in
+/// the run shows it), `agent` (the run's trace id, or null) and `rule` (or null).
+fn expect_verdict(
+    expectations: usize,
+    failures: &[Failure],
+    departures: &[Departure],
+    limit: Option<String>,
+) -> String {
     let failures: Vec<Value> = failures
         .iter()
-        .map(|failure| {
+        .zip(departures)
+        .map(|(failure, departure)| {
             json!({
                 "expect": failure.index + 1,
                 "location": failure.location,
@@ -639,6 +653,9 @@ fn expect_verdict(expectations: usize, failures: &[Failure], limit: Option<Strin
                 "got": failure.got,
                 "events": failure.events,
                 "hints": failure.hints,
+                "at_us": departure.at,
+                "agent": departure.agent,
+                "rule": departure.rule,
             })
         })
         .collect();
@@ -661,6 +678,11 @@ mod tests {
         let loaded =
             subsim_scenario::parse_scenario(source, path, &crate::catalog::scenario_base_dir(path))
                 .expect("the demo loads");
+        frames_of(loaded)
+    }
+
+    /// The frames of `loaded`'s stream, as the pacer would get them.
+    fn frames_of(loaded: subsim_scenario::Loaded) -> Vec<Frame> {
         let (frames, mut received) = mpsc::channel(100_000);
         simulate(
             loaded,
@@ -732,6 +754,56 @@ mod tests {
         assert_eq!(
             verdict,
             json!({"expectations": 9, "passed": true, "limit": null, "failures": []})
+        );
+    }
+
+    /// Issue #34 item 4: each failure says where the timeline marks it (`at_us`, `agent`,
+    /// `rule`: the report's own placement, `timeline::Placer`), null when the run shows
+    /// nothing of it.
+    #[test]
+    fn the_expect_event_places_each_failure() {
+        let yaml = "name: placed\n\
+            session: {env: {CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS: \"1\"}}\n\
+            main:\n\
+            \x20 - spawn: {agent: general-purpose, name: first, background: true, behavior: [{work: 10s}]}\n\
+            \x20 - wait: 2s\n\
+            \x20 - spawn: {agent: general-purpose, name: second, background: true, behavior: [{work: 5s}]}\n\
+            expect:\n\
+            \x20 - none: {kind: spawn_rejected}\n\
+            \x20 - final: {agent: first, outcome: failed}\n\
+            \x20 - max_running: 0\n";
+        let loaded =
+            subsim_scenario::parse_scenario(yaml, "placed.yaml", std::path::Path::new("."))
+                .expect("the scenario loads");
+        let verdict = frames_of(loaded)
+            .into_iter()
+            .find_map(|frame| match frame.kind {
+                FrameKind::Expect(verdict) => Some(verdict),
+                _ => None,
+            })
+            .expect("an expect frame");
+        let verdict: Value = serde_json::from_str(&verdict).expect("JSON");
+        let placed: Vec<Value> = verdict["failures"]
+            .as_array()
+            .expect("failures")
+            .iter()
+            .map(|failure| {
+                json!([
+                    failure["expect"],
+                    failure["at_us"],
+                    failure["agent"],
+                    failure["rule"]
+                ])
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                json!([1, 2_000_000, null, "CAP-1"]),
+                json!([2, 10_000_000, "a1", verdict["failures"][1]["rule"]]),
+                json!([3, null, null, null]),
+            ],
+            "{verdict}"
         );
     }
 }
