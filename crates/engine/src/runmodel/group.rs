@@ -8,7 +8,7 @@
 
 use subsim_rules::RuleId;
 
-use crate::event::{Event, EventKind};
+use crate::event::{AgentRef, Event, EventKind};
 
 /// Splits one instant's decisions, in order, into groups `(start, len, period)` covering
 /// them all in order. `keys` say which decisions are alike, `subjects` whom each is about
@@ -120,19 +120,30 @@ pub fn key(event: &Event) -> Key {
     (event.kind.name(), event.rule, detail)
 }
 
-/// Whom `event` is about, for grouping (the narration's subject): `None` for a decision
-/// that is never grouped.
-pub fn subject(event: &Event) -> Option<String> {
+/// Whom a grouped line is about: the one list of which events have a subject, read by the
+/// model's grouping and by the narration, which labels each case its own way.
+#[derive(Clone, Copy, Debug)]
+pub enum Subject<'e> {
+    /// A refused call's requested name.
+    Name(&'e str),
+    /// A notification's sender.
+    From(&'e AgentRef),
+    /// The run the event is about (its `agent`).
+    Run(&'e AgentRef),
+}
+
+/// Whom `event` is about, for grouping: `None` for a decision that is never grouped.
+pub fn subject_of(event: &Event) -> Option<Subject<'_>> {
     match &event.kind {
-        EventKind::SpawnRejected { name, .. } => name.as_deref().map(str::to_string),
-        EventKind::Notification { from, .. } => Some(from.label()),
+        EventKind::SpawnRejected { name, .. } => name.as_deref().map(Subject::Name),
+        EventKind::Notification { from, .. } => Some(Subject::From(from)),
         EventKind::AgentStarted { agent, .. }
         | EventKind::AgentFinished { agent, .. }
         | EventKind::AgentResumed { agent, .. }
         | EventKind::AgentWaiting { agent, .. }
         | EventKind::ToolCalled { agent, .. }
         | EventKind::PermissionRequested { agent, .. }
-        | EventKind::ReportDelivered { agent, .. } => Some(agent.label()),
+        | EventKind::ReportDelivered { agent, .. } => Some(Subject::Run(agent)),
         EventKind::SessionStarted { .. }
         | EventKind::SpawnRequested { .. }
         | EventKind::PermissionAnswered { .. }
@@ -151,6 +162,15 @@ pub fn subject(event: &Event) -> Option<String> {
         | EventKind::ActionIgnored { .. }
         | EventKind::LimitReached { .. } => None,
     }
+}
+
+/// Whom `event` is about, for grouping (the narration's subject), by the trace's labels:
+/// `None` for a decision that is never grouped.
+pub fn subject(event: &Event) -> Option<String> {
+    subject_of(event).map(|subject| match subject {
+        Subject::Name(name) => name.to_string(),
+        Subject::From(agent) | Subject::Run(agent) => agent.label(),
+    })
 }
 
 #[cfg(test)]

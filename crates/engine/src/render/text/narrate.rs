@@ -1,6 +1,7 @@
 //! What each event says: the narration's words, one line per event.
 
 use super::*;
+use crate::runmodel::group::Subject;
 use subsim_escape::terminal;
 use subsim_rules::id;
 
@@ -268,36 +269,14 @@ impl Narrator {
             .unwrap_or_default()
     }
 
-    /// The agent a line is about, for grouping same-instant lines.
+    /// The agent a line is about, for grouping same-instant lines (which events have one:
+    /// `runmodel::group::subject_of`, the model's own list).
     fn subject(&self, event: &Event, who: &str) -> Option<String> {
-        match &event.kind {
-            EventKind::SpawnRejected { name, .. } => name.as_deref().map(str::to_string),
-            EventKind::Notification { from, .. } => Some(self.label(from)),
-            EventKind::AgentStarted { .. }
-            | EventKind::AgentFinished { .. }
-            | EventKind::AgentResumed { .. }
-            | EventKind::AgentWaiting { .. }
-            | EventKind::ToolCalled { .. }
-            | EventKind::PermissionRequested { .. }
-            | EventKind::ReportDelivered { .. } => Some(who.to_string()),
-            EventKind::SessionStarted { .. }
-            | EventKind::SpawnRequested { .. }
-            | EventKind::PermissionAnswered { .. }
-            | EventKind::PermissionWithdrawn { .. }
-            | EventKind::AgentBackgrounded { .. }
-            | EventKind::MessageDelivered { .. }
-            | EventKind::MessageRejected { .. }
-            | EventKind::StopRequested { .. }
-            | EventKind::ConversationCleared
-            | EventKind::DefinitionNoted { .. }
-            | EventKind::PanelChanged { .. }
-            | EventKind::HookFired { .. }
-            | EventKind::HookSkipped { .. }
-            | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. }
-            | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => None,
-        }
+        crate::runmodel::group::subject_of(event).map(|subject| match subject {
+            Subject::Name(name) => name.to_string(),
+            Subject::From(from) => self.label(from),
+            Subject::Run(_) => who.to_string(),
+        })
     }
 
     /// Appends the line for `event` to `out`, without a newline.
