@@ -708,8 +708,27 @@ pub struct RunProfile {
     pub context: ToolList,
     /// Its MCP servers (MCP-1).
     pub mcp_servers: ToolList,
+    /// MEM-4 / MEM-5: its listed skills, when not all of them were preloaded.
+    pub skills: Option<Rc<SkillsReport>>,
     /// An agent-team teammate rather than a subagent (SPAWN-11).
     pub teammate: bool,
+}
+
+/// MEM-4 / MEM-5: how many of a run's listed skills were preloaded, and the names of the
+/// others by why (`agent_started`'s `skills_*` fields): kept only when a listed skill was
+/// not preloaded, so a run whose skills all load writes none of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillsReport {
+    /// How many were preloaded (CTX-5).
+    pub preloaded: u32,
+    /// MEM-4: past the first 32 distinct names.
+    pub beyond_cap: ToolList,
+    /// MEM-5: `disable-model-invocation: true` (the bundled `/verify` among them).
+    pub model_invocation_disabled: ToolList,
+    /// MEM-5: no such skill (a warning in the debug log).
+    pub missing: ToolList,
+    /// MEM-5: disabled, e.g. by policy (a warning in the debug log).
+    pub disabled: ToolList,
 }
 
 impl RunProfile {
@@ -725,6 +744,7 @@ impl RunProfile {
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
             context: Rc::from(Vec::new()),
             mcp_servers: Rc::from(Vec::new()),
+            skills: None,
             teammate: false,
         }
     }
@@ -988,6 +1008,11 @@ pub const KINDS: [(&str, &[&str]); 26] = [
             "permission_mode",
             "context",
             "mcp_servers",
+            "skills_preloaded",
+            "skills_beyond_cap",
+            "skills_model_invocation_disabled",
+            "skills_missing",
+            "skills_disabled",
             "teammate",
         ],
     ),
@@ -1239,6 +1264,22 @@ impl Event {
                 );
                 visit("context", Field::List(&profile.context));
                 visit("mcp_servers", Field::List(&profile.mcp_servers));
+                if let Some(skills) = &profile.skills {
+                    visit("skills_preloaded", Field::U64(u64::from(skills.preloaded)));
+                    for (name, list) in [
+                        ("skills_beyond_cap", &skills.beyond_cap),
+                        (
+                            "skills_model_invocation_disabled",
+                            &skills.model_invocation_disabled,
+                        ),
+                        ("skills_missing", &skills.missing),
+                        ("skills_disabled", &skills.disabled),
+                    ] {
+                        if !list.is_empty() {
+                            visit(name, Field::List(list));
+                        }
+                    }
+                }
                 if profile.teammate {
                     visit("teammate", Field::Bool(true));
                 }
@@ -1524,8 +1565,18 @@ mod table_tests {
     fn samples(full: bool) -> Vec<EventKind> {
         let some = |value: &str| full.then(|| text(value));
         let agent = if full { named(1) } else { AgentRef::MAIN };
+        let list = |value: &str| -> ToolList { Rc::from(vec![text(value)]) };
         let profile = Rc::new(RunProfile {
             effort: some("high"),
+            skills: full.then(|| {
+                Rc::new(SkillsReport {
+                    preloaded: 32,
+                    beyond_cap: list("s33"),
+                    model_invocation_disabled: list("verify"),
+                    missing: list("ghost"),
+                    disabled: list("legacy"),
+                })
+            }),
             teammate: full,
             ..RunProfile::new("general-purpose", "m", &["Read"])
         });

@@ -135,6 +135,10 @@ pub struct SessionSpec {
     /// PERM-9: MCP tools marked `requiresUserInteraction` (full names, `mcp__s__t`): they
     /// prompt even when allowed, and `dontAsk` denies them even if allowed.
     pub requires_user_interaction: Vec<String>,
+    /// MEM-5: the session's skills by name, when the scenario declares them
+    /// (`session.skills`): a listed skill not declared is then missing. `None` takes every
+    /// skill a definition lists to exist (the bundled `/verify` aside).
+    pub skills: Option<BTreeMap<String, subsim_rules::context::SkillState>>,
 }
 
 /// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
@@ -217,6 +221,7 @@ impl Default for SessionSpec {
             appended_prompt: None,
             mcp_policy: McpPolicySpec::default(),
             requires_user_interaction: Vec::new(),
+            skills: None,
         }
     }
 }

@@ -439,6 +439,8 @@ struct Session {
     appended_prompt: Option<context::Appended>,
     /// PERM-9: the MCP tools marked `requiresUserInteraction`.
     requires_user_interaction: Box<[Rc<str>]>,
+    /// MEM-5: the session's declared skills, if the scenario declares them.
+    skills: Option<BTreeMap<String, context::SkillState>>,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -761,6 +763,7 @@ impl<'s> Kernel<'s> {
             tools: main_tools,
             context: Rc::from(Vec::new()),
             mcp_servers: self.session.mcp.clone(),
+            skills: None,
             teammate: false,
         };
         let main_profile = Rc::new(main_profile);
@@ -1156,6 +1159,7 @@ impl Session {
                 .iter()
                 .map(|tool| Rc::from(tool.as_str()))
                 .collect(),
+            skills: session.skills.clone(),
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: spawn::refusal_texts(),

@@ -393,6 +393,7 @@ impl Kernel<'_> {
         let (tool, input) = (call.name.clone(), call.input.clone());
         let asker = Asker {
             depth: agent.depth,
+            teammate: agent.teammate,
             mode: agent.mode,
             fork: agent.fork,
             chain_foreground: self.chain_foreground(slot),

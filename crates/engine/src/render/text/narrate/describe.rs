@@ -258,6 +258,36 @@ impl Narrator {
                 if !*cap_checked && self.cap.is_some() {
                     what.push_str(", without a cap check");
                 }
+                if let (Some(skills), false) = (&profile.skills, self.brief) {
+                    // MEM-4 / MEM-5: which listed skills it does not start with, and why.
+                    let _ = write!(
+                        what,
+                        "; preloads {} listed {}, skips",
+                        skills.preloaded,
+                        plural(skills.preloaded, "skill", "skills")
+                    );
+                    let mut first = true;
+                    for (list, why) in [
+                        (&skills.beyond_cap, "past the first 32"),
+                        (
+                            &skills.model_invocation_disabled,
+                            "disable-model-invocation",
+                        ),
+                        (&skills.missing, "missing, a debug-log warning"),
+                        (&skills.disabled, "disabled, a debug-log warning"),
+                    ] {
+                        if list.is_empty() {
+                            continue;
+                        }
+                        let _ = write!(
+                            what,
+                            "{} {} ({why})",
+                            if first { "" } else { ";" },
+                            list.join(", ")
+                        );
+                        first = false;
+                    }
+                }
                 label
             }
             EventKind::AgentWaiting {
