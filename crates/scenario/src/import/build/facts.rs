@@ -44,7 +44,7 @@ pub(super) fn outcome(result: Option<&ToolResult>) -> Outcome {
 }
 
 /// What a subagent's tool call's result says about its permission.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Permission {
     /// Nothing: it ran, or it failed for another reason.
     None,
@@ -347,7 +347,7 @@ impl Builder {
         background: bool,
         file: &str,
         seen: &[(String, Permission, (usize, usize))],
-        ran: &[String],
+        ran: &BTreeSet<&str>,
     ) {
         let source = |rule: &'static str, shown: &str, lines: (usize, usize)| FactSource {
             agent: name.to_string(),
@@ -394,16 +394,16 @@ impl Builder {
                 source(by, shown, *lines),
             );
         }
-        let has = |tool: &str, wanted: Permission| {
-            seen.iter()
-                .any(|(other, permission, _)| other == tool && *permission == wanted)
-        };
-        let mut written: Vec<(&str, Permission)> = Vec::new();
+        let kinds: BTreeSet<(&str, Permission)> = seen
+            .iter()
+            .map(|(tool, permission, _)| (tool.as_str(), *permission))
+            .collect();
+        let has = |tool: &str, wanted: Permission| kinds.contains(&(tool, wanted));
+        let mut written: BTreeSet<(&str, Permission)> = BTreeSet::new();
         for (tool, permission, lines) in seen {
-            if written.contains(&(tool.as_str(), *permission)) {
+            if !written.insert((tool.as_str(), *permission)) {
                 continue;
             }
-            written.push((tool, *permission));
             let (what, yaml, expected, shown) = match permission {
                 Permission::PersonDenied if !has(tool, Permission::AutoDenied) => (
                     "no auto-denial",
@@ -418,7 +418,7 @@ impl Builder {
                     "it auto-denied, no prompt shown",
                 ),
                 Permission::ModeDenied
-                    if !ran.contains(tool)
+                    if !ran.contains(tool.as_str())
                         && !has(tool, Permission::PersonDenied)
                         && !has(tool, Permission::AutoDenied) =>
                 {

@@ -96,7 +96,7 @@ impl Builder {
         // What its tool calls showed about permission (tool, what, call and result lines),
         // and the tools of the calls that ran: the facts of [`Builder::permission_facts`].
         let mut seen: Vec<(String, Permission, (usize, usize))> = Vec::new();
-        let mut ran: Vec<String> = Vec::new();
+        let mut ran: BTreeSet<&str> = BTreeSet::new();
         let notices = Notices::new(conv.notices.clone());
         // Calls of one response share a message id; keep the order of first appearance.
         let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
@@ -263,7 +263,9 @@ impl Builder {
                                 self.permission_mode.as_deref().unwrap_or("not recorded")
                             ));
                         }
-                        Permission::None => ran.push(call.name.clone()),
+                        Permission::None => {
+                            ran.insert(call.name.as_str());
+                        }
                     }
                     let end = result.map_or(call.t_ms, |result| result.t_ms);
                     let duration = end.saturating_sub(cursor).max(0) as u64;
