@@ -427,10 +427,14 @@ fn permission_outcome<'e>(events: &'e [Event], tool: &str) -> Option<(String, &'
     })?;
     let mut auto_denied = false;
     let mut allowed = false;
-    event.visit_fields(&mut |name, value| match (name, value) {
-        ("auto_denied", Field::Bool(flag)) => auto_denied = flag,
-        ("allowed", Field::Bool(flag)) => allowed = flag,
-        _ => {}
+    event.visit_fields(&mut |name, value| {
+        if let Field::Bool(flag) = value {
+            match name {
+                "auto_denied" => auto_denied = flag,
+                "allowed" => allowed = flag,
+                _ => {}
+            }
+        }
     });
     let words = match (event.kind.name(), auto_denied, allowed) {
         ("permission_requested", true, _) => {
@@ -510,9 +514,11 @@ fn departure(
             )
         })
         .and_then(|filter| {
-            filter.fields.iter().find_map(|(name, value)| match value {
-                FilterValue::Str(tool) if name == "tool" => Some(tool.as_str()),
-                _ => None,
+            filter.fields.iter().find_map(|(name, value)| {
+                let FilterValue::Str(tool) = value else {
+                    return None;
+                };
+                (name == "tool").then_some(tool.as_str())
             })
         });
     let permission = permission_tool.and_then(|tool| permission_outcome(events, tool));
