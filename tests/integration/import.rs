@@ -669,3 +669,25 @@ fn dont_ask_denials_are_compared_both_ways_in_a_dont_ask_session() {
         imported.warnings
     );
 }
+
+/// Issue #34: a subagent transcript cut off between a tool call and its result says
+/// nothing about that call's permission: the prompt-auto-denied session cut after the
+/// researcher's Bash call (before its auto-denial) is no departure.
+#[test]
+fn a_call_whose_result_was_never_written_is_no_permission_departure() {
+    let dir = derived("departed/prompt-auto-denied", "cut-before-denial", &[]);
+    let sub = dir.join(V2_1_90_RESEARCHER);
+    let text = std::fs::read_to_string(&sub).expect("sub");
+    let kept: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&sub, kept.join("\n") + "\n").expect("write");
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}");
+    assert!(
+        !imported.yaml.contains("permission_requested"),
+        "{}",
+        imported.yaml
+    );
+}
