@@ -135,6 +135,9 @@ pub struct SessionSpec {
     /// PERM-9: MCP tools marked `requiresUserInteraction` (full names, `mcp__s__t`): they
     /// prompt even when allowed, and `dontAsk` denies them even if allowed.
     pub requires_user_interaction: Vec<String>,
+    /// ISO-5: the main conversation itself runs isolated in a worktree (`isolation:
+    /// worktree`): the isolation checks apply to the session and every subagent.
+    pub main_isolated: bool,
 }
 
 /// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
@@ -217,6 +220,7 @@ impl Default for SessionSpec {
             appended_prompt: None,
             mcp_policy: McpPolicySpec::default(),
             requires_user_interaction: Vec::new(),
+            main_isolated: false,
         }
     }
 }
@@ -453,6 +457,12 @@ pub struct ToolCall {
     pub prompt: Option<bool>,
     /// How long the call runs once allowed; `None` = instantaneous.
     pub duration: Option<Dist>,
+    /// ISO-2/3: where a Bash, PowerShell or Monitor command's working directory resolves
+    /// (`cwd:`); read only in an isolated run.
+    pub cwd: subsim_rules::isolation::Cwd,
+    /// ISO-4: what a Bash or Monitor command's text does to git (`git:`); read only in an
+    /// isolated run.
+    pub git: subsim_rules::isolation::Git,
 }
 
 /// A `spawn` (or `fork`) step: one or more Agent tool calls.

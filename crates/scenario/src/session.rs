@@ -18,7 +18,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 32] = [
+const SESSION_KEYS: [&str; 33] = [
     "kind",
     "version",
     "seed",
@@ -51,6 +51,7 @@ const SESSION_KEYS: [&str; 32] = [
     "allowed_mcp_servers",
     "denied_mcp_servers",
     "requires_user_interaction",
+    "isolation",
 ];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
@@ -278,6 +279,12 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
     mcp_policy(ctx, fields, spec);
     if let Some(value) = fields.get("requires_user_interaction") {
         spec.requires_user_interaction = requires_user_interaction(ctx, value);
+    }
+    // ISO-5: the main conversation itself runs isolated in a worktree.
+    if let Some(value) = fields.get("isolation") {
+        spec.main_isolated = ctx
+            .choice(value, "isolation", &crate::steps::ISOLATIONS)
+            .is_some();
     }
 }
 

@@ -15,6 +15,7 @@ use crate::check::{require, AgentRef, Ctx};
 use crate::classifier::classifier;
 use crate::diagnostic::{did_you_mean, list_names};
 use crate::raw::{Node, Value};
+use subsim_rules::isolation::{Cwd, Git};
 
 /// Every step name, in the contract's order.
 pub(crate) const STEP_NAMES: [&str; 12] = [
@@ -59,7 +60,7 @@ const FORK_KEYS: [&str; 10] = [
     "prompt",
     "classifier",
 ];
-const TOOL_KEYS: [&str; 4] = ["name", "input", "prompt", "duration"];
+const TOOL_KEYS: [&str; 6] = ["name", "input", "prompt", "duration", "cwd", "git"];
 const SEND_KEYS: [&str; 3] = ["to", "message", "behavior"];
 const WAIT_KEYS: [&str; 1] = ["for"];
 const FAIL_KEYS: [&str; 5] = [
@@ -307,11 +308,31 @@ fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
     let duration = fields
         .get("duration")
         .and_then(|value| ctx.dist(value, "tool `duration`"));
+    // ISO-2…4: where the command's working directory resolves and what its text does to
+    // git, read in an isolated run only.
+    let cwd = match fields.get("cwd") {
+        Some(value) => {
+            let names = Cwd::ALL.map(Cwd::as_str);
+            let chosen = ctx.choice(value, "tool `cwd`", &names)?;
+            Cwd::ALL.into_iter().find(|cwd| cwd.as_str() == chosen)?
+        }
+        None => Cwd::default(),
+    };
+    let git = match fields.get("git") {
+        Some(value) => {
+            let names = Git::ALL.map(Git::as_str);
+            let chosen = ctx.choice(value, "tool `git`", &names)?;
+            Git::ALL.into_iter().find(|git| git.as_str() == chosen)?
+        }
+        None => Git::default(),
+    };
     Some(ToolCall {
         name: Rc::from(name?),
         input: input.map(Rc::from),
         prompt,
         duration,
+        cwd,
+        git,
     })
 }
 

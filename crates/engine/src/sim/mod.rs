@@ -61,6 +61,7 @@ mod steps;
 mod streams;
 mod ties;
 mod trace;
+mod worktree;
 
 pub use ties::{TieBreak, TieOptions};
 
@@ -439,6 +440,8 @@ struct Session {
     appended_prompt: Option<context::Appended>,
     /// PERM-9: the MCP tools marked `requiresUserInteraction`.
     requires_user_interaction: Box<[Rc<str>]>,
+    /// ISO-5: the main conversation runs isolated in a worktree.
+    main_isolated: bool,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -808,6 +811,7 @@ impl<'s> Kernel<'s> {
                 .main_agent
                 .map(|index| self.session.types[index].name.clone()),
             permission_mode: config.permission_mode,
+            main_isolated: self.session.main_isolated,
         };
         self.emit(None, kind);
         self.announce_definitions();
@@ -1156,6 +1160,7 @@ impl Session {
                 .iter()
                 .map(|tool| Rc::from(tool.as_str()))
                 .collect(),
+            main_isolated: session.main_isolated,
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: spawn::refusal_texts(),

@@ -246,6 +246,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {}
         }
@@ -335,6 +336,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {}
         }
@@ -412,6 +414,7 @@ fn tone(event: &Event) -> Tone {
         | EventKind::ReportDelivered { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::LimitReached { .. } => Tone::Plain,
     }

@@ -4,6 +4,7 @@
 //! dispatch and its family say where its words are.
 
 use super::*;
+use subsim_rules::isolation::WorktreeAction;
 
 impl Narrator {
     /// Writes what happened into `what`; returns who it happened to (or who did it).
@@ -24,7 +25,8 @@ impl Narrator {
             | EventKind::AgentFinished { .. }
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => self.describe_run(event, what),
+            | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -52,6 +54,7 @@ impl Narrator {
                 background_disabled,
                 main_agent,
                 permission_mode,
+                main_isolated,
             } => {
                 let _ = write!(
                     what,
@@ -78,6 +81,10 @@ impl Narrator {
                 }
                 if *permission_mode != subsim_rules::PermissionMode::Default {
                     let _ = write!(what, ", permission mode {permission_mode}");
+                }
+                if *main_isolated {
+                    // ISO-5: the checks apply to the session and every subagent.
+                    what.push_str(", main runs isolated in a worktree");
                 }
                 "session".to_string()
             }
@@ -137,7 +144,8 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => {
+            | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -343,6 +351,29 @@ impl Narrator {
                 );
                 self.label(agent)
             }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                match action {
+                    WorktreeAction::Created => what.push_str(
+                        "gets its own temporary git worktree, branched from the default branch",
+                    ),
+                    WorktreeAction::Removed => {
+                        what.push_str("its worktree is cleaned up: it made no changes");
+                    }
+                    WorktreeAction::Kept => {
+                        let changes = changes.unwrap_or(0);
+                        let plural = if changes == 1 { "" } else { "s" };
+                        let _ = write!(
+                            what,
+                            "its worktree is kept: it made {changes} change{plural}"
+                        );
+                    }
+                }
+                self.label(agent)
+            }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
@@ -487,6 +518,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
@@ -593,6 +625,7 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
@@ -678,6 +711,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
