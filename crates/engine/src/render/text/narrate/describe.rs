@@ -4,7 +4,7 @@
 //! dispatch and its family say where its words are.
 
 use super::*;
-use subsim_rules::isolation::WorktreeAction;
+use subsim_rules::isolation::{Cwd, WorktreeAction};
 
 impl Narrator {
     /// Writes what happened into `what`; returns who it happened to (or who did it).
@@ -405,12 +405,17 @@ impl Narrator {
                 allowed,
                 reason,
                 input,
+                cwd,
                 ..
             } => {
                 if *allowed {
                     let _ = write!(what, "uses {tool}");
                     if let Some(input) = input {
                         let _ = write!(what, " `{input}`");
+                    }
+                    // ISO-2/3: an isolated run's command that ran outside its worktree.
+                    if let Some(cwd) = cwd.filter(|cwd| *cwd != Cwd::Worktree) {
+                        let _ = write!(what, " in {}", cwd_words(cwd));
                     }
                 } else if *reason == Some(ToolRefusal::Denied) {
                     let _ = match input {
@@ -426,6 +431,19 @@ impl Narrator {
                         Some(ToolRefusal::AutoDenied) => {
                             write!(what, "tries {tool}: auto-denied")
                         }
+                        Some(ToolRefusal::OutsideWorktree) => write!(
+                            what,
+                            "{tool} fails: its working directory resolved to {}, outside its worktree",
+                            cwd_words(cwd.unwrap_or(Cwd::MainCheckout))
+                        ),
+                        Some(ToolRefusal::GitRedirected) => write!(
+                            what,
+                            "{tool} blocked: it redirects git to the main checkout"
+                        ),
+                        Some(ToolRefusal::GitUnverifiable) => write!(
+                            what,
+                            "{tool} refused: its text cannot show that its git stays in the worktree"
+                        ),
                         Some(other) => write!(
                             what,
                             "tries {tool}: refused ({})",
@@ -718,5 +736,15 @@ impl Narrator {
                 unreachable!("describe hands only its family to describe_observer")
             }
         }
+    }
+}
+
+/// ISO-2/3: where a command's working directory resolved, in words.
+fn cwd_words(cwd: Cwd) -> &'static str {
+    match cwd {
+        Cwd::Worktree => "its worktree",
+        Cwd::MainCheckout => "the main checkout",
+        Cwd::Repo => "elsewhere in the repository",
+        Cwd::LinkedMainCheckout => "the linked worktree's main checkout",
     }
 }
