@@ -580,6 +580,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_step_says_where_its_command_resolves_and_what_it_does_to_git() {
+        // ISO-2…4: `cwd` and `git`, defaulting to the worktree and git that stays in it.
+        let (steps, errors) = check(
+            "- tool: {name: Bash, cwd: linked_main_checkout, git: computed}\n- tool: Monitor",
+            Script::Behavior,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let calls: Vec<_> = steps
+            .iter()
+            .map(|step| match step {
+                Step::Tool(call) => (call.cwd, call.git),
+                other => panic!("a tool step, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (Cwd::LinkedMainCheckout, Git::Computed),
+                (Cwd::Worktree, Git::Stays)
+            ]
+        );
+    }
+
+    #[test]
     fn every_step_form() {
         // A subagent's behavior: `fail` is allowed there, `ask_progress` (main only) is not.
         let (steps, errors) = check(
@@ -707,6 +731,16 @@ mod tests {
             "- spawn: {behavior: work}",
             Script::Main,
             "`behavior` must be a list",
+        );
+        fails(
+            "- tool: {name: Bash, cwd: main}",
+            Script::Main,
+            "did you mean `main_checkout`?",
+        );
+        fails(
+            "- tool: {name: Bash, git: redirect}",
+            Script::Main,
+            "did you mean `redirects`?",
         );
         fails(
             "- fail: {api_error: server, recovers_after: 2}",
