@@ -8,6 +8,7 @@ use std::rc::Rc;
 use subsim_rules::cap::Hint;
 use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::id;
+use subsim_rules::isolation::{Cwd, WorktreeAction};
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
@@ -159,6 +160,16 @@ subsim_rules::vocabulary! {
         AutoDenied => "auto_denied",
         /// A `PreToolUse` hook exited with code 2 (HOOK-7).
         HookBlocked => "hook_blocked",
+        /// An isolated run's command: its working directory resolved outside its worktree,
+        /// where the check covers; it failed with an error (ISO-2, ISO-3, ISO-5).
+        OutsideWorktree => "outside_worktree",
+        /// An isolated run's Bash or Monitor command redirects git to the main checkout:
+        /// blocked (ISO-4, ISO-5).
+        GitRedirected => "git_redirected",
+        /// An isolated run's Bash or Monitor command whose text cannot show that its git
+        /// stays in the worktree (a command name computed at run time): refused (ISO-4,
+        /// ISO-5).
+        GitUnverifiable => "git_unverifiable",
     }
 }
 
@@ -391,6 +402,9 @@ pub enum EventKind {
         main_agent: Option<Rc<str>>,
         /// The main conversation's permission mode (PERM-9).
         permission_mode: PermissionMode,
+        /// ISO-5: the main conversation runs isolated in a worktree (`isolation:
+        /// worktree`, written only then).
+        main_isolated: bool,
     },
     /// An Agent tool call was made.
     SpawnRequested {
@@ -465,6 +479,9 @@ pub enum EventKind {
         /// The `permissions.allow`/`permissions.deny` rule that decided (PERM-14), e.g.
         /// `Bash(git push *)`.
         permission_rule: Option<Rc<str>>,
+        /// An isolated run's Bash, PowerShell or Monitor call: where its working directory
+        /// resolved (ISO-2…5); `None` for a call the isolation checks did not see.
+        cwd: Option<Cwd>,
     },
     /// A permission prompt was raised (or auto-denied before v2.1.186).
     PermissionRequested {
@@ -670,6 +687,16 @@ pub enum EventKind {
         /// The model it runs on now.
         model: Rc<str>,
     },
+    /// ISO-1: a run's own temporary worktree was made (branched from the repository's
+    /// default branch), or, when the run ended, removed (no changes) or kept.
+    Worktree {
+        /// The run.
+        agent: AgentRef,
+        /// `created`, `removed` or `kept`.
+        action: WorktreeAction,
+        /// The changes the run made in it over its life (at `removed` and `kept`).
+        changes: Option<u32>,
+    },
     /// A person's action had no target or no effect.
     ActionIgnored {
         /// The action.
@@ -778,14 +805,15 @@ impl EventKind {
             EventKind::ReportDelivered { .. } => "report_delivered",
             EventKind::ContinuationRequested { .. } => "continuation_requested",
             EventKind::ModelSwitched { .. } => "model_switched",
+            EventKind::Worktree { .. } => "worktree",
             EventKind::ActionIgnored { .. } => "action_ignored",
             EventKind::LimitReached { .. } => "limit_reached",
         }
     }
 
     /// Every kind name, for validation of `expect:` filters: [`KINDS`]' names.
-    pub const NAMES: [&'static str; 26] = {
-        let mut names = [""; 26];
+    pub const NAMES: [&'static str; 27] = {
+        let mut names = [""; 27];
         let mut index = 0;
         while index < KINDS.len() {
             names[index] = KINDS[index].0;
@@ -832,6 +860,7 @@ impl EventKind {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => None,
         }
@@ -948,7 +977,7 @@ const fn field_names<const N: usize>() -> [&'static str; N] {
 /// hold the two to each other, writing a sample of every kind with every optional field),
 /// and a new kind one row here beside its arms in [`EventKind::name`] and
 /// [`Event::visit_fields`] (exhaustive matches: the compiler points there).
-pub const KINDS: [(&str, &[&str]); 26] = [
+pub const KINDS: [(&str, &[&str]); 27] = [
     (
         "session_started",
         &[
@@ -960,6 +989,7 @@ pub const KINDS: [(&str, &[&str]); 26] = [
             "background_disabled",
             "main_agent",
             "permission_mode",
+            "isolation",
         ],
     ),
     (
@@ -1027,6 +1057,7 @@ pub const KINDS: [(&str, &[&str]); 26] = [
             "allowed",
             "reason",
             "permission_rule",
+            "cwd",
         ],
     ),
     (
@@ -1108,6 +1139,10 @@ pub const KINDS: [(&str, &[&str]); 26] = [
     ),
     ("continuation_requested", &["agent", "name", "attempt"]),
     ("model_switched", &["agent", "name", "from_model", "model"]),
+    (
+        "worktree",
+        &["agent", "name", "action", "branched_from", "changes"],
+    ),
     ("action_ignored", &["action", "why"]),
     ("limit_reached", &["limit", "value"]),
 ];
@@ -1174,6 +1209,7 @@ impl Event {
                 background_disabled,
                 main_agent,
                 permission_mode,
+                main_isolated,
             } => {
                 visit("version", Field::Str(version));
                 visit("session_kind", Field::Str(session_kind.as_str()));
@@ -1187,6 +1223,9 @@ impl Event {
                     visit("main_agent", Field::Str(main_agent));
                 }
                 visit("permission_mode", Field::Str(permission_mode.as_str()));
+                if *main_isolated {
+                    visit("isolation", Field::Str("worktree"));
+                }
             }
             EventKind::SpawnRequested {
                 caller,
@@ -1292,6 +1331,7 @@ impl Event {
                 reason,
                 input,
                 permission_rule,
+                cwd,
             } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
@@ -1307,6 +1347,9 @@ impl Event {
                 }
                 if let Some(rule) = permission_rule {
                     visit("permission_rule", Field::Str(rule));
+                }
+                if let Some(cwd) = cwd {
+                    visit("cwd", Field::Str(cwd.as_str()));
                 }
             }
             EventKind::PermissionRequested {
@@ -1512,6 +1555,23 @@ impl Event {
                 visit("from_model", Field::Str(from_model));
                 visit("model", Field::Str(model));
             }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                subject(visit, agent);
+                visit("action", Field::Str(action.as_str()));
+                if *action == WorktreeAction::Created {
+                    visit(
+                        "branched_from",
+                        Field::Str(subsim_rules::isolation::BRANCHED_FROM),
+                    );
+                }
+                if let Some(changes) = changes {
+                    visit("changes", Field::U64(u64::from(*changes)));
+                }
+            }
             EventKind::ActionIgnored { action, why } => {
                 visit("action", Field::Str(action.as_str()));
                 visit("why", Field::Str(why));
@@ -1590,6 +1650,7 @@ mod table_tests {
                 background_disabled: false,
                 main_agent: some("lead"),
                 permission_mode: PermissionMode::Default,
+                main_isolated: full,
             },
             EventKind::SpawnRequested {
                 caller: agent.clone(),
@@ -1631,6 +1692,7 @@ mod table_tests {
                 reason: full.then_some(ToolRefusal::Denied),
                 input: some("ls"),
                 permission_rule: some("Bash(ls)"),
+                cwd: full.then_some(Cwd::MainCheckout),
             },
             EventKind::PermissionRequested {
                 agent: agent.clone(),
@@ -1736,9 +1798,18 @@ mod table_tests {
                 attempt: 1,
             },
             EventKind::ModelSwitched {
-                agent,
+                agent: agent.clone(),
                 from_model: text("a"),
                 model: text("b"),
+            },
+            EventKind::Worktree {
+                agent,
+                action: if full {
+                    WorktreeAction::Created
+                } else {
+                    WorktreeAction::Kept
+                },
+                changes: full.then_some(1),
             },
             EventKind::ActionIgnored {
                 action: IgnoredAction::Dismiss,

@@ -139,6 +139,9 @@ pub struct SessionSpec {
     /// (`session.skills`): a listed skill not declared is then missing. `None` takes every
     /// skill a definition lists to exist (the bundled `/verify` aside).
     pub skills: Option<BTreeMap<String, subsim_rules::context::SkillState>>,
+    /// ISO-5: the main conversation itself runs isolated in a worktree (`isolation:
+    /// worktree`): the isolation checks apply to the session and every subagent.
+    pub main_isolated: bool,
 }
 
 /// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
@@ -222,6 +225,7 @@ impl Default for SessionSpec {
             mcp_policy: McpPolicySpec::default(),
             requires_user_interaction: Vec::new(),
             skills: None,
+            main_isolated: false,
         }
     }
 }
@@ -458,6 +462,12 @@ pub struct ToolCall {
     pub prompt: Option<bool>,
     /// How long the call runs once allowed; `None` = instantaneous.
     pub duration: Option<Dist>,
+    /// ISO-2/3: where a Bash, PowerShell or Monitor command's working directory resolves
+    /// (`cwd:`); read only in an isolated run.
+    pub cwd: subsim_rules::isolation::Cwd,
+    /// ISO-4: what a Bash or Monitor command's text does to git (`git:`); read only in an
+    /// isolated run.
+    pub git: subsim_rules::isolation::Git,
 }
 
 /// A `spawn` (or `fork`) step: one or more Agent tool calls.

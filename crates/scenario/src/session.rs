@@ -19,7 +19,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 33] = [
+const SESSION_KEYS: [&str; 34] = [
     "kind",
     "version",
     "seed",
@@ -53,6 +53,7 @@ const SESSION_KEYS: [&str; 33] = [
     "denied_mcp_servers",
     "requires_user_interaction",
     "skills",
+    "isolation",
 ];
 /// MEM-5: what `session.skills` says about one skill (its frontmatter's spelling, and
 /// whether it is turned off).
@@ -286,6 +287,12 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
     }
     if let Some(value) = fields.get("skills") {
         spec.skills = Some(skills(ctx, value));
+    }
+    // ISO-5: the main conversation itself runs isolated in a worktree.
+    if let Some(value) = fields.get("isolation") {
+        spec.main_isolated = ctx
+            .choice(value, "isolation", &crate::steps::ISOLATIONS)
+            .is_some();
     }
 }
 

@@ -666,3 +666,26 @@ fn session_skills_read_into_the_session() {
         .unwrap_or_default();
     assert!(problems.contains("`skills` must be a map"), "{problems}");
 }
+
+/// ISO-5: `session.isolation: worktree` says the main conversation runs isolated; another
+/// value is an error with a suggestion, and leaving it out leaves main unisolated.
+#[test]
+fn session_isolation_reads_into_the_session() {
+    let isolated = "name: x\nsession:\n  isolation: worktree\n";
+    let loaded = match parse_scenario(isolated, "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    assert!(loaded.spec.session.main_isolated);
+    let plain = match parse_scenario("name: x\n", "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    assert!(!plain.spec.session.main_isolated);
+    let wrong = "name: x\nsession:\n  isolation: worktre\n";
+    let problems = parse_scenario(wrong, "x.yaml", Path::new("."))
+        .err()
+        .map(|problems| problems.to_string())
+        .unwrap_or_default();
+    assert!(problems.contains("did you mean `worktree`?"), "{problems}");
+}

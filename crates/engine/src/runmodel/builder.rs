@@ -311,6 +311,7 @@ impl Builder {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => self.add_other(event, at),
         }
@@ -483,6 +484,7 @@ impl Builder {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. } => {}
         }
     }
@@ -571,7 +573,8 @@ fn about(event: &Event) -> Option<AgentId> {
         | EventKind::HookSkipped { agent, .. }
         | EventKind::ReportDelivered { agent, .. }
         | EventKind::ContinuationRequested { agent, .. }
-        | EventKind::ModelSwitched { agent, .. } => Some(agent.id),
+        | EventKind::ModelSwitched { agent, .. }
+        | EventKind::Worktree { agent, .. } => Some(agent.id),
         EventKind::PanelChanged { row, .. } => Some(row.id),
         EventKind::SessionStarted { .. }
         | EventKind::ConversationCleared

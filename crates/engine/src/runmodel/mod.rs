@@ -331,6 +331,7 @@ pub fn decision(event: &Event) -> bool {
         | EventKind::HookSkipped { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::LimitReached { .. } => true,
     }

@@ -61,6 +61,7 @@ mod steps;
 mod streams;
 mod ties;
 mod trace;
+mod worktree;
 
 pub use ties::{TieBreak, TieOptions};
 
@@ -441,6 +442,8 @@ struct Session {
     requires_user_interaction: Box<[Rc<str>]>,
     /// MEM-5: the session's declared skills, if the scenario declares them.
     skills: Option<BTreeMap<String, context::SkillState>>,
+    /// ISO-5: the main conversation runs isolated in a worktree.
+    main_isolated: bool,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -811,6 +814,7 @@ impl<'s> Kernel<'s> {
                 .main_agent
                 .map(|index| self.session.types[index].name.clone()),
             permission_mode: config.permission_mode,
+            main_isolated: self.session.main_isolated,
         };
         self.emit(None, kind);
         self.announce_definitions();
@@ -1160,6 +1164,7 @@ impl Session {
                 .map(|tool| Rc::from(tool.as_str()))
                 .collect(),
             skills: session.skills.clone(),
+            main_isolated: session.main_isolated,
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: spawn::refusal_texts(),

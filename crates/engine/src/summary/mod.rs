@@ -214,6 +214,7 @@ impl Sink for Summary {
             | EventKind::HookSkipped { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
                 self.count(t);
@@ -519,6 +520,7 @@ impl Summary {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. } => {}
         }
     }

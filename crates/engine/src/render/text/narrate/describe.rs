@@ -4,6 +4,7 @@
 //! dispatch and its family say where its words are.
 
 use super::*;
+use subsim_rules::isolation::{Cwd, WorktreeAction};
 
 impl Narrator {
     /// Writes what happened into `what`; returns who it happened to (or who did it).
@@ -24,7 +25,8 @@ impl Narrator {
             | EventKind::AgentFinished { .. }
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => self.describe_run(event, what),
+            | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -52,6 +54,7 @@ impl Narrator {
                 background_disabled,
                 main_agent,
                 permission_mode,
+                main_isolated,
             } => {
                 let _ = write!(
                     what,
@@ -78,6 +81,10 @@ impl Narrator {
                 }
                 if *permission_mode != subsim_rules::PermissionMode::Default {
                     let _ = write!(what, ", permission mode {permission_mode}");
+                }
+                if *main_isolated {
+                    // ISO-5: the checks apply to the session and every subagent.
+                    what.push_str(", main runs isolated in a worktree");
                 }
                 "session".to_string()
             }
@@ -137,7 +144,8 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => {
+            | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -373,6 +381,29 @@ impl Narrator {
                 );
                 self.label(agent)
             }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                match action {
+                    WorktreeAction::Created => what.push_str(
+                        "gets its own temporary git worktree, branched from the default branch",
+                    ),
+                    WorktreeAction::Removed => {
+                        what.push_str("its worktree is cleaned up: it made no changes");
+                    }
+                    WorktreeAction::Kept => {
+                        let changes = changes.unwrap_or(0);
+                        let plural = if changes == 1 { "" } else { "s" };
+                        let _ = write!(
+                            what,
+                            "its worktree is kept: it made {changes} change{plural}"
+                        );
+                    }
+                }
+                self.label(agent)
+            }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
@@ -404,12 +435,17 @@ impl Narrator {
                 allowed,
                 reason,
                 input,
+                cwd,
                 ..
             } => {
                 if *allowed {
                     let _ = write!(what, "uses {tool}");
                     if let Some(input) = input {
                         let _ = write!(what, " `{input}`");
+                    }
+                    // ISO-2/3: an isolated run's command that ran outside its worktree.
+                    if let Some(cwd) = cwd.filter(|cwd| *cwd != Cwd::Worktree) {
+                        let _ = write!(what, " in {}", cwd_words(cwd));
                     }
                 } else if *reason == Some(ToolRefusal::Denied) {
                     let _ = match input {
@@ -425,6 +461,19 @@ impl Narrator {
                         Some(ToolRefusal::AutoDenied) => {
                             write!(what, "tries {tool}: auto-denied")
                         }
+                        Some(ToolRefusal::OutsideWorktree) => write!(
+                            what,
+                            "{tool} fails: its working directory resolved to {}, outside its worktree",
+                            cwd_words(cwd.unwrap_or(Cwd::MainCheckout))
+                        ),
+                        Some(ToolRefusal::GitRedirected) => write!(
+                            what,
+                            "{tool} blocked: it redirects git to the main checkout"
+                        ),
+                        Some(ToolRefusal::GitUnverifiable) => write!(
+                            what,
+                            "{tool} refused: its text cannot show that its git stays in the worktree"
+                        ),
                         Some(other) => write!(
                             what,
                             "tries {tool}: refused ({})",
@@ -517,6 +566,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
@@ -623,6 +673,7 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
@@ -708,11 +759,22 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
                 unreachable!("describe hands only its family to describe_observer")
             }
         }
+    }
+}
+
+/// ISO-2/3: where a command's working directory resolved, in words.
+fn cwd_words(cwd: Cwd) -> &'static str {
+    match cwd {
+        Cwd::Worktree => "its worktree",
+        Cwd::MainCheckout => "the main checkout",
+        Cwd::Repo => "elsewhere in the repository",
+        Cwd::LinkedMainCheckout => "the linked worktree's main checkout",
     }
 }
