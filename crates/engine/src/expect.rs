@@ -767,6 +767,7 @@ impl Sink for Checker {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         for (located, state) in self.expectations.iter().zip(self.states.iter_mut()) {

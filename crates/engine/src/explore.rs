@@ -214,6 +214,7 @@ impl Sink for Fingerprint {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
     }

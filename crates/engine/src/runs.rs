@@ -191,6 +191,7 @@ impl<W: Write> Sink for RunTable<W> {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
     }

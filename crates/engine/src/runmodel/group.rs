@@ -115,6 +115,7 @@ pub fn key(event: &Event) -> Key {
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => String::new(),
     };
     (event.kind.name(), event.rule, detail)
@@ -160,6 +161,7 @@ pub fn subject_of(event: &Event) -> Option<Subject<'_>> {
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => None,
     }
 }

@@ -247,6 +247,7 @@ impl Narrator {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         let found = subsim_rules::why::reason(kind, rule, &case)?;
@@ -336,6 +337,7 @@ impl Narrator {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         let names = &mut self.names;
@@ -413,6 +415,7 @@ fn tone(event: &Event) -> Tone {
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => Tone::Plain,
     }
 }

@@ -24,7 +24,8 @@ impl Narrator {
             | EventKind::AgentFinished { .. }
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => self.describe_run(event, what),
+            | EventKind::ModelSwitched { .. }
+            | EventKind::DurationDrawn { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -137,7 +138,8 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
-            | EventKind::ModelSwitched { .. } => {
+            | EventKind::ModelSwitched { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -343,6 +345,30 @@ impl Narrator {
                 );
                 self.label(agent)
             }
+            EventKind::DurationDrawn {
+                agent,
+                arrival,
+                what: drawn_for,
+                drawn_us,
+                drawn_from,
+                drawn_on,
+            } => {
+                // Where the number came from (issue #32).
+                let subject = match agent {
+                    Some(agent) => self.label(agent),
+                    None => "main".to_string(),
+                };
+                if let Some(arrival) = arrival {
+                    let _ = write!(what, "arrival #{arrival}: ");
+                }
+                what.push_str(&crate::event::drawn_words(
+                    drawn_for.words(),
+                    *drawn_us,
+                    drawn_from,
+                    &drawn_on.words(&subject),
+                ));
+                subject
+            }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
@@ -449,11 +475,13 @@ impl Narrator {
                 let _ = write!(what, " (prompt #{prompt})");
                 // Where the number came from (issue #32): the draw, with the full detail.
                 if let (false, Some(think), Some(from)) = (self.brief, think_us, think_from) {
-                    let _ = write!(
-                        what,
-                        "; think {}, drawn from {from}, the person's stream",
-                        human_duration(*think)
-                    );
+                    what.push_str("; ");
+                    what.push_str(&crate::event::drawn_words(
+                        "think",
+                        *think,
+                        from,
+                        crate::event::PERSON_STREAM,
+                    ));
                 }
                 "person".to_string()
             }
@@ -489,7 +517,8 @@ impl Narrator {
             | EventKind::ModelSwitched { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_call")
             }
         }
@@ -595,7 +624,8 @@ impl Narrator {
             | EventKind::ModelSwitched { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_message")
             }
         }
@@ -680,7 +710,8 @@ impl Narrator {
             | EventKind::ModelSwitched { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_observer")
             }
         }
