@@ -1081,22 +1081,29 @@ impl<'s> Kernel<'s> {
                 .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng));
             (micros, DrawnOn::Run)
         };
-        let agent = self.agents.get(slot);
-        let drawn_from = if self.trace.builds_events() {
-            Some(self.draws.spelled(dist))
+        if self.trace.builds_events() {
+            self.draw_written(slot, dist, what, micros, on);
         } else {
-            None
-        };
+            // Only a summary (W1's path): the draw is counted, nothing is built.
+            self.trace.draw_counted(self.clock.now);
+        }
+        micros
+    }
+
+    /// The `duration_drawn` of a draw of the run in `slot`, for a sink (out of line: a
+    /// run with only a summary counts it, `Trace::draw_counted`).
+    #[inline(never)]
+    fn draw_written(&mut self, slot: u32, dist: &Dist, what: DrawnFor, micros: u64, on: DrawnOn) {
+        let agent = self.agents.get(slot);
         let drawn = trace::Drawn {
             agent: Some((agent.id, &agent.name)),
             arrival: None,
             what,
             drawn_us: micros,
-            drawn_from,
+            drawn_from: Some(self.draws.spelled(dist)),
             drawn_on: on,
         };
         self.trace.duration_drawn(self.clock.now, drawn);
-        micros
     }
 }
 

@@ -697,6 +697,19 @@ impl<'s> Trace<'s> {
         self.send_kept(now, Some(rule), Hot::ToolCalled);
     }
 
+    /// A `duration_drawn` with no sink: counted (the summary's `events`, the seq and
+    /// `max_events`), not built.
+    #[inline(always)]
+    pub(super) fn draw_counted(&mut self, now: SimTime) {
+        if self.limit.is_some() {
+            return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.duration_drawn_at();
+        }
+        self.counted(now);
+    }
+
     /// A `duration_drawn` (no rule: a draw is not a decision). Counted whether or not
     /// it is built, so the summary's event count and `max_events` are the same for every
     /// output; written only for a sink.
