@@ -3,7 +3,7 @@
 //! as `run --format model`'s JSON), the statistics (`run --format json`, kept through the
 //! kernel's typed entries on a run of its own) and the narration's closing summary. They
 //! must agree on the end, the runs started, resumed, finished and rejected per agent, the
-//! peak running count and the order of decisions.
+//! peak running count, the order of decisions and the durations drawn.
 //!
 //! The binary's own views (gantt, Chrome, the report) draw from the same model; their
 //! corpus check is `crates/cli/src/timeline.rs`'s `every_shipped_scenario_*` tests.
@@ -46,6 +46,9 @@ struct Facts {
     peak: u32,
     /// The `seq` of each decision, in order.
     decisions: Vec<u64>,
+    /// Each duration drawn from a distribution (issue #32): the `seq` of the event that
+    /// carries it and the time drawn, in order.
+    draws: Vec<(u64, u64)>,
 }
 
 /// The facts of a JSON Lines trace: the ground truth.
@@ -57,8 +60,11 @@ fn of_trace(jsonl: &[u8]) -> Facts {
         let kind = event["kind"].as_str().expect("kind");
         let seq = event["seq"].as_u64().expect("seq");
         let t = event["t_us"].as_u64().expect("t_us");
-        if kind != "panel_changed" {
+        if kind != "panel_changed" && kind != "duration_drawn" {
             facts.end_us = facts.end_us.max(t);
+        }
+        if let Some(drawn) = event["drawn_us"].as_u64().or(event["think_us"].as_u64()) {
+            facts.draws.push((seq, drawn));
         }
         if let Some(running) = event["running"].as_u64() {
             facts.peak = facts.peak.max(u32::try_from(running).expect("u32"));
@@ -79,7 +85,7 @@ fn of_trace(jsonl: &[u8]) -> Facts {
             _ => {}
         }
         let decision = match kind {
-            "panel_changed" | "spawn_requested" => false,
+            "panel_changed" | "spawn_requested" | "duration_drawn" => false,
             "report_delivered" => !event["scan"].is_null() || !event["review"].is_null(),
             "definition_noted" => event["outcome"] != "loaded",
             _ => true,
@@ -112,6 +118,11 @@ fn of_model(model: &RunModel) -> Facts {
             .iter()
             .flat_map(|group| group.seqs.iter().copied())
             .collect(),
+        draws: model
+            .draws
+            .iter()
+            .map(|draw| (draw.seq, draw.drawn_us))
+            .collect(),
     }
 }
 
@@ -138,6 +149,15 @@ fn of_model_json(json: &str) -> Facts {
             .iter()
             .flat_map(|group| group["seqs"].as_array().expect("seqs").clone())
             .map(|seq| seq.as_u64().expect("seq"))
+            .collect(),
+        draws: model["draws"]
+            .as_array()
+            .expect("draws")
+            .iter()
+            .map(|draw| {
+                let number = |key: &str| draw[key].as_u64().expect(key);
+                (number("seq"), number("drawn_us"))
+            })
             .collect(),
     }
 }
@@ -177,6 +197,12 @@ fn disagreements(truth: &Facts, name: &str, view: &Facts) -> Vec<String> {
             "{name}: decision order differs at #{at}: {:?}, trace {:?}",
             view.decisions.get(at),
             truth.decisions.get(at)
+        ));
+    }
+    if view.draws != truth.draws {
+        out.push(format!(
+            "{name}: draws {:?}, trace {:?}",
+            view.draws, truth.draws
         ));
     }
     out
@@ -389,7 +415,7 @@ fn a_tampered_model_is_caught() {
     let truth = of_trace(&writer.finish().expect("in memory"));
     let model = builder.finish();
     assert!(disagreements(&truth, "model", &of_model(&model)).is_empty());
-    let tampered: [Tamper; 5] = [
+    let tampered: [Tamper; 6] = [
         ("end", |m| m.end.at += 1),
         ("rejected", |m| m.counts.all.rejected -= 1),
         ("per agent", |m| {
@@ -401,6 +427,7 @@ fn a_tampered_model_is_caught() {
             let [a, b] = m.order.get_disjoint_mut([1, 2]).expect("two groups");
             std::mem::swap(&mut a.seqs, &mut b.seqs);
         }),
+        ("think time", |m| m.draws[0].drawn_us += 1),
     ];
     for (what, tamper) in tampered {
         let mut bad = model.clone();

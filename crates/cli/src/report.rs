@@ -503,9 +503,33 @@ fn page(page: &Page<'_>) -> String {
             timeline.running_at(*at)
         );
     }
+    // Each duration drawn from a distribution, in the model's words (issue #32), for the
+    // decision panel: what a clicked line or bar shows of where its numbers came from.
+    data.push_str("],\"draws\":[");
+    for (index, draw) in timeline.draws.iter().enumerate() {
+        if index > 0 {
+            data.push(',');
+        }
+        let _ = write!(
+            data,
+            "{{\"t\":{},\"until\":{},\"agent\":{},\"label\":{},\"from\":{},\"to\":{},\"text\":{}}}",
+            draw.at,
+            draw.until(),
+            draw.agent.map_or("null".to_string(), |id| json_string(
+                &subsim_engine::event::id_string(id)
+            )),
+            draw.label
+                .as_deref()
+                .map_or("null".to_string(), json_string),
+            json_string(&SimTime(draw.at).to_string()),
+            json_string(&SimTime(draw.until()).to_string()),
+            json_string(&draw.text)
+        );
+    }
     let _ = write!(
         data,
-        "],\"end\":{end},\"x0\":{label_width},\"width\":{chart_width}}}"
+        "],\"more_draws\":{},\"end\":{end},\"x0\":{label_width},\"width\":{chart_width}}}",
+        timeline.more_draws
     );
     let description = page
         .description
@@ -539,6 +563,8 @@ svg {{ display: block; }}
 #narration li.current {{ background: #fff3cd; }}
 pre {{ background: #f7f7f7; border: 1px solid #ddd; padding: 6px; margin: 4px 0; font-size: 12px; overflow: auto; }}
 g.bar {{ cursor: pointer; }}
+.hint {{ color: #666; font-size: 12px; margin: 4px 0; }}
+#decision ul {{ margin: 4px 0; padding-left: 18px; font-size: 12px; }}
 .scrub {{ display: flex; gap: 8px; align-items: center; margin: 6px 0; }}
 #scrubber {{ width: 82.6%; margin-left: 16.3%; }}
 </style>
@@ -555,6 +581,8 @@ g.bar {{ cursor: pointer; }}
 {strip}
 <div class="scrub"><input type="range" id="scrubber" min="0" max="{max}" value="0" step="1" aria-label="time"></div>
 <p>At <span id="clock">00:00:00.000</span>, <span id="count">0</span> running</p>
+<h2 style="font-size:14px;margin:8px 0 0">Decision</h2>
+<div id="decision"><p class="hint">Click a narration line or a bar: what was decided, and each duration drawn from a distribution behind it.</p></div>
 <h2 style="font-size:14px;margin:8px 0 0">Subagent panel</h2>
 <pre id="panel"></pre>
 <pre id="tasks"></pre>
@@ -605,9 +633,58 @@ function jump(t) {{
   scrubber.value = String(sampleAt(t));
   show(Number(scrubber.value));
 }}
+// Does a narration line name the draw's run? (a name as a whole word; `main` for a retry)
+function names(text, draw) {{
+  const who = draw.label === null ? "main" : draw.label;
+  const words = " " + text.replace(/[^\w.-]+/g, " ") + " ";
+  return words.includes(" " + who + " ") || text.includes("…");
+}}
+// The decision panel: `head`, then each draw in the model's words, with when it ran.
+function decide(head, draws, none) {{
+  const box = document.getElementById("decision");
+  box.replaceChildren();
+  const line = document.createElement("p");
+  line.textContent = head;
+  box.appendChild(line);
+  const note = document.createElement("p");
+  note.className = "hint";
+  if (!draws.length) {{
+    note.textContent = data.draws.length ? none
+      : "Nothing in this run was drawn from a distribution: every duration in it is fixed by the scenario.";
+    box.appendChild(note);
+    return;
+  }}
+  note.textContent = "Where its numbers came from:";
+  box.appendChild(note);
+  const list = document.createElement("ul");
+  list.id = "draws";
+  for (const draw of draws) {{
+    const li = document.createElement("li");
+    li.textContent = draw.text + " (" + draw.from + " → " + draw.to + ")";
+    list.appendChild(li);
+  }}
+  box.appendChild(list);
+  if (data.more_draws) {{
+    const more = document.createElement("p");
+    more.className = "hint";
+    more.textContent = "… and " + data.more_draws + " later draws not kept in this page: `subsim run --detail full` says them all";
+    box.appendChild(more);
+  }}
+}}
 scrubber.addEventListener("input", () => show(Number(scrubber.value)));
-for (const item of items) item.addEventListener("click", () => jump(Number(item.dataset.t)));
-for (const bar of document.querySelectorAll("g.bar")) bar.addEventListener("click", () => jump(Number(bar.dataset.start)));
+for (const item of items) item.addEventListener("click", () => {{
+  const t = Number(item.dataset.t);
+  jump(t);
+  // A draw leads to a line when what it timed starts or ends at the line's instant.
+  decide(item.textContent, data.draws.filter((d) => (d.t === t || d.until === t) && names(item.textContent, d)),
+    "No duration drawn from a distribution starts or ends here: the times of this decision are fixed by the scenario.");
+}});
+for (const bar of document.querySelectorAll("g.bar")) bar.addEventListener("click", () => {{
+  jump(Number(bar.dataset.start));
+  const title = bar.querySelector("title");
+  decide(title ? title.textContent : bar.dataset.agent, data.draws.filter((d) => d.agent === bar.dataset.agent),
+    "No duration of this run was drawn from a distribution: its times are fixed by the scenario.");
+}});
 show(0);
 </script>
 </body>

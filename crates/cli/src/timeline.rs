@@ -108,6 +108,11 @@ pub struct Timeline {
     pub peak_running: u32,
     /// "It ended at … because …" (the model's chain).
     pub because: String,
+    /// Every duration drawn from a distribution, with its words (the model's, under its
+    /// budget), for the report's decision panel.
+    pub draws: Vec<runmodel::Draw>,
+    /// Draws past the model's budget: counted, not kept.
+    pub more_draws: u64,
 }
 
 /// A failed `expect:` entry, placed on the timeline.
@@ -214,6 +219,8 @@ impl Timeline {
             peak_running: model.counts.peak_running,
             because: model.because(),
             departures: Vec::new(),
+            draws: model.draws.clone(),
+            more_draws: model.more_draws,
         }
     }
 }

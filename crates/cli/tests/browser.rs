@@ -109,6 +109,95 @@ async fn report_in_browser(page: &Path) {
     driver.close().await;
 }
 
+/// Issue #32, "where a number came from": a click on a narration line or a bar shows, in
+/// the decision panel, each duration drawn from a distribution behind it, with its
+/// distribution and stream, as the run model words it.
+#[test]
+fn the_report_s_decision_panel_says_where_each_drawn_number_came_from() {
+    if !browser_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("subsim-report-draws-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("draws.html");
+    let scenario =
+        repo_root().join("scenarios/trace/drawn-durations-say-where-they-came-from.yaml");
+    write_report(Some(&scenario), &page);
+    block_on(draws_in_browser(&page));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn draws_in_browser(page: &Path) {
+    let driver = Browser::start("draws", 1100, 1000).await;
+    driver
+        .client
+        .goto(&file_url(page))
+        .await
+        .expect("the page opens");
+    let click_line = |words: &str| {
+        format!(
+            "const line = [...document.querySelectorAll('#narration li[data-t]')] \
+               .find((li) => li.textContent.includes({words:?})); \
+             line.click(); \
+             return [...document.querySelectorAll('#decision p, #decision li')].map((e) => e.textContent)"
+        )
+    };
+    // The answer: the person's think time, drawn on the person's stream.
+    let answered = driver
+        .script(&click_line("approved researcher's Bash"))
+        .await;
+    assert_eq!(
+        answered[2],
+        "think 326.393ms, drawn from exp(3s), the person's stream (00:00:05.550 → 00:00:05.877)",
+        "{answered}"
+    );
+    // The tool call: the wait drawn before it ends there, and its own duration starts
+    // there, each drawn on the run's own stream.
+    let read = driver.script(&click_line("uses Read")).await;
+    assert_eq!(
+        read.as_array().unwrap()[2..],
+        [
+            "wait 1.042s, drawn from uniform(1s, 2s), researcher's own stream \
+             (00:00:02.229 → 00:00:03.271)",
+            "tool call 2.28s, drawn from normal(4s, 1s), researcher's own stream \
+             (00:00:03.271 → 00:00:05.550)"
+        ],
+        "{read}"
+    );
+    // A line nothing drawn leads to says so.
+    let started = driver.script(&click_line("session")).await;
+    assert!(
+        started[1]
+            .as_str()
+            .unwrap()
+            .starts_with("No duration drawn"),
+        "{started}"
+    );
+    // A bar: every draw of its run, the think time of its prompt included.
+    let bar = driver
+        .script(
+            "document.querySelector('g.bar[data-agent=a1]').dispatchEvent(new MouseEvent('click')); \
+             return [...document.querySelectorAll('#draws li')].map((e) => e.textContent.split(',')[0])",
+        )
+        .await;
+    assert_eq!(
+        bar,
+        json!([
+            "work 229.094ms",
+            "wait 1.042s",
+            "tool call 2.28s",
+            "background shell 7.186s",
+            "think 326.393ms"
+        ])
+    );
+    assert!(driver.errors().await.is_empty());
+    driver
+        .script(&click_line("approved researcher's Bash"))
+        .await;
+    driver.screenshot("subsim-report-draws").await;
+    driver.close().await;
+}
+
 const HOSTILE: &str = r#"name: "<script>window.pwned = 1</script> \"quoted\" 'single' & more"
 description: "<img src=x onerror=\"window.pwned = 2\">"
 session: {kind: interactive, seed: 3}

@@ -323,3 +323,74 @@ fn an_imported_session_s_departure_is_marked_on_its_row_with_its_rule() {
         page.close().await;
     });
 }
+
+/// Issue #32, "where a number came from": the page's decision panel shows each duration
+/// drawn from a distribution behind a clicked line or bar, with its distribution and
+/// stream, from the server's model (`event: model`), not worked out again in the page.
+#[test]
+fn the_decision_panel_says_where_each_drawn_number_came_from() {
+    if !browser_available() {
+        return;
+    }
+    let source = std::fs::read_to_string(
+        crate::support::repo_root()
+            .join("scenarios/trace/drawn-durations-say-where-they-came-from.yaml"),
+    )
+    .expect("the scenario");
+    let server = Server::start(&[]);
+    block_on(async {
+        let page = Browser::start("draws", 1400, 1100).await;
+        opened(&page, &server).await;
+        typed_and_run(&page, &source).await;
+        let click_line = |words: &str| {
+            format!(
+                "const line = [...document.querySelectorAll('#narration li')] \
+                   .find((li) => li.textContent.includes({words:?})); \
+                 line.click(); \
+                 return [...document.querySelectorAll('#detail .draws-head, #detail .draws li')] \
+                   .map((e) => e.textContent)"
+            )
+        };
+        let answered = page.script(&click_line("approved researcher's Bash")).await;
+        assert_eq!(
+            answered,
+            json!([
+                "Where its numbers came from:",
+                "think 326.393ms, drawn from exp(3s), the person's stream \
+                 (00:00:05.550 → 00:00:05.877)"
+            ])
+        );
+        // The words come from the model the server sent, as they are.
+        let from_model = page
+            .script("return play.model.draws.map((d) => d.text)")
+            .await;
+        assert_eq!(
+            from_model[4],
+            "think 326.393ms, drawn from exp(3s), the person's stream"
+        );
+        let started = page.script(&click_line("session")).await;
+        assert!(
+            text(&started[0]).starts_with("No duration drawn from a distribution"),
+            "{started}"
+        );
+        page.script("document.querySelector('#timeline [data-agent=a1]').dispatchEvent(new MouseEvent('click'))")
+            .await;
+        let bar = page
+            .script("return [...document.querySelectorAll('#detail .draws li')].map((e) => e.textContent.split(',')[0])")
+            .await;
+        assert_eq!(
+            bar,
+            json!([
+                "work 229.094ms",
+                "wait 1.042s",
+                "tool call 2.28s",
+                "background shell 7.186s",
+                "think 326.393ms"
+            ])
+        );
+        no_script_errors(&page).await;
+        page.script(&click_line("approved researcher's Bash")).await;
+        page.screenshot("playground-draws").await;
+        page.close().await;
+    });
+}

@@ -188,3 +188,42 @@ fn detail_full_says_where_the_demo_s_4_491s_think_time_came_from() {
         "{answered}"
     );
 }
+
+/// Issue #32, "where a number came from": the report carries each draw in the model's
+/// words for its decision panel, and the model's JSON has them.
+#[test]
+fn the_report_and_the_model_carry_each_drawn_duration_with_its_distribution_and_stream() {
+    let file = "scenarios/trace/drawn-durations-say-where-they-came-from.yaml";
+    let page = report_of(file);
+    assert!(page.contains(r#"<div id="decision">"#), "no decision panel");
+    assert!(
+        page.contains(r#""text":"work 229.094ms, drawn from exp(3s), researcher's own stream"}"#),
+        "the work draw is not in the page's data"
+    );
+    let drawn = model(&[&scenario(file)]);
+    let draws: Vec<(&str, &str, &str)> = drawn["draws"]
+        .as_array()
+        .expect("draws")
+        .iter()
+        .map(|d| {
+            (
+                d["what"].as_str().unwrap(),
+                d["drawn_from"].as_str().unwrap(),
+                d["drawn_on"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        draws,
+        [
+            ("work", "exp(3s)", "run"),
+            ("wait", "uniform(1s, 2s)", "run"),
+            ("tool", "normal(4s, 1s)", "run"),
+            ("bash_background", "lognormal(5s, 0.5)", "run"),
+            ("think", "exp(3s)", "person"),
+        ]
+    );
+    // A scenario whose durations are all fixed draws nothing.
+    let fixed = model(&[&scenario("scenarios/cap/fan-out-25-hits-the-cap.yaml")]);
+    assert_eq!(fixed["draws"], serde_json::json!([]));
+}

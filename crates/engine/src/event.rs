@@ -141,6 +141,78 @@ subsim_rules::vocabulary! {
 }
 
 subsim_rules::vocabulary! {
+    /// What a drawn duration is for (`duration_drawn.what`): the step whose duration was
+    /// drawn, or a load call's retry delay.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum DrawnFor {
+        /// A `work` step's time.
+        Work => "work",
+        /// A `wait: DURATION` step's time (a sleep).
+        Wait => "wait",
+        /// A `tool` step's `duration`.
+        Tool => "tool",
+        /// A `bash_background` step's shell running time.
+        BashBackground => "bash_background",
+        /// A refused load call's wait before it is made again (`retry: backoff(…)`).
+        Retry => "retry",
+    }
+}
+
+impl DrawnFor {
+    /// The word the views put before the drawn time: `work 4.491s, drawn from …`.
+    pub fn words(self) -> &'static str {
+        match self {
+            DrawnFor::Work => "work",
+            DrawnFor::Wait => "wait",
+            DrawnFor::Tool => "tool call",
+            DrawnFor::BashBackground => "background shell",
+            DrawnFor::Retry => "retry in",
+        }
+    }
+}
+
+subsim_rules::vocabulary! {
+    /// Which random stream a duration was drawn from (`duration_drawn.drawn_on`). Every
+    /// stream is ChaCha8 seeded from `(seed, owner, purpose)`, so a draw on one never moves
+    /// another.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum DrawnOn {
+        /// The run's own behaviour stream, seeded by its agent id.
+        Run => "run",
+        /// The behaviour stream every load run shares.
+        Load => "load",
+        /// The load generator's retry stream.
+        Retry => "retry",
+    }
+}
+
+/// "work 4.491s, drawn from exp(3s), a3's own stream": where a drawn number came from, in
+/// the words every view uses (narration, the report's and the playground's decision
+/// panels, through the run model). `what` is the word before the time (`think`, `work`, …);
+/// `stream` the stream in words ([`DrawnOn::words`], [`PERSON_STREAM`]).
+pub fn drawn_words(what: &str, drawn_us: u64, drawn_from: &str, stream: &str) -> String {
+    format!(
+        "{what} {}, drawn from {drawn_from}, {stream}",
+        crate::time::human_duration(drawn_us)
+    )
+}
+
+impl DrawnOn {
+    /// The stream in words: `a3's own stream` (`label`: the run's name or id), `the load
+    /// runs' stream`, `the retry stream`.
+    pub fn words(self, label: &str) -> String {
+        match self {
+            DrawnOn::Run => format!("{label}'s own stream"),
+            DrawnOn::Load => "the load runs' shared stream".to_string(),
+            DrawnOn::Retry => "the load's retry stream".to_string(),
+        }
+    }
+}
+
+/// The person's stream in words (a `permission_answered`'s `think_us`).
+pub const PERSON_STREAM: &str = "the person's stream";
+
+subsim_rules::vocabulary! {
     /// Why a tool call did not run (`tool_called.reason`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub enum ToolRefusal {
@@ -345,6 +417,16 @@ pub fn vocabularies() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
             "action_ignored",
             "action",
             spell(&IgnoredAction::ALL, IgnoredAction::as_str),
+        ),
+        (
+            "duration_drawn",
+            "what",
+            spell(&DrawnFor::ALL, DrawnFor::as_str),
+        ),
+        (
+            "duration_drawn",
+            "drawn_on",
+            spell(&DrawnOn::ALL, DrawnOn::as_str),
         ),
         ("limit_reached", "limit", spell(&Limit::ALL, Limit::as_str)),
     ]
@@ -704,6 +786,25 @@ pub enum EventKind {
         /// Why.
         why: Rc<str>,
     },
+    /// A duration was drawn from a distribution (issue #32, "where a number came from"):
+    /// written only where a draw happened, never for a fixed duration, right after the
+    /// draw. Not a decision (no rule): `--detail full` shows it, and the views show it
+    /// beside the decision it leads to.
+    DurationDrawn {
+        /// The run the duration is for; absent for a load retry (its arrival has no run
+        /// yet).
+        agent: Option<AgentRef>,
+        /// For a load retry: the arrival waiting.
+        arrival: Option<u64>,
+        /// What it is for.
+        what: DrawnFor,
+        /// The duration drawn, µs.
+        drawn_us: u64,
+        /// The distribution, spelt as a scenario writes it (`exp(3s)`).
+        drawn_from: Rc<str>,
+        /// The random stream it was drawn from.
+        drawn_on: DrawnOn,
+    },
     /// A safety limit ended the run.
     LimitReached {
         /// Which limit.
@@ -807,13 +908,14 @@ impl EventKind {
             EventKind::ModelSwitched { .. } => "model_switched",
             EventKind::Worktree { .. } => "worktree",
             EventKind::ActionIgnored { .. } => "action_ignored",
+            EventKind::DurationDrawn { .. } => "duration_drawn",
             EventKind::LimitReached { .. } => "limit_reached",
         }
     }
 
     /// Every kind name, for validation of `expect:` filters: [`KINDS`]' names.
-    pub const NAMES: [&'static str; 27] = {
-        let mut names = [""; 27];
+    pub const NAMES: [&'static str; 28] = {
+        let mut names = [""; 28];
         let mut index = 0;
         while index < KINDS.len() {
             names[index] = KINDS[index].0;
@@ -822,15 +924,19 @@ impl EventKind {
         names
     };
 
-    /// Does this event move the end of the session? Every event but a `panel_changed`: the
-    /// session ends at its last decision, and the panel's own bookkeeping after it (a
-    /// finished row leaving 30 s later, PANEL-2; the footer hint clearing) is in the trace
-    /// but not in the session's length. Every view's end uses this one test: the summary's
+    /// Does this event move the end of the session? Every event but a `panel_changed` and
+    /// a `duration_drawn`: the session ends at its last decision, and the panel's own
+    /// bookkeeping after it (a finished row leaving 30 s later, PANEL-2; the footer hint
+    /// clearing) is in the trace but not in the session's length; nor is a draw, which
+    /// only says where the time of what follows came from. Every view's end uses this one test: the summary's
     /// makespan and mean running, the narration's closing line, `--realtime` (which plays
     /// what follows the end without waiting for it), the gantt chart and the report
     /// (docs/decisions.md, "The end of a session").
     pub fn moves_the_end(&self) -> bool {
-        !matches!(self, EventKind::PanelChanged { .. })
+        !matches!(
+            self,
+            EventKind::PanelChanged { .. } | EventKind::DurationDrawn { .. }
+        )
     }
 
     /// The running count carried by the event, if it carries one.
@@ -862,6 +968,7 @@ impl EventKind {
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => None,
         }
     }
@@ -977,7 +1084,7 @@ const fn field_names<const N: usize>() -> [&'static str; N] {
 /// hold the two to each other, writing a sample of every kind with every optional field),
 /// and a new kind one row here beside its arms in [`EventKind::name`] and
 /// [`Event::visit_fields`] (exhaustive matches: the compiler points there).
-pub const KINDS: [(&str, &[&str]); 27] = [
+pub const KINDS: [(&str, &[&str]); 28] = [
     (
         "session_started",
         &[
@@ -1144,6 +1251,18 @@ pub const KINDS: [(&str, &[&str]); 27] = [
         &["agent", "name", "action", "branched_from", "changes"],
     ),
     ("action_ignored", &["action", "why"]),
+    (
+        "duration_drawn",
+        &[
+            "agent",
+            "name",
+            "arrival",
+            "what",
+            "drawn_us",
+            "drawn_from",
+            "drawn_on",
+        ],
+    ),
     ("limit_reached", &["limit", "value"]),
 ];
 
@@ -1576,6 +1695,25 @@ impl Event {
                 visit("action", Field::Str(action.as_str()));
                 visit("why", Field::Str(why));
             }
+            EventKind::DurationDrawn {
+                agent,
+                arrival,
+                what,
+                drawn_us,
+                drawn_from,
+                drawn_on,
+            } => {
+                if let Some(agent) = agent {
+                    subject(visit, agent);
+                }
+                if let Some(arrival) = arrival {
+                    visit("arrival", Field::U64(*arrival));
+                }
+                visit("what", Field::Str(what.as_str()));
+                visit("drawn_us", Field::U64(*drawn_us));
+                visit("drawn_from", Field::Str(drawn_from));
+                visit("drawn_on", Field::Str(drawn_on.as_str()));
+            }
             EventKind::LimitReached { limit, value } => {
                 visit("limit", Field::Str(limit.as_str()));
                 visit("value", Field::U64(*value));
@@ -1814,6 +1952,14 @@ mod table_tests {
             EventKind::ActionIgnored {
                 action: IgnoredAction::Dismiss,
                 why: text("w"),
+            },
+            EventKind::DurationDrawn {
+                agent: full.then(|| named(1)),
+                arrival: full.then_some(1),
+                what: DrawnFor::Work,
+                drawn_us: 1,
+                drawn_from: text("exp(3s)"),
+                drawn_on: DrawnOn::Run,
             },
             EventKind::LimitReached {
                 limit: Limit::MaxEvents,

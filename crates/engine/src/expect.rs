@@ -768,6 +768,7 @@ impl Sink for Checker {
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         for (located, state) in self.expectations.iter().zip(self.states.iter_mut()) {

@@ -192,6 +192,7 @@ impl<W: Write> Sink for RunTable<W> {
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
     }

@@ -903,12 +903,56 @@ async function explainInto(container, rules) {
   }
 }
 
+// Where a line's numbers came from (issue #32): the server's model's draws (`event:
+// model`) that start or end at the line's instant, for a run the line names (its first
+// line's words; a group line `a … z (n)` names them all; a retry's run is `main`).
+function drawsOf(item) {
+  const draws = (play.model && play.model.draws) || [];
+  let head = item;
+  for (let i = play.narration.indexOf(item); i > 0 && /^\s/.test(head.text); i--) head = play.narration[i - 1];
+  const words = ' ' + head.text.replace(/[^\w.-]+/g, ' ') + ' ';
+  return draws.filter((d) => (d.t_us === item.t || d.until_us === item.t)
+    && (words.includes(' ' + (d.label === null ? 'main' : d.label) + ' ') || head.text.includes('…')));
+}
+
+// Each draw in the model's words, with when what it timed ran; `none` when there is none.
+function showDraws(container, draws, none) {
+  if (!play.model || !Array.isArray(play.model.draws)) return;
+  const head = document.createElement('p');
+  head.className = 'draws-head';
+  if (!draws.length) {
+    head.textContent = play.model.draws.length ? none
+      : 'Nothing in this run was drawn from a distribution: every duration in it is fixed by the scenario.';
+    container.appendChild(head);
+    return;
+  }
+  head.textContent = 'Where its numbers came from:';
+  container.appendChild(head);
+  const list = document.createElement('ul');
+  list.className = 'draws';
+  for (const draw of draws) {
+    const li = document.createElement('li');
+    li.textContent = `${draw.text} (${clock(draw.t_us)} → ${clock(draw.until_us)})`;
+    list.appendChild(li);
+  }
+  container.appendChild(list);
+  if (play.model.more_draws) {
+    const more = document.createElement('p');
+    more.className = 'draws-head';
+    more.textContent = `… and ${plural(play.model.more_draws, 'later draw')} the model did not keep: ` +
+      '`subsim run --detail full` says them all';
+    container.appendChild(more);
+  }
+}
+
 function showLine(item) {
   const detail = $('detail');
   detail.replaceChildren();
   const line = document.createElement('p');
   line.textContent = item.text;
   detail.appendChild(line);
+  showDraws(detail, drawsOf(item),
+    'No duration drawn from a distribution starts or ends here: the times of this decision are fixed by the scenario.');
   const rules = rulesIn(item.text);
   const decisions = play.events.filter((e) => e.t_us === item.t && e.rule && rules.includes(e.rule));
   if (decisions.length) {
@@ -932,6 +976,8 @@ function showAgent(id) {
   head.textContent = started && started.name ? `${started.name} (${id}): ${plural(mine.length, 'event')}`
     : `${id}: ${plural(mine.length, 'event')}`;
   detail.appendChild(head);
+  showDraws(detail, ((play.model && play.model.draws) || []).filter((d) => d.agent === id),
+    'No duration of this run was drawn from a distribution: its times are fixed by the scenario.');
   if (started) {
     const pre = document.createElement('pre');
     pre.textContent = 'decision: ' + JSON.stringify(started, null, 1);

@@ -5,8 +5,8 @@ use std::rc::Rc;
 
 use subsim_rules::toolcall::ToolStep;
 
-use super::{group, End, Group, Mark, Run, RunModel, Span, State, Tally};
-use crate::event::{AgentId, AgentRef, Event, EventKind, WaitingFor, MAIN};
+use super::{group, Draw, End, Group, Mark, Run, RunModel, Span, State, Tally};
+use crate::event::{drawn_words, AgentId, AgentRef, Event, EventKind, WaitingFor, MAIN};
 use crate::sink::Sink;
 
 /// The end of a span whose run has not ended yet; [`Builder::finish`] closes what stays open.
@@ -111,6 +111,24 @@ impl Builder {
         }
         if let Some(run) = self.run(id) {
             run.marks.push(mark);
+        }
+    }
+
+    /// A draw, within its budget (as many as marks).
+    fn draw(&mut self, draw: Draw) {
+        if self.model.draws.len() >= self.max_rows.saturating_mul(4) {
+            self.model.more_draws += 1;
+            return;
+        }
+        self.model.draws.push(draw);
+    }
+
+    /// How the views show agent `agent` in a draw's words: its run's label when the run
+    /// is kept, else its name or id.
+    fn label_of(&self, agent: &AgentRef) -> String {
+        match self.index.get(&agent.id) {
+            Some(index) => self.model.runs[*index].label.clone(),
+            None => agent.label(),
         }
     }
 
@@ -313,6 +331,7 @@ impl Builder {
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => self.add_other(event, at),
         }
     }
@@ -392,11 +411,57 @@ impl Builder {
                 self.mark(agent.id, mark(at, "prompt", text, event.rule));
             }
             EventKind::PermissionAnswered {
-                agent, waited_us, ..
+                agent,
+                waited_us,
+                think_us,
+                think_from,
+                ..
             } => {
                 self.model.counts.prompts += 1;
                 self.model.counts.prompt_wait_us += waited_us;
                 self.resume_running(agent.id, at, event);
+                if let (Some(think), Some(from)) = (think_us, think_from) {
+                    let label = self.label_of(agent);
+                    self.draw(Draw {
+                        at: at.saturating_sub(*think),
+                        seq: event.seq,
+                        agent: Some(agent.id),
+                        label: Some(label),
+                        arrival: None,
+                        what: "think",
+                        drawn_us: *think,
+                        drawn_from: from.clone(),
+                        drawn_on: "person",
+                        text: drawn_words("think", *think, from, crate::event::PERSON_STREAM),
+                    });
+                }
+            }
+            EventKind::DurationDrawn {
+                agent,
+                arrival,
+                what,
+                drawn_us,
+                drawn_from,
+                drawn_on,
+            } => {
+                let label = agent.as_ref().map(|agent| self.label_of(agent));
+                let stream = drawn_on.words(label.as_deref().unwrap_or("main"));
+                let mut text = arrival
+                    .map(|arrival| format!("arrival #{arrival}: "))
+                    .unwrap_or_default();
+                text.push_str(&drawn_words(what.words(), *drawn_us, drawn_from, &stream));
+                self.draw(Draw {
+                    at,
+                    seq: event.seq,
+                    agent: agent.as_ref().map(|agent| agent.id),
+                    label,
+                    arrival: *arrival,
+                    what: what.as_str(),
+                    drawn_us: *drawn_us,
+                    drawn_from: drawn_from.clone(),
+                    drawn_on: drawn_on.as_str(),
+                    text,
+                });
             }
             EventKind::PermissionWithdrawn { agent, .. } => {
                 self.resume_running(agent.id, at, event);
@@ -576,6 +641,7 @@ fn about(event: &Event) -> Option<AgentId> {
         | EventKind::ModelSwitched { agent, .. }
         | EventKind::Worktree { agent, .. } => Some(agent.id),
         EventKind::PanelChanged { row, .. } => Some(row.id),
+        EventKind::DurationDrawn { agent, .. } => agent.as_ref().map(|agent| agent.id),
         EventKind::SessionStarted { .. }
         | EventKind::ConversationCleared
         | EventKind::DefinitionNoted { .. }

@@ -116,6 +116,7 @@ pub fn key(event: &Event) -> Key {
         | EventKind::ModelSwitched { .. }
         | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => String::new(),
     };
     (event.kind.name(), event.rule, detail)
@@ -162,6 +163,7 @@ pub fn subject_of(event: &Event) -> Option<Subject<'_>> {
         | EventKind::ModelSwitched { .. }
         | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => None,
     }
 }

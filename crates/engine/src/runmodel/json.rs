@@ -1,5 +1,9 @@
 //! The model as one JSON object: `subsim run --format model` and the playground's final
 //! `event: model`. Times are integer µs (`*_us`); agents are shown by name, else id.
+//! Each of `draws` is a duration drawn from a distribution: when (`t_us`), for whom
+//! (`agent`, its `label`; `arrival` for a load retry), what for, how long (`drawn_us`, up
+//! to `until_us`), from what (`drawn_from`), on which stream (`drawn_on`) and in words
+//! (`text`).
 
 use std::fmt::Write as _;
 
@@ -190,10 +194,50 @@ impl RunModel {
             }
             out.push_str("]}");
         }
+        out.push_str("],\"draws\":[");
+        for (i, draw) in self.draws.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let _ = write!(
+                out,
+                "{{\"t_us\":{},\"seq\":{},\"agent\":",
+                draw.at, draw.seq
+            );
+            match draw.agent {
+                Some(id) => string(&mut out, &id_string(id)),
+                None => out.push_str("null"),
+            }
+            out.push_str(",\"label\":");
+            match &draw.label {
+                Some(label) => string(&mut out, label),
+                None => out.push_str("null"),
+            }
+            match draw.arrival {
+                Some(arrival) => {
+                    let _ = write!(out, ",\"arrival\":{arrival}");
+                }
+                None => out.push_str(",\"arrival\":null"),
+            }
+            out.push_str(",\"what\":");
+            string(&mut out, draw.what);
+            let _ = write!(
+                out,
+                ",\"drawn_us\":{},\"until_us\":{},\"drawn_from\":",
+                draw.drawn_us,
+                draw.until()
+            );
+            string(&mut out, &draw.drawn_from);
+            out.push_str(",\"drawn_on\":");
+            string(&mut out, draw.drawn_on);
+            out.push_str(",\"text\":");
+            string(&mut out, &draw.text);
+            out.push('}');
+        }
         let _ = write!(
             out,
-            "],\"more_decisions\":{},\"limit\":",
-            self.more_decisions
+            "],\"more_draws\":{},\"more_decisions\":{},\"limit\":",
+            self.more_draws, self.more_decisions
         );
         rule(&mut out, self.limit);
         out.push_str("}\n");

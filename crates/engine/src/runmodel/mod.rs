@@ -5,7 +5,8 @@
 //! its row, the running count, the [`Counts`], the decision order with the groups the
 //! narration may merge ([`Group`]: same-instant neighbours only, never across another
 //! decision) and, once the run is over, the session's end (its last decision) and the
-//! chain of decisions and waits that set it ([`Link`]). Narration, the gantt and Chrome
+//! chain of decisions and waits that set it ([`Link`]), and every duration drawn from a
+//! distribution with its stream ([`Draw`]). Narration, the gantt and Chrome
 //! views, the HTML report, `explain --end` and the playground all draw from it, so they
 //! agree; `run --format model` prints it as JSON ([`RunModel::to_json`]).
 //!
@@ -227,6 +228,42 @@ pub struct End {
     pub limit: Option<&'static str>,
 }
 
+/// A duration drawn from a distribution (issue #32, "where a number came from"): a run's
+/// `work`, `sleep`, tool or shell time (`duration_drawn`), the person's think time before
+/// an answer (`permission_answered`'s `think_us`), a load call's retry delay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Draw {
+    /// When it was drawn, µs (a think time: when the person took the prompt up).
+    pub at: u64,
+    /// The `seq` of the event that carries it.
+    pub seq: u64,
+    /// The run it is for (a think time: the run whose prompt was answered); `None` for a
+    /// load retry, whose arrival has no run yet.
+    pub agent: Option<AgentId>,
+    /// That run's name, else its id (how every view shows it).
+    pub label: Option<String>,
+    /// For a load retry: its arrival.
+    pub arrival: Option<u64>,
+    /// `think`, or `duration_drawn`'s `what` (`work`, `sleep`, `tool`, `bash_background`,
+    /// `retry`).
+    pub what: &'static str,
+    /// The duration drawn, µs: what it is for ends at `at + drawn_us`.
+    pub drawn_us: u64,
+    /// The distribution, spelt as a scenario writes it.
+    pub drawn_from: Rc<str>,
+    /// The stream: `person`, or `duration_drawn`'s `drawn_on` (`run`, `load`, `retry`).
+    pub drawn_on: &'static str,
+    /// In words: `work 4.491s, drawn from exp(3s), a3's own stream`.
+    pub text: String,
+}
+
+impl Draw {
+    /// When what was drawn for ends, µs.
+    pub fn until(&self) -> u64 {
+        self.at.saturating_add(self.drawn_us)
+    }
+}
+
 /// Everything the views draw about one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunModel {
@@ -253,6 +290,11 @@ pub struct RunModel {
     pub more_decisions: u64,
     /// The chain that set the end, latest first.
     pub chain: Vec<Link>,
+    /// The durations drawn from distributions, in trace order (fixed durations are not
+    /// drawn, so not here).
+    pub draws: Vec<Draw>,
+    /// Draws past the budget: counted, not kept.
+    pub more_draws: u64,
     /// A safety limit stopped the run: its name.
     pub limit: Option<&'static str>,
 }
@@ -334,6 +376,8 @@ pub fn decision(event: &Event) -> bool {
         | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::LimitReached { .. } => true,
+        // Where a number came from, shown beside the decision it leads to.
+        EventKind::DurationDrawn { .. } => false,
     }
 }
 

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use subsim_rules::RejectReason;
 
 use crate::dist::Dist;
-use crate::event::Limit;
+use crate::event::{DrawnFor, DrawnOn, Limit};
 use crate::spec::{Arrivals, LoadSpec, LoadUntil, RatePhase, Retry, SpawnSpec};
 use crate::time::SimTime;
 
@@ -420,6 +420,23 @@ impl Kernel<'_> {
             Retry::Queue => self.load.retry_waiting.push_back(arrival),
             Retry::Backoff(dist) => {
                 let delay = dist.sample(&mut self.load.retry_rng);
+                if !dist.is_fixed() {
+                    // Where the wait came from (issue #32).
+                    let drawn_from = if self.trace.builds_events() {
+                        Some(self.draws.spelled(&dist))
+                    } else {
+                        None
+                    };
+                    let drawn = super::trace::Drawn {
+                        agent: None,
+                        arrival: Some(arrival),
+                        what: DrawnFor::Retry,
+                        drawn_us: delay,
+                        drawn_from,
+                        drawn_on: DrawnOn::Retry,
+                    };
+                    self.trace.duration_drawn(self.clock.now, drawn);
+                }
                 self.clock
                     .schedule(self.clock.now.plus(delay), Wake::Retry(arrival));
             }

@@ -35,7 +35,7 @@ use subsim_rules::session::{env, ConfigNote};
 use subsim_rules::{resume, tools, Mode, RuleId, SessionConfig};
 
 use crate::dist::Dist;
-use crate::event::{AgentRef, EventKind, Limit, RunProfile, ToolList, MAIN};
+use crate::event::{AgentRef, DrawnFor, DrawnOn, EventKind, Limit, RunProfile, ToolList, MAIN};
 use crate::sink::Sink;
 use crate::spec::{
     default_behavior, default_resume_behavior, AgentDef, Answer, Program, Scope, SimSpec, Step,
@@ -507,6 +507,29 @@ struct Draws {
     exp: crate::dist::ExpCache,
     /// The runs' behaviour streams being drawn from (see `streams.rs`).
     streams: streams::Streams,
+    /// The last distributions spelt for a `duration_drawn` (`Dist::spelled`), newest
+    /// last: a scenario draws from a few, and each draw's event shares its text.
+    spelled: Vec<(Dist, Rc<str>)>,
+}
+
+/// How many spellings [`Draws::spelled`] keeps.
+const SPELLED: usize = 8;
+
+impl Draws {
+    /// `dist` as a scenario writes it, shared between the draws from it.
+    fn spelled(&mut self, dist: &Dist) -> &Rc<str> {
+        let index = match self.spelled.iter().position(|(kept, _)| kept == dist) {
+            Some(index) => index,
+            None => {
+                if self.spelled.len() >= SPELLED {
+                    self.spelled.remove(0);
+                }
+                self.spelled.push((*dist, Rc::from(dist.spelled())));
+                self.spelled.len() - 1
+            }
+        };
+        &self.spelled[index].1
+    }
 }
 
 impl Session {
@@ -702,6 +725,7 @@ impl<'s> Kernel<'s> {
             draws: Draws {
                 exp: crate::dist::ExpCache::default(),
                 streams: streams::Streams::new(seed),
+                spelled: Vec::new(),
             },
             trace: Trace::new(out.sink, out.summary, limits),
             // PANEL-1: only interactive sessions have a panel; load runs keep none either.
@@ -1043,18 +1067,50 @@ impl<'s> Kernel<'s> {
             .schedule(self.clock.now, Wake::Step { slot, gen });
     }
 
-    fn sample(&mut self, slot: u32, dist: &Dist) -> u64 {
+    /// A duration of the run in `slot` for `what`: a fixed one as it is, else drawn from
+    /// the run's stream (a load run's: the load runs' shared stream) and traced as a
+    /// `duration_drawn` (issue #32).
+    fn sample(&mut self, slot: u32, dist: &Dist, what: DrawnFor) -> u64 {
         if let Dist::Const(value) = dist {
             return *value;
         }
         let agent = self.agents.get_mut(slot);
-        if agent.from_load {
-            return self.draws.exp.sample(dist, &mut self.load.rng);
+        let (micros, on) = if agent.from_load {
+            (
+                self.draws.exp.sample(dist, &mut self.load.rng),
+                DrawnOn::Load,
+            )
+        } else {
+            let exp = &mut self.draws.exp;
+            let micros = self
+                .draws
+                .streams
+                .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng));
+            (micros, DrawnOn::Run)
+        };
+        if self.trace.builds_events() {
+            self.draw_written(slot, dist, what, micros, on);
+        } else {
+            // Only a summary (W1's path): the draw is counted, nothing is built.
+            self.trace.draw_counted(self.clock.now);
         }
-        let exp = &mut self.draws.exp;
-        self.draws
-            .streams
-            .draw(agent.id, &mut agent.rng_words, |rng| exp.sample(dist, rng))
+        micros
+    }
+
+    /// The `duration_drawn` of a draw of the run in `slot`, for a sink (out of line: a
+    /// run with only a summary counts it, `Trace::draw_counted`).
+    #[inline(never)]
+    fn draw_written(&mut self, slot: u32, dist: &Dist, what: DrawnFor, micros: u64, on: DrawnOn) {
+        let agent = self.agents.get(slot);
+        let drawn = trace::Drawn {
+            agent: Some((agent.id, &agent.name)),
+            arrival: None,
+            what,
+            drawn_us: micros,
+            drawn_from: Some(self.draws.spelled(dist)),
+            drawn_on: on,
+        };
+        self.trace.duration_drawn(self.clock.now, drawn);
     }
 }
 

@@ -10,7 +10,7 @@ use subsim_rules::toolcall::ToolStep;
 use subsim_rules::{notify, resume, Mode};
 
 use crate::dist::Dist;
-use crate::event::{EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
+use crate::event::{DrawnFor, EventKind, IgnoredAction, Outcome, ToolRefusal, WaitingFor, MAIN};
 use crate::spec::{Program, Step, ToolCall};
 
 use super::agents::{Agent, Block, Frame, Status};
@@ -117,13 +117,13 @@ impl Kernel<'_> {
                             return;
                         }
                     }
-                    let micros = self.sample(slot, &dist);
+                    let micros = self.sample(slot, &dist, DrawnFor::Work);
                     self.sleep(slot, micros);
                     return;
                 }
                 Step::Sleep(dist) => {
                     let dist = *dist;
-                    let micros = self.sample(slot, &dist);
+                    let micros = self.sample(slot, &dist, DrawnFor::Wait);
                     self.sleep(slot, micros);
                     return;
                 }
@@ -224,7 +224,7 @@ impl Kernel<'_> {
                     return Flow::Stop;
                 }
                 self.clock.shells_queued += 1;
-                let micros = self.sample(slot, dist);
+                let micros = self.sample(slot, dist, DrawnFor::BashBackground);
                 let agent = self.agents.get_mut(slot);
                 agent.bash_running += 1;
                 let (id, run) = (agent.id, agent.run);
@@ -469,7 +469,7 @@ impl Kernel<'_> {
     pub(super) fn tool_runs(&mut self, slot: u32, duration: Option<Dist>) -> Flow {
         match duration {
             Some(dist) => {
-                let micros = self.sample(slot, &dist);
+                let micros = self.sample(slot, &dist, DrawnFor::Tool);
                 self.sleep(slot, micros);
                 Flow::Stop
             }

@@ -51,7 +51,9 @@ use subsim_rules::prompt::RoutedTo;
 use subsim_rules::toolcall::ToolStep;
 use subsim_rules::{Mode, RejectReason, RuleId};
 
-use crate::event::{AgentId, AgentRef, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal};
+use crate::event::{
+    AgentId, AgentRef, DrawnFor, DrawnOn, Event, EventKind, Limit, Outcome, RunProfile, ToolRefusal,
+};
 use crate::sink::Sink;
 use crate::spec::{Answer, Limits};
 use crate::summary::Summary;
@@ -141,6 +143,19 @@ pub(super) struct Prompted<'a> {
     pub(super) prompt: u64,
 }
 
+/// A `duration_drawn`'s fields (issue #32).
+pub(super) struct Drawn<'a> {
+    /// The run it is for, by id and name; `None` for a load retry.
+    pub(super) agent: Option<(AgentId, &'a Option<Rc<str>>)>,
+    pub(super) arrival: Option<u64>,
+    pub(super) what: DrawnFor,
+    pub(super) drawn_us: u64,
+    /// The distribution as a scenario writes it: `None` when no event is built
+    /// ([`Trace::builds_events`]), which is the only time it is not read.
+    pub(super) drawn_from: Option<&'a Rc<str>>,
+    pub(super) drawn_on: DrawnOn,
+}
+
 /// Which kept event a method wrote.
 #[derive(Clone, Copy)]
 enum Hot {
@@ -153,6 +168,7 @@ enum Hot {
     Prompted,
     Answered,
     ToolCalled,
+    Drawn,
 }
 
 impl<'s> Trace<'s> {
@@ -221,7 +237,7 @@ impl<'s> Trace<'s> {
     /// Whether the kept events are written: only for a sink (see the module's ground
     /// rules).
     #[inline(always)]
-    fn builds_events(&self) -> bool {
+    pub(super) fn builds_events(&self) -> bool {
         self.sink.is_some()
     }
 
@@ -276,6 +292,7 @@ impl<'s> Trace<'s> {
             Hot::Prompted => &mut kept.prompt.prompted,
             Hot::Answered => &mut kept.prompt.answered,
             Hot::ToolCalled => &mut kept.prompt.tool_called,
+            Hot::Drawn => &mut kept.drawn,
         };
         event.t = now;
         event.seq = self.seq;
@@ -683,6 +700,65 @@ impl<'s> Trace<'s> {
         *kept_cwd = cwd;
         self.send_kept(now, Some(rule), Hot::ToolCalled);
     }
+
+    /// A `duration_drawn` with no sink: counted (the summary's `events`, the seq and
+    /// `max_events`), not built.
+    #[inline(always)]
+    pub(super) fn draw_counted(&mut self, now: SimTime) {
+        if self.limit.is_some() {
+            return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.duration_drawn_at();
+        }
+        self.counted(now);
+    }
+
+    /// A `duration_drawn` (no rule: a draw is not a decision). Counted whether or not
+    /// it is built, so the summary's event count and `max_events` are the same for every
+    /// output; written only for a sink.
+    #[inline(always)]
+    pub(super) fn duration_drawn(&mut self, now: SimTime, drawn: Drawn<'_>) {
+        if self.limit.is_some() {
+            return;
+        }
+        if let Some(summary) = self.summary() {
+            summary.duration_drawn_at();
+        }
+        let (true, Some(drawn_from)) = (self.builds_events(), drawn.drawn_from) else {
+            return self.counted(now);
+        };
+        let EventKind::DurationDrawn {
+            agent,
+            arrival,
+            what,
+            drawn_us,
+            drawn_from: kept_from,
+            drawn_on,
+        } = &mut self.kept.drawn.kind
+        else {
+            unreachable!("the kept duration_drawn is one (`Kept::new`)")
+        };
+        match (drawn.agent, agent.as_mut()) {
+            (Some((id, name)), Some(kept)) => {
+                kept.id = id;
+                share(&mut kept.name, name);
+            }
+            (Some((id, name)), None) => {
+                *agent = Some(AgentRef {
+                    id,
+                    name: name.clone(),
+                })
+            }
+            (None, _) => *agent = None,
+        }
+        *arrival = drawn.arrival;
+        *what = drawn.what;
+        *drawn_us = drawn.drawn_us;
+        keep(kept_from, drawn_from);
+        *drawn_on = drawn.drawn_on;
+        self.send_kept(now, None, Hot::Drawn);
+    }
 }
 
 /// Sets a kept event's shared string to `value`: nothing to do when it holds the same
@@ -729,6 +805,8 @@ struct Kept {
     notification: Event,
     /// The last report delivered (`report_delivered_again` writes it again).
     delivered: Event,
+    /// A duration drawn (a load run's `work: exp(…)`: one per run).
+    drawn: Event,
     /// A prompt's events, kept apart (boxed): a run without prompts carries one pointer
     /// more, not three more events.
     prompt: Box<PromptEvents>,
@@ -799,6 +877,14 @@ impl Kept {
                 text: empty.clone(),
                 scan: None,
                 review: None,
+            }),
+            drawn: event(EventKind::DurationDrawn {
+                agent: None,
+                arrival: None,
+                what: DrawnFor::Work,
+                drawn_us: 0,
+                drawn_from: empty.clone(),
+                drawn_on: DrawnOn::Run,
             }),
             prompt: Box::new(PromptEvents {
                 prompted: event(EventKind::PermissionRequested {

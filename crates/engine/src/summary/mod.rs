@@ -199,6 +199,8 @@ impl Sink for Summary {
                 self.events += 1;
                 self.other_event(event);
             }
+            // A draw is not a decision: counted, not in the makespan (issue #32).
+            EventKind::DurationDrawn { .. } => self.duration_drawn_at(),
             EventKind::SessionStarted { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionWithdrawn { .. }
@@ -296,6 +298,13 @@ impl Summary {
     #[inline]
     pub(crate) fn report_delivered_at(&mut self, t: SimTime) {
         self.count(t);
+    }
+
+    /// A `duration_drawn`: only counted; a draw is no decision, so it is not in the
+    /// makespan (`EventKind::moves_the_end`).
+    #[inline]
+    pub(crate) fn duration_drawn_at(&mut self) {
+        self.events += 1;
     }
 
     /// A `permission_requested` at `t` shown to the person (not auto-denied): prompt
@@ -521,7 +530,8 @@ impl Summary {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
-            | EventKind::ActionIgnored { .. } => {}
+            | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. } => {}
         }
     }
 }

@@ -248,6 +248,7 @@ impl Narrator {
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         let found = subsim_rules::why::reason(kind, rule, &case)?;
@@ -338,6 +339,7 @@ impl Narrator {
             | EventKind::ModelSwitched { .. }
             | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
+            | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
         }
         let names = &mut self.names;
@@ -416,6 +418,7 @@ fn tone(event: &Event) -> Tone {
         | EventKind::ModelSwitched { .. }
         | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
+        | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => Tone::Plain,
     }
 }

@@ -550,6 +550,45 @@ fn brief_groups_same_instant_lines_and_hides_bookkeeping() {
     );
 }
 
+fn drawn_work(id: u32, name: &str, drawn_us: u64) -> EventKind {
+    EventKind::DurationDrawn {
+        agent: Some(agent(id, name)),
+        arrival: None,
+        what: crate::event::DrawnFor::Work,
+        drawn_us,
+        drawn_from: Rc::from("exp(3s)"),
+        drawn_on: crate::event::DrawnOn::Run,
+    }
+}
+
+/// Issue #32: a draw is a line of the full detail only, and the brief narration groups
+/// the starts around it as if it were not there (it is no decision).
+#[test]
+fn a_draw_is_told_with_the_full_detail_and_never_splits_a_group() {
+    let mut events = Vec::new();
+    for id in 1..=3 {
+        events.push((0, Some("FORK-3"), started(id, &format!("r-{id}"), id)));
+        events.push((0, None, drawn_work(id, &format!("r-{id}"), 4_491_238)));
+    }
+    let brief = narrate(NarrationOptions::default(), &events);
+    assert!(!brief.contains("drawn from"), "{brief}");
+    assert_eq!(brief.lines().count(), 2, "{brief}");
+    assert!(brief.contains("r-1 … r-3 (3)"), "{brief}");
+    let full = narrate(
+        NarrationOptions {
+            detail: Detail::Full,
+            ..NarrationOptions::default()
+        },
+        &events,
+    );
+    assert!(
+        full.lines()
+            .any(|line| line.starts_with("00:00:00.000  r-2 ")
+                && line.ends_with("  work 4.491s, drawn from exp(3s), r-2's own stream")),
+        "{full}"
+    );
+}
+
 #[test]
 fn follow_keeps_only_what_touches_the_agent() {
     let events = vec![

@@ -26,7 +26,8 @@ impl Narrator {
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::Worktree { .. } => self.describe_run(event, what),
+            | EventKind::Worktree { .. }
+            | EventKind::DurationDrawn { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -145,7 +146,8 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::Worktree { .. } => {
+            | EventKind::Worktree { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -404,6 +406,30 @@ impl Narrator {
                 }
                 self.label(agent)
             }
+            EventKind::DurationDrawn {
+                agent,
+                arrival,
+                what: drawn_for,
+                drawn_us,
+                drawn_from,
+                drawn_on,
+            } => {
+                // Where the number came from (issue #32).
+                let subject = match agent {
+                    Some(agent) => self.label(agent),
+                    None => "main".to_string(),
+                };
+                if let Some(arrival) = arrival {
+                    let _ = write!(what, "arrival #{arrival}: ");
+                }
+                what.push_str(&crate::event::drawn_words(
+                    drawn_for.words(),
+                    *drawn_us,
+                    drawn_from,
+                    &drawn_on.words(&subject),
+                ));
+                subject
+            }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
@@ -528,11 +554,13 @@ impl Narrator {
                 let _ = write!(what, " (prompt #{prompt})");
                 // Where the number came from (issue #32): the draw, with the full detail.
                 if let (false, Some(think), Some(from)) = (self.brief, think_us, think_from) {
-                    let _ = write!(
-                        what,
-                        "; think {}, drawn from {from}, the person's stream",
-                        human_duration(*think)
-                    );
+                    what.push_str("; ");
+                    what.push_str(&crate::event::drawn_words(
+                        "think",
+                        *think,
+                        from,
+                        crate::event::PERSON_STREAM,
+                    ));
                 }
                 "person".to_string()
             }
@@ -569,7 +597,8 @@ impl Narrator {
             | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_call")
             }
         }
@@ -676,7 +705,8 @@ impl Narrator {
             | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_message")
             }
         }
@@ -762,7 +792,8 @@ impl Narrator {
             | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
-            | EventKind::LimitReached { .. } => {
+            | EventKind::LimitReached { .. }
+            | EventKind::DurationDrawn { .. } => {
                 unreachable!("describe hands only its family to describe_observer")
             }
         }
