@@ -228,10 +228,10 @@ fn a_report_names_each_fact_the_replay_misses() {
         .yaml
         .replace("version: \"2.1.200\"", "version: \"2.1.100\"");
     let report = fidelity(&imported).expect("loads");
-    assert_eq!((report.reproduced, report.observed), (7, 10), "{report}");
+    assert_eq!((report.reproduced, report.observed), (8, 11), "{report}");
     let text = report.to_string();
     assert!(
-        text.starts_with("7 of 10 observed facts reproduced\n"),
+        text.starts_with("8 of 11 observed facts reproduced\n"),
         "{text}"
     );
     assert!(text.contains("mismatch: fact 3: Agent call benchmark-the-old-code (general-purpose) failed in the background: expected benchmark-the-old-code ends failed, got benchmark-the-old-code: completed"), "{text}");
@@ -401,7 +401,7 @@ fn a_subagent_without_an_agent_id_is_found_by_its_prompt_or_its_meta_file() {
 /// scenario's own `expect:` block fails on it.
 #[test]
 fn each_departed_fixture_reports_exactly_its_one_departure() {
-    let cases: [(&str, &str, &[&str]); 5] = [
+    let cases: [(&str, &str, &[&str]); 6] = [
         (
             "notification-removed/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",
             "run-the-migration-tests: the model expected its completion notification to main (NOTIFY-3) at 00:01:21.500; the transcript shows none (",
@@ -426,6 +426,11 @@ fn each_departed_fixture_reports_exactly_its_one_departure() {
             "foreground-as-notification/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
             "run-the-slow-test: the model expected it to run in the foreground (FGBG-1) at 00:00:49.850; the transcript shows it was launched in the background (",
             &["7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl:9)"],
+        ),
+        (
+            "prompt-auto-denied/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+            "researcher: the model expected a permission prompt for its Bash call, shown in the main session (PERM-4) at 00:00:06.700; the transcript shows it auto-denied, no prompt shown (",
+            &["agent-f0e1d2c3.jsonl:2-3)"],
         ),
     ];
     let folders: Vec<String> = std::fs::read_dir(fixtures().join("departed"))
@@ -523,4 +528,166 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).expect("copy");
         }
     }
+}
+
+/// A copy of the fixture folder `from` in a fresh temporary folder `name`, with each
+/// `(file, old, new)` edit made (every occurrence of `old` in that file).
+fn derived(from: &str, name: &str, edits: &[(&str, &str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("subsim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    copy_dir(&fixtures().join(from), &dir);
+    for (file, old, new) in edits {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).expect("fixture file");
+        assert!(text.contains(old), "{file}: `{old}`");
+        std::fs::write(&path, text.replace(old, new)).expect("write");
+    }
+    dir
+}
+
+const V2_1_90_MAIN: &str = "d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl";
+const V2_1_90_RESEARCHER: &str =
+    "d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9/subagents/agent-f0e1d2c3.jsonl";
+const AUTO_DENIED: &str = "Permission to use Bash has been auto-denied (prompts unavailable).";
+
+/// Issue #34: the other direction of a person's denial. In 2.1.90 a background subagent
+/// could not ask (PERM-5): a prompt its Bash call showed the person, who denied it, is a
+/// departure where the model auto-denies; its `none:` entry names the lines.
+#[test]
+fn a_prompt_answered_where_the_rules_auto_deny_is_a_departure() {
+    let dir = derived(
+        "v2.1.90-agent",
+        "person-denied",
+        &[(
+            V2_1_90_RESEARCHER,
+            AUTO_DENIED,
+            "The user doesn't want to proceed with this tool use.",
+        )],
+    );
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        imported.yaml.contains(
+            "  # 3: researcher's Bash call: no auto-denial (agent-f0e1d2c3.jsonl:2-3)\n  - none: \
+             {kind: permission_requested, agent: \"researcher\", tool: \"Bash\", auto_denied: true}\n"
+        ),
+        "{}",
+        imported.yaml
+    );
+    assert_eq!(report.departures.len(), 1, "{report}");
+    let departure = &report.departures[0];
+    assert!(
+        departure.starts_with(
+            "researcher: the model expected its Bash call auto-denied, no prompt shown (PERM-5) \
+             at 00:00:06.700; the transcript shows a prompt the person answered: denied ("
+        ),
+        "{departure}"
+    );
+    assert!(
+        departure.ends_with("agent-f0e1d2c3.jsonl:2-3)"),
+        "{departure}"
+    );
+}
+
+/// Issue #34: `dontAsk` denials (PERM-9). In a session whose recorded mode is `dontAsk`
+/// the denied call is replayed with no `prompt:`, so the mode decides: a Bash call it
+/// denies is reproduced; a Glob call it lets run is a departure (a denial where the rules
+/// allow). In a session recorded in another mode the denial is replayed as a call that ran,
+/// with a warning, and nothing is expected of it.
+#[test]
+fn dont_ask_denials_are_compared_both_ways_in_a_dont_ask_session() {
+    let dont_ask = "Permission to use Bash has been denied because Claude Code is running in \
+                    don't ask mode.";
+    let mode = (
+        V2_1_90_MAIN,
+        "\"permissionMode\":\"default\"",
+        "\"permissionMode\":\"dontAsk\"",
+    );
+    let denied = (V2_1_90_RESEARCHER, AUTO_DENIED, dont_ask);
+    let dir = derived("v2.1.90-agent", "dont-ask", &[mode, denied]);
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}\n{}", imported.yaml);
+    assert!(
+        imported.yaml.contains("        - tool: {name: \"Bash\"}\n"),
+        "{}",
+        imported.yaml
+    );
+    assert!(
+        imported.yaml.contains(
+            "  - event: {kind: tool_called, agent: \"researcher\", tool: \"Bash\", allowed: false, \
+             reason: denied}\n"
+        ),
+        "{}",
+        imported.yaml
+    );
+
+    let glob = (V2_1_90_RESEARCHER, "\"name\":\"Bash\"", "\"name\":\"Glob\"");
+    let glob_denied = (V2_1_90_RESEARCHER, "use Bash has", "use Glob has");
+    let dir = derived(
+        "v2.1.90-agent",
+        "dont-ask-glob",
+        &[mode, denied, glob, glob_denied],
+    );
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(report.departures.len(), 1, "{report}");
+    let departure = &report.departures[0];
+    assert!(
+        departure.starts_with("researcher: the model expected its Glob call to run (PERM-9) at "),
+        "{departure}"
+    );
+    assert!(
+        departure.contains("; the transcript shows it denied in dontAsk mode ("),
+        "{departure}"
+    );
+    assert!(
+        departure.ends_with("agent-f0e1d2c3.jsonl:2-3)"),
+        "{departure}"
+    );
+
+    // The same denial in a session recorded in the default mode: the mode changed.
+    let dir = derived("v2.1.90-agent", "dont-ask-changed", &[denied]);
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}");
+    assert!(
+        imported.warnings.iter().any(|warning| warning.contains(
+            "agent-f0e1d2c3.jsonl:3: a Bash call denied in \
+                dontAsk mode, but the session's recorded mode is default; replayed as a call \
+                that ran"
+        )),
+        "{:?}",
+        imported.warnings
+    );
+}
+
+/// Issue #34: a subagent transcript cut off between a tool call and its result says
+/// nothing about that call's permission: the prompt-auto-denied session cut after the
+/// researcher's Bash call (before its auto-denial) is no departure.
+#[test]
+fn a_call_whose_result_was_never_written_is_no_permission_departure() {
+    let dir = derived("departed/prompt-auto-denied", "cut-before-denial", &[]);
+    let sub = dir.join(V2_1_90_RESEARCHER);
+    let text = std::fs::read_to_string(&sub).expect("sub");
+    let kept: Vec<&str> = text.lines().take(2).collect();
+    std::fs::write(&sub, kept.join("\n") + "\n").expect("write");
+    let imported =
+        import_session(&dir.join(V2_1_90_MAIN), ImportOptions::default()).expect("imports");
+    let report = fidelity(&imported).expect("loads");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.reproduced(), "{report}");
+    assert!(
+        !imported.yaml.contains("permission_requested"),
+        "{}",
+        imported.yaml
+    );
 }

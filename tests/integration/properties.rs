@@ -29,6 +29,7 @@ fn leaf_step() -> impl Strategy<Value = Step> {
             input: Some("make test".into()),
             prompt: Some(prompt),
             duration: None,
+            ..ToolCall::default()
         })),
         (1u64..10).prop_map(|s| Step::BashBackground(Dist::fixed(s * 1_000_000))),
         Just(Step::WaitFor(WaitTarget::Children)),

@@ -37,7 +37,7 @@ use subsim_tests::repo_root;
 
 /// Which rules modules each kernel file asks, and the step it owns that they decide. A
 /// file not listed calls no rules function.
-const OWNERS: [(&str, &[&str], &str); 13] = [
+const OWNERS: [(&str, &[&str], &str); 14] = [
     (
         "crates/engine/src/sim/actions.rs",
         &["panel", "plan", "resume", "scope", "session"],
@@ -103,6 +103,11 @@ const OWNERS: [(&str, &[&str], &str); 13] = [
         "crates/engine/src/sim/trace.rs",
         &["cap"],
         "the typed trace writer: a spawn_rejected's hint (CAP-2), asked only when the event is written",
+    ),
+    (
+        "crates/engine/src/sim/worktree.rs",
+        &["isolation"],
+        "worktree isolation: who is isolated (ISO-2/5), an isolated run's command checks at the call's effect (ISO-2…5), its own worktree's life (ISO-1)",
     ),
 ];
 

@@ -314,6 +314,51 @@ fn a_departed_session_exits_1_and_its_scenario_fails_check() {
     );
 }
 
+/// Issue #34: a permission departure (a background subagent's Bash call auto-denied in a
+/// 2.1.200 session, where PERM-4 shows its prompt in the main session) exits 1, and `check`
+/// fails on the imported scenario's `none:` entry, whose comment names the subagent's lines.
+#[test]
+fn a_permission_departure_exits_1_and_its_scenario_fails_check() {
+    let session = fixture("departed/prompt-auto-denied/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl");
+    let out = temp("permission.yaml");
+    let output = subsim(&[
+        "import",
+        &session,
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "departed from the documented behaviour at 1 point:\n  1. researcher: the model \
+             expected a permission prompt for its Bash call, shown in the main session (PERM-4) \
+             at 00:00:06.700; the transcript shows it auto-denied, no prompt shown ("
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("agent-f0e1d2c3.jsonl:2-3)\n"), "{stdout}");
+    let scenario = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        scenario.contains(
+            "  # 3: researcher's Bash call: no prompt shown (agent-f0e1d2c3.jsonl:2-3)\n  - none: \
+             {kind: permission_requested, agent: \"researcher\", tool: \"Bash\", auto_denied: \
+             false}\n"
+        ),
+        "{scenario}"
+    );
+    let checked = subsim(&["check", out.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&out);
+    let printed = String::from_utf8_lossy(&checked.stdout);
+    assert_eq!(checked.status.code(), Some(1), "{printed}");
+    assert!(
+        printed.contains("no event matching {kind: \"permission_requested\", agent: \"researcher\", tool: \"Bash\",")
+            && printed.contains("rule=PERM-4"),
+        "{printed}"
+    );
+}
+
 /// Issue #34: every shipped fixture that did not depart still says "reproduced" (exit 0).
 #[test]
 fn every_shipped_fixture_says_reproduced() {
@@ -354,6 +399,10 @@ fn the_report_marks_each_departure_with_its_rule() {
         (
             "departed/foreground-as-notification/7c1e4a52-0f3b-4d7e-9a61-2b8f5d0c9e13.jsonl",
             Some("FGBG-1"),
+        ),
+        (
+            "departed/prompt-auto-denied/d4c3b2a1-9e8f-4a7b-b6c5-d4e3f2a1b0c9.jsonl",
+            Some("PERM-4"),
         ),
         (
             "v2.1.17-nested/b5e0d1c2-3a4f-4b6c-8d7e-0f1a2b3c4d5e.jsonl",

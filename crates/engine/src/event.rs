@@ -8,6 +8,7 @@ use std::rc::Rc;
 use subsim_rules::cap::Hint;
 use subsim_rules::handback::ReviewOutcome;
 use subsim_rules::id;
+use subsim_rules::isolation::{Cwd, WorktreeAction};
 use subsim_rules::notify::Notice;
 use subsim_rules::panel::{ChangeKind, RemovalReason, Status as RowStatus};
 use subsim_rules::prompt::RoutedTo;
@@ -231,6 +232,16 @@ subsim_rules::vocabulary! {
         AutoDenied => "auto_denied",
         /// A `PreToolUse` hook exited with code 2 (HOOK-7).
         HookBlocked => "hook_blocked",
+        /// An isolated run's command: its working directory resolved outside its worktree,
+        /// where the check covers; it failed with an error (ISO-2, ISO-3, ISO-5).
+        OutsideWorktree => "outside_worktree",
+        /// An isolated run's Bash or Monitor command redirects git to the main checkout:
+        /// blocked (ISO-4, ISO-5).
+        GitRedirected => "git_redirected",
+        /// An isolated run's Bash or Monitor command whose text cannot show that its git
+        /// stays in the worktree (a command name computed at run time): refused (ISO-4,
+        /// ISO-5).
+        GitUnverifiable => "git_unverifiable",
     }
 }
 
@@ -473,6 +484,9 @@ pub enum EventKind {
         main_agent: Option<Rc<str>>,
         /// The main conversation's permission mode (PERM-9).
         permission_mode: PermissionMode,
+        /// ISO-5: the main conversation runs isolated in a worktree (`isolation:
+        /// worktree`, written only then).
+        main_isolated: bool,
     },
     /// An Agent tool call was made.
     SpawnRequested {
@@ -547,6 +561,9 @@ pub enum EventKind {
         /// The `permissions.allow`/`permissions.deny` rule that decided (PERM-14), e.g.
         /// `Bash(git push *)`.
         permission_rule: Option<Rc<str>>,
+        /// An isolated run's Bash, PowerShell or Monitor call: where its working directory
+        /// resolved (ISO-2…5); `None` for a call the isolation checks did not see.
+        cwd: Option<Cwd>,
     },
     /// A permission prompt was raised (or auto-denied before v2.1.186).
     PermissionRequested {
@@ -752,6 +769,16 @@ pub enum EventKind {
         /// The model it runs on now.
         model: Rc<str>,
     },
+    /// ISO-1: a run's own temporary worktree was made (branched from the repository's
+    /// default branch), or, when the run ended, removed (no changes) or kept.
+    Worktree {
+        /// The run.
+        agent: AgentRef,
+        /// `created`, `removed` or `kept`.
+        action: WorktreeAction,
+        /// The changes the run made in it over its life (at `removed` and `kept`).
+        changes: Option<u32>,
+    },
     /// A person's action had no target or no effect.
     ActionIgnored {
         /// The action.
@@ -809,8 +836,27 @@ pub struct RunProfile {
     pub context: ToolList,
     /// Its MCP servers (MCP-1).
     pub mcp_servers: ToolList,
+    /// MEM-4 / MEM-5: its listed skills, when not all of them were preloaded.
+    pub skills: Option<Rc<SkillsReport>>,
     /// An agent-team teammate rather than a subagent (SPAWN-11).
     pub teammate: bool,
+}
+
+/// MEM-4 / MEM-5: how many of a run's listed skills were preloaded, and the names of the
+/// others by why (`agent_started`'s `skills_*` fields): kept only when a listed skill was
+/// not preloaded, so a run whose skills all load writes none of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillsReport {
+    /// How many were preloaded (CTX-5).
+    pub preloaded: u32,
+    /// MEM-4: past the first 32 distinct names.
+    pub beyond_cap: ToolList,
+    /// MEM-5: `disable-model-invocation: true` (the bundled `/verify` among them).
+    pub model_invocation_disabled: ToolList,
+    /// MEM-5: no such skill (a warning in the debug log).
+    pub missing: ToolList,
+    /// MEM-5: disabled, e.g. by policy (a warning in the debug log).
+    pub disabled: ToolList,
 }
 
 impl RunProfile {
@@ -826,6 +872,7 @@ impl RunProfile {
             tools: tools.iter().map(|tool| Rc::from(*tool)).collect(),
             context: Rc::from(Vec::new()),
             mcp_servers: Rc::from(Vec::new()),
+            skills: None,
             teammate: false,
         }
     }
@@ -859,6 +906,7 @@ impl EventKind {
             EventKind::ReportDelivered { .. } => "report_delivered",
             EventKind::ContinuationRequested { .. } => "continuation_requested",
             EventKind::ModelSwitched { .. } => "model_switched",
+            EventKind::Worktree { .. } => "worktree",
             EventKind::ActionIgnored { .. } => "action_ignored",
             EventKind::DurationDrawn { .. } => "duration_drawn",
             EventKind::LimitReached { .. } => "limit_reached",
@@ -866,8 +914,8 @@ impl EventKind {
     }
 
     /// Every kind name, for validation of `expect:` filters: [`KINDS`]' names.
-    pub const NAMES: [&'static str; 27] = {
-        let mut names = [""; 27];
+    pub const NAMES: [&'static str; 28] = {
+        let mut names = [""; 28];
         let mut index = 0;
         while index < KINDS.len() {
             names[index] = KINDS[index].0;
@@ -918,6 +966,7 @@ impl EventKind {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => None,
@@ -1035,7 +1084,7 @@ const fn field_names<const N: usize>() -> [&'static str; N] {
 /// hold the two to each other, writing a sample of every kind with every optional field),
 /// and a new kind one row here beside its arms in [`EventKind::name`] and
 /// [`Event::visit_fields`] (exhaustive matches: the compiler points there).
-pub const KINDS: [(&str, &[&str]); 27] = [
+pub const KINDS: [(&str, &[&str]); 28] = [
     (
         "session_started",
         &[
@@ -1047,6 +1096,7 @@ pub const KINDS: [(&str, &[&str]); 27] = [
             "background_disabled",
             "main_agent",
             "permission_mode",
+            "isolation",
         ],
     ),
     (
@@ -1095,6 +1145,11 @@ pub const KINDS: [(&str, &[&str]); 27] = [
             "permission_mode",
             "context",
             "mcp_servers",
+            "skills_preloaded",
+            "skills_beyond_cap",
+            "skills_model_invocation_disabled",
+            "skills_missing",
+            "skills_disabled",
             "teammate",
         ],
     ),
@@ -1109,6 +1164,7 @@ pub const KINDS: [(&str, &[&str]); 27] = [
             "allowed",
             "reason",
             "permission_rule",
+            "cwd",
         ],
     ),
     (
@@ -1190,6 +1246,10 @@ pub const KINDS: [(&str, &[&str]); 27] = [
     ),
     ("continuation_requested", &["agent", "name", "attempt"]),
     ("model_switched", &["agent", "name", "from_model", "model"]),
+    (
+        "worktree",
+        &["agent", "name", "action", "branched_from", "changes"],
+    ),
     ("action_ignored", &["action", "why"]),
     (
         "duration_drawn",
@@ -1268,6 +1328,7 @@ impl Event {
                 background_disabled,
                 main_agent,
                 permission_mode,
+                main_isolated,
             } => {
                 visit("version", Field::Str(version));
                 visit("session_kind", Field::Str(session_kind.as_str()));
@@ -1281,6 +1342,9 @@ impl Event {
                     visit("main_agent", Field::Str(main_agent));
                 }
                 visit("permission_mode", Field::Str(permission_mode.as_str()));
+                if *main_isolated {
+                    visit("isolation", Field::Str("worktree"));
+                }
             }
             EventKind::SpawnRequested {
                 caller,
@@ -1358,6 +1422,22 @@ impl Event {
                 );
                 visit("context", Field::List(&profile.context));
                 visit("mcp_servers", Field::List(&profile.mcp_servers));
+                if let Some(skills) = &profile.skills {
+                    visit("skills_preloaded", Field::U64(u64::from(skills.preloaded)));
+                    for (name, list) in [
+                        ("skills_beyond_cap", &skills.beyond_cap),
+                        (
+                            "skills_model_invocation_disabled",
+                            &skills.model_invocation_disabled,
+                        ),
+                        ("skills_missing", &skills.missing),
+                        ("skills_disabled", &skills.disabled),
+                    ] {
+                        if !list.is_empty() {
+                            visit(name, Field::List(list));
+                        }
+                    }
+                }
                 if profile.teammate {
                     visit("teammate", Field::Bool(true));
                 }
@@ -1370,6 +1450,7 @@ impl Event {
                 reason,
                 input,
                 permission_rule,
+                cwd,
             } => {
                 subject(visit, agent);
                 visit("tool", Field::Str(tool));
@@ -1385,6 +1466,9 @@ impl Event {
                 }
                 if let Some(rule) = permission_rule {
                     visit("permission_rule", Field::Str(rule));
+                }
+                if let Some(cwd) = cwd {
+                    visit("cwd", Field::Str(cwd.as_str()));
                 }
             }
             EventKind::PermissionRequested {
@@ -1590,6 +1674,23 @@ impl Event {
                 visit("from_model", Field::Str(from_model));
                 visit("model", Field::Str(model));
             }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                subject(visit, agent);
+                visit("action", Field::Str(action.as_str()));
+                if *action == WorktreeAction::Created {
+                    visit(
+                        "branched_from",
+                        Field::Str(subsim_rules::isolation::BRANCHED_FROM),
+                    );
+                }
+                if let Some(changes) = changes {
+                    visit("changes", Field::U64(u64::from(*changes)));
+                }
+            }
             EventKind::ActionIgnored { action, why } => {
                 visit("action", Field::Str(action.as_str()));
                 visit("why", Field::Str(why));
@@ -1662,8 +1763,18 @@ mod table_tests {
     fn samples(full: bool) -> Vec<EventKind> {
         let some = |value: &str| full.then(|| text(value));
         let agent = if full { named(1) } else { AgentRef::MAIN };
+        let list = |value: &str| -> ToolList { Rc::from(vec![text(value)]) };
         let profile = Rc::new(RunProfile {
             effort: some("high"),
+            skills: full.then(|| {
+                Rc::new(SkillsReport {
+                    preloaded: 32,
+                    beyond_cap: list("s33"),
+                    model_invocation_disabled: list("verify"),
+                    missing: list("ghost"),
+                    disabled: list("legacy"),
+                })
+            }),
             teammate: full,
             ..RunProfile::new("general-purpose", "m", &["Read"])
         });
@@ -1677,6 +1788,7 @@ mod table_tests {
                 background_disabled: false,
                 main_agent: some("lead"),
                 permission_mode: PermissionMode::Default,
+                main_isolated: full,
             },
             EventKind::SpawnRequested {
                 caller: agent.clone(),
@@ -1718,6 +1830,7 @@ mod table_tests {
                 reason: full.then_some(ToolRefusal::Denied),
                 input: some("ls"),
                 permission_rule: some("Bash(ls)"),
+                cwd: full.then_some(Cwd::MainCheckout),
             },
             EventKind::PermissionRequested {
                 agent: agent.clone(),
@@ -1823,9 +1936,18 @@ mod table_tests {
                 attempt: 1,
             },
             EventKind::ModelSwitched {
-                agent,
+                agent: agent.clone(),
                 from_model: text("a"),
                 model: text("b"),
+            },
+            EventKind::Worktree {
+                agent,
+                action: if full {
+                    WorktreeAction::Created
+                } else {
+                    WorktreeAction::Kept
+                },
+                changes: full.then_some(1),
             },
             EventKind::ActionIgnored {
                 action: IgnoredAction::Dismiss,

@@ -766,6 +766,7 @@ impl Sink for Checker {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}

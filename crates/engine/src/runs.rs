@@ -190,6 +190,7 @@ impl<W: Write> Sink for RunTable<W> {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}

@@ -135,6 +135,13 @@ pub struct SessionSpec {
     /// PERM-9: MCP tools marked `requiresUserInteraction` (full names, `mcp__s__t`): they
     /// prompt even when allowed, and `dontAsk` denies them even if allowed.
     pub requires_user_interaction: Vec<String>,
+    /// MEM-5: the session's skills by name, when the scenario declares them
+    /// (`session.skills`): a listed skill not declared is then missing. `None` takes every
+    /// skill a definition lists to exist (the bundled `/verify` aside).
+    pub skills: Option<BTreeMap<String, subsim_rules::context::SkillState>>,
+    /// ISO-5: the main conversation itself runs isolated in a worktree (`isolation:
+    /// worktree`): the isolation checks apply to the session and every subagent.
+    pub main_isolated: bool,
 }
 
 /// MCP-5: the main session's MCP restrictions, which also cover the servers a definition
@@ -217,6 +224,8 @@ impl Default for SessionSpec {
             appended_prompt: None,
             mcp_policy: McpPolicySpec::default(),
             requires_user_interaction: Vec::new(),
+            skills: None,
+            main_isolated: false,
         }
     }
 }
@@ -453,6 +462,12 @@ pub struct ToolCall {
     pub prompt: Option<bool>,
     /// How long the call runs once allowed; `None` = instantaneous.
     pub duration: Option<Dist>,
+    /// ISO-2/3: where a Bash, PowerShell or Monitor command's working directory resolves
+    /// (`cwd:`); read only in an isolated run.
+    pub cwd: subsim_rules::isolation::Cwd,
+    /// ISO-4: what a Bash or Monitor command's text does to git (`git:`); read only in an
+    /// isolated run.
+    pub git: subsim_rules::isolation::Git,
 }
 
 /// A `spawn` (or `fork`) step: one or more Agent tool calls.

@@ -120,6 +120,7 @@ fn background_prompt_goes_to_main_and_waits_for_the_person() {
                 input: Some("make".into()),
                 prompt: None,
                 duration: None,
+                ..ToolCall::default()
             }),
             Step::Work(secs(1)),
         ],
@@ -146,6 +147,7 @@ fn before_2_1_186_background_prompts_are_auto_denied() {
             input: None,
             prompt: None,
             duration: None,
+            ..ToolCall::default()
         })],
     )]);
     spec.session
@@ -208,6 +210,7 @@ fn perm_6_each_session_grant_is_kept() {
             input: None,
             prompt: None,
             duration: None,
+            ..ToolCall::default()
         })
     };
     spec.main = Rc::from(vec![spawn(
@@ -237,6 +240,7 @@ fn q_38_a_withdrawn_prompt_frees_the_person_at_once() {
         input: None,
         prompt: None,
         duration: None,
+        ..ToolCall::default()
     });
     spec.main = Rc::from(vec![
         spawn("a", 1, vec![bash.clone()]),

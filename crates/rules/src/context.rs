@@ -13,7 +13,9 @@
 //! - **D-5**: the git-status snapshot is read when the subagent starts (ES); a worktree
 //!   subagent sees its worktree.
 //! - **MEM-4 / MEM-5**: the 32-name cap counts the first 32 *distinct* names of the
-//!   `skills` list; skipped skills within them still use a place.
+//!   `skills` list; skipped skills within them still use a place. A listed `verify` is
+//!   the bundled `/verify` unless the session declares a skill of that name
+//!   ([`skill_state`]).
 //! - **MEM-3**: 25 KB is 25,600 bytes; the first 200 lines are taken, then cut to
 //!   25,600 bytes (at a character boundary) if longer.
 //! - **CTX-6**: the roster lists `main` first, then the other named agents in the order
@@ -195,6 +197,36 @@ pub struct Skill<'a> {
     pub state: SkillState,
 }
 
+/// MEM-5: the bundled skill that sets `disable-model-invocation: true` (`/verify`).
+pub const BUNDLED_VERIFY: &str = "verify";
+
+/// MEM-5: what the session knows about the skill `name`. `declared` is the scenario's
+/// word for it, when the scenario declares the session's skills (`skills_declared`).
+/// Otherwise the bundled `/verify` cannot be preloaded; and in a session that declares its
+/// skills a name it does not declare is missing, while a session that declares none is
+/// taken to have every skill a definition lists.
+pub fn skill_state(name: &str, declared: Option<SkillState>, skills_declared: bool) -> SkillState {
+    match declared {
+        Some(state) => state,
+        None if name == BUNDLED_VERIFY => SkillState::ModelInvocationDisabled,
+        None if skills_declared => SkillState::Missing,
+        None => SkillState::Available,
+    }
+}
+
+/// Why a listed skill was not preloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SkillSkip {
+    /// MEM-4: past the first 32 distinct names.
+    BeyondCap,
+    /// MEM-5: it sets `disable-model-invocation: true`.
+    ModelInvocationDisabled,
+    /// MEM-5: no skill has that name (a warning in the debug log).
+    Missing,
+    /// MEM-5: it is disabled, e.g. by policy (a warning in the debug log).
+    Disabled,
+}
+
 /// Whether one listed skill is preloaded, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkillOutcome {
@@ -202,6 +234,8 @@ pub struct SkillOutcome {
     pub name: String,
     /// Its full content is injected at start.
     pub preloaded: bool,
+    /// Why it was not preloaded (`None` when it was).
+    pub skipped: Option<SkillSkip>,
     /// The rule that decided (CTX-5, MEM-4 or MEM-5).
     pub rule: RuleId,
 }
@@ -214,32 +248,35 @@ pub fn preload_skills(skills: &[Skill<'_>]) -> (Vec<SkillOutcome>, Vec<Note>) {
         if outcomes.iter().any(|known| known.name == skill.name) {
             continue;
         }
-        let (preloaded, rule) = if outcomes.len() >= MAX_PRELOADED_SKILLS {
+        let (skipped, rule) = if outcomes.len() >= MAX_PRELOADED_SKILLS {
             // MEM-4: only the first 32 distinct names.
-            (false, "MEM-4")
+            (Some(SkillSkip::BeyondCap), "MEM-4")
         } else {
             match skill.state {
-                SkillState::Available => (true, "CTX-5"),
+                SkillState::Available => (None, "CTX-5"),
                 // MEM-5: preloading draws from the skills Claude may invoke.
-                SkillState::ModelInvocationDisabled => (false, "MEM-5"),
+                SkillState::ModelInvocationDisabled => {
+                    (Some(SkillSkip::ModelInvocationDisabled), "MEM-5")
+                }
                 SkillState::Missing | SkillState::Disabled => {
-                    let why = if skill.state == SkillState::Missing {
-                        "missing"
+                    let (why, skip) = if skill.state == SkillState::Missing {
+                        ("missing", SkillSkip::Missing)
                     } else {
-                        "disabled"
+                        ("disabled", SkillSkip::Disabled)
                     };
                     notes.push(Note {
                         rule: "MEM-5",
                         text: format!("{} {} ({why})", messages::SKILL_NOT_PRELOADED, skill.name),
                         debug_log: true,
                     });
-                    (false, "MEM-5")
+                    (Some(skip), "MEM-5")
                 }
             }
         };
         outcomes.push(SkillOutcome {
             name: skill.name.to_string(),
-            preloaded,
+            preloaded: skipped.is_none(),
+            skipped,
             rule,
         });
     }
@@ -1398,6 +1435,19 @@ mod tests {
         assert_eq!(outcomes[1].rule, "MEM-5");
         assert_eq!(outcomes[31].rule, "CTX-5");
         assert_eq!(outcomes[32].rule, "MEM-4");
+        // Each skipped one says why; a preloaded one says nothing.
+        let why: Vec<Option<SkillSkip>> = outcomes[..4].iter().map(|o| o.skipped).collect();
+        assert_eq!(
+            why,
+            [
+                None,
+                Some(SkillSkip::ModelInvocationDisabled),
+                Some(SkillSkip::Missing),
+                Some(SkillSkip::Disabled)
+            ]
+        );
+        assert_eq!(outcomes[32].skipped, Some(SkillSkip::BeyondCap));
+        assert!(outcomes.iter().all(|o| o.preloaded == o.skipped.is_none()));
         // Only missing or disabled skills are logged.
         assert_eq!(notes.len(), 2);
         assert!(notes
@@ -1426,6 +1476,33 @@ mod tests {
             context.piece(piece::SKILLS).unwrap().detail,
             "built-ins preload none"
         );
+    }
+
+    /// MEM-5: the scenario's word decides; else the bundled `/verify` cannot be preloaded;
+    /// else an undeclared name is missing only where the session declares its skills.
+    #[test]
+    fn mem_5_skill_state() {
+        let cases = [
+            (
+                "changelog",
+                Some(SkillState::Disabled),
+                true,
+                SkillState::Disabled,
+            ),
+            (
+                "verify",
+                Some(SkillState::Available),
+                true,
+                SkillState::Available,
+            ),
+            ("verify", None, false, SkillState::ModelInvocationDisabled),
+            ("verify", None, true, SkillState::ModelInvocationDisabled),
+            ("changelog", None, true, SkillState::Missing),
+            ("changelog", None, false, SkillState::Available),
+        ];
+        for (name, declared, skills_declared, want) in cases {
+            assert_eq!(skill_state(name, declared, skills_declared), want, "{name}");
+        }
     }
 
     #[test]

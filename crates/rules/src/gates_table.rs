@@ -500,6 +500,24 @@ static GATES: &[GateInfo] = &[
         what: "a definition name containing `:` makes the file skipped",
         read: |g| on(g.colon_names_skipped),
     },
+    GateInfo {
+        field: "worktree_cwd_check",
+        rule: "ISO-2",
+        also: &[],
+        version: "2.1.203",
+        what:
+            "an isolated run's command resolving to the main checkout fails; before, it ran there",
+        read: |g| on(g.worktree_cwd_check),
+    },
+    GateInfo {
+        field: "worktree_check_whole_repo",
+        rule: "ISO-3",
+        also: &[],
+        version: "2.1.210",
+        what: "the worktree cwd check covers the whole repository and a linked worktree's main \
+               checkout; before, only the launch directory",
+        read: |g| on(g.worktree_check_whole_repo),
+    },
 ];
 
 #[cfg(test)]

@@ -253,6 +253,33 @@ pub fn frontmatter_hooks_run(
     }
 }
 
+/// HOOK-1 / SPAWN-11: do `SubagentStart` and `SubagentStop` fire for a run? HOOK-1 has
+/// them fire "when a subagent begins execution" and "when it completes"; an agent-team
+/// teammate is launched "instead of a subagent" (SPAWN-11), so they do not fire for it
+/// (docs/decisions.md). The rule is the one that decided.
+pub fn lifecycle_fires_for(teammate: bool) -> (bool, RuleId) {
+    if teammate {
+        (false, "SPAWN-11")
+    } else {
+        (true, "HOOK-1")
+    }
+}
+
+/// DEF-16 / HOOK-4: are a definition's own frontmatter hooks applied to a run of it? A
+/// definition reused as a teammate type has only "parts of it applied" (DEF-16, whose
+/// details are outside the seeds), and HOOK-4 names where frontmatter hooks fire: a
+/// subagent of the definition (spawned with the Agent tool or an @-mention) and the main
+/// session run as the agent. A teammate is neither, so they are not applied to it; it
+/// says so once, at its start, with the returned text (docs/decisions.md). A subagent's
+/// are decided by [`frontmatter_hooks_run`].
+pub fn frontmatter_hooks_apply(teammate: bool) -> (bool, RuleId, Option<&'static str>) {
+    if teammate {
+        (false, "DEF-16", Some(messages::TEAMMATE_HOOKS_NOT_APPLIED))
+    } else {
+        (true, "HOOK-4", None)
+    }
+}
+
 /// Where a registered hook came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HookOrigin {
@@ -1080,5 +1107,17 @@ mod tests {
         assert!(matches(None, fork, &gates));
         assert!(matches(Some("fork"), fork, &gates));
         assert!(!matches(Some("db-agent"), fork, &gates));
+    }
+
+    /// SPAWN-11 / HOOK-1 / DEF-16: a teammate gets no `SubagentStart`/`SubagentStop` and
+    /// none of its definition's hooks; a subagent gets both.
+    #[test]
+    fn a_teammate_is_not_a_subagent_for_hooks() {
+        assert_eq!(lifecycle_fires_for(true), (false, "SPAWN-11"));
+        assert_eq!(lifecycle_fires_for(false), (true, "HOOK-1"));
+        let (applies, rule, why) = frontmatter_hooks_apply(true);
+        assert_eq!((applies, rule), (false, "DEF-16"));
+        assert!(why.is_some_and(|why| why.contains("teammate")));
+        assert_eq!(frontmatter_hooks_apply(false), (true, "HOOK-4", None));
     }
 }

@@ -34,6 +34,7 @@ pub mod gates_table;
 pub mod handback;
 pub mod hooks;
 pub mod id;
+pub mod isolation;
 pub mod messages;
 pub mod model;
 pub mod notify;

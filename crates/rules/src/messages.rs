@@ -81,6 +81,10 @@ pub const API_ERROR_BACKGROUND: &str = "Subagent failed with an API error";
 pub const HOOK_TRUST_DEBUG_LOG: &str = "Skipped this subagent's frontmatter hooks: the \
 folder containing its agent file is not trusted. Start an interactive session in that \
 folder and accept the workspace trust dialog.";
+/// DEF-16: placeholder for why a definition's frontmatter hooks are not applied to a
+/// teammate of its type (`hook_skipped.why`; the seeds give no text).
+pub const TEAMMATE_HOOKS_NOT_APPLIED: &str = "A teammate does not apply its definition's \
+frontmatter hooks: they are a subagent's, and the teammate runs instead of a subagent";
 /// PANEL-2, *verbatim*: the footer hint after a successful finish.
 pub const FOOTER_HINT: &str = "/tasks to see subagents";
 /// PANEL-11: placeholder for the reminder `/agents` prints from v2.1.198.

@@ -19,12 +19,25 @@ pub enum Observed {
     FailedNotice,
     /// The person interrupted the run, or its notification said it was stopped.
     Stopped,
+    /// A foreground subagent's tool call asked the person's permission in the terminal, and
+    /// the person answered it.
+    Prompted,
+    /// A background subagent's tool call asked the person's permission in the main session,
+    /// naming the subagent, and the person answered it.
+    PromptedInMain,
+    /// A background subagent's tool call that needed permission was auto-denied, no prompt
+    /// shown.
+    AutoDenied,
+    /// The permission mode denied the call without asking (`dontAsk`).
+    ModeDenied,
 }
 
 /// The rule `fact` demonstrates: SPAWN-14 (the call's refusal is its tool result), FGBG-1
 /// (the first-match placement), NOTIFY-2 (a foreground result is the tool result),
 /// NOTIFY-3 (a background completion notifies its launcher), ERR-4 (a failed run's
-/// notification), RESUME-10 (how a stopped run ends).
+/// notification), RESUME-10 (how a stopped run ends); PERM-3 (a foreground subagent's prompt
+/// in the terminal), PERM-4 (a background subagent's in the main session), PERM-5 (the
+/// auto-denial before v2.1.186), PERM-9 (`dontAsk` denies without asking).
 pub const fn rule(fact: Observed) -> RuleId {
     match fact {
         Observed::Refused => "SPAWN-14",
@@ -33,6 +46,10 @@ pub const fn rule(fact: Observed) -> RuleId {
         Observed::Notified => "NOTIFY-3",
         Observed::FailedNotice => "ERR-4",
         Observed::Stopped => "RESUME-10",
+        Observed::Prompted => "PERM-3",
+        Observed::PromptedInMain => "PERM-4",
+        Observed::AutoDenied => "PERM-5",
+        Observed::ModeDenied => "PERM-9",
     }
 }
 
@@ -48,5 +65,9 @@ mod tests {
         assert_eq!(rule(Observed::Notified), "NOTIFY-3");
         assert_eq!(rule(Observed::FailedNotice), "ERR-4");
         assert_eq!(rule(Observed::Stopped), "RESUME-10");
+        assert_eq!(rule(Observed::Prompted), "PERM-3");
+        assert_eq!(rule(Observed::PromptedInMain), "PERM-4");
+        assert_eq!(rule(Observed::AutoDenied), "PERM-5");
+        assert_eq!(rule(Observed::ModeDenied), "PERM-9");
     }
 }

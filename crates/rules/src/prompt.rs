@@ -690,8 +690,10 @@ impl Route {
 /// The facts routing reads about the asking run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Asker {
-    /// Depth 0 is the main conversation itself.
+    /// Depth 0 is the main conversation itself (or a teammate, which is not main).
     pub depth: u32,
+    /// An agent-team teammate (SPAWN-11): depth 0, but not the main conversation.
+    pub teammate: bool,
     /// The run's own mode.
     pub mode: Mode,
     /// The run is a fork (PERM-7).
@@ -701,8 +703,14 @@ pub struct Asker {
 }
 
 /// PERM-3/4/5/7 and Q-37: where the prompt of `asker` goes under `gates`.
+///
+/// A teammate (SPAWN-11) sits at depth 0 but is not the main conversation: main does not
+/// wait for it (it reports through team messages, NOTIFY-11) and it runs in the
+/// background, so its prompts go where a background subagent's do: to the main session,
+/// naming it (PERM-4), or auto-denied before v2.1.186 (PERM-5). The seeds say nothing of a
+/// teammate's prompts (docs/decisions.md).
 pub fn route(asker: Asker, gates: &Gates) -> Route {
-    if asker.depth == 0 {
+    if asker.depth == 0 && !asker.teammate {
         return Route::Terminal("PERM-3");
     }
     if asker.fork {
@@ -1368,12 +1376,14 @@ mod tests {
         let old = gates(185);
         let bg = Asker {
             depth: 1,
+            teammate: false,
             mode: Mode::Background,
             fork: false,
             chain_foreground: false,
         };
         let fg = Asker {
             depth: 1,
+            teammate: false,
             mode: Mode::Foreground,
             fork: false,
             chain_foreground: true,
@@ -1385,6 +1395,12 @@ mod tests {
             ..fg
         };
         let main = Asker { depth: 0, ..fg };
+        // SPAWN-11: a teammate is depth 0 in the background, not main.
+        let teammate = Asker {
+            depth: 0,
+            teammate: true,
+            ..bg
+        };
         // (asker, gates, route)
         let rows = [
             (bg, new, Route::Main("PERM-4")),
@@ -1395,6 +1411,8 @@ mod tests {
             (fork, old, Route::Terminal("PERM-7")),
             (fg_under_bg, new, Route::Main("Q-37")),
             (main, old, Route::Terminal("PERM-3")),
+            (teammate, new, Route::Main("PERM-4")),
+            (teammate, old, Route::AutoDeny("PERM-5")),
         ];
         for (asker, gates, expected) in rows {
             assert_eq!(

@@ -208,6 +208,13 @@ pub struct Gates {
     /// DEF-10 (DE): a definition `name` containing `:` makes the file skipped from
     /// v2.1.218; before, such names were accepted.
     pub colon_names_skipped: bool,
+    // isolation gates
+    /// ISO-2: from v2.1.203 an isolated run's command whose working directory resolves to
+    /// the main checkout fails; before, it could run there.
+    pub worktree_cwd_check: bool,
+    /// ISO-3: from v2.1.210 the working-directory check covers the whole repository and a
+    /// linked worktree's main checkout; before, only the launch directory.
+    pub worktree_check_whole_repo: bool,
 }
 
 impl Gates {
@@ -280,6 +287,9 @@ impl Gates {
             empty_agent_prompt: at_least(281),
             agents_file_path: at_least(281),
             colon_names_skipped: at_least(218),
+            // isolation gates
+            worktree_cwd_check: at_least(203),
+            worktree_check_whole_repo: at_least(210),
         }
     }
 }

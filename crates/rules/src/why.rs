@@ -52,6 +52,18 @@ const fn why(
     }
 }
 
+/// ISO-2's gate: `before v… ` and `rest`, as [`before_background_prompts`].
+fn before_worktree_check(rest: &str) -> &'static str {
+    let since = gates_table::since("worktree_cwd_check");
+    format!("before v{since} {rest}").leak()
+}
+
+/// ISO-3's gate: `before v… ` and `rest`, as [`before_background_prompts`].
+fn before_whole_repo_check(rest: &str) -> &'static str {
+    let since = gates_table::since("worktree_check_whole_repo");
+    format!("before v{since} {rest}").leak()
+}
+
 /// PERM-5's reasons: `before v… ` (the first version of PERM-4's gate, read from the gate
 /// table) and `rest`. Called only while [`REASONS`] is built, once per process, so the
 /// leaked text is the table's own.
@@ -177,6 +189,27 @@ pub static REASONS: LazyLock<Vec<Why>> = LazyLock::new(|| vec![
         "its definition's `tools`/`disallowedTools` leave {tool} out"),
     why("tool_called", "MAIN-1", "*", None,
         "main runs as an `--agent` agent whose tools leave {tool} out"),
+    // Worktree isolation.
+    why("tool_called", "ISO-2", "outside_worktree", None,
+        "an isolated subagent runs its commands in its worktree; one whose working directory resolves to the main checkout fails with an error"),
+    why("tool_called", "ISO-2", "allowed", None,
+        before_worktree_check("the working directory was not checked, so the command ran where it resolved")),
+    why("tool_called", "ISO-3", "outside_worktree", None,
+        "the working-directory check covers the whole repository the session was launched in, and a linked worktree's main checkout"),
+    why("tool_called", "ISO-3", "allowed", None,
+        before_whole_repo_check("the check covered only the launch directory, so the command ran where it resolved")),
+    why("tool_called", "ISO-4", "git_redirected", None,
+        "Claude Code blocks a Bash or Monitor command that redirects git to the main checkout"),
+    why("tool_called", "ISO-4", "git_unverifiable", None,
+        "Claude Code refuses a Bash or Monitor command when its text cannot show that every git it runs stays in the worktree"),
+    why("tool_called", "ISO-5", "*", None,
+        "the main conversation runs isolated in a worktree, so the same checks apply to it and to every subagent it spawns"),
+    why("worktree", "ISO-1", "created", None,
+        "`isolation: worktree` gives the subagent an isolated copy of the repository, branched from the default branch rather than the session's HEAD"),
+    why("worktree", "ISO-1", "removed", None,
+        "the worktree is cleaned up automatically when the subagent made no changes"),
+    why("worktree", "ISO-1", "kept", None,
+        "a worktree the subagent made changes in is not cleaned up"),
     // Permission prompts.
     why("permission_requested", "PERM-3", "*", None,
         "a foreground subagent asks in the terminal, like main, as the call happens"),

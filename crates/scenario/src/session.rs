@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use subsim_engine::spec::{ClassifierSpec, Limits, Scope, SessionSpec};
 use subsim_engine::SimTime;
+use subsim_rules::context::SkillState;
 use subsim_rules::session::env;
 use subsim_rules::{PermissionMode, SessionKind, Version};
 
@@ -18,7 +19,7 @@ use crate::diagnostic::did_you_mean;
 use crate::hooks::hooks;
 use crate::raw::{Node, Span, Value};
 
-const SESSION_KEYS: [&str; 32] = [
+const SESSION_KEYS: [&str; 34] = [
     "kind",
     "version",
     "seed",
@@ -51,7 +52,12 @@ const SESSION_KEYS: [&str; 32] = [
     "allowed_mcp_servers",
     "denied_mcp_servers",
     "requires_user_interaction",
+    "skills",
+    "isolation",
 ];
+/// MEM-5: what `session.skills` says about one skill (its frontmatter's spelling, and
+/// whether it is turned off).
+const SKILL_KEYS: [&str; 2] = ["disable-model-invocation", "disabled"];
 const KINDS: [&str; 3] = ["interactive", "headless", "sdk"];
 const PERMISSION_KEYS: [&str; 2] = ["allow", "deny"];
 const LIMIT_KEYS: [&str; 9] = [
@@ -279,6 +285,63 @@ fn extensions(ctx: &mut Ctx<'_>, fields: &crate::check::Fields<'_>, spec: &mut S
     if let Some(value) = fields.get("requires_user_interaction") {
         spec.requires_user_interaction = requires_user_interaction(ctx, value);
     }
+    if let Some(value) = fields.get("skills") {
+        spec.skills = Some(skills(ctx, value));
+    }
+    // ISO-5: the main conversation itself runs isolated in a worktree.
+    if let Some(value) = fields.get("isolation") {
+        spec.main_isolated = ctx
+            .choice(value, "isolation", &crate::steps::ISOLATIONS)
+            .is_some();
+    }
+}
+
+/// MEM-5: `skills`, the session's skills by name, each `{}` (Claude may invoke it), or
+/// with `disable-model-invocation: true` or `disabled: true` (e.g. by policy; it wins
+/// over the other). A name a definition lists and this map leaves out is missing.
+fn skills(ctx: &mut Ctx<'_>, node: &Node) -> std::collections::BTreeMap<String, SkillState> {
+    let mut skills = std::collections::BTreeMap::new();
+    let entries = match &node.value {
+        Value::Map(entries) => entries.as_slice(),
+        Value::Null => &[],
+        Value::Bool(..) | Value::Int(..) | Value::Float(..) | Value::Str(..) | Value::Seq(..) => {
+            ctx.error_help(
+                node.span,
+                format!(
+                    "`skills` must be a map of skill names to their state, found {}",
+                    node.describe()
+                ),
+                "e.g. `skills: {changelog: {}, verify: {disable-model-invocation: true}, \
+                 legacy: {disabled: true}}`",
+            );
+            return skills;
+        }
+    };
+    for (key, value) in entries {
+        let Some(name) = ctx.key_name(key) else {
+            continue;
+        };
+        if skills.contains_key(name) {
+            ctx.error(key.span, format!("duplicate key `{name}`"));
+            continue;
+        }
+        let Some(fields) = ctx.fields(value, &format!("skill `{name}`"), &SKILL_KEYS) else {
+            continue;
+        };
+        let [not_invocable, disabled] = SKILL_KEYS.map(|key| {
+            fields
+                .get(key)
+                .and_then(|value| ctx.boolean(value, &format!("`{key}`")))
+                .unwrap_or(false)
+        });
+        let state = match (disabled, not_invocable) {
+            (true, _) => SkillState::Disabled,
+            (false, true) => SkillState::ModelInvocationDisabled,
+            (false, false) => SkillState::Available,
+        };
+        skills.insert(name.to_string(), state);
+    }
+    skills
 }
 
 /// PERM-9: `requires_user_interaction`, the MCP tools marked `requiresUserInteraction`

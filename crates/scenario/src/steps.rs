@@ -15,6 +15,7 @@ use crate::check::{require, AgentRef, Ctx};
 use crate::classifier::classifier;
 use crate::diagnostic::{did_you_mean, list_names};
 use crate::raw::{Node, Value};
+use subsim_rules::isolation::{Cwd, Git};
 
 /// Every step name, in the contract's order.
 pub(crate) const STEP_NAMES: [&str; 12] = [
@@ -59,7 +60,7 @@ const FORK_KEYS: [&str; 10] = [
     "prompt",
     "classifier",
 ];
-const TOOL_KEYS: [&str; 4] = ["name", "input", "prompt", "duration"];
+const TOOL_KEYS: [&str; 6] = ["name", "input", "prompt", "duration", "cwd", "git"];
 const SEND_KEYS: [&str; 3] = ["to", "message", "behavior"];
 const WAIT_KEYS: [&str; 1] = ["for"];
 const FAIL_KEYS: [&str; 5] = [
@@ -307,11 +308,31 @@ fn tool(ctx: &mut Ctx<'_>, node: &Node) -> Option<ToolCall> {
     let duration = fields
         .get("duration")
         .and_then(|value| ctx.dist(value, "tool `duration`"));
+    // ISO-2…4: where the command's working directory resolves and what its text does to
+    // git, read in an isolated run only.
+    let cwd = match fields.get("cwd") {
+        Some(value) => {
+            let names = Cwd::ALL.map(Cwd::as_str);
+            let chosen = ctx.choice(value, "tool `cwd`", &names)?;
+            Cwd::ALL.into_iter().find(|cwd| cwd.as_str() == chosen)?
+        }
+        None => Cwd::default(),
+    };
+    let git = match fields.get("git") {
+        Some(value) => {
+            let names = Git::ALL.map(Git::as_str);
+            let chosen = ctx.choice(value, "tool `git`", &names)?;
+            Git::ALL.into_iter().find(|git| git.as_str() == chosen)?
+        }
+        None => Git::default(),
+    };
     Some(ToolCall {
         name: Rc::from(name?),
         input: input.map(Rc::from),
         prompt,
         duration,
+        cwd,
+        git,
     })
 }
 
@@ -559,6 +580,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_step_says_where_its_command_resolves_and_what_it_does_to_git() {
+        // ISO-2…4: `cwd` and `git`, defaulting to the worktree and git that stays in it.
+        let (steps, errors) = check(
+            "- tool: {name: Bash, cwd: linked_main_checkout, git: computed}\n- tool: Monitor",
+            Script::Behavior,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let calls: Vec<_> = steps
+            .iter()
+            .map(|step| match step {
+                Step::Tool(call) => (call.cwd, call.git),
+                other => panic!("a tool step, not {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (Cwd::LinkedMainCheckout, Git::Computed),
+                (Cwd::Worktree, Git::Stays)
+            ]
+        );
+    }
+
+    #[test]
     fn every_step_form() {
         // A subagent's behavior: `fail` is allowed there, `ask_progress` (main only) is not.
         let (steps, errors) = check(
@@ -686,6 +731,16 @@ mod tests {
             "- spawn: {behavior: work}",
             Script::Main,
             "`behavior` must be a list",
+        );
+        fails(
+            "- tool: {name: Bash, cwd: main}",
+            Script::Main,
+            "did you mean `main_checkout`?",
+        );
+        fails(
+            "- tool: {name: Bash, git: redirect}",
+            Script::Main,
+            "did you mean `redirects`?",
         );
         fails(
             "- fail: {api_error: server, recovers_after: 2}",

@@ -632,3 +632,60 @@ fn settings_keys_of_issue_30_read_into_the_session() {
         .unwrap_or_default();
     assert!(problems.contains("are both given"), "{problems}");
 }
+
+/// MEM-5: `session.skills` reads each skill's state; `disabled` wins over
+/// `disable-model-invocation`; a list is an error.
+#[test]
+fn session_skills_read_into_the_session() {
+    use subsim_rules::context::SkillState;
+    let yaml = "name: x\nsession:\n  skills:\n    changelog: {}\n    notes:\n    release-notes: {disable-model-invocation: true}\n    legacy: {disabled: true, disable-model-invocation: true}\n";
+    let loaded = match parse_scenario(yaml, "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    let skills = loaded.spec.session.skills.expect("declared");
+    let states: Vec<(&str, SkillState)> = skills
+        .iter()
+        .map(|(name, state)| (name.as_str(), *state))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("changelog", SkillState::Available),
+            ("legacy", SkillState::Disabled),
+            ("notes", SkillState::Available),
+            ("release-notes", SkillState::ModelInvocationDisabled),
+        ]
+    );
+    let undeclared = parse_scenario("name: x\n", "x.yaml", Path::new(".")).expect("loads");
+    assert_eq!(undeclared.spec.session.skills, None);
+    let list = "name: x\nsession:\n  skills: [changelog]\n";
+    let problems = parse_scenario(list, "x.yaml", Path::new("."))
+        .err()
+        .map(|problems| problems.to_string())
+        .unwrap_or_default();
+    assert!(problems.contains("`skills` must be a map"), "{problems}");
+}
+
+/// ISO-5: `session.isolation: worktree` says the main conversation runs isolated; another
+/// value is an error with a suggestion, and leaving it out leaves main unisolated.
+#[test]
+fn session_isolation_reads_into_the_session() {
+    let isolated = "name: x\nsession:\n  isolation: worktree\n";
+    let loaded = match parse_scenario(isolated, "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    assert!(loaded.spec.session.main_isolated);
+    let plain = match parse_scenario("name: x\n", "x.yaml", Path::new(".")) {
+        Ok(loaded) => loaded,
+        Err(problems) => panic!("should load:\n{problems}"),
+    };
+    assert!(!plain.spec.session.main_isolated);
+    let wrong = "name: x\nsession:\n  isolation: worktre\n";
+    let problems = parse_scenario(wrong, "x.yaml", Path::new("."))
+        .err()
+        .map(|problems| problems.to_string())
+        .unwrap_or_default();
+    assert!(problems.contains("did you mean `worktree`?"), "{problems}");
+}

@@ -115,7 +115,46 @@ pub struct Shared {
     pub empty_dir: std::path::PathBuf,
 }
 
+/// The environment variable that sets how long mimalloc keeps freed pages before giving
+/// them back to the system, in milliseconds.
+const PURGE_DELAY: &str = "MIMALLOC_PURGE_DELAY";
+
+/// A long-lived server gives freed memory back at once (issue #31: after a flood of
+/// request bodies, resident memory goes back near its start).
+///
+/// mimalloc returns a freed page to the system only after its purge delay, and only when
+/// the thread that owns the page next allocates; an idle server thread never does, so a
+/// burst's memory stayed resident (104 MiB after a 1,000-body flood that started at
+/// 7 MiB; docs/PERFORMANCE.md). With a delay of zero the free that empties a page hands
+/// it back. The delay is read from the environment when the allocator starts, before
+/// `main`, and the workspace forbids the `unsafe` call that would set it afterwards, so
+/// the server runs itself again, in place (the same process id), with the variable set.
+/// A value the user exported is kept. If the program cannot run itself again, it serves
+/// as it is, with the allocator's default delay.
+#[cfg(unix)]
+fn purge_freed_memory_at_once() {
+    use std::os::unix::process::CommandExt as _;
+    if std::env::var_os(PURGE_DELAY).is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut argv = std::env::args_os();
+    let mut command = std::process::Command::new(exe);
+    if let Some(arg0) = argv.next() {
+        command.arg0(arg0);
+    }
+    // `exec` returns only when it failed.
+    let error = command.args(argv).env(PURGE_DELAY, "0").exec();
+    tracing::debug!(%error, "cannot run again with {PURGE_DELAY}=0; serving with the allocator's default");
+}
+
+#[cfg(not(unix))]
+fn purge_freed_memory_at_once() {}
+
 pub fn serve(args: ServeArgs) -> anyhow::Result<Status> {
+    purge_freed_memory_at_once();
     // Under an address-space limit, as many of the runtime's worker threads as it leaves
     // room for (`budgets::worker_threads`; tokio panics on a worker it cannot start). The
     // runs' own threads are sized after it (`Budgets::from_args`), from what is left.

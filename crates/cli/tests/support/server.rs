@@ -134,7 +134,18 @@ pub struct Answer {
     pub body: String,
 }
 
+/// The longest [`send`] waits for a whole answer: a server that streams forever (a run
+/// paced past every bound, say) fails the test instead of hanging it.
+pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Sends one request and reads its whole answer, for at most [`ANSWER_TIMEOUT`].
 pub async fn send(client: &HttpClient, method: &str, url: &str, body: &str) -> Answer {
+    tokio::time::timeout(ANSWER_TIMEOUT, send_unbounded(client, method, url, body))
+        .await
+        .unwrap_or_else(|_| panic!("no whole answer to {method} {url} within {ANSWER_TIMEOUT:?}"))
+}
+
+async fn send_unbounded(client: &HttpClient, method: &str, url: &str, body: &str) -> Answer {
     let request = http::Request::builder()
         .method(method)
         .uri(url)

@@ -84,6 +84,9 @@ struct ListCache {
     next: usize,
 }
 
+/// The list fields the compact form may leave out: those every `agent_started` writes.
+const COMPACT_LISTS: [&str; 3] = ["tools", "context", "mcp_servers"];
+
 /// How many lists [`ListCache`] keeps (an `agent_started` has three).
 const CACHED_LISTS: usize = 4;
 
@@ -202,7 +205,9 @@ fn write_compact(out: &mut Vec<u8>, event: &Event, lists: &mut ListCache, last: 
     let mut first = true;
     event.visit_fields(&mut |name, value| {
         if let Field::List(items) = value {
-            if last.unchanged(name, items) {
+            // Only the lists every `agent_started` writes: an optional one (the `skills_*`
+            // lists) left out would read as the last value carried forward.
+            if COMPACT_LISTS.contains(&name) && last.unchanged(name, items) {
                 return;
             }
         }

@@ -329,6 +329,7 @@ impl Builder {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => self.add_other(event, at),
@@ -548,6 +549,7 @@ impl Builder {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. } => {}
         }
     }
@@ -636,7 +638,8 @@ fn about(event: &Event) -> Option<AgentId> {
         | EventKind::HookSkipped { agent, .. }
         | EventKind::ReportDelivered { agent, .. }
         | EventKind::ContinuationRequested { agent, .. }
-        | EventKind::ModelSwitched { agent, .. } => Some(agent.id),
+        | EventKind::ModelSwitched { agent, .. }
+        | EventKind::Worktree { agent, .. } => Some(agent.id),
         EventKind::PanelChanged { row, .. } => Some(row.id),
         EventKind::DurationDrawn { agent, .. } => agent.as_ref().map(|agent| agent.id),
         EventKind::SessionStarted { .. }

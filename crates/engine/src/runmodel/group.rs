@@ -114,6 +114,7 @@ pub fn key(event: &Event) -> Key {
         | EventKind::HookSkipped { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => String::new(),
@@ -160,6 +161,7 @@ pub fn subject_of(event: &Event) -> Option<Subject<'_>> {
         | EventKind::HookSkipped { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => None,

@@ -373,6 +373,7 @@ pub fn decision(event: &Event) -> bool {
         | EventKind::HookSkipped { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::LimitReached { .. } => true,
         // Where a number came from, shown beside the decision it leads to.

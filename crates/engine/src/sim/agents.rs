@@ -116,13 +116,26 @@ pub(super) struct Made<'a> {
 }
 
 /// What few runs have, kept out of the record (boxed on first use) so that the record
-/// of every run is smaller: the `repeat` bodies being run and the agents waiting for it.
+/// of every run is smaller: the `repeat` bodies being run, the agents waiting for it and
+/// its own worktree.
 #[derive(Default)]
 pub(super) struct Rare {
     /// `repeat` bodies being run, innermost last.
     pub(super) stack: Vec<Frame>,
     /// `wait: {for: agent}` callers waiting for this run.
     pub(super) waiters: Vec<AgentId>,
+    /// ISO-1: the agent's own temporary worktree, if its spawn asked for one (kept across
+    /// its runs: a resume goes on in it, `sim/worktree`).
+    pub(super) worktree: Option<Worktree>,
+}
+
+/// ISO-1: an agent's own temporary worktree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Worktree {
+    /// A run of the agent is in it (made, or gone on in by a resume, and not ended).
+    pub(super) open: bool,
+    /// Changes made in it over its life (`rules::isolation::changes`).
+    pub(super) changes: u32,
 }
 
 pub(super) struct Agent {
@@ -276,12 +289,12 @@ impl Agent {
             panel_entry,
             vacant,
             indexed,
-            // Set by `begin_run`, as for every run, a resumed one's too.
+            // Set by `begin_run`, as for every run, a resumed one's too (the worktree below).
             status: _,
             mode: _,
             program: _,
             pc: _,
-            rare: _,
+            rare,
             block: _,
             gen: _,
             run: _,
@@ -336,6 +349,10 @@ impl Agent {
         *panel_entry = NO_PANEL_ENTRY;
         *vacant = false;
         *indexed = false;
+        // A new agent has no worktree yet (the door makes one, `Kernel::worktree_start`).
+        if let Some(rare) = rare.as_deref_mut() {
+            rare.worktree = None;
+        }
         self.begin_run(made.program, *start_mode, gen, 0);
     }
 
@@ -398,6 +415,20 @@ impl Agent {
         if let Some(rare) = self.rare.as_deref_mut() {
             rare.stack.clear();
         }
+    }
+
+    /// ISO-1: the agent's own worktree, if it has one.
+    #[inline]
+    pub(super) fn worktree(&self) -> Option<Worktree> {
+        self.rare.as_deref().and_then(|rare| rare.worktree)
+    }
+
+    /// ISO-1: the agent's own worktree, to change, if it has one.
+    #[inline]
+    pub(super) fn worktree_mut(&mut self) -> Option<&mut Worktree> {
+        self.rare
+            .as_deref_mut()
+            .and_then(|rare| rare.worktree.as_mut())
     }
 
     /// The rarely used part of the record, made on first use.

@@ -85,7 +85,7 @@ use subsim_rules::tools::{self, Fields};
 use subsim_rules::version::Gates;
 use subsim_rules::{context, model, scan, spawn, Mode, PermissionMode, RuleId};
 
-use crate::event::{RunProfile, ToolList, ToolRefusal, MAIN};
+use crate::event::{RunProfile, SkillsReport, ToolList, ToolRefusal, MAIN};
 use crate::spec::{AgentDef, McpServerRef, Scope, SpawnSpec};
 
 use super::Kernel;
@@ -628,13 +628,14 @@ impl Kernel<'_> {
     }
 
     /// CTX-1…8, MEM-1…6, MCP-1…6 through `rules::context`: the context pieces a run starts
-    /// with, its MCP servers, and the tools its inline servers bring.
+    /// with, its MCP servers, the tools its inline servers bring, and its listed skills
+    /// when not all of them were preloaded (MEM-4 / MEM-5).
     pub(super) fn startup(
         &self,
         type_index: Option<usize>,
         fork: bool,
         tools: &ToolList,
-    ) -> (ToolList, ToolList, Vec<Rc<str>>) {
+    ) -> Startup {
         if fork || type_index.is_none() {
             // FORK-5 / FORK-13: a fork inherits main's whole conversation.
             let input = context::StartupInput {
@@ -651,7 +652,12 @@ impl Kernel<'_> {
                 .filter(|piece| piece.included)
                 .map(|piece| Rc::from(piece.label))
                 .collect();
-            return (pieces, self.session.mcp.clone(), Vec::new());
+            return Startup {
+                context: pieces,
+                mcp_servers: self.session.mcp.clone(),
+                inline_tools: Vec::new(),
+                skills: None,
+            };
         }
         let def = &self.session.types[type_index.unwrap_or(0)].def;
         let kind = match (model::BuiltIn::from_name(&def.name), def.scope) {
@@ -665,12 +671,18 @@ impl Kernel<'_> {
             .keys()
             .map(|name| name.to_string())
             .collect();
+        // MEM-5: what the session knows about each listed skill.
+        let declared = self.session.skills.as_ref();
         let skills: Vec<context::Skill<'_>> = def
             .skills
             .iter()
             .map(|name| context::Skill {
                 name,
-                state: context::SkillState::Available,
+                state: context::skill_state(
+                    name,
+                    declared.and_then(|skills| skills.get(name).copied()),
+                    declared.is_some(),
+                ),
             })
             .collect();
         let servers = mcp_servers(def);
@@ -710,7 +722,12 @@ impl Kernel<'_> {
             .map(|piece| Rc::from(piece.label))
             .collect();
         let (servers, inline_tools) = self.connected_mcp(def, &started.mcp);
-        (pieces, servers, inline_tools)
+        Startup {
+            context: pieces,
+            mcp_servers: servers,
+            inline_tools,
+            skills: skills_report(&started.skills),
+        }
     }
 
     /// MCP-1…6: the servers a run of `def` has (the session's, then its own that are
@@ -820,7 +837,12 @@ impl Kernel<'_> {
             Some(index) if !spec.fork => self.session.types[index].name.clone(),
             _ => self.session.fork_arc.clone(),
         };
-        let (context, mcp_servers, inline_tools) = self.startup(type_index, spec.fork, &tools);
+        let Startup {
+            context,
+            mcp_servers,
+            inline_tools,
+            skills,
+        } = self.startup(type_index, spec.fork, &tools);
         let tools = match type_index {
             Some(index) if !inline_tools.is_empty() => {
                 // MCP-1: an inline server connects for this subagent and brings its tools,
@@ -853,10 +875,47 @@ impl Kernel<'_> {
             tools,
             context,
             mcp_servers,
+            skills,
             teammate,
         });
         profile
     }
+}
+
+/// What a run starts with beyond its tools ([`Kernel::startup`]).
+pub(super) struct Startup {
+    /// The context pieces included (CTX-2).
+    context: ToolList,
+    /// Its MCP servers (MCP-1).
+    mcp_servers: ToolList,
+    /// The tools its connected inline servers bring (MCP-1).
+    inline_tools: Vec<Rc<str>>,
+    /// MEM-4 / MEM-5: its listed skills, when not all of them were preloaded.
+    skills: Option<Rc<SkillsReport>>,
+}
+
+/// MEM-4 / MEM-5: `outcomes` as `agent_started` reports them: `None` when every listed
+/// skill was preloaded (nothing to say beyond the `preloaded skills` piece), else the
+/// count preloaded and the others' names by why, in listed order.
+fn skills_report(outcomes: &[context::SkillOutcome]) -> Option<Rc<SkillsReport>> {
+    if outcomes.iter().all(|outcome| outcome.preloaded) {
+        return None;
+    }
+    let named = |why: context::SkillSkip| -> ToolList {
+        outcomes
+            .iter()
+            .filter(|outcome| outcome.skipped == Some(why))
+            .map(|outcome| Rc::from(outcome.name.as_str()))
+            .collect()
+    };
+    let preloaded = outcomes.iter().filter(|outcome| outcome.preloaded).count();
+    Some(Rc::new(SkillsReport {
+        preloaded: u32::try_from(preloaded).unwrap_or(u32::MAX),
+        beyond_cap: named(context::SkillSkip::BeyondCap),
+        model_invocation_disabled: named(context::SkillSkip::ModelInvocationDisabled),
+        missing: named(context::SkillSkip::Missing),
+        disabled: named(context::SkillSkip::Disabled),
+    }))
 }
 
 /// A spawn plan as the kernel keeps it: the rules' plan, and what the kernel derives from

@@ -123,6 +123,10 @@ impl Kernel<'_> {
         let detail_text = detail.as_deref();
         self.trace
             .agent_finished(now, rule, own_id, &own_name, outcome, running, detail_text);
+        // ISO-1: the run's own worktree, if it is in one, is removed or kept.
+        if self.agents.get(slot).rare.is_some() {
+            self.worktree_end(slot);
+        }
         self.observe_end(slot, outcome);
         // NOTIFY-1…10: one result, to one recipient.
         let caller_slot = self.agents.slot_of(report_to);

@@ -149,6 +149,7 @@ impl Kernel<'_> {
             reason: Some(reason),
             input: call.input.cloned(),
             permission_rule,
+            cwd: None,
         };
         self.emit(Some(rule), kind);
     }

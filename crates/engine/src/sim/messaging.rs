@@ -226,6 +226,10 @@ impl Kernel<'_> {
             effort,
         };
         self.trace.event(self.clock.now, Some(rule), kind);
+        // ISO-1: a resumed run goes on in its kept worktree, or gets a new one.
+        if self.agents.get(slot).rare.is_some() {
+            self.worktree_resumed(slot);
+        }
         self.run_started(slot, gen, RunTransition::Resume);
         mode
     }

@@ -61,6 +61,7 @@ mod steps;
 mod streams;
 mod ties;
 mod trace;
+mod worktree;
 
 pub use ties::{TieBreak, TieOptions};
 
@@ -439,6 +440,10 @@ struct Session {
     appended_prompt: Option<context::Appended>,
     /// PERM-9: the MCP tools marked `requiresUserInteraction`.
     requires_user_interaction: Box<[Rc<str>]>,
+    /// MEM-5: the session's declared skills, if the scenario declares them.
+    skills: Option<BTreeMap<String, context::SkillState>>,
+    /// ISO-5: the main conversation runs isolated in a worktree.
+    main_isolated: bool,
     /// `CLAUDE_CODE_EFFORT_LEVEL` and the session's effort (MODEL-14).
     effort_env: Option<String>,
     effort: Option<String>,
@@ -785,6 +790,7 @@ impl<'s> Kernel<'s> {
             tools: main_tools,
             context: Rc::from(Vec::new()),
             mcp_servers: self.session.mcp.clone(),
+            skills: None,
             teammate: false,
         };
         let main_profile = Rc::new(main_profile);
@@ -832,6 +838,7 @@ impl<'s> Kernel<'s> {
                 .main_agent
                 .map(|index| self.session.types[index].name.clone()),
             permission_mode: config.permission_mode,
+            main_isolated: self.session.main_isolated,
         };
         self.emit(None, kind);
         self.announce_definitions();
@@ -1212,6 +1219,8 @@ impl Session {
                 .iter()
                 .map(|tool| Rc::from(tool.as_str()))
                 .collect(),
+            skills: session.skills.clone(),
+            main_isolated: session.main_isolated,
             effort_env: session.env.get(env::EFFORT_LEVEL).cloned(),
             effort: session.effort.clone(),
             refusal_texts: spawn::refusal_texts(),

@@ -307,6 +307,15 @@ impl Kernel<'_> {
 
     fn lifecycle_hooks_of(&mut self, slot: u32, event: HookEvent, transition: RunTransition) {
         let agent = self.agents.get(slot);
+        // HOOK-1 / SPAWN-11: `SubagentStart` / `SubagentStop` are a subagent's, and a
+        // teammate runs instead of one; DEF-16: its definition's hooks are not applied,
+        // which its start says.
+        if !hooks::lifecycle_fires_for(agent.teammate).0 {
+            if transition == RunTransition::Start {
+                self.teammate_hooks_skipped(slot);
+            }
+            return;
+        }
         // A fork has no definition; main never starts as a subagent.
         let type_def = match agent.type_index() {
             Some(index) => Some(&self.session.types[index]),
@@ -362,6 +371,34 @@ impl Kernel<'_> {
                     );
                 }
             }
+        }
+    }
+
+    /// DEF-16: a teammate's start says, one `hook_skipped` per hook, that its definition's
+    /// frontmatter hooks are not applied to it.
+    fn teammate_hooks_skipped(&mut self, slot: u32) {
+        let agent = self.agents.get(slot);
+        let Some(own) = agent
+            .type_index()
+            .and_then(|index| self.session.types[index].own_hooks.clone())
+        else {
+            return;
+        };
+        let (applies, rule, why) = hooks::frontmatter_hooks_apply(agent.teammate);
+        if applies {
+            return;
+        }
+        let reference = agent.reference();
+        let why: Rc<str> = Rc::from(why.unwrap_or_default());
+        for hook in own.hooks.iter() {
+            self.emit(
+                Some(rule),
+                EventKind::HookSkipped {
+                    agent: reference.clone(),
+                    hook: hook.declared_name.clone(),
+                    why: why.clone(),
+                },
+            );
         }
     }
 
@@ -428,11 +465,12 @@ impl Kernel<'_> {
 
     fn tool_hooks_of(&mut self, slot: u32, tool: &str, event: HookEvent) -> Option<RuleId> {
         let agent = self.agents.get(slot);
-        // HOOK-6 / DEF-6: a definition's hooks that do not run are not asked about.
+        // HOOK-6 / DEF-6: a definition's hooks that do not run are not asked about, nor
+        // are a teammate's (DEF-16); the session's apply to it (HOOK-1).
         let own = agent
             .type_index()
             .and_then(|index| self.session.types[index].own_hooks.clone())
-            .filter(|own| own.run);
+            .filter(|own| own.run && hooks::frontmatter_hooks_apply(agent.teammate).0);
         let occasion = hooks::Occasion::tool(event, tool);
         // HOOK-4: the session agent's hooks see main's own calls.
         let main_own = self

@@ -76,18 +76,31 @@ impl Kernel<'_> {
             // PERM-6: the grant applies session-wide, main included.
             self.person.grants.push(call.name.to_string());
         }
-        let allowed = answered.allowed;
-        let reason = (!allowed).then_some(ToolRefusal::Denied);
+        // The call's effect, once allowed: an isolated run's command is checked first
+        // (ISO-2…5, `sim/worktree`); a refused one has no effect and no `PostToolUse`.
+        let (allowed, reason, rule, cwd) = if answered.allowed {
+            let effect = self.at_effect(pending.slot, call);
+            (
+                effect.refusal.is_none(),
+                effect.refusal,
+                effect.rule.unwrap_or(answered.call_rule),
+                effect.cwd,
+            )
+        } else {
+            (false, Some(ToolRefusal::Denied), answered.call_rule, None)
+        };
         self.trace.tool_called_answered(
             self.clock.now,
-            answered.call_rule,
+            rule,
             reference,
             &call.name,
             &call.input,
             allowed,
             reason,
+            cwd,
         );
         if allowed {
+            self.tool_ran(pending.slot, &call.name);
             let _ = self.tool_hooks(
                 pending.slot,
                 &call.name,

@@ -395,6 +395,13 @@ impl Kernel<'_> {
         };
         self.trace
             .agent_started(self.clock.now, launch.rule, started);
+        // ISO-1 / FORK-8: the call's or the definition's `isolation` gives the run its own
+        // worktree (`sim/worktree`).
+        if spec.isolation.is_some()
+            || type_index.is_some_and(|index| self.session.types[index].def.isolation.is_some())
+        {
+            self.worktree_start(slot, spec.isolation.as_deref(), teammate);
+        }
         self.run_started(slot, gen, RunTransition::Start);
         Ok((slot, mode))
     }

@@ -329,8 +329,9 @@ impl Kernel<'_> {
     }
 
     /// A `tool` step: `call`, at `pc` of `program`, through the tool-call gate
-    /// ([`Kernel::gate`]): refused, asked, or run (its `tool_called`, then `PostToolUse`).
-    /// `Flow::Stop` if the run blocked.
+    /// ([`Kernel::gate`]): refused, asked, or run — at its effect an isolated run's command
+    /// is checked first (ISO-2…5, `sim/worktree`), then its `tool_called` and
+    /// `PostToolUse`. `Flow::Stop` if the run blocked.
     pub(super) fn tool_call(
         &mut self,
         slot: u32,
@@ -348,18 +349,27 @@ impl Kernel<'_> {
             Gated::Refused => Flow::Continue,
             Gated::Prompt => self.ask_person(slot, call, program, pc),
             Gated::Run(Some((rule, permission_rule))) => {
+                // 4. The call's effect: an isolated run's command is checked first
+                // (ISO-2…5); a refused one has no effect and no `PostToolUse`.
+                let effect = self.at_effect(slot, call);
+                let allowed = effect.refusal.is_none();
                 self.emit(
-                    Some(rule),
+                    Some(effect.rule.unwrap_or(rule)),
                     EventKind::ToolCalled {
                         agent: self.agents.get(slot).reference(),
                         tool: call.name.clone(),
                         step: ToolStep::Tool,
-                        allowed: true,
-                        reason: None,
+                        allowed,
+                        reason: effect.refusal,
                         input: call.input.clone(),
-                        permission_rule,
+                        permission_rule: permission_rule.filter(|_| allowed),
+                        cwd: effect.cwd,
                     },
                 );
+                if !allowed {
+                    return Flow::Continue;
+                }
+                self.tool_ran(slot, &call.name);
                 self.post_tool_use(slot, &call.name);
                 self.tool_runs(slot, call.duration)
             }
@@ -393,6 +403,7 @@ impl Kernel<'_> {
         let (tool, input) = (call.name.clone(), call.input.clone());
         let asker = Asker {
             depth: agent.depth,
+            teammate: agent.teammate,
             mode: agent.mode,
             fork: agent.fork,
             chain_foreground: self.chain_foreground(slot),
@@ -425,6 +436,7 @@ impl Kernel<'_> {
                         reason: Some(ToolRefusal::AutoDenied),
                         input,
                         permission_rule: None,
+                        cwd: None,
                     },
                 );
                 Flow::Continue

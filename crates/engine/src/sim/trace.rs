@@ -45,6 +45,7 @@
 use std::rc::Rc;
 
 use subsim_rules::handback::ReviewOutcome;
+use subsim_rules::isolation::Cwd;
 use subsim_rules::notify::Notice;
 use subsim_rules::prompt::RoutedTo;
 use subsim_rules::toolcall::ToolStep;
@@ -665,6 +666,7 @@ impl<'s> Trace<'s> {
         input: &Option<Rc<str>>,
         allowed: bool,
         reason: Option<ToolRefusal>,
+        cwd: Option<Cwd>,
     ) {
         if self.limit.is_some() {
             return;
@@ -684,6 +686,7 @@ impl<'s> Trace<'s> {
             reason: kept_reason,
             input: kept_input,
             permission_rule,
+            cwd: kept_cwd,
         } = &mut self.kept.prompt.tool_called.kind
         else {
             unreachable!("the kept tool_called is one (`Kept::new`)")
@@ -694,6 +697,7 @@ impl<'s> Trace<'s> {
         *kept_reason = reason;
         keep_option(kept_input, input);
         *permission_rule = None;
+        *kept_cwd = cwd;
         self.send_kept(now, Some(rule), Hot::ToolCalled);
     }
 
@@ -908,6 +912,7 @@ impl Kept {
                     reason: None,
                     input: None,
                     permission_rule: None,
+                    cwd: None,
                 }),
             }),
         }
@@ -990,7 +995,7 @@ mod tests {
             };
             trace.permission_requested(t, "PERM-1", shown);
             trace.permission_answered(t, "PERM-3", &a1, &bash, Answer::Approve, 5, 1, None);
-            trace.tool_called_answered(t, "PERM-3", a1.clone(), &bash, &None, true, None);
+            trace.tool_called_answered(t, "PERM-3", a1.clone(), &bash, &None, true, None, None);
         }
         drop(trace);
         let kinds: Vec<&str> = sink.events.iter().map(|e| e.kind.name()).collect();

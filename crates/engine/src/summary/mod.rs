@@ -216,6 +216,7 @@ impl Sink for Summary {
             | EventKind::HookSkipped { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. } => {
                 self.count(t);
@@ -528,6 +529,7 @@ impl Summary {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. } => {}
         }

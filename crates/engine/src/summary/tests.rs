@@ -171,6 +171,7 @@ fn session(cap: u32) -> Event {
             background_disabled: false,
             main_agent: None,
             permission_mode: subsim_rules::PermissionMode::Default,
+            main_isolated: false,
         },
     )
 }

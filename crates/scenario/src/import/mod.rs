@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::collections::{BTreeMap, BTreeSet};
 
 use subsim_engine::event::{Event, Field};
-use subsim_engine::expect::{Checker, Expectation, Failure};
+use subsim_engine::expect::{Checker, EventFilter, Expectation, Failure, FilterValue};
 use subsim_engine::Simulation;
 
 use crate::Diagnostics;
@@ -320,14 +320,29 @@ pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
         }
     }
     // The model's events about those runs (a second, identical run: the simulator is
-    // deterministic), a few per run.
+    // deterministic), a few of each kind per run; and the first event that broke each
+    // failed `none:` entry (the model's prediction the transcript lacks).
     let agents: BTreeSet<&str> = points
         .iter()
         .filter_map(|(source, _)| source.map(|source| source.agent.as_str()))
         .collect();
+    let broken: Vec<(usize, &EventFilter)> = failures
+        .iter()
+        .filter_map(|failure| match filters.get(failure.index) {
+            Some(Expectation::NoEvent(filter)) => Some((failure.index, filter)),
+            _ => None,
+        })
+        .collect();
     let mut about: BTreeMap<String, Vec<Event>> = BTreeMap::new();
+    let mut breaking: BTreeMap<usize, Event> = BTreeMap::new();
     if !agents.is_empty() {
+        let mut kept_kinds: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
         let mut sink = |event: &Event| {
+            for (index, filter) in &broken {
+                if !breaking.contains_key(index) && filter.matches(event) {
+                    breaking.insert(*index, event.clone());
+                }
+            }
             let mut subject = None;
             event.visit_fields(&mut |name, value| {
                 if matches!(name, "name" | "from" | "from_name") {
@@ -342,9 +357,12 @@ pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
                 }
             });
             if let Some(subject) = subject {
-                let kept = about.entry(subject).or_default();
-                if kept.len() < 16 {
-                    kept.push(event.clone());
+                let count = kept_kinds
+                    .entry((subject.clone(), event.kind.name()))
+                    .or_default();
+                if *count < 16 {
+                    *count += 1;
+                    about.entry(subject).or_default().push(event.clone());
                 }
             }
         };
@@ -352,7 +370,14 @@ pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
     }
     let departures = points
         .iter()
-        .map(|(source, failed)| departure(*source, failed, &filters, &about, imported))
+        .map(|(source, failed)| {
+            let model = Model {
+                filters: &filters,
+                about: &about,
+                breaking: &breaking,
+            };
+            departure(*source, failed, &model, imported)
+        })
         .collect();
     Ok(Fidelity {
         reproduced: observed - failures.len(),
@@ -363,14 +388,79 @@ pub fn fidelity(imported: &Imported) -> Result<Fidelity, Diagnostics> {
     })
 }
 
+/// What the model's run showed, for the departures: the entries, a few events about each
+/// run that departed (by its name), and the event that broke each failed `none:` entry.
+struct Model<'a> {
+    filters: &'a [Expectation],
+    about: &'a BTreeMap<String, Vec<Event>>,
+    breaking: &'a BTreeMap<usize, Event>,
+}
+
+/// The value of the text field `wanted` of `event` (empty when it has none).
+fn field(event: &Event, wanted: &str) -> String {
+    let mut found = String::new();
+    event.visit_fields(&mut |name, value| {
+        if name == wanted {
+            if let Field::Str(text) = value {
+                found = text.to_string();
+            }
+        }
+    });
+    found
+}
+
+/// Where a prompt the model showed appears, for a departure's words ("" for none).
+fn shown_in(event: &Event) -> &'static str {
+    match field(event, "routed_to").as_str() {
+        "main" => ", shown in the main session",
+        "terminal" => ", shown in the person's terminal",
+        _ => "",
+    }
+}
+
+/// What the model did with a tool call the transcript shows a permission fact about: its
+/// first `permission_requested` or `tool_called` of `tool`, in words, with the event.
+fn permission_outcome<'e>(events: &'e [Event], tool: &str) -> Option<(String, &'e Event)> {
+    let event = events.iter().find(|event| {
+        matches!(event.kind.name(), "permission_requested" | "tool_called")
+            && field(event, "tool") == tool
+    })?;
+    let mut auto_denied = false;
+    let mut allowed = false;
+    event.visit_fields(&mut |name, value| {
+        if let Field::Bool(flag) = value {
+            match name {
+                "auto_denied" => auto_denied = flag,
+                "allowed" => allowed = flag,
+                _ => {}
+            }
+        }
+    });
+    let words = match (event.kind.name(), auto_denied, allowed) {
+        ("permission_requested", true, _) => {
+            format!("its {tool} call auto-denied, no prompt shown")
+        }
+        ("permission_requested", false, _) => {
+            format!("a permission prompt for its {tool} call{}", shown_in(event))
+        }
+        (_, _, true) => format!("its {tool} call to run"),
+        (_, _, false) => format!("its {tool} call refused: {}", field(event, "reason")),
+    };
+    Some((words, event))
+}
+
 /// One point of departure, in one line.
 fn departure(
     source: Option<&FactSource>,
     failed: &[&Failure],
-    filters: &[Expectation],
-    about: &BTreeMap<String, Vec<Event>>,
+    model: &Model<'_>,
     imported: &Imported,
 ) -> String {
+    let Model {
+        filters,
+        about,
+        breaking,
+    } = *model;
     let first = failed[0];
     let Some(source) = source else {
         let fact = imported
@@ -394,16 +484,14 @@ fn departure(
     });
     if let Some(failure) = predicted {
         let source = imported.sources[failure.index].as_ref().unwrap_or(source);
-        let matched = match filters.get(failure.index) {
-            Some(Expectation::NoEvent(filter)) => events.iter().find(|event| filter.matches(event)),
-            _ => None,
-        };
+        let matched = breaking.get(&failure.index);
         let rule = matched.and_then(|event| event.rule).unwrap_or(source.rule);
         let when = matched.map_or_else(|| "(time unknown)".to_string(), |e| e.t.to_string());
         return format!(
-            "{}: the model expected {} ({rule}) at {when}; the transcript shows {} ({})",
+            "{}: the model expected {}{} ({rule}) at {when}; the transcript shows {} ({})",
             source.agent,
             source.expected,
+            matched.map_or("", shown_in),
             source.shown,
             build::line_range(&source.file, source.lines)
         );
@@ -413,19 +501,40 @@ fn departure(
         .get(first.index)
         .and_then(Option::as_ref)
         .unwrap_or(source);
-    let field = |event: &Event, wanted: &str| {
-        let mut found = String::new();
-        event.visit_fields(&mut |name, value| {
-            if name == wanted {
-                if let Field::Str(text) = value {
-                    found = text.to_string();
-                }
-            }
-        });
-        found
-    };
     let kind = |name: &str| events.iter().find(|event| event.kind.name() == name);
-    let (expected, rule, when) = if let Some(rejected) = kind("spawn_rejected") {
+    // The filter of the first failed entry: a permission fact names its tool.
+    let first_filter = filters
+        .get(first.index)
+        .and_then(|f| f.filters().first().copied());
+    let permission_tool = first_filter
+        .filter(|filter| {
+            matches!(
+                filter.kind(),
+                Some("permission_requested" | "permission_answered" | "tool_called")
+            )
+        })
+        .and_then(|filter| {
+            filter.fields.iter().find_map(|(name, value)| {
+                let FilterValue::Str(tool) = value else {
+                    return None;
+                };
+                (name == "tool").then_some(tool.as_str())
+            })
+        });
+    let permission = permission_tool.and_then(|tool| permission_outcome(events, tool));
+    let (expected, rule, when) = if let Some((words, event)) = permission {
+        (
+            words,
+            event.rule.unwrap_or(fact_source.rule),
+            event.t.to_string(),
+        )
+    } else if let Some(tool) = permission_tool {
+        (
+            format!("no permission event for its {tool} call"),
+            fact_source.rule,
+            "(time unknown)".to_string(),
+        )
+    } else if let Some(rejected) = kind("spawn_rejected") {
         (
             format!("the call refused: {}", field(rejected, "reason")),
             rejected.rule.unwrap_or(subsim_rules::observed::rule(

@@ -175,6 +175,7 @@ impl Narrator {
         fill.push(("{depth_limit}", self.depth_limit.to_string()));
         match &event.kind {
             EventKind::Notification { what, .. } => case = what.to_string(),
+            EventKind::Worktree { action, .. } => case = action.to_string(),
             EventKind::AgentStarted { mode, .. } => {
                 case = mode.as_str().to_string();
                 if *mode == subsim_rules::Mode::Foreground && self.background_disabled {
@@ -336,6 +337,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ActionIgnored { .. }
             | EventKind::DurationDrawn { .. }
             | EventKind::LimitReached { .. } => {}
@@ -414,6 +416,7 @@ fn tone(event: &Event) -> Tone {
         | EventKind::ReportDelivered { .. }
         | EventKind::ContinuationRequested { .. }
         | EventKind::ModelSwitched { .. }
+        | EventKind::Worktree { .. }
         | EventKind::ActionIgnored { .. }
         | EventKind::DurationDrawn { .. }
         | EventKind::LimitReached { .. } => Tone::Plain,

@@ -31,6 +31,7 @@ fn session(cap: Option<u32>) -> Event {
             background_disabled: false,
             main_agent: None,
             permission_mode: subsim_rules::PermissionMode::Default,
+            main_isolated: false,
         },
     }
 }
@@ -212,6 +213,7 @@ fn tool_called() {
             reason: None,
             input: None,
             permission_rule: None,
+            cwd: None,
         },
         None,
         "00:00:12.000  researcher-3    uses Bash",
@@ -225,6 +227,7 @@ fn tool_called() {
             reason: Some(crate::event::ToolRefusal::NotInTools),
             input: None,
             permission_rule: None,
+            cwd: None,
         },
         Some("TOOLS-6"),
         "00:00:12.000  researcher-3    tries Write, which is not among its tools: filter 1 removes it from every subagent (TOOLS-6)",
@@ -632,6 +635,7 @@ fn a_deny_rule_is_named_with_the_command() {
             reason: Some(crate::event::ToolRefusal::Denied),
             input: Some("git push origin main".into()),
             permission_rule: Some("Bash(git push *)".into()),
+            cwd: None,
         },
         Some("PERM-14"),
         "00:00:12.000  researcher-3    Bash `git push origin main` denied: the deny rule `Bash(git push *)` covers it, and deny rules apply to main and every subagent (PERM-14)",

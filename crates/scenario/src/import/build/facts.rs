@@ -1,9 +1,22 @@
 //! What an Agent call's outcome states: the observed facts (`expect:` entries), and how a
-//! run that was interrupted, failed or stopped ends.
+//! run that was interrupted, failed or stopped ends; what a subagent's tool calls show
+//! about permission. Each observed fact has its counterpart, a `none:` entry for what the
+//! model would predict instead and the transcript lacks.
 
 use super::steps::{total_ms, unfinished};
 use super::*;
 use subsim_rules::observed::{rule, Observed};
+
+/// The rule of what the model would do instead of `permission` (a counterpart's): PERM-5
+/// auto-denies where a prompt was answered, PERM-4 shows the prompt an auto-denial did not,
+/// PERM-9 runs what `dontAsk` denied (the model's event names its own rule when it has one).
+fn rule_of(permission: Permission) -> &'static str {
+    match permission {
+        Permission::PersonDenied => rule(Observed::AutoDenied),
+        Permission::AutoDenied => rule(Observed::PromptedInMain),
+        Permission::ModeDenied | Permission::None => rule(Observed::ModeDenied),
+    }
+}
 
 pub(super) fn outcome(result: Option<&ToolResult>) -> Outcome {
     let Some(result) = result else {
@@ -28,6 +41,49 @@ pub(super) fn outcome(result: Option<&ToolResult>) -> Outcome {
         return Outcome::Refused(text.to_string());
     }
     Outcome::Completed(total)
+}
+
+/// What a subagent's tool call's result says about its permission.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Permission {
+    /// Nothing: it ran, or it failed for another reason.
+    None,
+    /// The person was asked and said no: a prompt shown and answered (PERM-3/4).
+    PersonDenied,
+    /// Denied with no prompt shown: a background run that could not ask (PERM-5).
+    AutoDenied,
+    /// Denied by the `dontAsk` mode without asking (PERM-9).
+    ModeDenied,
+}
+
+/// What `result` says about its call's permission, by Claude Code's texts: "Permission to
+/// use Bash has been denied because Claude Code is running in don't ask mode" (or "…
+/// auto-denied in dontAsk mode"), "Permission to use Bash has been auto-denied (prompts
+/// unavailable)", "The user doesn't want to proceed with this tool use". An error result
+/// says it, or one that opens with those words (a tool's own output that quotes them is
+/// neither).
+pub(super) fn permission_of(result: Option<&ToolResult>) -> Permission {
+    let Some(result) = result else {
+        return Permission::None;
+    };
+    let text = result.text.trim_start();
+    let says = |opening: &str| result.is_error || text.starts_with(opening);
+    if says("Permission to use ")
+        && (text.contains("don't ask mode") || text.contains("dontAsk mode"))
+    {
+        Permission::ModeDenied
+    } else if says("Permission to use ")
+        && (text.contains("auto-denied") || text.contains("prompts unavailable"))
+    {
+        Permission::AutoDenied
+    } else if says("The user ")
+        && (text.contains("doesn't want to proceed with this tool use")
+            || text.contains("tool use was rejected"))
+    {
+        Permission::PersonDenied
+    } else {
+        Permission::None
+    }
 }
 
 impl Builder {
@@ -270,6 +326,129 @@ impl Builder {
         );
     }
 
+    /// The session's recorded mode is `dontAsk` (PERM-9).
+    pub(super) fn dont_ask(&self) -> bool {
+        self.permission_mode.as_deref() == Some("dontAsk")
+    }
+
+    /// What the tool calls of the run `name` (in `file`) showed about permission, `seen`
+    /// in order as `(tool, what, the call's and its result's lines)`; `ran` the tools of
+    /// its calls that ran. Each is an observed fact, and its counterpart a `none:` entry,
+    /// once per tool and kind, for what the model would do instead:
+    /// - a prompt the person denied (PERM-3/4): no auto-denial (PERM-5);
+    /// - an auto-denial (PERM-5): no prompt shown (PERM-4 from v2.1.186);
+    /// - a `dontAsk` denial (PERM-9): the call not run.
+    ///
+    /// A counterpart is left out where another call of the same tool shows what it looks
+    /// for (it would fail on that call, not on this one).
+    pub(super) fn permission_facts(
+        &mut self,
+        name: &str,
+        background: bool,
+        file: &str,
+        seen: &[(String, Permission, (usize, usize))],
+        ran: &BTreeSet<&str>,
+    ) {
+        let source = |rule: &'static str, shown: &str, lines: (usize, usize)| FactSource {
+            agent: name.to_string(),
+            rule,
+            expected: String::new(),
+            shown: shown.to_string(),
+            file: file.to_string(),
+            lines,
+            predicted: false,
+        };
+        let prompted = rule(if background {
+            Observed::PromptedInMain
+        } else {
+            Observed::Prompted
+        });
+        for (tool, permission, lines) in seen {
+            let (what, yaml, by, shown) = match permission {
+                Permission::PersonDenied => (
+                    format!("the person denied {name}'s {tool} call"),
+                    "permission_answered, agent: {a}, tool: {t}, answer: deny",
+                    prompted,
+                    "the person was asked and denied it",
+                ),
+                Permission::AutoDenied => (
+                    format!("{name}'s {tool} call was auto-denied (no one to ask)"),
+                    "permission_requested, agent: {a}, tool: {t}, auto_denied: true",
+                    rule(Observed::AutoDenied),
+                    "it auto-denied, no prompt shown",
+                ),
+                Permission::ModeDenied => (
+                    format!("{name}'s {tool} call was denied by dontAsk mode"),
+                    "tool_called, agent: {a}, tool: {t}, allowed: false, reason: denied",
+                    rule(Observed::ModeDenied),
+                    "it denied in dontAsk mode, no prompt shown",
+                ),
+                Permission::None => continue,
+            };
+            let yaml = yaml
+                .replace("{a}", &quote(name))
+                .replace("{t}", &quote(tool));
+            self.fact_from(
+                what,
+                format!("event: {{kind: {yaml}}}"),
+                source(by, shown, *lines),
+            );
+        }
+        let kinds: BTreeSet<(&str, Permission)> = seen
+            .iter()
+            .map(|(tool, permission, _)| (tool.as_str(), *permission))
+            .collect();
+        let has = |tool: &str, wanted: Permission| kinds.contains(&(tool, wanted));
+        let mut written: BTreeSet<(&str, Permission)> = BTreeSet::new();
+        for (tool, permission, lines) in seen {
+            if !written.insert((tool.as_str(), *permission)) {
+                continue;
+            }
+            let (what, yaml, expected, shown) = match permission {
+                Permission::PersonDenied if !has(tool, Permission::AutoDenied) => (
+                    "no auto-denial",
+                    "permission_requested, agent: {a}, tool: {t}, auto_denied: true",
+                    format!("its {tool} call auto-denied, no prompt shown"),
+                    "a prompt the person answered: denied",
+                ),
+                Permission::AutoDenied if !has(tool, Permission::PersonDenied) => (
+                    "no prompt shown",
+                    "permission_requested, agent: {a}, tool: {t}, auto_denied: false",
+                    format!("a permission prompt for its {tool} call"),
+                    "it auto-denied, no prompt shown",
+                ),
+                Permission::ModeDenied
+                    if !ran.contains(tool.as_str())
+                        && !has(tool, Permission::PersonDenied)
+                        && !has(tool, Permission::AutoDenied) =>
+                {
+                    (
+                        "it did not run",
+                        "tool_called, agent: {a}, tool: {t}, allowed: true",
+                        format!("its {tool} call to run"),
+                        "it denied in dontAsk mode",
+                    )
+                }
+                Permission::PersonDenied
+                | Permission::AutoDenied
+                | Permission::ModeDenied
+                | Permission::None => continue,
+            };
+            let yaml = yaml
+                .replace("{a}", &quote(name))
+                .replace("{t}", &quote(tool));
+            self.fact_from(
+                format!("{name}'s {tool} call: {what}"),
+                format!("none: {{kind: {yaml}}}"),
+                FactSource {
+                    expected,
+                    predicted: true,
+                    ..source(rule_of(*permission), shown, *lines)
+                },
+            );
+        }
+    }
+
     /// A run that ran: its report (the transcript's last text with `--keep-text`) unless
     /// it failed, and its type among the custom types to define.
     pub(super) fn reported(
@@ -289,5 +468,54 @@ impl Builder {
         if !agent_type.is_empty() && !BuiltIn::REGISTRATION.iter().any(|b| b.name() == agent_type) {
             self.custom_types.insert(agent_type.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{permission_of, Permission, ToolResult};
+
+    fn result(text: &str, is_error: bool) -> ToolResult {
+        ToolResult {
+            t_ms: 0,
+            text: text.to_string(),
+            is_error,
+            line: 1,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn each_permission_text_is_told_apart_and_a_quoted_one_is_none() {
+        let cases = [
+            (
+                "Permission to use Bash has been denied because Claude Code is running in \
+                 don't ask mode.",
+                Permission::ModeDenied,
+            ),
+            (
+                "Permission to use Edit has been auto-denied in dontAsk mode.",
+                Permission::ModeDenied,
+            ),
+            (
+                "Permission to use Bash has been auto-denied (prompts unavailable).",
+                Permission::AutoDenied,
+            ),
+            (
+                "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+                Permission::PersonDenied,
+            ),
+            ("     1→pub fn backoff()", Permission::None),
+        ];
+        for (text, wanted) in cases {
+            assert_eq!(permission_of(Some(&result(text, true))), wanted, "{text}");
+        }
+        // A tool's own output that quotes the words (a file read, a grep) says nothing.
+        let quoted = "notes.md: the call was auto-denied (prompts unavailable)";
+        assert_eq!(
+            permission_of(Some(&result(quoted, false))),
+            Permission::None
+        );
+        assert_eq!(permission_of(None), Permission::None);
     }
 }

@@ -95,7 +95,8 @@ enum Out {
     Tool {
         name: String,
         duration_ms: Option<u64>,
-        prompt: bool,
+        /// `prompt:` forced yes or no; `None` leaves it to the mode and rules (PERM-9).
+        prompt: Option<bool>,
         input: Option<String>,
     },
     Spawns(Vec<SpawnOut>),
@@ -483,10 +484,6 @@ impl Builder {
             text.chars().count()
         ));
         format!("{}…", &text[..cut])
-    }
-
-    fn fact(&mut self, what: String, yaml: String) {
-        self.facts.push((what, yaml, None));
     }
 
     /// A fact with where it is (or should have been) in the transcript.

@@ -49,7 +49,9 @@ pub(super) fn render_steps(y: &mut String, steps: &[Out], indent: usize) {
                 if let Some(ms) = duration_ms {
                     fields.push(format!("duration: {}", ms_text(*ms)));
                 }
-                fields.push(format!("prompt: {prompt}"));
+                if let Some(prompt) = prompt {
+                    fields.push(format!("prompt: {prompt}"));
+                }
                 let _ = writeln!(y, "- tool: {{{}}}", fields.join(", "));
             }
             Out::WaitFor(name) => {

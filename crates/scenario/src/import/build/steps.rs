@@ -1,7 +1,7 @@
 //! A conversation → its steps: Agent calls as `spawn`, a subagent's tool calls as `tool`
 //! steps with their measured durations, blocking output reads as `wait`, the gaps as `work`.
 
-use super::facts::outcome;
+use super::facts::{outcome, permission_of, Permission};
 use super::*;
 
 /// The longest measured duration taken as written (a year): beyond it a figure is not a
@@ -78,20 +78,25 @@ type Replayed = (Vec<Out>, Option<String>, i64, Option<i64>);
 
 impl Builder {
     /// The steps of one conversation. `owner` is the name of the subagent it belongs to
-    /// (`None` for main) and the tools its replayed run will have ([`Builder::run_tools`]):
+    /// (`None` for main), the tools its replayed run will have ([`Builder::run_tools`]) and
+    /// whether it runs in the background (where its prompts appear, PERM-3/4):
     /// a call of any other tool is folded into the surrounding `work`, so that the replay
     /// does not lose its time to a refusal the real session did not have.
     pub(super) fn script(
         &mut self,
         conv: &Conversation,
         start: i64,
-        owner: Option<(&str, &[String])>,
+        owner: Option<(&str, &[String], bool)>,
         depth: usize,
     ) -> Vec<Out> {
         let mut steps = Vec::new();
         let mut cursor = start;
         // Prompts of this run so far (the trace numbers them 1, 2, …).
         let mut prompts = 0u32;
+        // What its tool calls showed about permission (tool, what, call and result lines),
+        // and the tools of the calls that ran: the facts of [`Builder::permission_facts`].
+        let mut seen: Vec<(String, Permission, (usize, usize))> = Vec::new();
+        let mut ran: BTreeSet<&str> = BTreeSet::new();
         let notices = Notices::new(conv.notices.clone());
         // Calls of one response share a message id; keep the order of first appearance.
         let mut groups: Vec<Vec<&ToolUse>> = Vec::new();
@@ -130,7 +135,7 @@ impl Builder {
                 None => Vec::new(), // main's own tool calls are folded into its work
                 // Spawns and output reads are replayed as `spawn` and `wait_for` (or
                 // folded), never as `tool` steps.
-                Some((_, kept)) => group
+                Some((_, kept, _)) => group
                     .iter()
                     .copied()
                     .filter(|call| {
@@ -150,7 +155,7 @@ impl Builder {
                 let mut resume = cursor;
                 for call in spawns {
                     if let Some((spawn, back)) =
-                        self.spawn(conv, &notices, call, owner.map(|(name, _)| name), depth)
+                        self.spawn(conv, &notices, call, owner.map(|(name, _, _)| name), depth)
                     {
                         if let Some(back) = back {
                             resume = resume.max(back);
@@ -186,72 +191,81 @@ impl Builder {
                     .collect();
                 timed.sort_by_key(|(call, result)| result.map_or(call.t_ms, |r| r.t_ms));
                 for (call, result) in timed {
-                    let auto_denied = result.is_some_and(|result| {
-                        result.text.contains("auto-denied")
-                            || result.text.contains("prompts unavailable")
-                    });
-                    let person_denied = result.is_some_and(|result| {
-                        result
-                            .text
-                            .contains("doesn't want to proceed with this tool use")
-                            || result.text.contains("tool use was rejected")
-                    });
+                    let permission = permission_of(result);
                     let input = if self.options.keep_text && call.name == "Bash" {
                         call.text("command")
                             .map(|text| self.kept_text(text, "Bash command", call.line))
                     } else {
                         None
                     };
-                    if person_denied && !auto_denied {
-                        // The person said no: the step prompts, and `user.answers` denies
-                        // exactly that prompt (the others keep the default answer).
-                        prompts += 1;
-                        if let Some((name, _)) = owner {
-                            self.denials
-                                .push((name.to_string(), call.name.clone(), prompts));
-                            self.fact(
-                                format!("the person denied {name}'s {} call", call.name),
-                                format!(
-                                    "event: {{kind: permission_answered, agent: {}, tool: {}, answer: deny}}",
-                                    quote(name),
-                                    quote(&call.name)
-                                ),
-                            );
+                    let lines = (call.line, result.map_or(call.line, |result| result.line));
+                    match permission {
+                        Permission::PersonDenied => {
+                            // The person said no: the step prompts, and `user.answers`
+                            // denies exactly that prompt (the others keep the default
+                            // answer).
+                            prompts += 1;
+                            if let Some((name, _, _)) = owner {
+                                self.denials
+                                    .push((name.to_string(), call.name.clone(), prompts));
+                            }
+                            seen.push((call.name.clone(), permission, lines));
+                            steps.push(Out::Tool {
+                                name: call.name.clone(),
+                                duration_ms: None,
+                                prompt: Some(true),
+                                input,
+                            });
+                            // The time up to the answer is the person's: the scenario's
+                            // think time stands for it (not the next `work`).
+                            if let Some(result) = result {
+                                let answered = u64::try_from(result.t_ms.saturating_sub(cursor));
+                                self.answer_times.push(answered.unwrap_or(0));
+                                cursor = cursor.max(result.t_ms);
+                            }
+                            continue;
                         }
-                        steps.push(Out::Tool {
-                            name: call.name.clone(),
-                            duration_ms: None,
-                            prompt: true,
-                            input,
-                        });
-                        // The time up to the answer is the person's: the scenario's think
-                        // time stands for it (not the next `work`).
-                        if let Some(result) = result {
-                            let answered = u64::try_from(result.t_ms.saturating_sub(cursor));
-                            self.answer_times.push(answered.unwrap_or(0));
-                            cursor = cursor.max(result.t_ms);
+                        Permission::AutoDenied => {
+                            // A prompt the rules route (PERM-4/5): the model auto-denies it
+                            // where the documentation says so.
+                            prompts += 1;
+                            seen.push((call.name.clone(), permission, lines));
+                            steps.push(Out::Tool {
+                                name: call.name.clone(),
+                                duration_ms: None,
+                                prompt: Some(true),
+                                input,
+                            });
+                            continue;
                         }
-                        continue;
-                    }
-                    if auto_denied {
-                        prompts += 1;
-                        if let Some((name, _)) = owner {
-                            self.fact(
-                                format!("{name}'s {} call was auto-denied (no one to ask)", call.name),
-                                format!(
-                                    "event: {{kind: permission_requested, agent: {}, tool: {}, auto_denied: true}}",
-                                    quote(name),
-                                    quote(&call.name)
-                                ),
-                            );
+                        Permission::ModeDenied if self.dont_ask() => {
+                            // PERM-9: no `prompt:`, so that the mode decides (and denies
+                            // what it does not let run), never the person.
+                            seen.push((call.name.clone(), permission, lines));
+                            steps.push(Out::Tool {
+                                name: call.name.clone(),
+                                duration_ms: None,
+                                prompt: None,
+                                input,
+                            });
+                            continue;
                         }
-                        steps.push(Out::Tool {
-                            name: call.name.clone(),
-                            duration_ms: None,
-                            prompt: true,
-                            input,
-                        });
-                        continue;
+                        Permission::ModeDenied => {
+                            // Denied in `dontAsk` mode in a session whose recorded mode is
+                            // another: the mode changed, which the scenario cannot replay.
+                            self.warnings.push(format!(
+                                "{}:{}: a {} call denied in dontAsk mode, but the session's \
+                                 recorded mode is {}; replayed as a call that ran (the mode \
+                                 change is not imported)",
+                                one_line(&conv.file, 200),
+                                lines.1,
+                                call.name,
+                                self.permission_mode.as_deref().unwrap_or("not recorded")
+                            ));
+                        }
+                        Permission::None => {
+                            ran.insert(call.name.as_str());
+                        }
                     }
                     let end = result.map_or(call.t_ms, |result| result.t_ms);
                     let duration = end.saturating_sub(cursor).max(0) as u64;
@@ -259,13 +273,14 @@ impl Builder {
                     steps.push(Out::Tool {
                         name: call.name.clone(),
                         duration_ms: Some(duration),
-                        prompt: false,
+                        prompt: Some(false),
                         input,
                     });
                 }
             }
         }
-        if owner.is_some() {
+        if let Some((name, _, background)) = owner {
+            self.permission_facts(name, background, &conv.file, &seen, &ran);
             let end = conv.end_ms.unwrap_or(cursor);
             if end > cursor {
                 steps.push(Out::Work((end - cursor) as u64));
@@ -464,7 +479,8 @@ impl Builder {
                 (Vec::new(), None, call.t_ms, None)
             } else if let Some(key) = sub_key.filter(|_| depth < MAX_NESTING) {
                 let tools = self.run_tools(&agent_type, background, depth + 1);
-                self.replay_transcript(key, call, &outcome, &name, &tools, depth)?
+                let run = (name.as_str(), tools.as_slice(), background);
+                self.replay_transcript(key, call, &outcome, run, depth)?
             } else {
                 let (behavior, covered_until) =
                     self.replay_measured(&name, call, result, &outcome, notice.as_ref());
@@ -624,16 +640,17 @@ impl Builder {
     }
 
     /// The behaviour of a call whose subagent transcript was found (`key`): that
-    /// transcript, replayed; with the run's last text and until when it covers (real time).
+    /// transcript, replayed as the run `(name, tools, background)`; with the run's last
+    /// text and until when it covers (real time).
     pub(super) fn replay_transcript(
         &mut self,
         key: String,
         call: &ToolUse,
         outcome: &Outcome,
-        name: &str,
-        tools: &[String],
+        run: (&str, &[String], bool),
         depth: usize,
     ) -> Option<Replayed> {
+        let name = run.0;
         let sub_conv = {
             let sub = self.subs.get_mut(&key)?;
             sub.claimed = true;
@@ -661,7 +678,7 @@ impl Builder {
                 ));
             }
         }
-        let behavior = self.script(&sub_conv, start, Some((name, tools)), depth + 1);
+        let behavior = self.script(&sub_conv, start, Some(run), depth + 1);
         let report = sub_conv.last_text.clone();
         let done_at = sub_conv.end_ms.filter(|_| sub_conv.done);
         Some((behavior, report, sub_conv.end_ms.unwrap_or(start), done_at))

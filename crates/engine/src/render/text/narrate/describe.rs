@@ -4,6 +4,7 @@
 //! dispatch and its family say where its words are.
 
 use super::*;
+use subsim_rules::isolation::{Cwd, WorktreeAction};
 
 impl Narrator {
     /// Writes what happened into `what`; returns who it happened to (or who did it).
@@ -25,7 +26,8 @@ impl Narrator {
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::DurationDrawn { .. } => self.describe_run(event, what),
+            | EventKind::DurationDrawn { .. }
+            | EventKind::Worktree { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -53,6 +55,7 @@ impl Narrator {
                 background_disabled,
                 main_agent,
                 permission_mode,
+                main_isolated,
             } => {
                 let _ = write!(
                     what,
@@ -79,6 +82,10 @@ impl Narrator {
                 }
                 if *permission_mode != subsim_rules::PermissionMode::Default {
                     let _ = write!(what, ", permission mode {permission_mode}");
+                }
+                if *main_isolated {
+                    // ISO-5: the checks apply to the session and every subagent.
+                    what.push_str(", main runs isolated in a worktree");
                 }
                 "session".to_string()
             }
@@ -139,7 +146,8 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::DurationDrawn { .. } => {
+            | EventKind::DurationDrawn { .. }
+            | EventKind::Worktree { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -260,6 +268,36 @@ impl Narrator {
                 if !*cap_checked && self.cap.is_some() {
                     what.push_str(", without a cap check");
                 }
+                if let (Some(skills), false) = (&profile.skills, self.brief) {
+                    // MEM-4 / MEM-5: which listed skills it does not start with, and why.
+                    let _ = write!(
+                        what,
+                        "; preloads {} listed {}, skips",
+                        skills.preloaded,
+                        plural(skills.preloaded, "skill", "skills")
+                    );
+                    let mut first = true;
+                    for (list, why) in [
+                        (&skills.beyond_cap, "past the first 32"),
+                        (
+                            &skills.model_invocation_disabled,
+                            "disable-model-invocation",
+                        ),
+                        (&skills.missing, "missing, a debug-log warning"),
+                        (&skills.disabled, "disabled, a debug-log warning"),
+                    ] {
+                        if list.is_empty() {
+                            continue;
+                        }
+                        let _ = write!(
+                            what,
+                            "{} {} ({why})",
+                            if first { "" } else { ";" },
+                            list.join(", ")
+                        );
+                        first = false;
+                    }
+                }
                 label
             }
             EventKind::AgentWaiting {
@@ -369,6 +407,29 @@ impl Narrator {
                 ));
                 subject
             }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                match action {
+                    WorktreeAction::Created => what.push_str(
+                        "gets its own temporary git worktree, branched from the default branch",
+                    ),
+                    WorktreeAction::Removed => {
+                        what.push_str("its worktree is cleaned up: it made no changes");
+                    }
+                    WorktreeAction::Kept => {
+                        let changes = changes.unwrap_or(0);
+                        let plural = if changes == 1 { "" } else { "s" };
+                        let _ = write!(
+                            what,
+                            "its worktree is kept: it made {changes} change{plural}"
+                        );
+                    }
+                }
+                self.label(agent)
+            }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
@@ -400,12 +461,17 @@ impl Narrator {
                 allowed,
                 reason,
                 input,
+                cwd,
                 ..
             } => {
                 if *allowed {
                     let _ = write!(what, "uses {tool}");
                     if let Some(input) = input {
                         let _ = write!(what, " `{input}`");
+                    }
+                    // ISO-2/3: an isolated run's command that ran outside its worktree.
+                    if let Some(cwd) = cwd.filter(|cwd| *cwd != Cwd::Worktree) {
+                        let _ = write!(what, " in {}", cwd_words(cwd));
                     }
                 } else if *reason == Some(ToolRefusal::Denied) {
                     let _ = match input {
@@ -421,6 +487,19 @@ impl Narrator {
                         Some(ToolRefusal::AutoDenied) => {
                             write!(what, "tries {tool}: auto-denied")
                         }
+                        Some(ToolRefusal::OutsideWorktree) => write!(
+                            what,
+                            "{tool} fails: its working directory resolved to {}, outside its worktree",
+                            cwd_words(cwd.unwrap_or(Cwd::MainCheckout))
+                        ),
+                        Some(ToolRefusal::GitRedirected) => write!(
+                            what,
+                            "{tool} blocked: it redirects git to the main checkout"
+                        ),
+                        Some(ToolRefusal::GitUnverifiable) => write!(
+                            what,
+                            "{tool} refused: its text cannot show that its git stays in the worktree"
+                        ),
                         Some(other) => write!(
                             what,
                             "tries {tool}: refused ({})",
@@ -515,6 +594,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. }
@@ -622,6 +702,7 @@ impl Narrator {
             | EventKind::HookSkipped { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. }
@@ -708,6 +789,7 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
+            | EventKind::Worktree { .. }
             | EventKind::ConversationCleared
             | EventKind::ActionIgnored { .. }
             | EventKind::LimitReached { .. }
@@ -715,5 +797,15 @@ impl Narrator {
                 unreachable!("describe hands only its family to describe_observer")
             }
         }
+    }
+}
+
+/// ISO-2/3: where a command's working directory resolved, in words.
+fn cwd_words(cwd: Cwd) -> &'static str {
+    match cwd {
+        Cwd::Worktree => "its worktree",
+        Cwd::MainCheckout => "the main checkout",
+        Cwd::Repo => "elsewhere in the repository",
+        Cwd::LinkedMainCheckout => "the linked worktree's main checkout",
     }
 }
