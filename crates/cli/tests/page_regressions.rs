@@ -351,6 +351,13 @@ fn the_decision_panel_says_where_each_drawn_number_came_from() {
                    .map((e) => e.textContent)"
             )
         };
+        // The narration is drawn a frame after the run is done.
+        page.wait_until(
+            "the narration's answer line",
+            "return [...document.querySelectorAll('#narration li')] \
+               .some((li) => li.textContent.includes(\"approved researcher's Bash\"))",
+        )
+        .await;
         let answered = page.script(&click_line("approved researcher's Bash")).await;
         assert_eq!(
             answered,

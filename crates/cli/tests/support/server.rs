@@ -136,7 +136,7 @@ pub struct Answer {
 
 /// The longest [`send`] waits for a whole answer: a server that streams forever (a run
 /// paced past every bound, say) fails the test instead of hanging it.
-pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+pub const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Sends one request and reads its whole answer, for at most [`ANSWER_TIMEOUT`].
 pub async fn send(client: &HttpClient, method: &str, url: &str, body: &str) -> Answer {

@@ -26,8 +26,8 @@ impl Narrator {
             | EventKind::AgentResumed { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::Worktree { .. }
-            | EventKind::DurationDrawn { .. } => self.describe_run(event, what),
+            | EventKind::DurationDrawn { .. }
+            | EventKind::Worktree { .. } => self.describe_run(event, what),
             EventKind::ToolCalled { .. }
             | EventKind::PermissionRequested { .. }
             | EventKind::PermissionAnswered { .. }
@@ -146,8 +146,8 @@ impl Narrator {
             | EventKind::ReportDelivered { .. }
             | EventKind::ContinuationRequested { .. }
             | EventKind::ModelSwitched { .. }
-            | EventKind::Worktree { .. }
-            | EventKind::DurationDrawn { .. } => {
+            | EventKind::DurationDrawn { .. }
+            | EventKind::Worktree { .. } => {
                 unreachable!("describe hands only its family to describe_session")
             }
         }
@@ -383,29 +383,6 @@ impl Narrator {
                 );
                 self.label(agent)
             }
-            EventKind::Worktree {
-                agent,
-                action,
-                changes,
-            } => {
-                match action {
-                    WorktreeAction::Created => what.push_str(
-                        "gets its own temporary git worktree, branched from the default branch",
-                    ),
-                    WorktreeAction::Removed => {
-                        what.push_str("its worktree is cleaned up: it made no changes");
-                    }
-                    WorktreeAction::Kept => {
-                        let changes = changes.unwrap_or(0);
-                        let plural = if changes == 1 { "" } else { "s" };
-                        let _ = write!(
-                            what,
-                            "its worktree is kept: it made {changes} change{plural}"
-                        );
-                    }
-                }
-                self.label(agent)
-            }
             EventKind::DurationDrawn {
                 agent,
                 arrival,
@@ -429,6 +406,29 @@ impl Narrator {
                     &drawn_on.words(&subject),
                 ));
                 subject
+            }
+            EventKind::Worktree {
+                agent,
+                action,
+                changes,
+            } => {
+                match action {
+                    WorktreeAction::Created => what.push_str(
+                        "gets its own temporary git worktree, branched from the default branch",
+                    ),
+                    WorktreeAction::Removed => {
+                        what.push_str("its worktree is cleaned up: it made no changes");
+                    }
+                    WorktreeAction::Kept => {
+                        let changes = changes.unwrap_or(0);
+                        let plural = if changes == 1 { "" } else { "s" };
+                        let _ = write!(
+                            what,
+                            "its worktree is kept: it made {changes} change{plural}"
+                        );
+                    }
+                }
+                self.label(agent)
             }
             EventKind::SessionStarted { .. }
             | EventKind::ToolCalled { .. }
