@@ -358,7 +358,10 @@ async function stream(extra, on, signal) {
   });
   if (statusOf(response) !== 200) {
     let answer = {};
-    try { answer = await response.json(); } catch (_) { /* not JSON */ }
+    try { answer = await response.json(); } catch (error) {
+      // A run superseded while its answer was read is not an answer without problems.
+      if (signal && signal.aborted) throw error;
+    }
     return { status: statusOf(response), answer };
   }
   const reader = response.body.getReader();
@@ -402,10 +405,11 @@ async function run(options) {
   $('step').disabled = false;
   setStatus('running…');
   tick();
+  const controller = play.controller;
   let result;
   try {
     result = await stream({ speed: play.speed === null ? 'instant' : play.speed, narration: MAX_LINES },
-      receive, play.controller.signal);
+      receive, controller.signal);
   } catch (error) {
     if (error.name === 'AbortError') return;
     setStatus('the run stopped: ' + error.message);
@@ -413,6 +417,8 @@ async function run(options) {
     play.streaming = false;
     return;
   }
+  // A newer run took the page while this one's answer came in: what is shown is the newer one's.
+  if (play.controller !== controller) return;
   play.streaming = false;
   // A stream that ended without `end`: stopped by --max-run-time (`limit`) or a failure.
   if (result.status === 200 && !play.done) setStatus(play.limit || 'the run stopped before its end');
